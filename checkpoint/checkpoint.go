@@ -1,0 +1,339 @@
+// Package checkpoint is Weft's checkpoint data model and the small interfaces
+// every checkpoint store implements.
+//
+// It follows LangGraph's checkpointer (see the project's semantics reference,
+// §3, §7 and §10) with these deliberate differences:
+//
+//   - Channel values are opaque bytes: the engine serializes them (it knows
+//     each channel's Go type); a saver only stores and returns them. That keeps
+//     this package free of the engine's internals and makes deep copies trivial.
+//   - Channel versions are int64 counters (LangGraph's base saver uses int+1;
+//     its Python savers use padded strings only to stay sortable as text).
+//   - Checkpoint ids are UUIDv7 strings, so string order is creation order.
+//   - Metadata carries the names of the tasks whose writes produced the
+//     checkpoint (Tasks), so a timeline can show "what ran" without loading
+//     pending writes.
+//
+// Optional capabilities (listing threads, pruning, copying, statistics,
+// light-weight history) are separate one-method interfaces that callers find
+// by type assertion, so a minimal saver stays minimal.
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// FormatVersion is the checkpoint format this package writes (Checkpoint.V).
+// LangGraph's current format is 4; ours started from that shape.
+const FormatVersion = 4
+
+// Special write channels. They never hold state; they record what happened to
+// a task. Savers store them like any other write but upsert them (a later
+// special write of the same kind replaces the earlier one) instead of ignoring
+// duplicates.
+const (
+	Error     = "__error__"      // the task failed; the value is the error text (JSON string)
+	Interrupt = "__interrupt__"  // the task interrupted; the value is its interrupts (JSON)
+	Resume    = "__resume__"     // resume values the task consumed, by interrupt index (JSON)
+	Scheduled = "__scheduled__"  // reserved for scheduled tasks
+	NoWrites  = "__no_writes__"  // the task finished and wrote nothing
+	Tasks     = "__pregel_tasks" // Send packets for the next step
+)
+
+// NullTaskID is the task id of writes that belong to no task: a Command given
+// as graph input (update, goto, resume).
+const NullTaskID = "00000000-0000-0000-0000-000000000000"
+
+// SpecialIndex maps the special write channels to the fixed Write.Idx they are
+// stored under, as LangGraph's WRITES_IDX_MAP does. Ordinary writes use their
+// position in the task's batch (0, 1, …).
+var SpecialIndex = map[string]int{Error: -1, Scheduled: -2, Interrupt: -3, Resume: -4}
+
+// Source says why a checkpoint was written.
+type Source string
+
+// The sources LangGraph defines. The zero Source is invalid for Put.
+const (
+	SourceInput  Source = "input"  // created from a graph input
+	SourceLoop   Source = "loop"   // created at the end of a super-step
+	SourceUpdate Source = "update" // created by a manual state update
+	SourceFork   Source = "fork"   // created as a copy of another checkpoint (replay, __copy__)
+)
+
+// Ref names one checkpoint, or the latest one of a thread and namespace when
+// CheckpointID is empty. The zero Ref names nothing: savers reject an empty
+// ThreadID with ErrNoThread.
+type Ref struct {
+	ThreadID     string `json:"thread_id"`
+	NS           string `json:"checkpoint_ns"`           // "" is the root graph; subgraphs use "node:<task id>" joined with "|"
+	CheckpointID string `json:"checkpoint_id,omitempty"` // "" means the latest in (ThreadID, NS)
+}
+
+// Checkpoint is the state of a graph at the end of a super-step.
+//
+// ChannelValues holds only channels that have a value (an empty channel is
+// absent). A channel absent from ChannelVersions has never been written.
+type Checkpoint struct {
+	V               int                         `json:"v"`
+	ID              string                      `json:"id"`
+	TS              time.Time                   `json:"ts"`
+	ChannelValues   map[string][]byte           `json:"channel_values"`
+	ChannelVersions map[string]int64            `json:"channel_versions"`
+	VersionsSeen    map[string]map[string]int64 `json:"versions_seen"`
+	// UpdatedChannels lists, sorted, the channels the step that produced this
+	// checkpoint updated; nil when unknown (for example after a manual update).
+	UpdatedChannels []string `json:"updated_channels"`
+}
+
+// Metadata describes how a checkpoint came to be. Extra holds the user's own
+// keys (JSON-compatible values); nil and empty mean none.
+type Metadata struct {
+	Source  Source            `json:"source"`
+	Step    int               `json:"step"`
+	Parents map[string]string `json:"parents"` // namespace → checkpoint id of each ancestor graph; empty at the root
+	RunID   string            `json:"run_id,omitempty"`
+	// Tasks are the names of the tasks whose writes this checkpoint applied,
+	// sorted; empty for input and update checkpoints with no task.
+	Tasks []string       `json:"tasks,omitempty"`
+	Extra map[string]any `json:"extra,omitempty"`
+}
+
+// PendingWrite is one write a task made during the super-step that started
+// from a checkpoint. Value is the serialized value (nil for a write of no
+// value, such as a plain edge trigger).
+type PendingWrite struct {
+	TaskID   string `json:"task_id"`
+	Channel  string `json:"channel"`
+	Value    []byte `json:"value"`
+	TaskPath string `json:"task_path,omitempty"` // the task's path, e.g. "pull:a" or "push:0:worker"
+}
+
+// Write is one value a task wrote, as given to PutWrites.
+type Write struct {
+	Channel string
+	Value   []byte
+}
+
+// Tuple is a stored checkpoint with everything needed to resume from it.
+type Tuple struct {
+	Ref        Ref        `json:"config"` // CheckpointID is always set
+	Checkpoint Checkpoint `json:"checkpoint"`
+	Metadata   Metadata   `json:"metadata"`
+	Parent     *Ref       `json:"parent_config,omitempty"` // nil for the first checkpoint of a branch
+	// PendingWrites are the writes made by tasks of the step that started from
+	// this checkpoint, ordered by task id then index.
+	PendingWrites []PendingWrite `json:"pending_writes"`
+}
+
+// ListOptions selects checkpoints for Saver.List. Zero values select
+// everything: all threads, all namespaces, no filter, no limit.
+type ListOptions struct {
+	ThreadID string  // "" lists every thread
+	NS       *string // nil lists every namespace; a pointer to "" only the root
+	// Filter keeps checkpoints whose metadata has every key equal: the keys
+	// "source", "step", "run_id" and any Extra key. Values compare as JSON.
+	Filter map[string]any
+	Before string // keep only checkpoint ids lower than this; "" keeps all
+	Limit  int    // 0 means no limit
+}
+
+// Saver stores checkpoints and pending writes. Implementations are safe for
+// concurrent use.
+type Saver interface {
+	// Get returns the checkpoint ref names (the latest of the thread and
+	// namespace when ref.CheckpointID is ""), or ErrNotFound.
+	Get(ctx context.Context, ref Ref) (*Tuple, error)
+	// List yields matching checkpoints newest first. Stop ranging to stop
+	// reading; an error ends the sequence.
+	List(ctx context.Context, opts ListOptions) iter.Seq2[*Tuple, error]
+	// Put stores cp as a child of parent (parent.CheckpointID may be "" for the
+	// first checkpoint) and returns the stored checkpoint's Ref.
+	//
+	// Only channels named in newVersions are (re)written: their values are
+	// taken from cp.ChannelValues (absent means empty). Every other channel's
+	// value is the one stored earlier for its version in cp.ChannelVersions, so
+	// a step that changes 5 of 50 channels stores 5 values.
+	Put(ctx context.Context, parent Ref, cp Checkpoint, md Metadata, newVersions map[string]int64) (Ref, error)
+	// PutWrites stores a task's writes against the checkpoint ref names.
+	// Ordinary writes are kept once per (taskID, index): writing them again is
+	// a no-op. Special writes (see SpecialIndex) replace earlier ones.
+	PutWrites(ctx context.Context, ref Ref, writes []Write, taskID, taskPath string) error
+	// DeleteThread removes every checkpoint and write of a thread, in all
+	// namespaces. Deleting a missing thread is not an error.
+	DeleteThread(ctx context.Context, threadID string) error
+}
+
+// ThreadInfo summarises one thread for ThreadLister.
+type ThreadInfo struct {
+	ThreadID    string
+	Checkpoints int       // number of checkpoints in the root namespace
+	Latest      Ref       // the newest root checkpoint
+	LatestMeta  Metadata  // its metadata
+	UpdatedAt   time.Time // its timestamp
+}
+
+// ThreadLister is an optional Saver capability: list threads, newest first.
+// A limit of 0 means no limit.
+type ThreadLister interface {
+	ListThreads(ctx context.Context, limit int) ([]ThreadInfo, error)
+}
+
+// Pruner is an optional Saver capability: keep only the newest keepLatest
+// checkpoints of each namespace of each given thread (0 deletes them all),
+// together with their writes; other threads are untouched.
+type Pruner interface {
+	Prune(ctx context.Context, threadIDs []string, keepLatest int) error
+}
+
+// Copier is an optional Saver capability: copy every checkpoint and write of
+// one thread (all namespaces) to another thread id, keeping ids and order.
+type Copier interface {
+	CopyThread(ctx context.Context, srcThreadID, dstThreadID string) error
+}
+
+// Stats describes a store's size. Zero fields are unknown.
+type Stats struct {
+	Threads     int
+	Checkpoints int
+	Writes      int
+	Blobs       int
+	Bytes       int64 // bytes on disk, or of values held in memory
+}
+
+// StatsReporter is an optional Saver capability.
+type StatsReporter interface {
+	Stats(ctx context.Context) (Stats, error)
+}
+
+// Header is a checkpoint without its channel values and writes: what a
+// timeline needs to draw a long history quickly.
+type Header struct {
+	Ref      Ref
+	Parent   *Ref
+	TS       time.Time
+	Metadata Metadata
+}
+
+// HeaderLister is an optional Saver capability: list checkpoint headers
+// newest first, with the same options as List, without loading values.
+type HeaderLister interface {
+	ListHeaders(ctx context.Context, opts ListOptions) ([]Header, error)
+}
+
+// Errors savers return. Compare with errors.Is.
+var (
+	ErrNotFound = errors.New("checkpoint not found")
+	ErrNoThread = errors.New("checkpoint ref has no thread id")
+	// ErrReadOnly is returned by writes to a store opened read-only, for
+	// example a file written by a newer version of Weft.
+	ErrReadOnly = errors.New("checkpoint store is read-only")
+)
+
+// NewID returns a new checkpoint id: a UUIDv7, so ids sort by creation time.
+// Within one process ids are strictly increasing even within a millisecond.
+func NewID() string {
+	return uuid.Must(uuid.NewV7()).String()
+}
+
+// Clone returns a deep copy of cp: mutating the copy never changes cp.
+func (cp Checkpoint) Clone() Checkpoint {
+	out := cp
+	if cp.ChannelValues != nil {
+		out.ChannelValues = make(map[string][]byte, len(cp.ChannelValues))
+		for k, v := range cp.ChannelValues {
+			out.ChannelValues[k] = cloneBytes(v)
+		}
+	}
+	out.ChannelVersions = cloneVersions(cp.ChannelVersions)
+	if cp.VersionsSeen != nil {
+		out.VersionsSeen = make(map[string]map[string]int64, len(cp.VersionsSeen))
+		for k, v := range cp.VersionsSeen {
+			out.VersionsSeen[k] = cloneVersions(v)
+		}
+	}
+	if cp.UpdatedChannels != nil {
+		out.UpdatedChannels = append([]string{}, cp.UpdatedChannels...)
+	}
+	return out
+}
+
+// Clone returns a deep copy of md (Extra values are copied as JSON-shaped data:
+// maps and slices are copied, other values shared since they are immutable).
+func (md Metadata) Clone() Metadata {
+	out := md
+	if md.Parents != nil {
+		out.Parents = make(map[string]string, len(md.Parents))
+		for k, v := range md.Parents {
+			out.Parents[k] = v
+		}
+	}
+	if md.Tasks != nil {
+		out.Tasks = append([]string{}, md.Tasks...)
+	}
+	if md.Extra != nil {
+		out.Extra = cloneJSON(md.Extra).(map[string]any)
+	}
+	return out
+}
+
+// Clone returns a deep copy of t.
+func (t *Tuple) Clone() *Tuple {
+	if t == nil {
+		return nil
+	}
+	out := &Tuple{Ref: t.Ref, Checkpoint: t.Checkpoint.Clone(), Metadata: t.Metadata.Clone()}
+	if t.Parent != nil {
+		p := *t.Parent
+		out.Parent = &p
+	}
+	if t.PendingWrites != nil {
+		out.PendingWrites = make([]PendingWrite, len(t.PendingWrites))
+		for i, w := range t.PendingWrites {
+			w.Value = cloneBytes(w.Value)
+			out.PendingWrites[i] = w
+		}
+	}
+	return out
+}
+
+func cloneBytes(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append(make([]byte, 0, len(b)), b...)
+}
+
+func cloneVersions(m map[string]int64) map[string]int64 {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]int64, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func cloneJSON(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = cloneJSON(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = cloneJSON(e)
+		}
+		return out
+	default:
+		return v
+	}
+}
