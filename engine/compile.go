@@ -1,0 +1,548 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/weftstudio/weft/checkpoint"
+)
+
+// Graph is a compiled, runnable graph. It is immutable and safe for
+// concurrent runs; each run keeps its own channels.
+type Graph struct {
+	name    string
+	specs   []*chanSpec // state channels first (nState of them), then internal ones
+	nState  int
+	chanIdx map[string]int
+	startCh int
+	tasksCh int
+	nodes   []*node // sorted by name
+	nodeIdx map[string]int
+	// trigToNodes lists, per channel, the nodes it triggers (sorted by name).
+	trigToNodes [][]int
+	saver       checkpoint.Saver
+	before      []string
+	after       []string
+	topo        Topology
+}
+
+type node struct {
+	name     string
+	idx      int
+	fn       NodeFunc
+	sub      *Graph
+	start    bool // the hidden __start__ node
+	deferred bool
+	retry    *RetryPolicy
+	triggers []int // channel indexes, sorted
+	edges    []int // branch:to:Y channels written after the node
+	joins    []int // join channels the node arrives at
+	branches []*branchDef
+}
+
+// Compile checks the graph and returns it ready to run. Every problem found
+// is reported in one *CompileError naming the node or edge.
+func (g *StateGraph) Compile(opts ...CompileOption) (*Graph, error) {
+	if g.err != nil {
+		return nil, &CompileError{Graph: g.name, Errs: []error{g.err}}
+	}
+	var cc compileConfig
+	for _, o := range opts {
+		o(&cc)
+	}
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	out := &Graph{name: g.name, chanIdx: map[string]int{}, nodeIdx: map[string]int{}, saver: cc.saver,
+		before: cc.interruptBefore, after: cc.interruptAfter}
+	addSpec := func(s *chanSpec) int {
+		out.chanIdx[s.name] = len(out.specs)
+		out.specs = append(out.specs, s)
+		return len(out.specs) - 1
+	}
+	for _, d := range g.decls {
+		s := d.spec()
+		if s.kind != "untracked" {
+			if err := checkStorable(s.codec.goType()); err != nil {
+				bad("channel %q: %v", s.name, err)
+			}
+		}
+		addSpec(s)
+	}
+	out.nState = len(out.specs)
+	out.startCh = addSpec(&chanSpec{name: START, kind: "ephemeral", codec: valuesCodec{out},
+		newCh: func() channel { return &ephemeral{lastValue: lastValue{name: START, codec: valuesCodec{out}}, guard: true} }})
+	out.tasksCh = addSpec(tasksSpec(out))
+
+	// Nodes, sorted by name so pull tasks run and apply in LangGraph's order.
+	defs := slices.Clone(g.nodes)
+	defs = append(defs, &nodeDef{name: START})
+	sort.Slice(defs, func(i, j int) bool { return defs[i].name < defs[j].name })
+	known := map[string]bool{}
+	for _, d := range defs {
+		known[d.name] = true
+	}
+	isTarget := func(n string) bool { return known[n] && n != START || n == END }
+
+	for i, d := range defs {
+		n := &node{name: d.name, idx: i, fn: d.fn, sub: d.sub, deferred: d.deferred, retry: d.retry, start: d.name == START}
+		if n.retry == nil {
+			n.retry = cc.retry
+		}
+		if n.start {
+			n.triggers = []int{out.startCh}
+		} else {
+			name := "branch:to:" + d.name
+			var s *chanSpec
+			if d.deferred {
+				s = &chanSpec{name: name, kind: "ephemeral", codec: typedCodec[any]{},
+					newCh: func() channel { return &lastValueAfterFinish{name: name} }}
+			} else {
+				s = &chanSpec{name: name, kind: "ephemeral", codec: typedCodec[any]{},
+					newCh: func() channel {
+						return &ephemeral{lastValue: lastValue{name: name, codec: typedCodec[any]{}}}
+					}}
+			}
+			n.triggers = []int{addSpec(s)}
+		}
+		for _, w := range d.writes {
+			if i, ok := out.chanIdx[w]; !ok || i >= out.nState {
+				bad("node %q declares a write to %q, which is not a channel of the state", d.name, w)
+			}
+		}
+		for _, dst := range d.destinations {
+			if !isTarget(dst) {
+				bad("node %q: destination %q is not a node", d.name, dst)
+			}
+		}
+		out.nodeIdx[d.name] = i
+		out.nodes = append(out.nodes, n)
+	}
+	branchCh := func(to string) int { return out.chanIdx["branch:to:"+to] }
+
+	for _, e := range g.edges {
+		switch {
+		case !known[e.from]:
+			bad("edge %s → %s: unknown node %q", e.from, e.to, e.from)
+		case !isTarget(e.to):
+			bad("edge %s → %s: unknown node %q", e.from, e.to, e.to)
+		case e.to == END:
+		default:
+			n := out.nodes[out.nodeIdx[e.from]]
+			if c := branchCh(e.to); !slices.Contains(n.edges, c) {
+				n.edges = append(n.edges, c)
+			}
+		}
+	}
+	for _, j := range g.joins {
+		ok := true
+		for _, f := range j.from {
+			if !known[f] {
+				bad("join %v → %s: unknown node %q", j.from, j.to, f)
+				ok = false
+			}
+		}
+		if !isTarget(j.to) || j.to == END {
+			bad("join %v → %s: unknown node %q", j.from, j.to, j.to)
+			ok = false
+		}
+		if !ok {
+			continue
+		}
+		sorted := slices.Clone(j.from)
+		slices.Sort(sorted)
+		name := "join:" + strings.Join(sorted, "+") + ":" + j.to
+		if _, dup := out.chanIdx[name]; dup {
+			bad("join %v → %s added twice", j.from, j.to)
+			continue
+		}
+		target := out.nodes[out.nodeIdx[j.to]]
+		afterFinish := target.deferred
+		c := addSpec(&chanSpec{name: name, kind: "named_barrier", codec: typedCodec[string]{},
+			newCh: func() channel { return &namedBarrier{name: name, names: sorted, afterFinish: afterFinish} }})
+		target.triggers = append(target.triggers, c)
+		for _, f := range sorted {
+			n := out.nodes[out.nodeIdx[f]]
+			n.joins = append(n.joins, c)
+		}
+	}
+	for _, b := range g.branches {
+		if !known[b.from] {
+			bad("conditional edge from %q: unknown node", b.from)
+			continue
+		}
+		keys := make([]string, 0, len(b.pathMap))
+		for k := range b.pathMap {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if !isTarget(b.pathMap[k]) {
+				bad("conditional edge from %q: path map key %q names unknown node %q", b.from, k, b.pathMap[k])
+			}
+		}
+		for _, t := range b.targets {
+			if !isTarget(t) {
+				bad("conditional edge from %q: target %q is not a node", b.from, t)
+			}
+		}
+		for _, t := range b.sends {
+			if !known[t] || t == START {
+				bad("conditional edge from %q: Send target %q is not a node", b.from, t)
+			}
+		}
+		n := out.nodes[out.nodeIdx[b.from]]
+		n.branches = append(n.branches, b)
+	}
+	if len(errs) == 0 {
+		errs = append(errs, out.checkReachable(g)...)
+	}
+	if len(errs) > 0 {
+		return nil, &CompileError{Graph: g.name, Errs: errs}
+	}
+
+	out.trigToNodes = make([][]int, len(out.specs))
+	for _, n := range out.nodes {
+		slices.Sort(n.triggers)
+		for _, t := range n.triggers {
+			out.trigToNodes[t] = append(out.trigToNodes[t], n.idx)
+		}
+	}
+	out.topo = out.buildTopology(g)
+	return out, nil
+}
+
+// checkReachable reports nodes no path from START reaches, counting static,
+// join and conditional edges, Sends and declared Command destinations.
+func (out *Graph) checkReachable(g *StateGraph) []error {
+	adj := map[string][]string{}
+	for _, e := range g.edges {
+		adj[e.from] = append(adj[e.from], e.to)
+	}
+	for _, j := range g.joins {
+		for _, f := range j.from {
+			adj[f] = append(adj[f], j.to)
+		}
+	}
+	for _, b := range g.branches {
+		for _, t := range b.pathMap {
+			adj[b.from] = append(adj[b.from], t)
+		}
+		adj[b.from] = append(adj[b.from], b.targets...)
+		adj[b.from] = append(adj[b.from], b.sends...)
+	}
+	for _, d := range g.nodes {
+		adj[d.name] = append(adj[d.name], d.destinations...)
+	}
+	if len(adj[START]) == 0 {
+		return []error{fmt.Errorf("no entry point: add an edge from START (engine.START)")}
+	}
+	seen := map[string]bool{START: true}
+	queue := []string{START}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		for _, m := range adj[n] {
+			if !seen[m] {
+				seen[m] = true
+				queue = append(queue, m)
+			}
+		}
+	}
+	var errs []error
+	for _, n := range out.nodes {
+		if !seen[n.name] {
+			errs = append(errs, fmt.Errorf("node %q is unreachable from START (declare Command routes with engine.Destinations)", n.name))
+		}
+	}
+	return errs
+}
+
+// Name returns the graph's name.
+func (gr *Graph) Name() string { return gr.name }
+
+// Topology returns the graph's shape for rendering. The result is shared:
+// do not modify it.
+func (gr *Graph) Topology() *Topology { return &gr.topo }
+
+// Saver returns the saver given at Compile, or nil.
+func (gr *Graph) Saver() checkpoint.Saver { return gr.saver }
+
+// Channels returns the state schema, in declaration order.
+func (gr *Graph) Channels() []ChannelInfo {
+	out := make([]ChannelInfo, gr.nState)
+	for i := range out {
+		out[i] = gr.specs[i].info()
+	}
+	return out
+}
+
+// Nodes returns the names of the graph's nodes (without START and END),
+// sorted.
+func (gr *Graph) Nodes() []string {
+	out := make([]string, 0, len(gr.nodes))
+	for _, n := range gr.nodes {
+		if !n.start {
+			out = append(out, n.name)
+		}
+	}
+	return out
+}
+
+func (gr *Graph) buildTopology(g *StateGraph) Topology {
+	t := Topology{Name: g.name}
+	t.Nodes = append(t.Nodes, TopoNode{Name: START, Kind: NodeStart})
+	for _, n := range gr.nodes {
+		if n.start {
+			continue
+		}
+		tn := TopoNode{Name: n.name, Deferred: n.deferred, Retry: n.retry != nil && n.retry.MaxAttempts > 1}
+		if n.sub != nil {
+			st := n.sub.topo
+			tn.Subgraph = &st
+		}
+		t.Nodes = append(t.Nodes, tn)
+	}
+	t.Nodes = append(t.Nodes, TopoNode{Name: END, Kind: NodeEnd})
+	seen := map[TopoEdge]bool{}
+	add := func(e TopoEdge) {
+		if !seen[e] {
+			seen[e] = true
+			t.Edges = append(t.Edges, e)
+		}
+	}
+	for _, e := range g.edges {
+		add(TopoEdge{From: e.from, To: e.to, Kind: EdgeStatic})
+	}
+	for _, j := range g.joins {
+		sorted := slices.Clone(j.from)
+		slices.Sort(sorted)
+		group := strings.Join(sorted, "+") + ":" + j.to
+		for _, f := range sorted {
+			add(TopoEdge{From: f, To: j.to, Kind: EdgeJoin, Join: group})
+		}
+	}
+	for _, b := range g.branches {
+		for k, to := range b.pathMap {
+			label := k
+			if k == to {
+				label = ""
+			}
+			add(TopoEdge{From: b.from, To: to, Kind: EdgeConditional, Label: label})
+		}
+		for _, to := range b.targets {
+			add(TopoEdge{From: b.from, To: to, Kind: EdgeConditional})
+		}
+		for _, to := range b.sends {
+			add(TopoEdge{From: b.from, To: to, Kind: EdgeSend})
+		}
+	}
+	for _, d := range g.nodes {
+		for _, to := range d.destinations {
+			add(TopoEdge{From: d.name, To: to, Kind: EdgeCommand})
+		}
+	}
+	sort.Slice(t.Edges, func(i, j int) bool {
+		a, b := t.Edges[i], t.Edges[j]
+		if a.From != b.From {
+			return a.From < b.From
+		}
+		if a.To != b.To {
+			return a.To < b.To
+		}
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		return a.Label < b.Label
+	})
+	for i := 0; i < gr.nState; i++ {
+		t.Channels = append(t.Channels, gr.specs[i].info())
+	}
+	sort.Slice(t.Channels, func(i, j int) bool { return t.Channels[i].Name < t.Channels[j].Name })
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	_ = enc.Encode(struct {
+		N []TopoNode
+		E []TopoEdge
+		C []ChannelInfo
+	}{t.Nodes, t.Edges, t.Channels})
+	t.Fingerprint = hex.EncodeToString(h.Sum(nil))[:16]
+	return t
+}
+
+// valuesCodec stores a Values map (the graph input, a Send argument) with
+// each value encoded by its channel's codec, so types survive.
+type valuesCodec struct{ g *Graph }
+
+func (c valuesCodec) goType() reflectType { return reflectTypeOf[Values]() }
+
+func (c valuesCodec) check(v any) error {
+	if _, ok := v.(Values); ok {
+		return nil
+	}
+	return fmt.Errorf("value of type %T, want engine.Values", v)
+}
+
+func (c valuesCodec) encode(v any) ([]byte, error) {
+	vals, ok := v.(Values)
+	if !ok {
+		return nil, c.check(v)
+	}
+	raw := make(map[string]json.RawMessage, len(vals))
+	for k, x := range vals {
+		i, ok := c.g.chanIdx[k]
+		if !ok || i >= c.g.nState {
+			return nil, fmt.Errorf("key %q is not a channel of graph %q", k, c.g.name)
+		}
+		b, err := c.g.specs[i].codec.encode(x)
+		if err != nil {
+			return nil, fmt.Errorf("key %q: %w", k, err)
+		}
+		raw[k] = b
+	}
+	return json.Marshal(raw)
+}
+
+func (c valuesCodec) decode(b []byte) (any, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, err
+	}
+	out := make(Values, len(raw))
+	for k, r := range raw {
+		i, ok := c.g.chanIdx[k]
+		if !ok || i >= c.g.nState {
+			return nil, fmt.Errorf("key %q is not a channel of graph %q", k, c.g.name)
+		}
+		v, err := c.g.specs[i].codec.decode(r)
+		if err != nil {
+			return nil, fmt.Errorf("key %q: %w", k, err)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// sendForm is the stored form of a Send: a Values argument is stored by
+// channel codecs, anything else with its registered type.
+type sendForm struct {
+	Node   string          `json:"node"`
+	Values json.RawMessage `json:"values,omitempty"`
+	Arg    json.RawMessage `json:"arg,omitempty"`
+}
+
+type sendsCodec struct{ g *Graph }
+
+func (c sendsCodec) goType() reflectType { return reflectTypeOf[[]Send]() }
+func (c sendsCodec) check(v any) error {
+	switch v.(type) {
+	case Send, []Send:
+		return nil
+	}
+	return fmt.Errorf("value of type %T, want engine.Send", v)
+}
+
+func (c sendsCodec) encodeOne(s Send) (sendForm, error) {
+	f := sendForm{Node: s.Node}
+	var err error
+	if vals, ok := s.Arg.(Values); ok {
+		f.Values, err = valuesCodec(c).encode(vals)
+	} else {
+		f.Arg, err = encodeDynamic(s.Arg)
+	}
+	if err != nil {
+		return f, fmt.Errorf("Send to %q: %w", s.Node, err)
+	}
+	return f, nil
+}
+
+func (c sendsCodec) decodeOne(f sendForm) (Send, error) {
+	s := Send{Node: f.Node}
+	var err error
+	if f.Values != nil {
+		s.Arg, err = valuesCodec(c).decode(f.Values)
+	} else if f.Arg != nil {
+		s.Arg, err = decodeDynamic(f.Arg)
+	}
+	if err != nil {
+		return s, fmt.Errorf("Send to %q: %w", f.Node, err)
+	}
+	return s, nil
+}
+
+func (c sendsCodec) encode(v any) ([]byte, error) {
+	switch x := v.(type) {
+	case Send:
+		f, err := c.encodeOne(x)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(f)
+	case []Send:
+		forms := make([]sendForm, len(x))
+		for i, s := range x {
+			f, err := c.encodeOne(s)
+			if err != nil {
+				return nil, err
+			}
+			forms[i] = f
+		}
+		return json.Marshal(forms)
+	}
+	return nil, c.check(v)
+}
+
+func (c sendsCodec) decode(b []byte) (any, error) {
+	if len(b) > 0 && b[0] == '{' {
+		var f sendForm
+		if err := json.Unmarshal(b, &f); err != nil {
+			return nil, err
+		}
+		return c.decodeOne(f)
+	}
+	var forms []sendForm
+	if err := json.Unmarshal(b, &forms); err != nil {
+		return nil, err
+	}
+	out := make([]Send, len(forms))
+	for i, f := range forms {
+		s, err := c.decodeOne(f)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+func tasksSpec(g *Graph) *chanSpec {
+	codec := sendsCodec{g}
+	return &chanSpec{name: checkpoint.Tasks, kind: "topic", codec: codec, newCh: func() channel {
+		return &topic{name: checkpoint.Tasks, codec: codec,
+			spread: func(v any) ([]any, bool) {
+				l, ok := v.([]Send)
+				if !ok {
+					return nil, false
+				}
+				out := make([]any, len(l))
+				for i, s := range l {
+					out[i] = s
+				}
+				return out, true
+			},
+			build: func(vals []any) any {
+				out := make([]Send, 0, len(vals))
+				for _, v := range vals {
+					if s, ok := v.(Send); ok {
+						out = append(out, s)
+					}
+				}
+				return out
+			}}
+	}}
+}

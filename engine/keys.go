@@ -1,0 +1,284 @@
+package engine
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+)
+
+// Write is one value a node writes to one channel. Build writes with the
+// typed keys (Count.Set(1), Notes.Add("x")) so the value's type is checked
+// by the compiler; the zero Write is invalid.
+type Write struct {
+	Channel string
+	Value   any
+}
+
+// Values maps channel names to values: a graph's input, its output state and
+// a Send argument that a node reads through its keys. nil means no values.
+type Values map[string]any
+
+// Decl is a channel declaration: every typed key implements it, and a graph's
+// state schema is the list of Decls given to NewGraph.
+type Decl interface {
+	// Name is the channel's name, unique within a graph.
+	Name() string
+	spec() *chanSpec
+}
+
+// chanSpec is everything the engine needs to build a channel for a run.
+type chanSpec struct {
+	name    string
+	kind    string // see ChannelInfo.Kind
+	codec   codec
+	reducer string
+	newCh   func() channel
+}
+
+func (s *chanSpec) info() ChannelInfo {
+	return ChannelInfo{Name: s.name, Kind: s.kind, Type: s.codec.goType().String(), Reducer: s.reducer}
+}
+
+// Key is a typed handle to a channel holding one value of type T. Its zero
+// value is unusable; make keys with LastValue, AnyValue, Ephemeral or
+// Untracked.
+type Key[T any] struct{ s *chanSpec }
+
+func newKey[T any](name, kind string, mk func(*chanSpec) channel) Key[T] {
+	s := &chanSpec{name: name, kind: kind, codec: typedCodec[T]{}}
+	s.newCh = func() channel { return mk(s) }
+	return Key[T]{s}
+}
+
+// LastValue declares a channel that keeps the one value written in the last
+// step that wrote it. Two writes in one step are an InvalidUpdateError.
+func LastValue[T any](name string) Key[T] {
+	return newKey[T](name, "last_value", func(s *chanSpec) channel { return &lastValue{name: s.name, codec: s.codec} })
+}
+
+// AnyValue declares a channel that keeps the last of several writes in one
+// step and is cleared by a step that does not write it.
+func AnyValue[T any](name string) Key[T] {
+	return newKey[T](name, "any_value", func(s *chanSpec) channel { return &anyValue{lastValue{name: s.name, codec: s.codec}} })
+}
+
+// Ephemeral declares a channel whose value lasts one step; two writes in one
+// step are an error (LangGraph's EphemeralValue with guard).
+func Ephemeral[T any](name string) Key[T] {
+	return newKey[T](name, "ephemeral", func(s *chanSpec) channel {
+		return &ephemeral{lastValue: lastValue{name: s.name, codec: s.codec}, guard: true}
+	})
+}
+
+// Untracked declares a LastValue channel that is never saved in checkpoints:
+// for handles and caches that must not outlive the process. Writes to it are
+// not stored as pending writes either.
+func Untracked[T any](name string) Key[T] {
+	return newKey[T](name, "untracked", func(s *chanSpec) channel {
+		return &untracked{lastValue: lastValue{name: s.name, codec: s.codec}, guard: true}
+	})
+}
+
+// Name returns the channel's name.
+func (k Key[T]) Name() string     { return k.s.name }
+func (k Key[T]) spec() *chanSpec { return k.s }
+
+// Get returns the channel's value in s, or T's zero value when it is empty.
+func (k Key[T]) Get(s State) T { v, _ := k.Lookup(s); return v }
+
+// Lookup returns the channel's value in s and whether it has one.
+func (k Key[T]) Lookup(s State) (T, bool) { return lookup[T](s, k.s.name) }
+
+// Set writes v to the channel.
+func (k Key[T]) Set(v T) Write { return Write{k.s.name, v} }
+
+func lookup[T any](s State, name string) (T, bool) {
+	v, ok := s.Get(name)
+	if !ok {
+		var z T
+		return z, false
+	}
+	t, ok := v.(T)
+	return t, ok
+}
+
+// ReducerKey is a typed handle to a channel that folds every write into its
+// value with a reducer (LangGraph's BinaryOperatorAggregate).
+type ReducerKey[T any] struct{ s *chanSpec }
+
+// Reducer declares a channel whose writes are folded into the value with op,
+// in task order. The channel starts at T's zero value when T is a slice, map,
+// number or string (as LangGraph starts at typ()); otherwise the first write
+// becomes the value. op must not modify its arguments: earlier values may
+// still be referenced by streams and snapshots.
+func Reducer[T any](name, opName string, op func(acc, v T) T) ReducerKey[T] {
+	s := &chanSpec{name: name, kind: "reducer", codec: typedCodec[T]{}, reducer: opName}
+	s.newCh = func() channel {
+		return &reducer{name: name, codec: s.codec, zero: zeroFor[T](),
+			op: func(acc, v any) (any, error) {
+				a, ok1 := acc.(T)
+				b, ok2 := v.(T)
+				if !ok1 || !ok2 {
+					return nil, fmt.Errorf("reducer %s got %T and %T, want %v", opName, acc, v, reflect.TypeFor[T]())
+				}
+				return op(a, b), nil
+			}}
+	}
+	return ReducerKey[T]{s}
+}
+
+func zeroFor[T any]() func() (any, bool) {
+	switch reflect.TypeFor[T]().Kind() {
+	case reflect.Slice, reflect.Map, reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return func() (any, bool) { var z T; return z, true }
+	}
+	return func() (any, bool) { return nil, false }
+}
+
+// Name returns the channel's name.
+func (k ReducerKey[T]) Name() string     { return k.s.name }
+func (k ReducerKey[T]) spec() *chanSpec { return k.s }
+
+// Get returns the accumulated value, or T's zero value when there is none.
+func (k ReducerKey[T]) Get(s State) T { v, _ := lookup[T](s, k.s.name); return v }
+
+// Lookup returns the accumulated value and whether there is one.
+func (k ReducerKey[T]) Lookup(s State) (T, bool) { return lookup[T](s, k.s.name) }
+
+// Add folds v into the channel's value.
+func (k ReducerKey[T]) Add(v T) Write { return Write{k.s.name, v} }
+
+// Overwrite replaces the channel's value with v, skipping the reducer; later
+// writes of the same step are ignored, and two Overwrites in one step are an
+// InvalidUpdateError.
+func (k ReducerKey[T]) Overwrite(v T) Write { return Write{k.s.name, Overwrite{v}} }
+
+// Append is the list-concatenation reducer (LangGraph's operator.add on
+// lists). It never modifies acc.
+func Append[E any](acc, v []E) []E {
+	out := make([]E, 0, len(acc)+len(v))
+	return append(append(out, acc...), v...)
+}
+
+// Sum is the addition reducer for numbers and strings.
+func Sum[T ~int | ~int64 | ~float64 | ~string](acc, v T) T { return acc + v }
+
+// ListKey is a reducer channel holding a []E that appends every write.
+type ListKey[E any] struct{ ReducerKey[[]E] }
+
+// List declares a []E channel whose writes are appended in task order.
+func List[E any](name string) ListKey[E] {
+	return ListKey[E]{Reducer(name, "append", Append[E])}
+}
+
+// Add appends items to the list.
+func (k ListKey[E]) Add(items ...E) Write { return Write{k.s.name, items} }
+
+// TopicKey is a channel collecting the values written to it as a []E
+// (LangGraph's Topic). Without accumulate it holds only the values of the
+// last step that wrote it.
+type TopicKey[E any] struct{ s *chanSpec }
+
+// Topic declares a Topic channel of E values.
+func Topic[E any](name string, accumulate bool) TopicKey[E] {
+	s := &chanSpec{name: name, kind: "topic", codec: typedCodec[[]E]{}}
+	s.newCh = func() channel {
+		return &topic{name: name, codec: s.codec, accumulate: accumulate,
+			spread: func(v any) ([]any, bool) {
+				l, ok := v.([]E)
+				if !ok {
+					return nil, false
+				}
+				out := make([]any, len(l))
+				for i, e := range l {
+					out[i] = e
+				}
+				return out, true
+			},
+			build: func(vals []any) any {
+				out := make([]E, 0, len(vals))
+				for _, v := range vals {
+					if e, ok := v.(E); ok {
+						out = append(out, e)
+					}
+				}
+				return out
+			}}
+	}
+	return TopicKey[E]{s}
+}
+
+// Name returns the channel's name.
+func (k TopicKey[E]) Name() string     { return k.s.name }
+func (k TopicKey[E]) spec() *chanSpec { return k.s }
+
+// Get returns the collected values (nil when empty).
+func (k TopicKey[E]) Get(s State) []E { v, _ := lookup[[]E](s, k.s.name); return v }
+
+// Add publishes items to the topic.
+func (k TopicKey[E]) Add(items ...E) Write { return Write{k.s.name, items} }
+
+// BarrierKey is a channel that becomes available once each of a fixed set of
+// names has been written to it (LangGraph's NamedBarrierValue); a node
+// triggered by it runs once all have arrived.
+type BarrierKey struct{ s *chanSpec }
+
+// Barrier declares a NamedBarrierValue channel waiting for names. With
+// afterFinish it opens only when the graph would otherwise stop.
+func Barrier(name string, afterFinish bool, names ...string) BarrierKey {
+	sorted := slices.Clone(names)
+	slices.Sort(sorted)
+	kind := "named_barrier"
+	s := &chanSpec{name: name, kind: kind, codec: typedCodec[string]{}}
+	s.newCh = func() channel { return &namedBarrier{name: name, names: sorted, afterFinish: afterFinish} }
+	return BarrierKey{s}
+}
+
+// Name returns the channel's name.
+func (k BarrierKey) Name() string     { return k.s.name }
+func (k BarrierKey) spec() *chanSpec { return k.s }
+
+// Arrive records that name has arrived.
+func (k BarrierKey) Arrive(name string) Write { return Write{k.s.name, name} }
+
+// State is a node's read-only view of the graph state: the committed values
+// of the step (plus, for a conditional edge, the node's own writes). A push
+// task started by a Send sees its Send argument instead: Arg returns it, and
+// when it is a Values map the keys read from it.
+//
+// Values are shared, not copied: treat what you read as read-only and build
+// new slices and maps for writes.
+type State struct {
+	r   reader
+	arg any
+}
+
+type reader interface {
+	read(name string) (any, bool)
+}
+
+// Get returns the raw value of the named channel and whether it has one.
+func (s State) Get(name string) (any, bool) {
+	if s.r == nil {
+		return nil, false
+	}
+	return s.r.read(name)
+}
+
+// Arg returns the Send argument of a push task, or nil for other tasks.
+func (s State) Arg() any { return s.arg }
+
+// ArgAs returns a push task's Send argument as a T.
+func ArgAs[T any](s State) (T, bool) {
+	v, ok := s.arg.(T)
+	return v, ok
+}
+
+// valuesReader reads from a Values map (a Send argument).
+type valuesReader Values
+
+func (v valuesReader) read(name string) (any, bool) { x, ok := v[name]; return x, ok }
+
+// StateOf returns a State reading from vals, for tests of node functions.
+func StateOf(vals Values) State { return State{r: valuesReader(vals)} }

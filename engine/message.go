@@ -1,0 +1,131 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/google/uuid"
+)
+
+// Roles of a Message.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+	// RoleRemove marks a Message that, written to a Messages channel, deletes
+	// the message with the same ID (LangGraph's RemoveMessage). With ID
+	// RemoveAll it clears the list.
+	RoleRemove = "remove"
+)
+
+// RemoveAll is the ID of a removal marker that deletes every message.
+const RemoveAll = "__remove_all__"
+
+// Message is one chat message, as LangGraph's add_messages understands them.
+// The zero Message has no role; ID "" gets an id assigned when the message is
+// added to a Messages channel.
+type Message struct {
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	ID         string     `json:"id,omitempty"`
+	Name       string     `json:"name,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"` // for RoleTool: the call this answers
+}
+
+// ToolCall is a model's request to call a tool. Args is the JSON object of
+// arguments as the model produced it.
+type ToolCall struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Args string `json:"args"`
+}
+
+// RemoveMessage returns the marker that deletes the message with id.
+func RemoveMessage(id string) Message { return Message{Role: RoleRemove, ID: id} }
+
+// AddMessages merges right into left as LangGraph's add_messages does:
+// messages are appended; one whose ID is already present replaces it in
+// place; a RoleRemove marker deletes the message with its ID (an unknown ID
+// is an error) or, with RemoveAll, everything before it. Messages without an
+// ID get a fresh one. left is never modified.
+func AddMessages(left, right []Message) ([]Message, error) {
+	out := make([]Message, 0, len(left)+len(right))
+	out = append(out, left...)
+	index := make(map[string]int, len(out))
+	for i, m := range out {
+		if m.ID != "" {
+			index[m.ID] = i
+		}
+	}
+	removed := map[string]bool{}
+	for _, m := range right {
+		if m.Role == RoleRemove {
+			if m.ID == RemoveAll {
+				out = out[:0]
+				clear(index)
+				clear(removed)
+				continue
+			}
+			if _, ok := index[m.ID]; !ok || removed[m.ID] {
+				return nil, fmt.Errorf("attempting to delete a message with an ID that doesn't exist ('%s')", m.ID)
+			}
+			removed[m.ID] = true
+			continue
+		}
+		if m.ID == "" {
+			m.ID = uuid.NewString()
+		}
+		if i, ok := index[m.ID]; ok && !removed[m.ID] {
+			out[i] = m
+			continue
+		}
+		delete(removed, m.ID)
+		index[m.ID] = len(out)
+		out = append(out, m)
+	}
+	if len(removed) == 0 {
+		return out, nil
+	}
+	kept := out[:0:0]
+	for _, m := range out {
+		if !removed[m.ID] {
+			kept = append(kept, m)
+		}
+	}
+	return kept, nil
+}
+
+// MessagesKey is a typed handle to a []Message channel merged with
+// AddMessages.
+type MessagesKey struct{ s *chanSpec }
+
+// Messages declares a []Message channel merged with AddMessages.
+func Messages(name string) MessagesKey {
+	s := &chanSpec{name: name, kind: "reducer", codec: typedCodec[[]Message]{}, reducer: "add_messages"}
+	s.newCh = func() channel {
+		return &reducer{name: name, codec: s.codec, zero: zeroFor[[]Message](),
+			op: func(acc, v any) (any, error) {
+				a, ok1 := acc.([]Message)
+				b, ok2 := v.([]Message)
+				if !ok1 || !ok2 {
+					return nil, fmt.Errorf("add_messages got %T and %T, want []engine.Message", acc, v)
+				}
+				return AddMessages(a, b)
+			}}
+	}
+	return MessagesKey{s}
+}
+
+// Name returns the channel's name.
+func (k MessagesKey) Name() string     { return k.s.name }
+func (k MessagesKey) spec() *chanSpec { return k.s }
+
+// Get returns the messages (nil when empty).
+func (k MessagesKey) Get(s State) []Message { v, _ := lookup[[]Message](s, k.s.name); return v }
+
+// Add merges msgs into the list with AddMessages.
+func (k MessagesKey) Add(msgs ...Message) Write { return Write{k.s.name, msgs} }
+
+// Overwrite replaces the whole list.
+func (k MessagesKey) Overwrite(msgs []Message) Write { return Write{k.s.name, Overwrite{msgs}} }

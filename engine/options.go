@@ -1,0 +1,139 @@
+package engine
+
+import (
+	"maps"
+)
+
+// Durability says when a run's checkpoints reach the saver (LangGraph's
+// durability). The zero value is DurabilityAsync.
+type Durability int
+
+const (
+	// DurabilityAsync writes each step's checkpoint in the background, in
+	// order, while the next step runs; the run waits for all writes before it
+	// returns.
+	DurabilityAsync Durability = iota
+	// DurabilitySync waits for each step's checkpoint before the next step.
+	DurabilitySync
+	// DurabilityExit writes only when the run ends: the final checkpoint and
+	// the pending writes of the step in progress.
+	DurabilityExit
+)
+
+// StreamMode selects what a run reports; modes combine with |.
+type StreamMode uint16
+
+// Stream modes (semantics reference §8).
+const (
+	ModeValues      StreamMode = 1 << iota // the full state after each step that changed it
+	ModeUpdates                            // each finished task's writes
+	ModeCustom                             // what nodes pass to Emit
+	ModeMessages                           // message chunks nodes pass to EmitMessage
+	ModeTasks                              // task starts and results
+	ModeCheckpoints                        // each checkpoint, as a Snapshot
+	ModeDebug                              // tasks and checkpoints, with step and time
+	// ModeAll is every mode.
+	ModeAll = ModeValues | ModeUpdates | ModeCustom | ModeMessages | ModeTasks | ModeCheckpoints | ModeDebug
+)
+
+// String names the mode ("values", "updates", …) or lists combined modes.
+func (m StreamMode) String() string {
+	names := []string{"values", "updates", "custom", "messages", "tasks", "checkpoints", "debug"}
+	out := ""
+	for i, n := range names {
+		if m&(1<<i) != 0 {
+			if out != "" {
+				out += "|"
+			}
+			out += n
+		}
+	}
+	return out
+}
+
+// RunOption configures one run (Invoke, Stream, state updates).
+type RunOption func(*runConfig)
+
+type runConfig struct {
+	thread       string
+	checkpointID string
+	ns           string
+	limit        int
+	durability   Durability
+	before       []string
+	after        []string
+	beforeSet    bool
+	afterSet     bool
+	modes        StreamMode
+	observer     func(Event)
+	observerBuf  int
+	runID        string
+	metadata     map[string]any
+	stepLimit    int
+	stopCheck    func() bool
+	// set for subgraph runs
+	parents  map[string]string
+	parentRT *runtime
+}
+
+func newRunConfig(opts []RunOption) *runConfig {
+	c := &runConfig{limit: 25, observerBuf: 4096}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// WithThread runs on the thread id: its checkpoints are loaded and extended.
+// Required when the graph has a saver.
+func WithThread(id string) RunOption { return func(c *runConfig) { c.thread = id } }
+
+// WithCheckpoint starts from the checkpoint id of the thread instead of its
+// latest: with nil input it replays from there (time travel), with new input
+// it branches from there.
+func WithCheckpoint(id string) RunOption { return func(c *runConfig) { c.checkpointID = id } }
+
+// WithRecursionLimit sets how many super-steps a run may take (default 25),
+// counted as LangGraph counts them.
+func WithRecursionLimit(n int) RunOption { return func(c *runConfig) { c.limit = n } }
+
+// WithDurability sets when checkpoints are written (default async).
+func WithDurability(d Durability) RunOption { return func(c *runConfig) { c.durability = d } }
+
+// BreakBefore replaces the compiled breakpoints before nodes for this run
+// ("*" for every node; no names clears them).
+func BreakBefore(nodes ...string) RunOption {
+	return func(c *runConfig) { c.before, c.beforeSet = nodes, true }
+}
+
+// BreakAfter replaces the compiled breakpoints after nodes for this run.
+func BreakAfter(nodes ...string) RunOption {
+	return func(c *runConfig) { c.after, c.afterSet = nodes, true }
+}
+
+// WithStepLimit stops the run cleanly after n super-steps (0 means no
+// limit), as a debugger's "step": the result says what runs next and a later
+// run with nil input continues.
+func WithStepLimit(n int) RunOption { return func(c *runConfig) { c.stepLimit = n } }
+
+// WithStopCheck asks stop before each super-step; when it returns true the
+// run pauses there cleanly, as with WithStepLimit. It is called on the run's
+// goroutine and must be fast.
+func WithStopCheck(stop func() bool) RunOption { return func(c *runConfig) { c.stopCheck = stop } }
+
+// WithObserver calls fn with every event of the selected modes. fn runs on a
+// goroutine of its own, fed by a buffer of 4,096 events: a slow observer
+// never blocks the run; events that find the buffer full are dropped and
+// counted in Result.Dropped. Invoke returns after fn has seen every event
+// that was not dropped.
+func WithObserver(modes StreamMode, fn func(Event)) RunOption {
+	return func(c *runConfig) { c.modes |= modes; c.observer = fn }
+}
+
+// WithRunID tags the run's checkpoints with id (metadata run_id).
+func WithRunID(id string) RunOption { return func(c *runConfig) { c.runID = id } }
+
+// WithMetadata adds the user's keys to the metadata of the run's checkpoints.
+func WithMetadata(md map[string]any) RunOption {
+	return func(c *runConfig) { c.metadata = maps.Clone(md) }
+}

@@ -1,0 +1,221 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+)
+
+// codec turns one channel's values into bytes and back, keeping the Go type.
+type codec interface {
+	encode(v any) ([]byte, error)
+	decode(b []byte) (any, error)
+	// check reports whether v may be stored in the channel.
+	check(v any) error
+	goType() reflect.Type
+}
+
+// typedCodec stores values of a concrete type T as JSON and decodes them back
+// into a T, so a []Message stays a []Message and a user's struct stays that
+// struct. When T is an interface type the value is wrapped with the name of
+// its registered concrete type (see RegisterType).
+type typedCodec[T any] struct{}
+
+func (typedCodec[T]) goType() reflect.Type { return reflect.TypeFor[T]() }
+
+func (c typedCodec[T]) check(v any) error {
+	if _, ok := v.(T); ok {
+		return nil
+	}
+	if v == nil && reflect.TypeFor[T]().Kind() == reflect.Interface {
+		return nil
+	}
+	return fmt.Errorf("value of type %T, want %v", v, reflect.TypeFor[T]())
+}
+
+func (c typedCodec[T]) encode(v any) ([]byte, error) {
+	if reflect.TypeFor[T]().Kind() == reflect.Interface {
+		return encodeDynamic(v)
+	}
+	return json.Marshal(v)
+}
+
+func (c typedCodec[T]) decode(b []byte) (any, error) {
+	if reflect.TypeFor[T]().Kind() == reflect.Interface {
+		v, err := decodeDynamic(b)
+		if err != nil {
+			return nil, err
+		}
+		if v == nil {
+			return nil, nil
+		}
+		if _, ok := v.(T); !ok {
+			return nil, fmt.Errorf("stored value of type %T does not implement %v", v, reflect.TypeFor[T]())
+		}
+		return v, nil
+	}
+	var t T
+	if err := json.Unmarshal(b, &t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// registry maps Go types to stable names for values whose type a channel does
+// not fix (an `any` channel, a Send argument, an interrupt payload).
+var registry = struct {
+	sync.RWMutex
+	byType map[reflect.Type]string
+	byName map[string]func([]byte) (any, error)
+}{byType: map[reflect.Type]string{}, byName: map[string]func([]byte) (any, error){}}
+
+// RegisterType makes values of type T storable where a channel's type does
+// not say what they are: in `any`-typed channels, as Send arguments, as
+// interrupt payloads and resume values. name must be stable across releases
+// since it is written into checkpoints. Registering the same type twice under
+// the same name is a no-op; a clash panics, because two types under one name
+// would decode wrongly.
+//
+// Loading never executes code: a stored name only selects a registered type to
+// decode JSON into.
+func RegisterType[T any](name string) {
+	t := reflect.TypeFor[T]()
+	registry.Lock()
+	defer registry.Unlock()
+	if old, ok := registry.byType[t]; ok {
+		if old == name {
+			return
+		}
+		panic(fmt.Sprintf("engine.RegisterType: %v already registered as %q", t, old))
+	}
+	if _, ok := registry.byName[name]; ok {
+		panic(fmt.Sprintf("engine.RegisterType: name %q already used by another type", name))
+	}
+	registry.byType[t] = name
+	registry.byName[name] = func(b []byte) (any, error) {
+		var v T
+		if err := json.Unmarshal(b, &v); err != nil {
+			return nil, err
+		}
+		return v, nil
+	}
+}
+
+func init() {
+	RegisterType[string]("string")
+	RegisterType[bool]("bool")
+	RegisterType[int]("int")
+	RegisterType[int64]("int64")
+	RegisterType[float64]("float64")
+	RegisterType[[]string]("[]string")
+	RegisterType[[]int]("[]int")
+	RegisterType[[]any]("[]any")
+	RegisterType[map[string]any]("map[string]any")
+	RegisterType[map[string]string]("map[string]string")
+	RegisterType[json.RawMessage]("json")
+	RegisterType[Values]("values")
+	RegisterType[Message]("message")
+	RegisterType[[]Message]("[]message")
+	RegisterType[Send]("send")
+	RegisterType[[]Send]("[]send")
+}
+
+// ErrUnregisteredType is wrapped by errors about a value whose Go type must be
+// registered with RegisterType before it can be stored.
+var ErrUnregisteredType = errors.New("type not registered (call engine.RegisterType)")
+
+type dynamicForm struct {
+	Type  string          `json:"type"`
+	Value json.RawMessage `json:"value"`
+}
+
+// encodeDynamic wraps v with its registered type name. nil encodes as null.
+func encodeDynamic(v any) ([]byte, error) {
+	if v == nil {
+		return []byte("null"), nil
+	}
+	registry.RLock()
+	name, ok := registry.byType[reflect.TypeOf(v)]
+	registry.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("value of type %T: %w", v, ErrUnregisteredType)
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(dynamicForm{Type: name, Value: raw})
+}
+
+func decodeDynamic(b []byte) (any, error) {
+	if string(b) == "null" {
+		return nil, nil
+	}
+	var f dynamicForm
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, err
+	}
+	registry.RLock()
+	dec, ok := registry.byName[f.Type]
+	registry.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("stored type %q: %w", f.Type, ErrUnregisteredType)
+	}
+	return dec(f.Value)
+}
+
+// checkStorable reports why values of type t could not survive a save and
+// load through JSON: functions, channels, complex numbers and struct fields
+// JSON cannot see would be lost silently, so the graph refuses to compile.
+func checkStorable(t reflect.Type) error {
+	return walkStorable(t, map[reflect.Type]bool{}, t.String())
+}
+
+var (
+	marshalerType   = reflect.TypeFor[json.Marshaler]()
+	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+)
+
+func walkStorable(t reflect.Type, seen map[reflect.Type]bool, path string) error {
+	if seen[t] {
+		return nil
+	}
+	seen[t] = true
+	if t.Implements(marshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Func, reflect.Chan, reflect.Complex64, reflect.Complex128, reflect.UnsafePointer:
+		return fmt.Errorf("%s: a %v cannot be saved in a checkpoint", path, t.Kind())
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return walkStorable(t.Elem(), seen, path+"[]")
+	case reflect.Map:
+		if err := walkStorable(t.Key(), seen, path+" key"); err != nil {
+			return err
+		}
+		return walkStorable(t.Elem(), seen, path+"[k]")
+	case reflect.Struct:
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() {
+				if f.Anonymous {
+					continue
+				}
+				return fmt.Errorf("%s.%s: unexported field would be lost when saved (export it or implement json.Marshaler and json.Unmarshaler)", path, f.Name)
+			}
+			if f.Tag.Get("json") == "-" {
+				return fmt.Errorf("%s.%s: field tagged json:\"-\" would be lost when saved", path, f.Name)
+			}
+			if err := walkStorable(f.Type, seen, path+"."+f.Name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+type reflectType = reflect.Type
+
+func reflectTypeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
