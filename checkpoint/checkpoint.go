@@ -229,6 +229,10 @@ type HeaderLister interface {
 var (
 	ErrNotFound = errors.New("checkpoint not found")
 	ErrNoThread = errors.New("checkpoint ref has no thread id")
+	// ErrNoCheckpoint is returned when an operation needs a checkpoint id and
+	// got none: Put of a Checkpoint with an empty ID, or PutWrites to a Ref
+	// with an empty CheckpointID.
+	ErrNoCheckpoint = errors.New("checkpoint id is empty")
 	// ErrReadOnly is returned by writes to a store opened read-only, for
 	// example a file written by a newer version of Weft.
 	ErrReadOnly = errors.New("checkpoint store is read-only")

@@ -76,7 +76,9 @@ func (g *StateGraph) Compile(opts ...CompileOption) (*Graph, error) {
 	}
 	out.nState = len(out.specs)
 	out.startCh = addSpec(&chanSpec{name: START, kind: "ephemeral", codec: valuesCodec{out},
-		newCh: func() channel { return &ephemeral{lastValue: lastValue{name: START, codec: valuesCodec{out}}, guard: true} }})
+		newCh: func() channel {
+			return &ephemeral{lastValue: lastValue{name: START, codec: valuesCodec{out}}, guard: true}
+		}})
 	out.tasksCh = addSpec(tasksSpec(out))
 
 	// Nodes, sorted by name so pull tasks run and apply in LangGraph's order.

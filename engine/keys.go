@@ -80,7 +80,7 @@ func Untracked[T any](name string) Key[T] {
 }
 
 // Name returns the channel's name.
-func (k Key[T]) Name() string     { return k.s.name }
+func (k Key[T]) Name() string    { return k.s.name }
 func (k Key[T]) spec() *chanSpec { return k.s }
 
 // Get returns the channel's value in s, or T's zero value when it is empty.
@@ -137,7 +137,7 @@ func zeroFor[T any]() func() (any, bool) {
 }
 
 // Name returns the channel's name.
-func (k ReducerKey[T]) Name() string     { return k.s.name }
+func (k ReducerKey[T]) Name() string    { return k.s.name }
 func (k ReducerKey[T]) spec() *chanSpec { return k.s }
 
 // Get returns the accumulated value, or T's zero value when there is none.
@@ -210,7 +210,7 @@ func Topic[E any](name string, accumulate bool) TopicKey[E] {
 }
 
 // Name returns the channel's name.
-func (k TopicKey[E]) Name() string     { return k.s.name }
+func (k TopicKey[E]) Name() string    { return k.s.name }
 func (k TopicKey[E]) spec() *chanSpec { return k.s }
 
 // Get returns the collected values (nil when empty).
@@ -236,7 +236,7 @@ func Barrier(name string, afterFinish bool, names ...string) BarrierKey {
 }
 
 // Name returns the channel's name.
-func (k BarrierKey) Name() string     { return k.s.name }
+func (k BarrierKey) Name() string    { return k.s.name }
 func (k BarrierKey) spec() *chanSpec { return k.s }
 
 // Arrive records that name has arrived.

@@ -118,7 +118,7 @@ func Messages(name string) MessagesKey {
 }
 
 // Name returns the channel's name.
-func (k MessagesKey) Name() string     { return k.s.name }
+func (k MessagesKey) Name() string    { return k.s.name }
 func (k MessagesKey) spec() *chanSpec { return k.s }
 
 // Get returns the messages (nil when empty).

@@ -17,13 +17,13 @@ type Event struct {
 	Step int
 	Time time.Time
 
-	Values  Values         // ModeValues
-	Update  *NodeUpdate    // ModeUpdates
-	Custom  any            // ModeCustom
-	Message *MessageChunk  // ModeMessages
-	Task    *TaskEvent     // ModeTasks, and ModeDebug with DebugType "task" or "task_result"
-	State   *Snapshot      // ModeCheckpoints, and ModeDebug with DebugType "checkpoint"
-	Debug   string         // ModeDebug: "checkpoint", "task" or "task_result"
+	Values  Values        // ModeValues
+	Update  *NodeUpdate   // ModeUpdates
+	Custom  any           // ModeCustom
+	Message *MessageChunk // ModeMessages
+	Task    *TaskEvent    // ModeTasks, and ModeDebug with DebugType "task" or "task_result"
+	State   *Snapshot     // ModeCheckpoints, and ModeDebug with DebugType "checkpoint"
+	Debug   string        // ModeDebug: "checkpoint", "task" or "task_result"
 }
 
 // NodeUpdate is what one task wrote (ModeUpdates). Node is "__interrupt__"
