@@ -1,0 +1,297 @@
+// Package record holds what the memory and SQLite checkpoint savers share so
+// that they behave the same: argument checks, the stored JSON forms of the
+// checkpoint header and metadata, write indexes and metadata filters.
+package record
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/weftstudio/weft/checkpoint"
+)
+
+// Header is the part of a checkpoint stored as JSON beside its id and
+// timestamp; channel values are stored apart, one blob per version.
+type Header struct {
+	V               int                         `json:"v"`
+	ChannelVersions map[string]int64            `json:"channel_versions"`
+	VersionsSeen    map[string]map[string]int64 `json:"versions_seen"`
+	UpdatedChannels []string                    `json:"updated_channels"`
+}
+
+// EncodeHeader returns the stored JSON form of cp's header.
+func EncodeHeader(cp *checkpoint.Checkpoint) ([]byte, error) {
+	return json.Marshal(Header{
+		V:               cp.V,
+		ChannelVersions: cp.ChannelVersions,
+		VersionsSeen:    cp.VersionsSeen,
+		UpdatedChannels: cp.UpdatedChannels,
+	})
+}
+
+// DecodeHeader rebuilds a checkpoint without values from its stored header.
+// ChannelValues, ChannelVersions and VersionsSeen are never nil on return.
+func DecodeHeader(b []byte, id string, ts time.Time) (checkpoint.Checkpoint, error) {
+	var h Header
+	if err := json.Unmarshal(b, &h); err != nil {
+		return checkpoint.Checkpoint{}, fmt.Errorf("decode checkpoint %s header: %w", id, err)
+	}
+	if h.ChannelVersions == nil {
+		h.ChannelVersions = map[string]int64{}
+	}
+	if h.VersionsSeen == nil {
+		h.VersionsSeen = map[string]map[string]int64{}
+	}
+	return checkpoint.Checkpoint{
+		V:               h.V,
+		ID:              id,
+		TS:              ts,
+		ChannelValues:   make(map[string][]byte, len(h.ChannelVersions)),
+		ChannelVersions: h.ChannelVersions,
+		VersionsSeen:    h.VersionsSeen,
+		UpdatedChannels: h.UpdatedChannels,
+	}, nil
+}
+
+// EncodeMetadata returns the stored JSON form of md. Extra is stored in
+// canonical form (object keys sorted at every depth, numbers as written), so
+// stored metadata and filters compare as text. It fails when an Extra value
+// cannot be encoded as JSON.
+func EncodeMetadata(md *checkpoint.Metadata) ([]byte, error) {
+	if len(md.Extra) > 0 {
+		canon, err := canonical(md.Extra)
+		if err != nil {
+			return nil, fmt.Errorf("metadata extra is not JSON-encodable: %w", err)
+		}
+		cp := *md
+		cp.Extra = nil
+		b, err := json.Marshal(&cp)
+		if err != nil {
+			return nil, fmt.Errorf("metadata is not JSON-encodable: %w", err)
+		}
+		// b ends with "}": splice the canonical extra object in.
+		out := make([]byte, 0, len(b)+len(canon)+10)
+		out = append(out, b[:len(b)-1]...)
+		out = append(out, `,"extra":`...)
+		out = append(out, canon...)
+		return append(out, '}'), nil
+	}
+	b, err := json.Marshal(md)
+	if err != nil {
+		return nil, fmt.Errorf("metadata is not JSON-encodable: %w", err)
+	}
+	return b, nil
+}
+
+// canonical returns v as JSON with object keys sorted at every depth and
+// numbers kept as encoding/json first wrote them.
+func canonical(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var generic any
+	if err := dec.Decode(&generic); err != nil {
+		return nil, err
+	}
+	return json.Marshal(generic)
+}
+
+// DecodeMetadata decodes metadata stored by EncodeMetadata. Extra values come
+// back as encoding/json decodes into any: numbers as float64, objects as
+// map[string]any, arrays as []any.
+func DecodeMetadata(b []byte) (checkpoint.Metadata, error) {
+	var md checkpoint.Metadata
+	if err := json.Unmarshal(b, &md); err != nil {
+		return md, fmt.Errorf("decode metadata: %w", err)
+	}
+	return md, nil
+}
+
+// TSLayout is how timestamps are stored: UTC, nanoseconds, sortable text.
+const TSLayout = "2006-01-02T15:04:05.000000000Z"
+
+// FormatTS returns the stored form of t (converted to UTC).
+func FormatTS(t time.Time) string { return t.UTC().Format(TSLayout) }
+
+// ParseTS parses a timestamp stored by FormatTS; the result is in UTC.
+func ParseTS(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("bad stored timestamp %q: %w", s, err)
+	}
+	return t.UTC(), nil
+}
+
+// CheckPut validates the arguments of Saver.Put.
+func CheckPut(parent checkpoint.Ref, cp *checkpoint.Checkpoint, md *checkpoint.Metadata) error {
+	if parent.ThreadID == "" {
+		return fmt.Errorf("put checkpoint %q: %w", cp.ID, checkpoint.ErrNoThread)
+	}
+	if cp.ID == "" {
+		return fmt.Errorf("put checkpoint in thread %q ns %q: %w", parent.ThreadID, parent.NS, checkpoint.ErrNoCheckpoint)
+	}
+	if md.Source == "" {
+		return fmt.Errorf("put checkpoint %q in thread %q: metadata has no source", cp.ID, parent.ThreadID)
+	}
+	return nil
+}
+
+// CheckWrites validates the arguments of Saver.PutWrites.
+func CheckWrites(ref checkpoint.Ref, taskID string) error {
+	if ref.ThreadID == "" {
+		return fmt.Errorf("put writes of task %q to checkpoint %q: %w", taskID, ref.CheckpointID, checkpoint.ErrNoThread)
+	}
+	if ref.CheckpointID == "" {
+		return fmt.Errorf("put writes of task %q in thread %q ns %q: %w", taskID, ref.ThreadID, ref.NS, checkpoint.ErrNoCheckpoint)
+	}
+	if taskID == "" {
+		return fmt.Errorf("put writes to thread %q checkpoint %q: empty task id", ref.ThreadID, ref.CheckpointID)
+	}
+	return nil
+}
+
+// WriteIndex returns the stored index of the write at position i of a batch
+// and whether it is special (replaces an earlier write with the same index
+// rather than being ignored).
+func WriteIndex(i int, channel string) (idx int, special bool) {
+	if idx, ok := checkpoint.SpecialIndex[channel]; ok {
+		return idx, true
+	}
+	return i, false
+}
+
+// CloneBytes copies b, keeping nil as nil and empty as empty.
+func CloneBytes(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append(make([]byte, 0, len(b)), b...)
+}
+
+// TopLevelKeys are the filter keys that name Metadata fields; every other
+// filter key names an Extra key.
+var TopLevelKeys = map[string]bool{"source": true, "step": true, "run_id": true}
+
+// Kind is the JSON type of a filter value.
+type Kind int
+
+// Filter value kinds.
+const (
+	KindNull Kind = iota
+	KindString
+	KindNumber
+	KindBool
+	KindOther // object or array, compared as canonical JSON
+)
+
+// Cond is one compiled filter condition: metadata key Key must equal Value.
+type Cond struct {
+	Key      string
+	TopLevel bool   // Key names a Metadata field, not an Extra key
+	Kind     Kind   // JSON type of Value
+	Value    any    // the value as encoding/json decodes it (string, float64, bool, nil, map, slice)
+	JSON     string // the value's canonical JSON text
+}
+
+// CompileFilter checks a ListOptions.Filter and returns its conditions in key
+// order. Values compare as JSON: 42 equals 42.0, a nil value matches a
+// missing key or a JSON null.
+func CompileFilter(filter map[string]any) ([]Cond, error) {
+	if len(filter) == 0 {
+		return nil, nil
+	}
+	conds := make([]Cond, 0, len(filter))
+	for k, v := range filter {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("metadata filter key %q: value is not JSON-encodable: %w", k, err)
+		}
+		var norm any
+		if err := json.Unmarshal(b, &norm); err != nil {
+			return nil, fmt.Errorf("metadata filter key %q: %w", k, err)
+		}
+		c := Cond{Key: k, TopLevel: TopLevelKeys[k], Value: norm}
+		switch norm.(type) {
+		case nil:
+			c.Kind = KindNull
+		case string:
+			c.Kind = KindString
+		case float64:
+			c.Kind = KindNumber
+		case bool:
+			c.Kind = KindBool
+		default:
+			c.Kind = KindOther
+			canon, err := canonical(v)
+			if err != nil {
+				return nil, fmt.Errorf("metadata filter key %q: %w", k, err)
+			}
+			c.JSON = string(canon)
+		}
+		conds = append(conds, c)
+	}
+	sortConds(conds)
+	return conds, nil
+}
+
+func sortConds(c []Cond) {
+	for i := 1; i < len(c); i++ {
+		for j := i; j > 0 && c[j].Key < c[j-1].Key; j-- {
+			c[j], c[j-1] = c[j-1], c[j]
+		}
+	}
+}
+
+// Generic returns md in the shape filters compare against: the stored JSON
+// decoded into map[string]any.
+func Generic(mdJSON []byte) (map[string]any, error) {
+	var m map[string]any
+	if err := json.Unmarshal(mdJSON, &m); err != nil {
+		return nil, fmt.Errorf("decode metadata: %w", err)
+	}
+	return m, nil
+}
+
+// Match reports whether generic metadata (see Generic) satisfies every
+// condition.
+func Match(generic map[string]any, conds []Cond) bool {
+	for _, c := range conds {
+		var v any
+		var ok bool
+		if c.TopLevel {
+			v, ok = generic[c.Key]
+		} else if extra, isMap := generic["extra"].(map[string]any); isMap {
+			v, ok = extra[c.Key]
+		}
+		if c.Kind == KindNull {
+			if ok && v != nil {
+				return false
+			}
+			continue
+		}
+		if !ok || !reflect.DeepEqual(v, c.Value) {
+			return false
+		}
+	}
+	return true
+}
+
+// SQLPath returns the SQLite JSON path of a condition's key in the stored
+// metadata, and false if the key cannot be written as a path (it contains a
+// double quote); such keys are matched with json_each instead.
+func SQLPath(c Cond) (string, bool) {
+	if strings.ContainsAny(c.Key, "\"\\") {
+		return "", false
+	}
+	if c.TopLevel {
+		return "$." + c.Key, true
+	}
+	return `$.extra."` + c.Key + `"`, true
+}

@@ -1,0 +1,623 @@
+// Package memory is an in-memory checkpoint.Saver, for tests, examples and
+// runs that need no history after the process ends.
+//
+// It stores data in the same shape as the SQLite saver, so both behave the
+// same: a checkpoint header and its metadata as JSON, one value per (thread,
+// namespace, channel, version), and writes keyed by (task id, index). Values
+// are copied in and out: mutating anything passed to Put or PutWrites, or
+// returned by Get or List, never changes what is stored.
+//
+// Besides checkpoint.Saver it implements every optional capability:
+// ThreadLister, Pruner, Copier, StatsReporter and HeaderLister. A Saver is
+// safe for concurrent use.
+package memory
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"iter"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/crypt"
+	"github.com/weftstudio/weft/checkpoint/internal/record"
+)
+
+// Saver is an in-memory checkpoint store. Create one with New; the zero
+// Saver is not usable.
+type Saver struct {
+	mu      sync.RWMutex
+	threads map[string]*thread
+	cipher  *crypt.Cipher
+	err     error // a configuration error every method returns
+}
+
+var (
+	_ checkpoint.Saver         = (*Saver)(nil)
+	_ checkpoint.ThreadLister  = (*Saver)(nil)
+	_ checkpoint.Pruner        = (*Saver)(nil)
+	_ checkpoint.Copier        = (*Saver)(nil)
+	_ checkpoint.StatsReporter = (*Saver)(nil)
+	_ checkpoint.HeaderLister  = (*Saver)(nil)
+)
+
+// Option configures New.
+type Option func(*Saver)
+
+// WithEncryptionKey makes the saver keep every channel value and write value
+// encrypted with AES-GCM under key (16, 24 or 32 bytes; see package crypt).
+// A nil or empty key means no encryption. An invalid key makes every method
+// of the Saver return an error wrapping crypt.ErrBadKey, so data is never
+// kept in the clear by mistake.
+func WithEncryptionKey(key []byte) Option {
+	return func(s *Saver) {
+		c, err := crypt.New(key)
+		if err != nil {
+			s.err = fmt.Errorf("memory checkpoint saver: %w", err)
+			return
+		}
+		s.cipher = c
+	}
+}
+
+// New returns an empty in-memory saver.
+func New(opts ...Option) *Saver {
+	s := &Saver{threads: map[string]*thread{}}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+type thread struct {
+	spaces map[string]*space // by namespace
+}
+
+type blobKey struct {
+	channel string
+	version int64
+}
+
+type writeKey struct {
+	taskID string
+	idx    int
+}
+
+type storedWrite struct {
+	channel  string
+	value    []byte // sealed; nil for a write of no value
+	taskPath string
+}
+
+// space holds one namespace of one thread.
+type space struct {
+	ids    []string // checkpoint ids, ascending
+	cps    map[string]*stored
+	blobs  map[blobKey][]byte // sealed values; nil for an empty channel
+	writes map[string]map[writeKey]storedWrite
+}
+
+type stored struct {
+	parentID string
+	ts       time.Time
+	header   []byte         // record.Header JSON
+	md       []byte         // metadata JSON
+	generic  map[string]any // md decoded, for filters
+}
+
+func newSpace() *space {
+	return &space{cps: map[string]*stored{}, blobs: map[blobKey][]byte{}, writes: map[string]map[writeKey]storedWrite{}}
+}
+
+func (s *Saver) space(threadID, ns string, create bool) *space {
+	t := s.threads[threadID]
+	if t == nil {
+		if !create {
+			return nil
+		}
+		t = &thread{spaces: map[string]*space{}}
+		s.threads[threadID] = t
+	}
+	sp := t.spaces[ns]
+	if sp == nil && create {
+		sp = newSpace()
+		t.spaces[ns] = sp
+	}
+	return sp
+}
+
+func (s *Saver) check(ctx context.Context) error {
+	if s.err != nil {
+		return s.err
+	}
+	return ctx.Err()
+}
+
+// Put stores cp as a child of parent; see checkpoint.Saver. Only channels in
+// newVersions get a stored value (absent from cp.ChannelValues means empty);
+// a value already stored for that channel and version is kept.
+func (s *Saver) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Checkpoint, md checkpoint.Metadata, newVersions map[string]int64) (checkpoint.Ref, error) {
+	if err := s.check(ctx); err != nil {
+		return checkpoint.Ref{}, err
+	}
+	if err := record.CheckPut(parent, &cp, &md); err != nil {
+		return checkpoint.Ref{}, err
+	}
+	header, err := record.EncodeHeader(&cp)
+	if err != nil {
+		return checkpoint.Ref{}, fmt.Errorf("put checkpoint %q in thread %q: %w", cp.ID, parent.ThreadID, err)
+	}
+	mdJSON, err := record.EncodeMetadata(&md)
+	if err != nil {
+		return checkpoint.Ref{}, fmt.Errorf("put checkpoint %q in thread %q: %w", cp.ID, parent.ThreadID, err)
+	}
+	generic, err := record.Generic(mdJSON)
+	if err != nil {
+		return checkpoint.Ref{}, err
+	}
+	rec := &stored{parentID: parent.CheckpointID, ts: cp.TS.UTC(), header: header, md: mdJSON, generic: generic}
+	// Seal outside the lock; only values not yet stored are kept below.
+	values := make(map[blobKey][]byte, len(newVersions))
+	for ch, v := range newVersions {
+		var val []byte
+		if b, ok := cp.ChannelValues[ch]; ok {
+			val = s.cipher.Seal(record.CloneBytes(nonNil(b)))
+		}
+		values[blobKey{ch, v}] = val
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sp := s.space(parent.ThreadID, parent.NS, true)
+	for k, v := range values {
+		if _, ok := sp.blobs[k]; !ok {
+			sp.blobs[k] = v
+		}
+	}
+	if _, ok := sp.cps[cp.ID]; !ok {
+		i, _ := slices.BinarySearch(sp.ids, cp.ID)
+		sp.ids = slices.Insert(sp.ids, i, cp.ID)
+	}
+	sp.cps[cp.ID] = rec
+	return checkpoint.Ref{ThreadID: parent.ThreadID, NS: parent.NS, CheckpointID: cp.ID}, nil
+}
+
+// nonNil returns b, or an empty non-nil slice for nil: a channel present in
+// ChannelValues has a value even if it is empty.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// PutWrites stores a task's writes against ref; see checkpoint.Saver.
+func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []checkpoint.Write, taskID, taskPath string) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	if err := record.CheckWrites(ref, taskID); err != nil {
+		return err
+	}
+	type pending struct {
+		key     writeKey
+		w       storedWrite
+		special bool
+	}
+	batch := make([]pending, len(writes))
+	for i, w := range writes {
+		idx, special := record.WriteIndex(i, w.Channel)
+		batch[i] = pending{writeKey{taskID, idx}, storedWrite{w.Channel, s.cipher.Seal(record.CloneBytes(w.Value)), taskPath}, special}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sp := s.space(ref.ThreadID, ref.NS, true)
+	m := sp.writes[ref.CheckpointID]
+	if m == nil {
+		m = map[writeKey]storedWrite{}
+		sp.writes[ref.CheckpointID] = m
+	}
+	for _, p := range batch {
+		if _, ok := m[p.key]; ok && !p.special {
+			continue
+		}
+		m[p.key] = p.w
+	}
+	return nil
+}
+
+// Get returns the checkpoint ref names, or the latest of its thread and
+// namespace when ref.CheckpointID is ""; see checkpoint.Saver. It returns an
+// error wrapping checkpoint.ErrNotFound when there is none.
+func (s *Saver) Get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	if ref.ThreadID == "" {
+		return nil, fmt.Errorf("get checkpoint %q: %w", ref.CheckpointID, checkpoint.ErrNoThread)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	sp := s.space(ref.ThreadID, ref.NS, false)
+	id := ref.CheckpointID
+	if sp != nil && id == "" && len(sp.ids) > 0 {
+		id = sp.ids[len(sp.ids)-1]
+	}
+	if sp == nil || sp.cps[id] == nil {
+		if ref.CheckpointID == "" {
+			return nil, fmt.Errorf("thread %q ns %q has no checkpoint: %w", ref.ThreadID, ref.NS, checkpoint.ErrNotFound)
+		}
+		return nil, fmt.Errorf("checkpoint %q in thread %q ns %q: %w", ref.CheckpointID, ref.ThreadID, ref.NS, checkpoint.ErrNotFound)
+	}
+	return s.tuple(ref.ThreadID, ref.NS, id, sp)
+}
+
+// tuple builds the tuple of a stored checkpoint. The caller holds s.mu.
+func (s *Saver) tuple(threadID, ns, id string, sp *space) (*checkpoint.Tuple, error) {
+	rec := sp.cps[id]
+	cp, err := record.DecodeHeader(rec.header, id, rec.ts)
+	if err != nil {
+		return nil, fmt.Errorf("thread %q ns %q: %w", threadID, ns, err)
+	}
+	for ch, v := range cp.ChannelVersions {
+		sealed, ok := sp.blobs[blobKey{ch, v}]
+		if !ok || sealed == nil {
+			continue
+		}
+		val, err := s.open(sealed)
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint %q in thread %q ns %q, channel %q: %w", id, threadID, ns, ch, err)
+		}
+		cp.ChannelValues[ch] = val
+	}
+	md, err := record.DecodeMetadata(rec.md)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %q in thread %q ns %q: %w", id, threadID, ns, err)
+	}
+	t := &checkpoint.Tuple{
+		Ref:           checkpoint.Ref{ThreadID: threadID, NS: ns, CheckpointID: id},
+		Checkpoint:    cp,
+		Metadata:      md,
+		PendingWrites: []checkpoint.PendingWrite{},
+	}
+	if rec.parentID != "" {
+		t.Parent = &checkpoint.Ref{ThreadID: threadID, NS: ns, CheckpointID: rec.parentID}
+	}
+	ws := sp.writes[id]
+	keys := make([]writeKey, 0, len(ws))
+	for k := range ws {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b writeKey) int {
+		return cmp.Or(cmp.Compare(a.taskID, b.taskID), cmp.Compare(a.idx, b.idx))
+	})
+	for _, k := range keys {
+		w := ws[k]
+		val, err := s.open(w.value)
+		if err != nil {
+			return nil, fmt.Errorf("write %d of task %q to checkpoint %q in thread %q: %w", k.idx, k.taskID, id, threadID, err)
+		}
+		t.PendingWrites = append(t.PendingWrites, checkpoint.PendingWrite{TaskID: k.taskID, Channel: w.channel, Value: val, TaskPath: w.taskPath})
+	}
+	return t, nil
+}
+
+// open returns a private copy of a stored value's plaintext.
+func (s *Saver) open(sealed []byte) ([]byte, error) {
+	if s.cipher == nil {
+		return record.CloneBytes(sealed), nil
+	}
+	return s.cipher.Open(sealed) // Open allocates a new slice
+}
+
+type key struct{ thread, ns, id string }
+
+// selectKeys returns the keys of the checkpoints opts selects, newest first
+// (ties by thread id, then namespace). The caller holds s.mu.
+func (s *Saver) selectKeys(opts checkpoint.ListOptions, conds []record.Cond) []key {
+	var keys []key
+	addThread := func(tid string, t *thread) {
+		for ns, sp := range t.spaces {
+			if opts.NS != nil && *opts.NS != ns {
+				continue
+			}
+			for _, id := range sp.ids {
+				if opts.Before != "" && id >= opts.Before {
+					break
+				}
+				if len(conds) > 0 && !record.Match(sp.cps[id].generic, conds) {
+					continue
+				}
+				keys = append(keys, key{tid, ns, id})
+			}
+		}
+	}
+	if opts.ThreadID != "" {
+		if t := s.threads[opts.ThreadID]; t != nil {
+			addThread(opts.ThreadID, t)
+		}
+	} else {
+		for tid, t := range s.threads {
+			addThread(tid, t)
+		}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		return cmp.Or(cmp.Compare(b.id, a.id), cmp.Compare(a.thread, b.thread), cmp.Compare(a.ns, b.ns))
+	})
+	if opts.Limit > 0 && len(keys) > opts.Limit {
+		keys = keys[:opts.Limit]
+	}
+	return keys
+}
+
+// List yields the checkpoints opts selects, newest first (ties by thread id,
+// then namespace); see checkpoint.Saver and checkpoint.ListOptions. A
+// checkpoint deleted while the caller ranges is skipped.
+func (s *Saver) List(ctx context.Context, opts checkpoint.ListOptions) iter.Seq2[*checkpoint.Tuple, error] {
+	return func(yield func(*checkpoint.Tuple, error) bool) {
+		if err := s.check(ctx); err != nil {
+			yield(nil, err)
+			return
+		}
+		conds, err := record.CompileFilter(opts.Filter)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		s.mu.RLock()
+		keys := s.selectKeys(opts, conds)
+		s.mu.RUnlock()
+		for _, k := range keys {
+			if err := ctx.Err(); err != nil {
+				yield(nil, err)
+				return
+			}
+			s.mu.RLock()
+			var t *checkpoint.Tuple
+			if sp := s.space(k.thread, k.ns, false); sp != nil && sp.cps[k.id] != nil {
+				t, err = s.tuple(k.thread, k.ns, k.id, sp)
+			}
+			s.mu.RUnlock()
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if t != nil && !yield(t, nil) {
+				return
+			}
+		}
+	}
+}
+
+// ListHeaders returns the headers of the checkpoints List would yield for
+// opts, in the same order, without values or writes.
+func (s *Saver) ListHeaders(ctx context.Context, opts checkpoint.ListOptions) ([]checkpoint.Header, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	conds, err := record.CompileFilter(opts.Filter)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	keys := s.selectKeys(opts, conds)
+	out := make([]checkpoint.Header, 0, len(keys))
+	for _, k := range keys {
+		rec := s.threads[k.thread].spaces[k.ns].cps[k.id]
+		md, err := record.DecodeMetadata(rec.md)
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint %q in thread %q ns %q: %w", k.id, k.thread, k.ns, err)
+		}
+		h := checkpoint.Header{Ref: checkpoint.Ref{ThreadID: k.thread, NS: k.ns, CheckpointID: k.id}, TS: rec.ts, Metadata: md}
+		if rec.parentID != "" {
+			h.Parent = &checkpoint.Ref{ThreadID: k.thread, NS: k.ns, CheckpointID: rec.parentID}
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// DeleteThread removes every checkpoint, value and write of threadID in all
+// namespaces. Deleting a missing thread is not an error; an empty threadID
+// returns an error wrapping checkpoint.ErrNoThread.
+func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	if threadID == "" {
+		return fmt.Errorf("delete thread: %w", checkpoint.ErrNoThread)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.threads, threadID)
+	return nil
+}
+
+// Prune keeps only the newest keepLatest checkpoints of each namespace of each
+// given thread, with their writes and the values they reference; everything
+// else of those threads goes (keepLatest 0 deletes the threads). Other
+// threads are untouched; missing threads and an empty list are no-ops. A
+// negative keepLatest is an error.
+func (s *Saver) Prune(ctx context.Context, threadIDs []string, keepLatest int) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	if keepLatest < 0 {
+		return fmt.Errorf("prune threads %q: keepLatest %d is negative", threadIDs, keepLatest)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, tid := range threadIDs {
+		t := s.threads[tid]
+		if t == nil {
+			continue
+		}
+		for ns, sp := range t.spaces {
+			if err := pruneSpace(sp, keepLatest); err != nil {
+				return fmt.Errorf("prune thread %q ns %q: %w", tid, ns, err)
+			}
+			if len(sp.ids) == 0 && len(sp.writes) == 0 && len(sp.blobs) == 0 {
+				delete(t.spaces, ns)
+			}
+		}
+		if len(t.spaces) == 0 {
+			delete(s.threads, tid)
+		}
+	}
+	return nil
+}
+
+func pruneSpace(sp *space, keep int) error {
+	if drop := len(sp.ids) - keep; drop > 0 {
+		for _, id := range sp.ids[:drop] {
+			delete(sp.cps, id)
+		}
+		sp.ids = slices.Clone(sp.ids[drop:])
+	}
+	for id := range sp.writes {
+		if sp.cps[id] == nil {
+			delete(sp.writes, id)
+		}
+	}
+	used := map[blobKey]bool{}
+	for id, rec := range sp.cps {
+		cp, err := record.DecodeHeader(rec.header, id, rec.ts)
+		if err != nil {
+			return err
+		}
+		for ch, v := range cp.ChannelVersions {
+			used[blobKey{ch, v}] = true
+		}
+	}
+	for k := range sp.blobs {
+		if !used[k] {
+			delete(sp.blobs, k)
+		}
+	}
+	return nil
+}
+
+// CopyThread copies every checkpoint, value and write of srcThreadID, in all
+// namespaces, to dstThreadID, keeping checkpoint ids, parents and order.
+// Checkpoints and writes already in dstThreadID with the same ids are
+// replaced; others are kept. A missing source copies nothing. Empty thread
+// ids return an error wrapping checkpoint.ErrNoThread.
+func (s *Saver) CopyThread(ctx context.Context, srcThreadID, dstThreadID string) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	if srcThreadID == "" || dstThreadID == "" {
+		return fmt.Errorf("copy thread %q to %q: %w", srcThreadID, dstThreadID, checkpoint.ErrNoThread)
+	}
+	if srcThreadID == dstThreadID {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	src := s.threads[srcThreadID]
+	if src == nil {
+		return nil
+	}
+	// Stored slices are never mutated in place, so the copy may share them.
+	for ns, sp := range src.spaces {
+		dst := s.space(dstThreadID, ns, true)
+		for k, v := range sp.blobs {
+			if _, ok := dst.blobs[k]; !ok {
+				dst.blobs[k] = v
+			}
+		}
+		for id, rec := range sp.cps {
+			if dst.cps[id] == nil {
+				i, _ := slices.BinarySearch(dst.ids, id)
+				dst.ids = slices.Insert(dst.ids, i, id)
+			}
+			dst.cps[id] = rec
+		}
+		for id, ws := range sp.writes {
+			m := dst.writes[id]
+			if m == nil {
+				m = make(map[writeKey]storedWrite, len(ws))
+				dst.writes[id] = m
+			}
+			for k, w := range ws {
+				m[k] = w
+			}
+		}
+	}
+	return nil
+}
+
+// ListThreads returns the threads that have root-namespace checkpoints,
+// newest first by their latest root checkpoint (ties by thread id); limit 0
+// (or less) means no limit.
+func (s *Saver) ListThreads(ctx context.Context, limit int) ([]checkpoint.ThreadInfo, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []checkpoint.ThreadInfo
+	for tid, t := range s.threads {
+		sp := t.spaces[""]
+		if sp == nil || len(sp.ids) == 0 {
+			continue
+		}
+		id := sp.ids[len(sp.ids)-1]
+		rec := sp.cps[id]
+		md, err := record.DecodeMetadata(rec.md)
+		if err != nil {
+			return nil, fmt.Errorf("thread %q checkpoint %q: %w", tid, id, err)
+		}
+		out = append(out, checkpoint.ThreadInfo{
+			ThreadID:    tid,
+			Checkpoints: len(sp.ids),
+			Latest:      checkpoint.Ref{ThreadID: tid, CheckpointID: id},
+			LatestMeta:  md,
+			UpdatedAt:   rec.ts,
+		})
+	}
+	slices.SortFunc(out, func(a, b checkpoint.ThreadInfo) int {
+		return cmp.Or(cmp.Compare(b.Latest.CheckpointID, a.Latest.CheckpointID), cmp.Compare(a.ThreadID, b.ThreadID))
+	})
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// Stats counts threads (with at least one checkpoint), checkpoints, writes
+// and stored values; Bytes is the size of the stored values and write values
+// (encrypted size when encryption is on).
+func (s *Saver) Stats(ctx context.Context) (checkpoint.Stats, error) {
+	if err := s.check(ctx); err != nil {
+		return checkpoint.Stats{}, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var st checkpoint.Stats
+	for _, t := range s.threads {
+		n := 0
+		for _, sp := range t.spaces {
+			n += len(sp.ids)
+			st.Blobs += len(sp.blobs)
+			for _, b := range sp.blobs {
+				st.Bytes += int64(len(b))
+			}
+			for _, ws := range sp.writes {
+				st.Writes += len(ws)
+				for _, w := range ws {
+					st.Bytes += int64(len(w.value))
+				}
+			}
+		}
+		st.Checkpoints += n
+		if n > 0 {
+			st.Threads++
+		}
+	}
+	return st, nil
+}
