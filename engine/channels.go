@@ -185,24 +185,26 @@ func (c *topic) copy() channel { d := *c; d.vals = slices.Clone(c.vals); return 
 type Overwrite struct{ Value any }
 
 // reducer folds writes into an accumulated value with a binary operator
-// (LangGraph's BinaryOperatorAggregate).
+// (LangGraph's BinaryOperatorAggregate). Like LangGraph's, it starts out
+// holding its type's zero value when the type has a natural one ([] for a
+// list, 0, ""), so an unwritten list reads as empty rather than missing.
 type reducer struct {
 	name  string
 	codec codec
 	op    func(acc, v any) (any, error)
-	zero  func() (any, bool) // the initial value, when the type has one
 	v     any
 	set   bool
+}
+
+func newReducer(name string, c codec, zero func() (any, bool), op func(acc, v any) (any, error)) *reducer {
+	r := &reducer{name: name, codec: c, op: op}
+	r.v, r.set = zero()
+	return r
 }
 
 func (c *reducer) update(vals []any) (bool, error) {
 	if len(vals) == 0 {
 		return false, nil
-	}
-	if !c.set {
-		if z, ok := c.zero(); ok {
-			c.v, c.set = z, true
-		}
 	}
 	seenOverwrite := false
 	for _, v := range vals {

@@ -114,15 +114,15 @@ type ReducerKey[T any] struct{ s *chanSpec }
 func Reducer[T any](name, opName string, op func(acc, v T) T) ReducerKey[T] {
 	s := &chanSpec{name: name, kind: "reducer", codec: typedCodec[T]{}, reducer: opName}
 	s.newCh = func() channel {
-		return &reducer{name: name, codec: s.codec, zero: zeroFor[T](),
-			op: func(acc, v any) (any, error) {
+		return newReducer(name, s.codec, zeroFor[T](),
+			func(acc, v any) (any, error) {
 				a, ok1 := acc.(T)
 				b, ok2 := v.(T)
 				if !ok1 || !ok2 {
 					return nil, fmt.Errorf("reducer %s got %T and %T, want %v", opName, acc, v, reflect.TypeFor[T]())
 				}
 				return op(a, b), nil
-			}}
+			})
 	}
 	return ReducerKey[T]{s}
 }

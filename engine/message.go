@@ -104,15 +104,15 @@ type MessagesKey struct{ s *chanSpec }
 func Messages(name string) MessagesKey {
 	s := &chanSpec{name: name, kind: "reducer", codec: typedCodec[[]Message]{}, reducer: "add_messages"}
 	s.newCh = func() channel {
-		return &reducer{name: name, codec: s.codec, zero: zeroFor[[]Message](),
-			op: func(acc, v any) (any, error) {
+		return newReducer(name, s.codec, zeroFor[[]Message](),
+			func(acc, v any) (any, error) {
 				a, ok1 := acc.([]Message)
 				b, ok2 := v.([]Message)
 				if !ok1 || !ok2 {
 					return nil, fmt.Errorf("add_messages got %T and %T, want []engine.Message", acc, v)
 				}
 				return AddMessages(a, b)
-			}}
+			})
 	}
 	return MessagesKey{s}
 }

@@ -562,7 +562,7 @@ func (rt *runtime) apply(tasks []*task) ([]int, error) {
 	for _, v := range rt.ver {
 		maxv = max(maxv, v)
 	}
-	next := maxv + 1
+	next := nextVersion(maxv)
 	for _, t := range tasks {
 		if len(t.triggers) == 0 {
 			continue
@@ -654,6 +654,21 @@ func (rt *runtime) apply(tasks []*task) ([]int, error) {
 	rt.updated = updated
 	return updated, nil
 }
+
+// nextVersion returns a channel version greater than v. The high 31 bits
+// count steps; the low 32 bits are random, as LangGraph's savers add a random
+// fraction: two branches forked from one checkpoint then never give the same
+// version to different values, so a saver can key stored values by
+// (channel, version) across the whole thread.
+func nextVersion(v int64) int64 {
+	return ((v>>versionShift)+1)<<versionShift | int64(rand.Uint32())
+}
+
+const versionShift = 32
+
+// VersionStep returns the step-counter part of a channel version, for
+// display: versions compare as whole numbers, but their low bits are random.
+func VersionStep(v int64) int64 { return v >> versionShift }
 
 // loop runs super-steps until the graph is done or stops.
 func (rt *runtime) loop() (*Result, error) {

@@ -169,7 +169,7 @@ func (gr *Graph) snapshotOf(ctx context.Context, cfg *runConfig, tp *checkpoint.
 		}
 	}
 	for _, t := range tasks {
-		if doneSet[t.id] {
+		if doneSet[t.id] && applyPending {
 			done = append(done, t)
 		} else if !slices.Contains(snap.Next, t.name) {
 			snap.Next = append(snap.Next, t.name)
