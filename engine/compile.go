@@ -548,3 +548,63 @@ func tasksSpec(g *Graph) *chanSpec {
 			}}
 	}}
 }
+
+// WithSaver returns a copy of the graph that stores its checkpoints in s,
+// for tools such as the studio that open the user's compiled graphs on a
+// store of their own. Subgraphs follow their parent's saver.
+func (gr *Graph) WithSaver(s checkpoint.Saver) *Graph {
+	c := *gr
+	c.saver = s
+	return &c
+}
+
+// DecodeValues parses a JSON object of channel values (an input form, an
+// edited state) into Values with each value decoded into its channel's Go
+// type. Unknown keys and values that do not fit are errors naming the key.
+func (gr *Graph) DecodeValues(data []byte) (Values, error) {
+	v, err := valuesCodec{gr}.decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("graph %q input: %w", gr.name, err)
+	}
+	return v.(Values), nil
+}
+
+// DecodeValue parses the JSON of one channel's value into its Go type.
+func (gr *Graph) DecodeValue(channel string, data []byte) (any, error) {
+	i, ok := gr.chanIdx[channel]
+	if !ok || i >= gr.nState {
+		return nil, fmt.Errorf("graph %q has no channel %q", gr.name, channel)
+	}
+	v, err := gr.specs[i].codec.decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("channel %q: %w", channel, err)
+	}
+	return v, nil
+}
+
+// Write returns a Write of v to the named channel after checking that the
+// channel exists and accepts v, for tools that build updates from data.
+func (gr *Graph) Write(channel string, v any) (Write, error) {
+	i, ok := gr.chanIdx[channel]
+	if !ok || i >= gr.nState {
+		return Write{}, fmt.Errorf("graph %q has no channel %q", gr.name, channel)
+	}
+	if err := gr.specs[i].checkWrite(v); err != nil {
+		return Write{}, fmt.Errorf("channel %q: %w", channel, err)
+	}
+	return Write{channel, v}, nil
+}
+
+// Replace returns a Write that sets the named channel to v outright: an
+// Overwrite for reducer channels (so editing a list replaces it rather than
+// appending), a plain write otherwise.
+func (gr *Graph) Replace(channel string, v any) (Write, error) {
+	w, err := gr.Write(channel, v)
+	if err != nil {
+		return w, err
+	}
+	if gr.specs[gr.chanIdx[channel]].kind == "reducer" {
+		w.Value = Overwrite{v}
+	}
+	return w, nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"reflect"
 
 	"github.com/weftstudio/weft/checkpoint"
 )
@@ -11,7 +12,9 @@ import (
 // execSubgraph runs a subgraph node: the child graph gets the parent's
 // values of the channels it shares by name, runs in the namespace
 // "node:<task id>" (checkpointed there when the parent has a saver), and its
-// final values of the shared channels become the task's writes. A re-run of
+// final values of the shared channels become the task's writes — only those
+// it changed, unlike LangGraph, which writes back every output key: parallel
+// subgraph tasks then do not clash on keys they only read. A re-run of
 // the same task (after an interrupt or a crash) resumes the child's own
 // checkpoints instead of starting over.
 func (rt *runtime) execSubgraph(ctx context.Context, t *task) (Output, error) {
@@ -27,6 +30,7 @@ func (rt *runtime) execSubgraph(ctx context.Context, t *task) (Output, error) {
 	cfg := &runConfig{thread: rt.cfg.thread, ns: ns, limit: rt.cfg.limit, durability: rt.cfg.durability,
 		beforeSet: true, afterSet: true, runID: rt.cfg.runID, metadata: rt.cfg.metadata, parents: parents, parentRT: rt}
 	var input Input
+	var in Values
 	resume := false
 	if rt.saver != nil {
 		_, err := rt.saver.Get(ctx, checkpoint.Ref{ThreadID: rt.cfg.thread, NS: ns})
@@ -38,7 +42,7 @@ func (rt *runtime) execSubgraph(ctx context.Context, t *task) (Output, error) {
 		}
 	}
 	if !resume {
-		in := Values{}
+		in = Values{}
 		src := State{r: committedReader{rt}}
 		if t.push {
 			if vals, ok := t.arg.(Values); ok {
@@ -71,6 +75,9 @@ func (rt *runtime) execSubgraph(ctx context.Context, t *task) (Output, error) {
 		v, ok := res.Values[name]
 		if !ok {
 			continue
+		}
+		if old, had := in[name]; had && reflect.DeepEqual(old, v) {
+			continue // unchanged: writing it back would clash with sibling subgraphs
 		}
 		if j, ok := rt.g.chanIdx[name]; ok && j < rt.g.nState && rt.g.specs[j].codec.check(v) == nil {
 			up = append(up, Write{name, v})

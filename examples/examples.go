@@ -1,0 +1,45 @@
+// Package examples holds the demo graphs the studio opens by default: a
+// writing assistant with a human review, a tool-using agent whose money
+// transfer needs approval, and a map-reduce over subjects with a subgraph.
+// Their "models" are scripted and deterministic, so the demos run offline
+// and the tests can assert exact states.
+package examples
+
+import (
+	"fmt"
+
+	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/engine"
+)
+
+// Demo is one bundled graph with what the studio needs to offer it.
+type Demo struct {
+	Graph       *engine.Graph
+	Description string
+	// Example is a sensible first input, shown pre-filled in the new-thread
+	// form.
+	Example engine.Values
+}
+
+// All compiles every demo with saver (nil runs them without checkpoints;
+// interrupts then cannot be answered). The writing assistant comes first: it
+// is the one the studio opens on.
+func All(saver checkpoint.Saver) ([]Demo, error) {
+	builders := []func(checkpoint.Saver) (Demo, error){Writer, Agent, MapReduce}
+	out := make([]Demo, 0, len(builders))
+	for _, b := range builders {
+		d, err := b(saver)
+		if err != nil {
+			return nil, fmt.Errorf("demo graphs: %w", err)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func compileWith(b *engine.StateGraph, saver checkpoint.Saver, opts ...engine.CompileOption) (*engine.Graph, error) {
+	if saver != nil {
+		opts = append(opts, engine.WithSaver(saver))
+	}
+	return b.Compile(opts...)
+}
