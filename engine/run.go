@@ -109,6 +109,7 @@ type runtime struct {
 	hasNull    bool
 	resumeMap  map[string]any
 
+	extra     map[string]any // metadata Extra of every checkpoint of the run
 	bg        *bgWriter
 	exitWrite []func() error // durability exit: writes of the step in progress
 	exitCP    *deferredPut   // durability exit: the checkpoint to store at the end
@@ -171,6 +172,11 @@ func (gr *Graph) newRuntime(ctx context.Context, cfg *runConfig, em *emitter) (*
 	rt.seen = map[string][]int64{}
 	rt.buckets = make([][]any, n)
 	rt.cpRef = checkpoint.Ref{ThreadID: cfg.thread, NS: cfg.ns}
+	rt.extra = make(map[string]any, len(cfg.metadata)+1)
+	for k, v := range cfg.metadata {
+		rt.extra[k] = v
+	}
+	rt.extra[MetaGraph] = gr.name
 	return rt, nil
 }
 
@@ -654,6 +660,11 @@ func (rt *runtime) apply(tasks []*task) ([]int, error) {
 	rt.updated = updated
 	return updated, nil
 }
+
+// MetaGraph is the metadata Extra key under which every checkpoint records
+// the name of the graph that wrote it, so tools can tell which graph a
+// thread belongs to.
+const MetaGraph = "graph"
 
 // nextVersion returns a channel version greater than v. The high 31 bits
 // count steps; the low 32 bits are random, as LangGraph's savers add a random
@@ -1441,7 +1452,7 @@ func (rt *runtime) put(source checkpoint.Source, tasks []string) error {
 		}
 		sort.Strings(cp.UpdatedChannels)
 	}
-	md := checkpoint.Metadata{Source: source, Step: rt.step, Parents: rt.cfg.parents, RunID: rt.cfg.runID, Tasks: tasks, Extra: rt.cfg.metadata}
+	md := checkpoint.Metadata{Source: source, Step: rt.step, Parents: rt.cfg.parents, RunID: rt.cfg.runID, Tasks: tasks, Extra: rt.extra}
 	if md.Parents == nil {
 		md.Parents = map[string]string{}
 	}

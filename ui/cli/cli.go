@@ -1,0 +1,414 @@
+// Package cli is the studio's headless companion: subcommands of the weft
+// binary that work on the same store as the window and print JSON, for
+// scripts and CI. Each command prints one JSON document on stdout; errors go
+// to stderr with exit code 1 (2 for a usage mistake).
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/store"
+	"github.com/weftstudio/weft/engine"
+)
+
+// Env is what the commands run against. Zero Stdout/Stderr discard output.
+type Env struct {
+	Graphs []*engine.Graph
+	Stdout io.Writer
+	Stderr io.Writer
+	// Extra adds commands implemented elsewhere (serve, export, import), by
+	// name; they get the open store and their own arguments.
+	Extra map[string]Command
+}
+
+// Command is a subcommand: it gets the open store, the graphs bound to it
+// and its arguments after the global flags, and returns an error to report.
+type Command struct {
+	Summary string
+	Run     func(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, args []string, stdout io.Writer) error
+}
+
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+var builtins = map[string]Command{
+	"threads": {"list the store's threads, newest first: threads [-graph NAME] [-limit N]", cmdThreads},
+	"history": {"list a thread's checkpoints, newest first: history THREAD [-limit N]", cmdHistory},
+	"state":   {"show a thread's state: state THREAD [CHECKPOINT]", cmdState},
+	"resume":  {"answer a thread's interrupt and run on: resume THREAD -answer JSON [-id INTERRUPT]", cmdResume},
+	"prune":   {"delete old checkpoints: prune -keep N [THREAD…] (all threads when none given)", cmdPrune},
+}
+
+// IsCommand reports whether name is a subcommand (built in or in extra).
+func IsCommand(name string, extra map[string]Command) bool {
+	_, ok := builtins[name]
+	if !ok {
+		_, ok = extra[name]
+	}
+	return ok || name == "help" || name == "-h" || name == "--help"
+}
+
+// Run runs the subcommand in args[0] with the global flags -db PATH (default
+// weft.db) and -store DSN, and returns the process exit code.
+func Run(ctx context.Context, args []string, env Env) int {
+	if env.Stdout == nil {
+		env.Stdout = io.Discard
+	}
+	if env.Stderr == nil {
+		env.Stderr = io.Discard
+	}
+	cmds := map[string]Command{}
+	for k, v := range builtins {
+		cmds[k] = v
+	}
+	for k, v := range env.Extra {
+		cmds[k] = v
+	}
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(env.Stderr, cmds)
+		return 2
+	}
+	cmd, ok := cmds[args[0]]
+	if !ok {
+		fmt.Fprintf(env.Stderr, "weft: unknown command %q\n", args[0])
+		usage(env.Stderr, cmds)
+		return 2
+	}
+	spec, rest, err := storeFlag(args[1:])
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "weft %s: %v\n", args[0], err)
+		return 2
+	}
+	s, err := store.Open(ctx, spec)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "weft %s: %v\n", args[0], err)
+		return 1
+	}
+	defer s.Close()
+	graphs := make([]*engine.Graph, len(env.Graphs))
+	for i, g := range env.Graphs {
+		graphs[i] = g.WithSaver(s)
+	}
+	if err := cmd.Run(ctx, s, graphs, rest, env.Stdout); err != nil {
+		fmt.Fprintf(env.Stderr, "weft %s: %v\n", args[0], err)
+		var ue *usageError
+		if errors.As(err, &ue) {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+func usage(w io.Writer, cmds map[string]Command) {
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fmt.Fprintln(w, "usage: weft [COMMAND] [-db PATH | -store DSN] [ARGS]")
+	fmt.Fprintln(w, "Without a command, weft opens the studio. Commands print JSON:")
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-8s %s\n", n, cmds[n].Summary)
+	}
+}
+
+// storeFlag takes -db/-store (anywhere in args) and returns the store spec
+// and the other arguments.
+func storeFlag(args []string) (string, []string, error) {
+	spec := "weft.db"
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || (name != "db" && name != "store") {
+			rest = append(rest, a)
+			continue
+		}
+		if !hasVal {
+			if i+1 >= len(args) {
+				return "", nil, usagef("-%s needs a value", name)
+			}
+			i++
+			val = args[i]
+		}
+		spec = val
+	}
+	return spec, rest, nil
+}
+
+// parse parses flags that may come before or after positional arguments.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	fs.SetOutput(io.Discard)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, usagef("%v", err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// ThreadJSON is one thread as the threads command prints it.
+type ThreadJSON struct {
+	ThreadID    string    `json:"thread_id"`
+	Graph       string    `json:"graph"`
+	Checkpoints int       `json:"checkpoints"`
+	Step        int       `json:"step"`
+	Source      string    `json:"source"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+func cmdThreads(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("threads", flag.ContinueOnError)
+	graph := fs.String("graph", "", "only threads of this graph")
+	limit := fs.Int("limit", 0, "at most this many threads")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	tl, ok := s.(checkpoint.ThreadLister)
+	if !ok {
+		return errors.New("this store cannot list threads")
+	}
+	infos, err := tl.ListThreads(ctx, 0)
+	if err != nil {
+		return err
+	}
+	out := []ThreadJSON{}
+	for _, ti := range infos {
+		g, _ := ti.LatestMeta.Extra[engine.MetaGraph].(string)
+		if *graph != "" && g != *graph {
+			continue
+		}
+		out = append(out, ThreadJSON{ThreadID: ti.ThreadID, Graph: g, Checkpoints: ti.Checkpoints, Step: ti.LatestMeta.Step,
+			Source: string(ti.LatestMeta.Source), UpdatedAt: ti.UpdatedAt})
+		if *limit > 0 && len(out) == *limit {
+			break
+		}
+	}
+	return printJSON(w, out)
+}
+
+// SnapshotJSON is a checkpoint's state as the history and state commands
+// print it.
+type SnapshotJSON struct {
+	CheckpointID string                    `json:"checkpoint_id"`
+	ParentID     string                    `json:"parent_id,omitempty"`
+	Step         int                       `json:"step"`
+	Source       string                    `json:"source"`
+	Ran          []string                  `json:"ran,omitempty"`
+	CreatedAt    time.Time                 `json:"created_at"`
+	Next         []string                  `json:"next"`
+	Values       engine.Values             `json:"values"`
+	Interrupts   []engine.PendingInterrupt `json:"interrupts,omitempty"`
+	Errors       map[string]string         `json:"errors,omitempty"`
+}
+
+func toJSON(s *engine.Snapshot) SnapshotJSON {
+	out := SnapshotJSON{CheckpointID: s.Ref.CheckpointID, Step: s.Metadata.Step, Source: string(s.Metadata.Source),
+		Ran: s.Metadata.Tasks, CreatedAt: s.CreatedAt, Next: s.Next, Values: s.Values, Interrupts: s.Interrupts}
+	if out.Next == nil {
+		out.Next = []string{}
+	}
+	if s.Parent != nil {
+		out.ParentID = s.Parent.CheckpointID
+	}
+	for _, t := range s.Tasks {
+		if t.Error != "" {
+			if out.Errors == nil {
+				out.Errors = map[string]string{}
+			}
+			out.Errors[t.Name] = t.Error
+		}
+	}
+	return out
+}
+
+// graphOf finds the graph that wrote the thread, by the name its checkpoints
+// record.
+func graphOf(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, thread string) (*engine.Graph, error) {
+	tp, err := s.Get(ctx, checkpoint.Ref{ThreadID: thread})
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return nil, fmt.Errorf("thread %q not found in this store", thread)
+	}
+	if err != nil {
+		return nil, err
+	}
+	name, _ := tp.Metadata.Extra[engine.MetaGraph].(string)
+	for _, g := range graphs {
+		if g.Name() == name {
+			return g, nil
+		}
+	}
+	known := make([]string, len(graphs))
+	for i, g := range graphs {
+		known[i] = g.Name()
+	}
+	return nil, fmt.Errorf("thread %q was written by graph %q, which this binary does not have (it has %s)", thread, name, strings.Join(known, ", "))
+}
+
+func cmdHistory(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("history", flag.ContinueOnError)
+	limit := fs.Int("limit", 0, "at most this many checkpoints")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("usage: history THREAD [-limit N]")
+	}
+	g, err := graphOf(ctx, s, graphs, pos[0])
+	if err != nil {
+		return err
+	}
+	snaps, err := g.History(ctx, checkpoint.ListOptions{Limit: *limit}, engine.WithThread(pos[0]))
+	if err != nil {
+		return err
+	}
+	out := make([]SnapshotJSON, len(snaps))
+	for i, sn := range snaps {
+		out[i] = toJSON(sn)
+	}
+	return printJSON(w, out)
+}
+
+func cmdState(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("state", flag.ContinueOnError)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) < 1 || len(pos) > 2 {
+		return usagef("usage: state THREAD [CHECKPOINT]")
+	}
+	g, err := graphOf(ctx, s, graphs, pos[0])
+	if err != nil {
+		return err
+	}
+	opts := []engine.RunOption{engine.WithThread(pos[0])}
+	if len(pos) == 2 {
+		opts = append(opts, engine.WithCheckpoint(pos[1]))
+	}
+	sn, err := g.GetState(ctx, opts...)
+	if err != nil {
+		return err
+	}
+	return printJSON(w, toJSON(sn))
+}
+
+// ResultJSON is what resume prints.
+type ResultJSON struct {
+	ThreadID     string                    `json:"thread_id"`
+	CheckpointID string                    `json:"checkpoint_id"`
+	Done         bool                      `json:"done"`
+	Next         []string                  `json:"next"`
+	Values       engine.Values             `json:"values"`
+	Interrupts   []engine.PendingInterrupt `json:"interrupts,omitempty"`
+}
+
+func cmdResume(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("resume", flag.ContinueOnError)
+	answer := fs.String("answer", "", "the answer, as JSON")
+	id := fs.String("id", "", "the interrupt to answer (needed when several are pending)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || *answer == "" {
+		return usagef("usage: resume THREAD -answer JSON [-id INTERRUPT]")
+	}
+	var v any
+	if err := json.Unmarshal([]byte(*answer), &v); err != nil {
+		return usagef("-answer is not valid JSON (%v): quote strings, e.g. -answer '\"approve\"'", err)
+	}
+	thread := pos[0]
+	g, err := graphOf(ctx, s, graphs, thread)
+	if err != nil {
+		return err
+	}
+	st, err := g.GetState(ctx, engine.WithThread(thread))
+	if err != nil {
+		return err
+	}
+	if len(st.Interrupts) == 0 {
+		return fmt.Errorf("thread %q has no pending interrupt to answer", thread)
+	}
+	cmd := engine.Command{Resume: v}
+	if *id != "" {
+		ids := make([]string, len(st.Interrupts))
+		for i, it := range st.Interrupts {
+			ids[i] = it.ID
+		}
+		if !slices.Contains(ids, *id) {
+			return fmt.Errorf("thread %q has no pending interrupt %q (pending: %s)", thread, *id, strings.Join(ids, ", "))
+		}
+		cmd = engine.Command{ResumeByID: map[string]any{*id: v}}
+	}
+	res, err := g.Invoke(ctx, cmd, engine.WithThread(thread))
+	if err != nil {
+		return err
+	}
+	out := ResultJSON{ThreadID: thread, CheckpointID: res.Ref.CheckpointID, Done: res.Done, Next: res.Next, Values: res.Values, Interrupts: res.Interrupts}
+	if out.Next == nil {
+		out.Next = []string{}
+	}
+	return printJSON(w, out)
+}
+
+func cmdPrune(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("prune", flag.ContinueOnError)
+	keep := fs.Int("keep", -1, "checkpoints to keep per thread and namespace")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if *keep < 0 {
+		return usagef("usage: prune -keep N [THREAD…]")
+	}
+	p, ok := s.(checkpoint.Pruner)
+	if !ok {
+		return errors.New("this store cannot prune")
+	}
+	threads := pos
+	if len(threads) == 0 {
+		tl, ok := s.(checkpoint.ThreadLister)
+		if !ok {
+			return errors.New("this store cannot list threads; name them")
+		}
+		infos, err := tl.ListThreads(ctx, 0)
+		if err != nil {
+			return err
+		}
+		for _, ti := range infos {
+			threads = append(threads, ti.ThreadID)
+		}
+	}
+	if err := p.Prune(ctx, threads, *keep); err != nil {
+		return err
+	}
+	return printJSON(w, map[string]any{"pruned_threads": len(threads), "kept_per_thread": *keep})
+}

@@ -1,0 +1,124 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/weftstudio/weft/checkpoint/store"
+	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/examples"
+	"github.com/weftstudio/weft/ui/cli"
+)
+
+var ctx = context.Background()
+
+func demoGraphs(t *testing.T) []*engine.Graph {
+	demos, err := examples.All(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := make([]*engine.Graph, len(demos))
+	for i, d := range demos {
+		gs[i] = d.Graph
+	}
+	return gs
+}
+
+func runCLI(t *testing.T, graphs []*engine.Graph, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := cli.Run(ctx, args, cli.Env{Graphs: graphs, Stdout: &out, Stderr: &errb})
+	return out.String(), errb.String(), code
+}
+
+// seed starts a writing-assistant thread in db and leaves it at the review
+// interrupt.
+func seed(t *testing.T, db string, graphs []*engine.Graph) {
+	s, err := store.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	g := graphs[0].WithSaver(s)
+	res, err := g.Invoke(ctx, engine.Values{"topic": "kelp"}, engine.WithThread("t1"))
+	if err != nil || len(res.Interrupts) != 1 {
+		t.Fatalf("seed: %v %+v", err, res)
+	}
+}
+
+func TestCommandsEndToEnd(t *testing.T) {
+	graphs := demoGraphs(t)
+	db := filepath.Join(t.TempDir(), "weft.db")
+	seed(t, db, graphs)
+
+	out, errs, code := runCLI(t, graphs, "threads", "-db", db)
+	var threads []cli.ThreadJSON
+	if code != 0 || json.Unmarshal([]byte(out), &threads) != nil || len(threads) != 1 || threads[0].ThreadID != "t1" || threads[0].Graph != "writing assistant" {
+		t.Fatalf("threads: code %d out %s err %s", code, out, errs)
+	}
+
+	out, _, code = runCLI(t, graphs, "history", "t1", "-db", db)
+	var hist []cli.SnapshotJSON
+	if code != 0 || json.Unmarshal([]byte(out), &hist) != nil || len(hist) != 6 || hist[len(hist)-1].Source != "input" {
+		t.Fatalf("history: code %d, %d entries: %s", code, len(hist), out)
+	}
+
+	out, _, code = runCLI(t, graphs, "state", "-db", db, "t1")
+	var st cli.SnapshotJSON
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || len(st.Interrupts) != 1 || strings.Join(st.Next, ",") != "review" {
+		t.Fatalf("state: %s", out)
+	}
+	// The state at an earlier checkpoint.
+	out, _, code = runCLI(t, graphs, "state", "-db", db, "t1", hist[len(hist)-1].CheckpointID)
+	if code != 0 || !strings.Contains(out, `"__start__"`) {
+		t.Fatalf("state at the input checkpoint: %s", out)
+	}
+
+	_, errs, code = runCLI(t, graphs, "resume", "t1", "-db", db, "-answer", "approve")
+	if code != 2 || !strings.Contains(errs, "not valid JSON") {
+		t.Fatalf("bad JSON answer: code %d, %s", code, errs)
+	}
+	_, errs, code = runCLI(t, graphs, "resume", "t1", "-db", db, "-answer", `"approve"`, "-id", "nope")
+	if code != 1 || !strings.Contains(errs, `no pending interrupt "nope"`) {
+		t.Fatalf("unknown id: code %d, %s", code, errs)
+	}
+	out, errs, code = runCLI(t, graphs, "resume", "t1", "-db", db, "-answer", `"approve"`)
+	var res cli.ResultJSON
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || !res.Done || res.Values["published"] == "" {
+		t.Fatalf("resume: code %d out %s err %s", code, out, errs)
+	}
+
+	out, _, code = runCLI(t, graphs, "prune", "-db", db, "-keep", "2")
+	if code != 0 {
+		t.Fatalf("prune: %s", out)
+	}
+	out, _, _ = runCLI(t, graphs, "history", "t1", "-db", db)
+	if json.Unmarshal([]byte(out), &hist) != nil || len(hist) != 2 {
+		t.Fatalf("after prune: %d entries", len(hist))
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	graphs := demoGraphs(t)
+	dir := t.TempDir()
+	foreign := filepath.Join(dir, "notes.txt")
+	os.WriteFile(foreign, []byte("these are my notes, not a database"), 0o644)
+	_, errs, code := runCLI(t, graphs, "threads", "-db", foreign)
+	if code != 1 || !strings.Contains(errs, foreign) {
+		t.Errorf("foreign file: code %d, %s", code, errs)
+	}
+	_, errs, code = runCLI(t, graphs, "frobnicate")
+	if code != 2 || !strings.Contains(errs, "unknown command") {
+		t.Errorf("unknown command: code %d, %s", code, errs)
+	}
+	db := filepath.Join(dir, "weft.db")
+	_, errs, code = runCLI(t, graphs, "state", "-db", db, "missing")
+	if code != 1 || !strings.Contains(errs, `thread "missing" not found`) {
+		t.Errorf("missing thread: code %d, %s", code, errs)
+	}
+}
