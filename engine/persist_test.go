@@ -369,3 +369,5 @@ func TestStepLimit(t *testing.T) {
 		t.Errorf("stepping wrote %d checkpoints, want 5", len(rows))
 	}
 }
+
+func memorySaver() checkpoint.Saver { return memory.New() }

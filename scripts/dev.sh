@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Weft's one entry point for people and CI.
+#   bash scripts/dev.sh studio [ARGS]  set up, build and open the studio (./weft.db unless -db names another)
+#   bash scripts/dev.sh test           set up and run the whole test suite: gofmt, go vet, go test (race on engine and checkpoint)
+#   bash scripts/dev.sh smoke          start the real window under Xvfb, check it stays up and draws something
+#   bash scripts/dev.sh bench          run the benchmarks named in the README (not part of test: they take minutes)
+#   bash scripts/dev.sh setup          only install what is missing (Debian packages, Go modules)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export LANG=${LANG:-C.UTF-8}
+
+# Debian packages: cgo + OpenGL headers for Fyne, Xvfb and ImageMagick for the
+# real-window check, PostgreSQL for the PostgreSQL saver's tests, Node for the
+# AG-UI client's end-to-end test.
+PACKAGES=(gcc libc6-dev pkg-config libgl1-mesa-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev
+  xvfb xauth imagemagick xdotool postgresql)
+
+setup() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+  done
+  command -v node >/dev/null 2>&1 || missing+=(nodejs npm)
+  if ((${#missing[@]})); then
+    echo "setup: installing ${missing[*]}"
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo=sudo
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+  command -v go >/dev/null 2>&1 || { echo "setup: Go 1.26 is needed (https://go.dev/dl)"; exit 1; }
+  go mod download
+}
+
+check_format() {
+  local bad
+  bad=$(git ls-files -co --exclude-standard '*.go' | xargs -r gofmt -l)
+  if [ -n "$bad" ]; then
+    echo "gofmt would change:"; echo "$bad"; return 1
+  fi
+}
+
+run_tests() {
+  check_format
+  go vet ./...
+  local pg_started=0
+  if [ -z "${WEFT_TEST_POSTGRES_DSN:-}" ] && [ -f scripts/pg-test-server.sh ]; then
+    eval "$(bash scripts/pg-test-server.sh start)"
+    pg_started=1
+    trap 'bash scripts/pg-test-server.sh stop >/dev/null 2>&1 || true' EXIT
+  fi
+  if [ -f scripts/agui-e2e-setup.sh ]; then
+    bash scripts/agui-e2e-setup.sh
+  fi
+  go test -race -count=1 ./engine/... ./checkpoint/...
+  go test -count=1 ./...
+  if [ "$pg_started" = 1 ]; then bash scripts/pg-test-server.sh stop >/dev/null 2>&1 || true; trap - EXIT; fi
+}
+
+smoke() {
+  go build -o weft .
+  local dir shot
+  dir=$(mktemp -d)
+  shot="$dir/shot.png"
+  Xvfb :97 -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
+  local xpid=$!
+  sleep 1
+  DISPLAY=:97 ./weft -db "$dir/smoke.db" >"$dir/app.log" 2>&1 &
+  local apid=$!
+  sleep 8
+  if ! kill -0 "$apid" 2>/dev/null; then
+    echo "smoke: the studio exited early:"; cat "$dir/app.log"; kill "$xpid"; return 1
+  fi
+  DISPLAY=:97 import -window root "$shot"
+  kill "$apid" "$xpid" 2>/dev/null || true
+  wait "$apid" 2>/dev/null || true
+  # A blank screen has a single colour: demand a real picture.
+  local colours
+  colours=$(convert "$shot" -format '%k' info:)
+  echo "smoke: the studio stayed up; the screenshot has $colours colours"
+  if [ "$colours" -lt 50 ]; then
+    echo "smoke: the screenshot looks blank"; return 1
+  fi
+}
+
+case "${1:-}" in
+  setup) setup ;;
+  studio) shift; setup; go build -o weft . && exec ./weft "$@" ;;
+  test) setup; run_tests ;;
+  smoke) setup; smoke ;;
+  bench) setup; go test -run '^$' -bench . -benchmem -count 5 ./engine/... ./checkpoint/... ./render/... ./ui/... ;;
+  *) sed -n '2,7p' "$0"; exit 2 ;;
+esac
