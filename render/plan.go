@@ -204,12 +204,12 @@ func (p *plan) level(t *engine.Topology, c *pCluster, prefix string, depth int, 
 			g.Label = wrap(e.Label, wrapEdge)
 			attrs := append([]string{"style=dashed"}, clip...)
 			if e.Label != "" {
-				attrs = append(attrs, "label="+quote(g.Label))
+				attrs = append(attrs, "label="+quote(padLabel(g.Label)))
 			}
 			p.addEdge(c, tail, head, g, attrs...)
 		case engine.EdgeSend:
 			g.Label = "Send"
-			p.addEdge(c, tail, head, g, append([]string{`style="bold,dotted"`, `label="Send"`, "arrowhead=normal"}, clip...)...)
+			p.addEdge(c, tail, head, g, append([]string{`style="bold,dotted"`, `label=" Send "`, "arrowhead=normal"}, clip...)...)
 		case engine.EdgeCommand:
 			p.addEdge(c, tail, head, g, append([]string{"style=dashed", "arrowhead=empty"}, clip...)...)
 		default:
@@ -405,6 +405,14 @@ func wrap(s string, width int) string {
 		out = append(out, string(r))
 	}
 	return strings.Join(out, "\n")
+}
+
+// padLabel puts a space either side of each line of an edge label.
+// Graphviz sizes labels with its own font metrics and sets them right next
+// to their edge; drawn with a wider font (Fyne's), an unpadded label would
+// touch or cross the edge.
+func padLabel(s string) string {
+	return " " + strings.ReplaceAll(s, "\n", " \n ") + " "
 }
 
 // quote returns s as a DOT double-quoted string. Newlines become the

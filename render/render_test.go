@@ -91,8 +91,8 @@ func TestDOTMarks(t *testing.T) {
 		{cycleTopo, DOTOptions{}, []string{
 			`"__start__" [id=n0, shape=oval, label="START"`,
 			`"__end__" [id=n3, shape=oval, peripheries=2, label="END"`,
-			`"agent" -> "tools" [id=e2, style=dashed, label="continue"]`,
-			`"tools" -> "tools" [id=e5, style=dashed, label="retry the same\ntool once more"]`,
+			`"agent" -> "tools" [id=e2, style=dashed, label=" continue "]`,
+			`"tools" -> "tools" [id=e5, style=dashed, label=" retry the same \n tool once more "]`,
 		}},
 		{joinTopo, DOTOptions{}, []string{
 			`"join:a+b" [id=n5, shape=point`,
@@ -101,7 +101,7 @@ func TestDOTMarks(t *testing.T) {
 			`"join:a+b" -> "c" [id=e5`,
 		}},
 		{sendTopo, DOTOptions{}, []string{
-			`"plan" -> "worker" [id=e1, style="bold,dotted", label="Send"`,
+			`"plan" -> "worker" [id=e1, style="bold,dotted", label=" Send "`,
 			`"reduce" -> "plan" [id=e3, style=dashed, arrowhead=empty]`,
 			`style="rounded,filled,dashed"`,
 			`<FONT POINT-SIZE="9">deferred · retry</FONT>`,
