@@ -36,7 +36,8 @@ type node struct {
 	idx      int
 	fn       NodeFunc
 	sub      *Graph
-	start    bool // the hidden __start__ node
+	pullPath string // "pull:<name>", the path of its pull tasks
+	start    bool   // the hidden __start__ node
 	deferred bool
 	retry    *RetryPolicy
 	triggers []int // channel indexes, sorted
@@ -92,7 +93,7 @@ func (g *StateGraph) Compile(opts ...CompileOption) (*Graph, error) {
 	isTarget := func(n string) bool { return known[n] && n != START || n == END }
 
 	for i, d := range defs {
-		n := &node{name: d.name, idx: i, fn: d.fn, sub: d.sub, deferred: d.deferred, retry: d.retry, start: d.name == START}
+		n := &node{name: d.name, idx: i, fn: d.fn, sub: d.sub, deferred: d.deferred, retry: d.retry, start: d.name == START, pullPath: "pull:" + d.name}
 		if n.retry == nil {
 			n.retry = cc.retry
 		}

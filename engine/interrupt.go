@@ -101,8 +101,10 @@ func convert[T any](v any) (T, error) {
 	return t, nil
 }
 
-// taskCtx is what a running node's context carries.
+// taskCtx is a running node's context: the run's context plus the task,
+// in one allocation.
 type taskCtx struct {
+	context.Context
 	rt      *runtime
 	t       *task
 	step    int
@@ -111,6 +113,14 @@ type taskCtx struct {
 }
 
 type taskKey struct{}
+
+// Value answers the task lookup itself and defers the rest to the parent.
+func (tc *taskCtx) Value(key any) any {
+	if _, ok := key.(taskKey); ok {
+		return tc
+	}
+	return tc.Context.Value(key)
+}
 
 func taskFrom(ctx context.Context) *taskCtx {
 	tc, _ := ctx.Value(taskKey{}).(*taskCtx)
@@ -198,5 +208,6 @@ func decodeLoose(b []byte) (any, error) {
 }
 
 func contextWith(ctx context.Context, tc *taskCtx) context.Context {
-	return context.WithValue(ctx, taskKey{}, tc)
+	tc.Context = ctx
+	return tc
 }

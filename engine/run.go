@@ -113,6 +113,15 @@ type runtime struct {
 	bg        *bgWriter
 	exitWrite []func() error // durability exit: writes of the step in progress
 	exitCP    *deferredPut   // durability exit: the checkpoint to store at the end
+	cands     []int          // buffers reused from step to step
+	todo      []*task
+	updBuf    [2][]int
+	updFlip   int
+	seenBlock []int64
+	mask      []bool
+	taskBuf   []*task
+	live      []*task // tasks handed out by prepare for the current step
+	free      []*task
 	buckets   [][]any
 	touched   []int
 }
@@ -142,6 +151,7 @@ type task struct {
 	// bump forces a step bump in apply even without triggers (manual
 	// updates), so ephemeral triggers of pending tasks are cleared.
 	bump bool
+	tc   taskCtx // the node's context, kept here to save an allocation
 }
 
 func (t *task) ns(rt *runtime) string {
@@ -451,7 +461,11 @@ func (s *chanSpec) checkWrite(v any) error {
 func (rt *runtime) seenFor(name string) []int64 {
 	s, ok := rt.seen[name]
 	if !ok {
-		s = make([]int64, len(rt.ch))
+		n := len(rt.ch)
+		if len(rt.seenBlock) < n {
+			rt.seenBlock = make([]int64, n*(len(rt.g.nodes)+2))
+		}
+		s, rt.seenBlock = rt.seenBlock[:n:n], rt.seenBlock[n:]
 		rt.seen[name] = s
 	}
 	return s
@@ -492,8 +506,13 @@ func (rt *runtime) takeNullResume() (any, bool) {
 // changed since they last ran, then push tasks for pending Sends.
 func (rt *runtime) prepare() ([]*task, error) {
 	g := rt.g
-	var tasks []*task
-	var cands []int
+	// Tasks of the previous step are done with: reuse them and their write
+	// buffers.
+	rt.free = append(rt.free, rt.live...)
+	rt.live = rt.live[:0]
+	tasks := rt.taskBuf[:0]
+	defer func() { rt.taskBuf = tasks[:0] }()
+	cands := rt.cands[:0]
 	if rt.updated != nil {
 		for _, c := range rt.updated {
 			cands = append(cands, g.trigToNodes[c]...)
@@ -501,11 +520,11 @@ func (rt *runtime) prepare() ([]*task, error) {
 		slices.Sort(cands)
 		cands = slices.Compact(cands)
 	} else {
-		cands = make([]int, len(g.nodes))
-		for i := range cands {
-			cands[i] = i
+		for i := range g.nodes {
+			cands = append(cands, i)
 		}
 	}
+	rt.cands = cands
 	for _, ni := range cands {
 		n := g.nodes[ni]
 		seen := rt.seen[n.name]
@@ -521,7 +540,8 @@ func (rt *runtime) prepare() ([]*task, error) {
 			}
 		}
 		if run {
-			t := &task{node: n, name: n.name, triggers: n.triggers, path: "pull:" + n.name}
+			t := rt.newTask()
+			t.node, t.name, t.triggers, t.path = n, n.name, n.triggers, n.pullPath
 			tasks = append(tasks, t)
 		}
 	}
@@ -531,8 +551,9 @@ func (rt *runtime) prepare() ([]*task, error) {
 			if !ok || s.Node == START {
 				return nil, fmt.Errorf("Send to unknown node %q", s.Node)
 			}
-			tasks = append(tasks, &task{node: g.nodes[ni], name: s.Node, push: true, idx: i, arg: s.Arg,
-				path: "push:" + strconv.Itoa(i) + ":" + s.Node})
+			t := rt.newTask()
+			t.node, t.name, t.push, t.idx, t.arg, t.path = g.nodes[ni], s.Node, true, i, s.Arg, "push:"+strconv.Itoa(i)+":"+s.Node
+			tasks = append(tasks, t)
 		}
 	}
 	if rt.needIDs() {
@@ -550,6 +571,20 @@ func (rt *runtime) prepare() ([]*task, error) {
 		}
 	}
 	return tasks, nil
+}
+
+// newTask returns a cleared task, reusing one from an earlier step.
+func (rt *runtime) newTask() *task {
+	var t *task
+	if n := len(rt.free); n > 0 {
+		t = rt.free[n-1]
+		rt.free = rt.free[:n-1]
+		*t = task{writes: t.writes[:0]}
+	} else {
+		t = &task{}
+	}
+	rt.live = append(rt.live, t)
+	return t
 }
 
 func (rt *runtime) needIDs() bool { return rt.saver != nil || rt.em != nil }
@@ -598,8 +633,15 @@ func (rt *runtime) apply(tasks []*task) ([]int, error) {
 		}
 	}
 	slices.Sort(rt.touched)
-	updated := make([]int, 0, len(rt.touched)+2)
-	isUpdated := func(c int) bool { _, ok := slices.BinarySearch(updated, c); return ok }
+	// Two buffers in turn: rt.updated (the previous step's) stays valid
+	// while this one is built.
+	rt.updFlip ^= 1
+	updated := rt.updBuf[rt.updFlip][:0]
+	if len(rt.mask) < len(rt.ch) {
+		rt.mask = make([]bool, len(rt.ch))
+	}
+	mask := rt.mask
+	clear(mask)
 	var err error
 	for _, c := range rt.touched {
 		vals := rt.buckets[c]
@@ -617,6 +659,7 @@ func (rt *runtime) apply(tasks []*task) ([]int, error) {
 			rt.ver[c] = next
 			if rt.ch[c].available() {
 				updated = append(updated, c)
+				mask[c] = true
 			}
 		}
 	}
@@ -624,19 +667,21 @@ func (rt *runtime) apply(tasks []*task) ([]int, error) {
 		return nil, err
 	}
 	if bump {
-		var extra []int
+		n := len(updated)
 		for c, ch := range rt.ch {
-			if isUpdated(c) || !ch.available() {
+			if mask[c] || !ch.available() {
 				continue
 			}
 			if changed, _ := ch.update(nil); changed {
 				rt.ver[c] = next
 				if ch.available() {
-					extra = append(extra, c)
+					updated = append(updated, c)
 				}
 			}
 		}
-		updated = append(updated, extra...)
+		for _, c := range updated[n:] {
+			mask[c] = true
+		}
 		slices.Sort(updated)
 		triggers := false
 		for _, c := range updated {
@@ -649,14 +694,16 @@ func (rt *runtime) apply(tasks []*task) ([]int, error) {
 			for c, ch := range rt.ch {
 				if ch.finish() {
 					rt.ver[c] = next
-					if ch.available() && !isUpdated(c) {
+					if ch.available() && !mask[c] {
 						updated = append(updated, c)
+						mask[c] = true
 					}
 				}
 			}
 			slices.Sort(updated)
 		}
 	}
+	rt.updBuf[rt.updFlip] = updated
 	rt.updated = updated
 	return updated, nil
 }
@@ -759,12 +806,15 @@ func (rt *runtime) loop() (*Result, error) {
 				break
 			}
 		}
-		names := make([]string, 0, len(tasks))
-		for _, t := range tasks {
-			names = append(names, t.name)
+		var names []string
+		if rt.saver != nil {
+			names = make([]string, 0, len(tasks))
+			for _, t := range tasks {
+				names = append(names, t.name)
+			}
+			slices.Sort(names)
+			names = slices.Compact(names)
 		}
-		slices.Sort(names)
-		names = slices.Compact(names)
 		if err := rt.put(checkpoint.SourceLoop, names); err != nil {
 			return nil, err
 		}
@@ -880,12 +930,13 @@ func (rt *runtime) restorePending(tasks []*task) error {
 // runStep runs the tasks that have no writes yet, concurrently when there is
 // more than one. failed is the first node failure; ints the interrupts.
 func (rt *runtime) runStep(tasks []*task) (failed error, ints []PendingInterrupt, err error) {
-	var todo []*task
+	todo := rt.todo[:0]
 	for _, t := range tasks {
 		if !t.restored {
 			todo = append(todo, t)
 		}
 	}
+	rt.todo = todo
 	rt.exitWrite = rt.exitWrite[:0]
 	for _, t := range todo {
 		if rt.em.on(ModeTasks | ModeDebug) {
@@ -897,16 +948,26 @@ func (rt *runtime) runStep(tasks []*task) (failed error, ints []PendingInterrupt
 			rt.em.emit(Event{Mode: ModeDebug, Step: rt.step, Task: ev, Debug: "task"})
 		}
 	}
+	if len(todo) == 1 {
+		t := todo[0]
+		rt.exec(rt.ctx, t)
+		if rt.ctx.Err() != nil {
+			return nil, nil, rt.ctx.Err()
+		}
+		if t.err != nil {
+			var ie *InterruptError
+			if errors.As(t.err, &ie) {
+				return nil, ie.Interrupts, nil
+			}
+			return t.err, nil, nil
+		}
+		return nil, nil, nil
+	}
 	var first struct {
 		sync.Mutex
 		t *task
 	}
-	if len(todo) == 1 {
-		rt.exec(rt.ctx, todo[0])
-		if e := todo[0].err; e != nil && !isInterrupt(e) {
-			first.t = todo[0]
-		}
-	} else if len(todo) > 1 {
+	if len(todo) > 1 {
 		ctx, cancel := context.WithCancel(rt.ctx)
 		var wg sync.WaitGroup
 		for _, t := range todo {
@@ -1014,8 +1075,9 @@ func backoff(p *RetryPolicy, attempt int) time.Duration {
 // execOnce runs the node body once, recovering a panic into a NodeError.
 func (rt *runtime) execOnce(ctx context.Context, t *task) (err error) {
 	n := t.node
-	tc := &taskCtx{rt: rt, t: t, step: rt.step}
-	ctx = context.WithValue(ctx, taskKey{}, tc)
+	tc := &t.tc
+	*tc = taskCtx{Context: ctx, rt: rt, t: t, step: rt.step}
+	ctx = tc
 	defer func() {
 		if p := recover(); p != nil {
 			perr, ok := p.(error)
@@ -1117,11 +1179,10 @@ func (rt *runtime) output(ctx context.Context, t *task, out Output) error {
 		if c.Resume != nil || c.ResumeByID != nil {
 			return fmt.Errorf("a node's Command cannot carry Resume; resume by giving the Command as the graph's input")
 		}
-		ws, err := rt.stateWrites(t.name, c.Update)
-		if err != nil {
+		var err error
+		if t.writes, err = rt.appendStateWrites(t.writes, t.name, c.Update); err != nil {
 			return err
 		}
-		t.writes = append(t.writes, ws...)
 		for _, to := range c.Goto {
 			if to == END {
 				continue
@@ -1143,11 +1204,10 @@ func (rt *runtime) output(ctx context.Context, t *task, out Output) error {
 	switch o := out.(type) {
 	case nil:
 	case Update:
-		ws, err := rt.stateWrites(t.name, o)
-		if err != nil {
+		var err error
+		if t.writes, err = rt.appendStateWrites(t.writes, t.name, o); err != nil {
 			return err
 		}
-		t.writes = append(t.writes, ws...)
 	case Command:
 		if err := addCmd(o); err != nil {
 			return err
@@ -1214,11 +1274,16 @@ func (rt *runtime) checkSend(s Send) error {
 
 // stateWrites resolves and type-checks a node's writes to state channels.
 func (rt *runtime) stateWrites(node string, up Update) ([]cwrite, error) {
+	return rt.appendStateWrites(nil, node, up)
+}
+
+// appendStateWrites resolves and type-checks writes onto dst.
+func (rt *runtime) appendStateWrites(dst []cwrite, node string, up Update) ([]cwrite, error) {
 	if len(up) == 0 {
-		return nil, nil
+		return dst, nil
 	}
 	g := rt.g
-	out := make([]cwrite, 0, len(up))
+	out := dst
 	for _, w := range up {
 		i, ok := g.chanIdx[w.Channel]
 		if !ok || i >= g.nState {
