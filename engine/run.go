@@ -1359,8 +1359,8 @@ func (rt *runtime) commit(ctx context.Context, t *task) {
 		b, _ := json.Marshal(raws)
 		ws = append(ws, checkpoint.Write{Channel: checkpoint.Resume, Value: b})
 	}
-	ref := rt.cpRef
-	put := func() error { return rt.saver.PutWrites(rt.ctx, ref, ws, t.id, t.path) }
+	ref, id, path := rt.cpRef, t.id, t.path // the task is reused next step: capture now
+	put := func() error { return rt.saver.PutWrites(rt.ctx, ref, ws, id, path) }
 	switch {
 	case rt.cfg.durability == DurabilityExit:
 		rt.nullMu.Lock()
