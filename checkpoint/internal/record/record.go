@@ -37,8 +37,11 @@ func EncodeHeader(cp *checkpoint.Checkpoint) ([]byte, error) {
 // ChannelValues, ChannelVersions and VersionsSeen are never nil on return.
 func DecodeHeader(b []byte, id string, ts time.Time) (checkpoint.Checkpoint, error) {
 	var h Header
-	if err := json.Unmarshal(b, &h); err != nil {
-		return checkpoint.Checkpoint{}, fmt.Errorf("decode checkpoint %s header: %w", id, err)
+	if fastHeader(b, &h) != nil {
+		h = Header{}
+		if err := json.Unmarshal(b, &h); err != nil {
+			return checkpoint.Checkpoint{}, fmt.Errorf("decode checkpoint %s header: %w", id, err)
+		}
 	}
 	if h.ChannelVersions == nil {
 		h.ChannelVersions = map[string]int64{}
@@ -107,6 +110,16 @@ func canonical(v any) ([]byte, error) {
 // back as encoding/json decodes into any: numbers as float64, objects as
 // map[string]any, arrays as []any.
 func DecodeMetadata(b []byte) (checkpoint.Metadata, error) {
+	var f metadataFields
+	if fastMetadata(b, &f) == nil {
+		md := checkpoint.Metadata{Source: checkpoint.Source(f.Source), Step: f.Step, Parents: f.Parents, RunID: f.RunID, Tasks: f.Tasks}
+		if len(f.Extra) > 0 {
+			if err := json.Unmarshal(f.Extra, &md.Extra); err != nil {
+				return checkpoint.Metadata{}, fmt.Errorf("decode metadata extra: %w", err)
+			}
+		}
+		return md, nil
+	}
 	var md checkpoint.Metadata
 	if err := json.Unmarshal(b, &md); err != nil {
 		return md, fmt.Errorf("decode metadata: %w", err)

@@ -1,0 +1,372 @@
+package record
+
+import (
+	"encoding/json"
+	"errors"
+)
+
+// The stored header and metadata are decoded on every read, thousands at a
+// time when a history is listed, and encoding/json needs several
+// microseconds for each. The decoders here handle the shapes this package
+// writes (plain strings, integers, the known keys) in a fraction of that, and
+// give up on anything else — an escaped string, a float, an unexpected type —
+// so the caller falls back to encoding/json, which stays the reference.
+
+var errSlow = errors.New("record: not on the fast path")
+
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next non-space byte, or 0 at the end.
+func (s *scanner) peek() byte {
+	s.ws()
+	if s.i < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
+}
+
+func (s *scanner) expect(c byte) error {
+	if s.peek() != c {
+		return errSlow
+	}
+	s.i++
+	return nil
+}
+
+// null consumes a null literal if one is next.
+func (s *scanner) null() bool {
+	if s.peek() == 'n' && len(s.b)-s.i >= 4 && string(s.b[s.i:s.i+4]) == "null" {
+		s.i += 4
+		return true
+	}
+	return false
+}
+
+// str reads a string without escapes.
+func (s *scanner) str() (string, error) {
+	if err := s.expect('"'); err != nil {
+		return "", err
+	}
+	start := s.i
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		switch {
+		case c == '"':
+			v := string(s.b[start:s.i])
+			s.i++
+			return v, nil
+		case c == '\\' || c < 0x20:
+			return "", errSlow
+		}
+		s.i++
+	}
+	return "", errSlow
+}
+
+// int reads an integer (no fraction, no exponent).
+func (s *scanner) int() (int64, error) {
+	s.ws()
+	neg := false
+	if s.i < len(s.b) && s.b[s.i] == '-' {
+		neg = true
+		s.i++
+	}
+	start := s.i
+	var n int64
+	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+		if s.i-start >= 18 {
+			return 0, errSlow // may overflow: let encoding/json decide
+		}
+		n = n*10 + int64(s.b[s.i]-'0')
+		s.i++
+	}
+	if s.i == start {
+		return 0, errSlow
+	}
+	if s.i < len(s.b) {
+		switch s.b[s.i] {
+		case '.', 'e', 'E':
+			return 0, errSlow
+		}
+	}
+	if neg {
+		n = -n
+	}
+	return n, nil
+}
+
+// objectStart consumes '{'; then call member until it reports no more.
+func (s *scanner) objectStart() error { return s.expect('{') }
+
+// member reads the next key of an object (and its ':'), or reports false at
+// the closing '}'. first must be true for the first call of an object.
+func (s *scanner) member(first *bool) (string, bool, error) {
+	c := s.peek()
+	if c == '}' {
+		s.i++
+		return "", false, nil
+	}
+	if !*first {
+		if c != ',' {
+			return "", false, errSlow
+		}
+		s.i++
+	}
+	*first = false
+	k, err := s.str()
+	if err != nil {
+		return "", false, err
+	}
+	if err := s.expect(':'); err != nil {
+		return "", false, err
+	}
+	return k, true, nil
+}
+
+// strings reads an array of strings; null gives nil, [] an empty slice.
+func (s *scanner) strings() ([]string, error) {
+	if s.null() {
+		return nil, nil
+	}
+	if err := s.expect('['); err != nil {
+		return nil, err
+	}
+	out := []string{}
+	if s.peek() == ']' {
+		s.i++
+		return out, nil
+	}
+	for {
+		v, err := s.str()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+		switch s.peek() {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			return out, nil
+		default:
+			return nil, errSlow
+		}
+	}
+}
+
+// versions reads an object of integers; null gives nil.
+func (s *scanner) versions() (map[string]int64, error) {
+	if s.null() {
+		return nil, nil
+	}
+	if err := s.objectStart(); err != nil {
+		return nil, err
+	}
+	m := map[string]int64{}
+	for first := true; ; {
+		k, ok, err := s.member(&first)
+		if err != nil || !ok {
+			return m, err
+		}
+		if m[k], err = s.int(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// skip passes over any JSON value, checking only its nesting.
+func (s *scanner) skip() error {
+	switch c := s.peek(); c {
+	case '"':
+		s.i++
+		for s.i < len(s.b) {
+			switch s.b[s.i] {
+			case '\\':
+				s.i += 2
+				continue
+			case '"':
+				s.i++
+				return nil
+			}
+			s.i++
+		}
+		return errSlow
+	case '{', '[':
+		depth := 0
+		for s.i < len(s.b) {
+			switch s.b[s.i] {
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					s.i++
+					return nil
+				}
+			case '"':
+				if err := s.skip(); err != nil {
+					return err
+				}
+				continue
+			}
+			s.i++
+		}
+		return errSlow
+	case 0:
+		return errSlow
+	default:
+		for s.i < len(s.b) {
+			switch s.b[s.i] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return nil
+			}
+			s.i++
+		}
+		return nil
+	}
+}
+
+func (s *scanner) end() error {
+	if s.peek() != 0 {
+		return errSlow
+	}
+	return nil
+}
+
+// fastHeader decodes a stored header; errSlow means "use encoding/json".
+func fastHeader(b []byte, h *Header) error {
+	s := &scanner{b: b}
+	if err := s.objectStart(); err != nil {
+		return err
+	}
+	for first := true; ; {
+		k, ok, err := s.member(&first)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return s.end()
+		}
+		switch k {
+		case "v":
+			var v int64
+			v, err = s.int()
+			h.V = int(v)
+		case "channel_versions":
+			h.ChannelVersions, err = s.versions()
+		case "versions_seen":
+			h.VersionsSeen, err = s.versionsSeen()
+		case "updated_channels":
+			h.UpdatedChannels, err = s.strings()
+		default:
+			err = errSlow // encoding/json matches keys case-insensitively
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (s *scanner) versionsSeen() (map[string]map[string]int64, error) {
+	if s.null() {
+		return nil, nil
+	}
+	if err := s.objectStart(); err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]int64{}
+	for first := true; ; {
+		node, ok, err := s.member(&first)
+		if err != nil || !ok {
+			return out, err
+		}
+		if out[node], err = s.versions(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// fastMetadata decodes stored metadata; errSlow means "use encoding/json".
+// Extra, when present, is handed to encoding/json alone.
+func fastMetadata(b []byte, md *metadataFields) error {
+	s := &scanner{b: b}
+	if err := s.objectStart(); err != nil {
+		return err
+	}
+	for first := true; ; {
+		k, ok, err := s.member(&first)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return s.end()
+		}
+		switch k {
+		case "source":
+			md.Source, err = s.str()
+		case "step":
+			var v int64
+			v, err = s.int()
+			md.Step = int(v)
+		case "run_id":
+			md.RunID, err = s.str()
+		case "tasks":
+			md.Tasks, err = s.strings()
+		case "parents":
+			md.Parents, err = s.parents()
+		case "extra":
+			start := s.i
+			if err = s.skip(); err == nil {
+				md.Extra = json.RawMessage(b[start:s.i])
+			}
+		default:
+			err = errSlow // encoding/json matches keys case-insensitively
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (s *scanner) parents() (map[string]string, error) {
+	if s.null() {
+		return nil, nil
+	}
+	if err := s.objectStart(); err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for first := true; ; {
+		ns, ok, err := s.member(&first)
+		if err != nil || !ok {
+			return out, err
+		}
+		if out[ns], err = s.str(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// metadataFields is checkpoint.Metadata with Extra left undecoded.
+type metadataFields struct {
+	Source  string
+	Step    int
+	Parents map[string]string
+	RunID   string
+	Tasks   []string
+	Extra   json.RawMessage
+}

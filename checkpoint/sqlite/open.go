@@ -1,0 +1,418 @@
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"embed"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/crypt"
+
+	sqlite3 "modernc.org/sqlite"
+	sqlite3lib "modernc.org/sqlite/lib"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations are the embedded migrations, by version. A file named
+// NNNN_name.sql brings the schema to version NNNN.
+var migrations = loadMigrations()
+
+// SchemaVersion is the schema version this build writes (PRAGMA user_version
+// of its files): the number of the last embedded migration.
+var SchemaVersion = migrations[len(migrations)-1].version
+
+func loadMigrations() []migration {
+	entries, err := fs.ReadDir(migrationFS, "migrations")
+	if err != nil {
+		panic(err)
+	}
+	var out []migration
+	for _, e := range entries {
+		prefix, _, ok := strings.Cut(e.Name(), "_")
+		n, err := strconv.Atoi(prefix)
+		if !ok || err != nil || n <= 0 {
+			panic("sqlite: bad migration file name " + e.Name())
+		}
+		b, err := migrationFS.ReadFile("migrations/" + e.Name())
+		if err != nil {
+			panic(err)
+		}
+		out = append(out, migration{n, e.Name(), string(b)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	for i, m := range out {
+		if m.version != i+1 {
+			panic(fmt.Sprintf("sqlite: migrations are not numbered 1, 2, …: %s", m.name))
+		}
+	}
+	return out
+}
+
+// quickCheckLimit is the largest file Open runs PRAGMA quick_check on; larger
+// files are only checked for truncation (quick_check reads every page).
+const quickCheckLimit = 8 << 20
+
+// Open opens the checkpoint store in the SQLite file at path, creating the
+// file and its schema if it does not exist (unless ReadOnly is given).
+//
+// It fails, with an error naming path, when path is a directory or its
+// directory does not exist, when the file is not an SQLite database
+// (ErrNotDatabase), when it belongs to another application (ErrForeignFile),
+// when it is truncated or damaged (ErrCorrupt), when it cannot be written
+// (an error wrapping checkpoint.ErrReadOnly; use ReadOnly to read it), and
+// on encryption key mismatches (crypt.ErrWrongKey, crypt.ErrKeyRequired,
+// ErrNotEncrypted). A file written by a newer Weft opens read-only: reads
+// work, writes return an error wrapping checkpoint.ErrReadOnly.
+func Open(path string, opts ...Option) (*Saver, error) {
+	o := options{readers: 4}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.readers <= 0 {
+		o.readers = 4
+	}
+	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return nil, fmt.Errorf("open checkpoint store %q: want a file path (use package memory for an in-memory store)", path)
+	}
+	cipher, err := crypt.New(o.key)
+	if err != nil {
+		return nil, fmt.Errorf("open checkpoint store %s: %w", path, err)
+	}
+	if err := precheck(path, o.readOnly); err != nil {
+		return nil, err
+	}
+	s := &Saver{path: path, cipher: cipher}
+	if o.readOnly {
+		s.readOnly = fmt.Errorf("checkpoint store %s was opened read-only: %w", path, checkpoint.ErrReadOnly)
+	} else {
+		if s.w, err = sql.Open("sqlite", dsn(path, writerParams)); err != nil {
+			return nil, fmt.Errorf("open checkpoint store %s: %w", path, err)
+		}
+		s.w.SetMaxOpenConns(1)
+		s.w.SetMaxIdleConns(1)
+		s.w.SetConnMaxLifetime(0)
+		s.w.SetConnMaxIdleTime(0)
+	}
+	params := readerParams
+	if o.readOnly {
+		params = readOnlyParams
+	}
+	if s.r, err = sql.Open("sqlite", dsn(path, params)); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open checkpoint store %s: %w", path, err)
+	}
+	s.r.SetMaxOpenConns(o.readers)
+	s.r.SetMaxIdleConns(o.readers)
+	if err := s.init(context.Background()); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+const (
+	// writerParams are the brief's pragmas: every pooled connection gets them.
+	writerParams   = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+	readerParams   = "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=query_only(1)&_txlock=deferred"
+	readOnlyParams = "mode=ro&" + readerParams
+)
+
+// dsn returns the SQLite URI for path with the given query parameters.
+func dsn(path, params string) string {
+	p := filepath.ToSlash(path)
+	if filepath.VolumeName(path) != "" { // C:/x → /C:/x
+		p = "/" + p
+	}
+	r := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23")
+	return "file:" + r.Replace(p) + "?" + params
+}
+
+var sqliteMagic = []byte("SQLite format 3\x00")
+
+// precheck looks at path before SQLite does, to give clear errors for what
+// SQLite reports vaguely: directories, missing parents, files that are not
+// SQLite databases, truncated files.
+func precheck(path string, readOnly bool) error {
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil:
+	case errors.Is(err, fs.ErrNotExist):
+		if readOnly {
+			return fmt.Errorf("open checkpoint store %s read-only: %w", path, fs.ErrNotExist)
+		}
+		dir := filepath.Dir(path)
+		di, err := os.Stat(dir)
+		switch {
+		case errors.Is(err, syscall.ENOTDIR):
+			return fmt.Errorf("cannot create checkpoint store %s: a parent of %s is not a directory", path, dir)
+		case err != nil:
+			return fmt.Errorf("cannot create checkpoint store %s: directory %s: %w", path, dir, err)
+		case !di.IsDir():
+			return fmt.Errorf("cannot create checkpoint store %s: %s is not a directory", path, dir)
+		}
+		return nil
+	case errors.Is(err, syscall.ENOTDIR):
+		return fmt.Errorf("open checkpoint store %s: a parent directory is a file, not a directory", path)
+	default:
+		return fmt.Errorf("open checkpoint store %s: %w", path, err)
+	}
+	if fi.IsDir() {
+		return fmt.Errorf("open checkpoint store %s: is a directory, not a file", path)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("open checkpoint store %s: not a regular file (%s)", path, fi.Mode().Type())
+	}
+	if fi.Size() == 0 {
+		if readOnly {
+			return fmt.Errorf("open checkpoint store %s read-only: the file is empty, not yet a Weft checkpoint store", path)
+		}
+		return nil // SQLite treats an empty file as a new database
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("open checkpoint store %s: %w", path, err)
+	}
+	defer f.Close()
+	h := make([]byte, 100)
+	n, err := io.ReadFull(f, h)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("open checkpoint store %s: reading its header: %w", path, err)
+	}
+	h = h[:n]
+	if !bytes.HasPrefix(h, sqliteMagic) && !(n < len(sqliteMagic) && bytes.HasPrefix(sqliteMagic, h)) {
+		return fmt.Errorf("open checkpoint store %s: %w (it does not start with the SQLite header)", path, ErrNotDatabase)
+	}
+	if n < 100 {
+		return fmt.Errorf("open checkpoint store %s: %w: the file is truncated (%d bytes, shorter than the 100-byte header)", path, ErrCorrupt, n)
+	}
+	pageSize := int64(binary.BigEndian.Uint16(h[16:18]))
+	if pageSize == 1 {
+		pageSize = 65536
+	}
+	if pageSize < 512 || pageSize&(pageSize-1) != 0 {
+		return fmt.Errorf("open checkpoint store %s: %w: bad page size %d in its header", path, ErrCorrupt, pageSize)
+	}
+	if fi.Size()%pageSize != 0 {
+		return fmt.Errorf("open checkpoint store %s: %w: the file is truncated (%d bytes is not a whole number of %d-byte pages)", path, ErrCorrupt, fi.Size(), pageSize)
+	}
+	pages := int64(binary.BigEndian.Uint32(h[28:32]))
+	if pages > 0 && bytes.Equal(h[24:28], h[92:96]) && pages*pageSize > fi.Size() {
+		return fmt.Errorf("open checkpoint store %s: %w: the file is truncated (%d bytes, its header says %d pages of %d bytes)", path, ErrCorrupt, fi.Size(), pages, pageSize)
+	}
+	return nil
+}
+
+// init checks what the file holds and brings it to a usable state: new files
+// get the schema, older schemas are migrated, newer ones make the store
+// read-only, foreign files are refused, and the encryption key is checked.
+func (s *Saver) init(ctx context.Context) error {
+	db := s.w
+	if db == nil {
+		db = s.r
+	}
+	tx, err := db.BeginTx(ctx, nil) // IMMEDIATE on the writer: one process initialises at a time
+	if err != nil {
+		return s.wrapOpenErr(err)
+	}
+	defer tx.Rollback()
+
+	var appID, version int64
+	if err := tx.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
+		return s.wrapOpenErr(err)
+	}
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return s.wrapOpenErr(err)
+	}
+	tables, err := userTables(ctx, tx)
+	if err != nil {
+		return s.wrapOpenErr(err)
+	}
+	switch {
+	case appID == ApplicationID:
+	case appID != 0:
+		return fmt.Errorf("open checkpoint store %s: %w (its application_id is 0x%08x, Weft's is 0x%08x)", s.path, ErrForeignFile, uint32(appID), ApplicationID)
+	case len(tables) > 0:
+		return fmt.Errorf("open checkpoint store %s: %w (it has tables %s)", s.path, ErrForeignFile, strings.Join(tables, ", "))
+	case s.w == nil:
+		return fmt.Errorf("open checkpoint store %s read-only: the database is empty, not yet a Weft checkpoint store", s.path)
+	}
+	if size, err := fileSize(s.path); err == nil && size > 0 && size <= quickCheckLimit {
+		if err := quickCheck(ctx, tx); err != nil {
+			return s.wrapOpenErr(err)
+		}
+	}
+
+	switch {
+	case version > int64(SchemaVersion):
+		s.readOnly = fmt.Errorf("checkpoint store %s was written by a newer Weft (schema %d; this build knows schema %d and only reads it): %w",
+			s.path, version, SchemaVersion, checkpoint.ErrReadOnly)
+	case version < int64(SchemaVersion) && s.w == nil:
+		return fmt.Errorf("open checkpoint store %s read-only: its schema %d is older than %d; open it writable once to upgrade it", s.path, version, SchemaVersion)
+	case version < int64(SchemaVersion):
+		for _, m := range migrations[version:] {
+			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+				return fmt.Errorf("checkpoint store %s: migration %s: %w", s.path, m.name, s.mapErr(err))
+			}
+			if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
+				return fmt.Errorf("checkpoint store %s: migration %s: %w", s.path, m.name, s.mapErr(err))
+			}
+		}
+	}
+
+	if err := s.checkKey(ctx, tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return s.wrapOpenErr(err)
+	}
+	if s.readOnly != nil && s.w != nil {
+		// A newer schema: keep only the read pool.
+		s.w.Close()
+		s.w = nil
+	}
+	return nil
+}
+
+func fileSize(path string) (int64, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
+
+func userTables(ctx context.Context, tx *sql.Tx) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
+
+func quickCheck(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, "PRAGMA quick_check(5)")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var msg string
+		if err := rows.Scan(&msg); err != nil {
+			return err
+		}
+		if msg != "ok" {
+			problems = append(problems, msg)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: integrity check: %s", ErrCorrupt, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+const keyCheckName = "key_check"
+
+// checkKey compares the store's key check with the configured key, and
+// records one when a key is given for a store without data.
+func (s *Saver) checkKey(ctx context.Context, tx *sql.Tx) error {
+	var check []byte
+	err := tx.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = ?", keyCheckName).Scan(&check)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		check = nil
+	case err != nil:
+		return s.wrapOpenErr(err)
+	}
+	if check != nil {
+		if err := s.cipher.VerifyKeyCheck(check); err != nil {
+			if errors.Is(err, crypt.ErrKeyRequired) {
+				return fmt.Errorf("open checkpoint store %s: %w (set %s or pass WithEncryptionKey)", s.path, err, crypt.EnvVar)
+			}
+			return fmt.Errorf("open checkpoint store %s: %w", s.path, err)
+		}
+		return nil
+	}
+	if s.cipher == nil {
+		return nil
+	}
+	var hasData bool
+	err = tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM checkpoints) OR EXISTS (SELECT 1 FROM writes) OR EXISTS (SELECT 1 FROM blobs)").Scan(&hasData)
+	if err != nil {
+		return s.wrapOpenErr(err)
+	}
+	if hasData {
+		return fmt.Errorf("open checkpoint store %s with an encryption key: %w: it already holds unencrypted data (open it without a key)", s.path, ErrNotEncrypted)
+	}
+	if s.w == nil || s.readOnly != nil {
+		return nil // nothing to read yet, and nothing may be written
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO meta(key, value) VALUES (?, ?)", keyCheckName, s.cipher.KeyCheck()); err != nil {
+		return s.wrapOpenErr(err)
+	}
+	return nil
+}
+
+// sqliteCode returns the primary SQLite result code of err, or 0.
+func sqliteCode(err error) int {
+	var se *sqlite3.Error
+	if errors.As(err, &se) {
+		return se.Code() & 0xff
+	}
+	return 0
+}
+
+// mapErr adds this package's sentinel errors to SQLite errors that mean the
+// file is not a database, is corrupt, or cannot be written.
+func (s *Saver) mapErr(err error) error {
+	switch sqliteCode(err) {
+	case sqlite3lib.SQLITE_NOTADB:
+		return fmt.Errorf("%w: %w", ErrNotDatabase, err)
+	case sqlite3lib.SQLITE_CORRUPT:
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+	case sqlite3lib.SQLITE_READONLY:
+		return fmt.Errorf("%w (read-only file system or file permissions; open it with sqlite.ReadOnly() to read it): %w", checkpoint.ErrReadOnly, err)
+	case sqlite3lib.SQLITE_CANTOPEN:
+		return fmt.Errorf("cannot open the file (missing, unreadable, or its directory is not writable for the -wal and -shm files): %w", err)
+	}
+	return err
+}
+
+func (s *Saver) wrapOpenErr(err error) error {
+	if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrNotDatabase) {
+		return fmt.Errorf("open checkpoint store %s: %w", s.path, err)
+	}
+	return fmt.Errorf("open checkpoint store %s: %w", s.path, s.mapErr(err))
+}

@@ -1,0 +1,163 @@
+// Package sqlite is Weft's default checkpoint store: a checkpoint.Saver in
+// one SQLite file, on the pure-Go driver modernc.org/sqlite.
+//
+// # Storage
+//
+// Three tables (see migrations/0001_init.sql): checkpoints (one row per
+// checkpoint: parent id, timestamp, metadata JSON and a header JSON with the
+// channel versions, versions seen and updated channels), blobs (one value per
+// thread, namespace, channel and version) and writes (pending writes, keyed by
+// checkpoint, task id and index). Put stores values only for the channels in
+// newVersions, so a step that changes 5 of 50 channels writes 5 blobs; reads
+// rebuild a checkpoint's values by joining its channel versions to blobs.
+// A checkpoint and its blobs are written in one transaction, so whatever a
+// call committed survives a crash of the process.
+//
+// The file carries PRAGMA application_id 0x57656674 ("Weft") and PRAGMA
+// user_version = the schema version (SchemaVersion), so Open recognises its
+// own files, refuses foreign ones, and opens files written by a newer Weft
+// read-only.
+//
+// # Concurrency
+//
+// The file is in WAL mode. A Saver writes through a single connection (SQLite
+// allows one writer at a time; transactions begin IMMEDIATE and wait up to 10 s
+// for another process's writer) and reads through a small pool, so reads never
+// wait for writes. Several processes may share one file.
+//
+// # Encryption
+//
+// With WithEncryptionKey every blob and write value is sealed with AES-GCM
+// (package crypt); metadata, ids and versions stay readable. The file records
+// a key check, so a wrong key fails at Open with crypt.ErrWrongKey and a
+// missing one with crypt.ErrKeyRequired.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/crypt"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// ApplicationID is the value of PRAGMA application_id in every Weft
+// checkpoint store: "Weft" in ASCII.
+const ApplicationID = 0x57656674
+
+// Errors Open returns, besides crypt.ErrWrongKey, crypt.ErrKeyRequired and
+// checkpoint.ErrReadOnly. Compare with errors.Is; messages name the path.
+var (
+	// ErrNotDatabase: the file is not an SQLite database at all.
+	ErrNotDatabase = errors.New("not a SQLite database")
+	// ErrForeignFile: the file is an SQLite database of another application.
+	ErrForeignFile = errors.New("is a SQLite database but not a Weft checkpoint store")
+	// ErrCorrupt: the file is damaged (truncated or overwritten).
+	ErrCorrupt = errors.New("checkpoint store is corrupt")
+	// ErrNotEncrypted: an encryption key was given for a store that already
+	// holds unencrypted data.
+	ErrNotEncrypted = errors.New("checkpoint store is not encrypted")
+)
+
+// Saver is a checkpoint store in one SQLite file. Create it with Open and
+// release it with Close. It is safe for concurrent use and implements every
+// optional capability: checkpoint.ThreadLister, Pruner, Copier, StatsReporter
+// and HeaderLister.
+type Saver struct {
+	path   string
+	w      *sql.DB // one connection; nil when read-only
+	r      *sql.DB // read pool
+	cipher *crypt.Cipher
+	// readOnly is non-nil when writes are refused; it wraps
+	// checkpoint.ErrReadOnly and says why.
+	readOnly error
+
+	stmtOnce sync.Once
+	stmtErr  error
+	stmts    writeStmts
+
+	readStmts struct {
+		sync.Mutex
+		m map[string]*sql.Stmt
+	}
+}
+
+var (
+	_ checkpoint.Saver         = (*Saver)(nil)
+	_ checkpoint.ThreadLister  = (*Saver)(nil)
+	_ checkpoint.Pruner        = (*Saver)(nil)
+	_ checkpoint.Copier        = (*Saver)(nil)
+	_ checkpoint.StatsReporter = (*Saver)(nil)
+	_ checkpoint.HeaderLister  = (*Saver)(nil)
+)
+
+// Option configures Open.
+type Option func(*options)
+
+type options struct {
+	readOnly bool
+	key      []byte
+	readers  int
+}
+
+// ReadOnly opens the store read-only (SQLite mode=ro): every write returns an
+// error wrapping checkpoint.ErrReadOnly, and the file must already exist.
+func ReadOnly() Option { return func(o *options) { o.readOnly = true } }
+
+// WithEncryptionKey encrypts every stored value with AES-GCM under key (16, 24
+// or 32 bytes). A nil or empty key means no encryption; crypt.KeyFromEnv reads
+// one from WEFT_ENCRYPTION_KEY. A new or empty store records the key check on
+// Open; a store holding unencrypted data refuses a key (ErrNotEncrypted).
+func WithEncryptionKey(key []byte) Option {
+	return func(o *options) { o.key = append([]byte(nil), key...) }
+}
+
+// WithReadConns sets how many read connections the store may open at once;
+// 0 or less keeps the default, 4.
+func WithReadConns(n int) Option { return func(o *options) { o.readers = n } }
+
+// Path returns the file the store was opened on.
+func (s *Saver) Path() string { return s.path }
+
+// ReadOnlyReason returns nil if the store accepts writes, or an error
+// wrapping checkpoint.ErrReadOnly that says why it does not.
+func (s *Saver) ReadOnlyReason() error { return s.readOnly }
+
+// Close closes the store's connections. Calls after Close fail.
+func (s *Saver) Close() error {
+	var errs []error
+	s.readStmts.Lock()
+	for _, st := range s.readStmts.m {
+		errs = append(errs, st.Close())
+	}
+	s.readStmts.m = nil
+	s.readStmts.Unlock()
+	for _, st := range []*sql.Stmt{s.stmts.putCheckpoint, s.stmts.putBlob, s.stmts.putWrite, s.stmts.replaceWrite} {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	if s.w != nil {
+		errs = append(errs, s.w.Close())
+	}
+	if s.r != nil {
+		errs = append(errs, s.r.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("close checkpoint store %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// writable returns the reason writes are refused, or nil.
+func (s *Saver) writable(ctx context.Context) error {
+	if s.readOnly != nil {
+		return s.readOnly
+	}
+	return ctx.Err()
+}

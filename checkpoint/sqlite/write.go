@@ -1,0 +1,273 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/internal/record"
+)
+
+// writeStmts are the statements every write uses, prepared once on the
+// writer connection.
+type writeStmts struct {
+	putCheckpoint, putBlob, putWrite, replaceWrite *sql.Stmt
+}
+
+const (
+	sqlPutCheckpoint = `INSERT OR REPLACE INTO checkpoints
+ (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, ts, checkpoint, metadata)
+ VALUES (?, ?, ?, ?, ?, ?, ?)`
+	sqlPutBlob = `INSERT OR IGNORE INTO blobs (thread_id, checkpoint_ns, channel, version, value) VALUES (?, ?, ?, ?, ?)`
+	sqlWrite   = ` INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value, task_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+)
+
+func (s *Saver) prepare(ctx context.Context) error {
+	s.stmtOnce.Do(func() {
+		prep := func(q string) *sql.Stmt {
+			if s.stmtErr != nil {
+				return nil
+			}
+			st, err := s.w.PrepareContext(ctx, q)
+			if err != nil {
+				s.stmtErr = fmt.Errorf("checkpoint store %s: prepare: %w", s.path, s.mapErr(err))
+			}
+			return st
+		}
+		s.stmts = writeStmts{
+			putCheckpoint: prep(sqlPutCheckpoint),
+			putBlob:       prep(sqlPutBlob),
+			putWrite:      prep("INSERT OR IGNORE" + sqlWrite),
+			replaceWrite:  prep("INSERT OR REPLACE" + sqlWrite),
+		}
+	})
+	return s.stmtErr
+}
+
+// write runs fn in an IMMEDIATE transaction on the writer connection:
+// begin, then roll back unless fn and the commit succeed.
+func (s *Saver) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if err := s.writable(ctx); err != nil {
+		return err
+	}
+	if err := s.prepare(ctx); err != nil {
+		return err
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return s.mapErr(err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return s.mapErr(err)
+	}
+	return s.mapErr(tx.Commit())
+}
+
+// Put stores cp as a child of parent; see checkpoint.Saver. Only channels in
+// newVersions get a stored value (absent from cp.ChannelValues means empty);
+// a value already stored for that channel and version is kept. Putting an
+// existing checkpoint id again replaces its header and metadata.
+func (s *Saver) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Checkpoint, md checkpoint.Metadata, newVersions map[string]int64) (checkpoint.Ref, error) {
+	if err := record.CheckPut(parent, &cp, &md); err != nil {
+		return checkpoint.Ref{}, err
+	}
+	fail := func(err error) (checkpoint.Ref, error) {
+		return checkpoint.Ref{}, fmt.Errorf("put checkpoint %q in thread %q ns %q to %s: %w", cp.ID, parent.ThreadID, parent.NS, s.path, err)
+	}
+	header, err := record.EncodeHeader(&cp)
+	if err != nil {
+		return fail(err)
+	}
+	mdJSON, err := record.EncodeMetadata(&md)
+	if err != nil {
+		return fail(err)
+	}
+	type blob struct {
+		channel string
+		version int64
+		value   []byte
+	}
+	blobs := make([]blob, 0, len(newVersions))
+	for ch, v := range newVersions {
+		var val []byte // nil: empty channel, stored as NULL
+		if b, ok := cp.ChannelValues[ch]; ok {
+			if b == nil {
+				b = []byte{}
+			}
+			val = s.cipher.Seal(b)
+		}
+		blobs = append(blobs, blob{ch, v, val})
+	}
+	var parentID any
+	if parent.CheckpointID != "" {
+		parentID = parent.CheckpointID
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.StmtContext(ctx, s.stmts.putCheckpoint).ExecContext(ctx,
+			parent.ThreadID, parent.NS, cp.ID, parentID, record.FormatTS(cp.TS), header, mdJSON); err != nil {
+			return err
+		}
+		if len(blobs) == 0 {
+			return nil
+		}
+		st := tx.StmtContext(ctx, s.stmts.putBlob)
+		for _, b := range blobs {
+			var v any
+			if b.value != nil {
+				v = b.value
+			}
+			if _, err := st.ExecContext(ctx, parent.ThreadID, parent.NS, b.channel, b.version, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fail(err)
+	}
+	return checkpoint.Ref{ThreadID: parent.ThreadID, NS: parent.NS, CheckpointID: cp.ID}, nil
+}
+
+// PutWrites stores a task's writes against ref; see checkpoint.Saver.
+// Ordinary writes are INSERT OR IGNORE on (task id, position in the batch);
+// special writes (checkpoint.SpecialIndex) are INSERT OR REPLACE on their
+// fixed index.
+func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []checkpoint.Write, taskID, taskPath string) error {
+	if err := record.CheckWrites(ref, taskID); err != nil {
+		return err
+	}
+	if len(writes) == 0 {
+		return s.writable(ctx)
+	}
+	type prepared struct {
+		idx     int
+		special bool
+		channel string
+		value   any
+	}
+	batch := make([]prepared, len(writes))
+	for i, w := range writes {
+		idx, special := record.WriteIndex(i, w.Channel)
+		var v any
+		if w.Value != nil {
+			v = s.cipher.Seal(w.Value)
+		}
+		batch[i] = prepared{idx, special, w.Channel, v}
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		ignore := tx.StmtContext(ctx, s.stmts.putWrite)
+		replace := tx.StmtContext(ctx, s.stmts.replaceWrite)
+		for _, w := range batch {
+			st := ignore
+			if w.special {
+				st = replace
+			}
+			if _, err := st.ExecContext(ctx, ref.ThreadID, ref.NS, ref.CheckpointID, taskID, w.idx, w.channel, w.value, taskPath); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("put %d writes of task %q to checkpoint %q in thread %q ns %q to %s: %w", len(writes), taskID, ref.CheckpointID, ref.ThreadID, ref.NS, s.path, err)
+	}
+	return nil
+}
+
+// DeleteThread removes every checkpoint, value and write of threadID in all
+// namespaces. Deleting a missing thread is not an error; an empty threadID
+// returns an error wrapping checkpoint.ErrNoThread.
+func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
+	if threadID == "" {
+		return fmt.Errorf("delete thread: %w", checkpoint.ErrNoThread)
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		for _, table := range []string{"checkpoints", "blobs", "writes"} {
+			if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE thread_id = ?", threadID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("delete thread %q from %s: %w", threadID, s.path, err)
+	}
+	return nil
+}
+
+// Prune keeps only the newest keepLatest checkpoints of each namespace of each
+// given thread, with their writes and the values they reference; everything
+// else of those threads goes (keepLatest 0 deletes the threads). Other
+// threads are untouched; missing threads and an empty list are no-ops. A
+// negative keepLatest is an error. All threads are pruned in one transaction.
+func (s *Saver) Prune(ctx context.Context, threadIDs []string, keepLatest int) error {
+	if keepLatest < 0 {
+		return fmt.Errorf("prune threads %q: keepLatest %d is negative", threadIDs, keepLatest)
+	}
+	if len(threadIDs) == 0 {
+		return s.writable(ctx)
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		for _, tid := range threadIDs {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM checkpoints WHERE thread_id = ?1 AND (checkpoint_ns, checkpoint_id) IN (
+  SELECT checkpoint_ns, checkpoint_id FROM (
+    SELECT checkpoint_ns, checkpoint_id, row_number() OVER (PARTITION BY checkpoint_ns ORDER BY checkpoint_id DESC) AS n
+    FROM checkpoints WHERE thread_id = ?1)
+  WHERE n > ?2)`, tid, keepLatest); err != nil {
+				return fmt.Errorf("thread %q: %w", tid, err)
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM writes WHERE thread_id = ?1 AND NOT EXISTS (
+  SELECT 1 FROM checkpoints AS c WHERE c.thread_id = ?1
+   AND c.checkpoint_ns = writes.checkpoint_ns AND c.checkpoint_id = writes.checkpoint_id)`, tid); err != nil {
+				return fmt.Errorf("thread %q: %w", tid, err)
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM blobs WHERE thread_id = ?1
+ AND (checkpoint_ns, channel, version) NOT IN (
+  SELECT c.checkpoint_ns, v.key, v.value
+  FROM checkpoints AS c, json_each(c.checkpoint, '$.channel_versions') AS v
+  WHERE c.thread_id = ?1)`, tid); err != nil {
+				return fmt.Errorf("thread %q: %w", tid, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("prune %s to %d checkpoints per namespace: %w", s.path, keepLatest, err)
+	}
+	return nil
+}
+
+// CopyThread copies every checkpoint, value and write of srcThreadID, in all
+// namespaces, to dstThreadID, keeping checkpoint ids, parents and order, in
+// one transaction. Checkpoints and writes already in dstThreadID with the same
+// ids are replaced; others are kept. A missing source copies nothing. Empty
+// thread ids return an error wrapping checkpoint.ErrNoThread.
+func (s *Saver) CopyThread(ctx context.Context, srcThreadID, dstThreadID string) error {
+	if srcThreadID == "" || dstThreadID == "" {
+		return fmt.Errorf("copy thread %q to %q: %w", srcThreadID, dstThreadID, checkpoint.ErrNoThread)
+	}
+	if srcThreadID == dstThreadID {
+		return s.writable(ctx)
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		for _, q := range []string{
+			`INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, ts, checkpoint, metadata)
+ SELECT ?2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, ts, checkpoint, metadata FROM checkpoints WHERE thread_id = ?1`,
+			`INSERT OR IGNORE INTO blobs (thread_id, checkpoint_ns, channel, version, value)
+ SELECT ?2, checkpoint_ns, channel, version, value FROM blobs WHERE thread_id = ?1`,
+			`INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value, task_path)
+ SELECT ?2, checkpoint_ns, checkpoint_id, task_id, idx, channel, value, task_path FROM writes WHERE thread_id = ?1`,
+		} {
+			if _, err := tx.ExecContext(ctx, q, srcThreadID, dstThreadID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("copy thread %q to %q in %s: %w", srcThreadID, dstThreadID, s.path, err)
+	}
+	return nil
+}
