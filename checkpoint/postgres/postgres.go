@@ -1,0 +1,349 @@
+// Package postgres is a checkpoint.Saver in a PostgreSQL database, on the
+// pure-Go driver github.com/jackc/pgx/v5, for many processes sharing threads.
+//
+// # Storage
+//
+// LangGraph's Postgres layout (the project's semantics reference, §7), with
+// tables prefixed weft_ (see migrations/0001_init.sql): weft_checkpoints (one
+// row per checkpoint: parent id, timestamp, a JSONB header with the channel
+// versions, versions seen and updated channels, and JSONB metadata),
+// weft_blobs (one value per thread, namespace, channel and version),
+// weft_writes (pending writes by checkpoint, task id and index), weft_threads
+// (the head of each thread and namespace) and weft_migrations (the schema
+// versions applied). Put stores values only for the channels in newVersions;
+// reads rebuild a checkpoint's values by joining its channel versions to
+// weft_blobs. Metadata filters are JSONB containment (metadata @> …, with a
+// GIN index) for scalar values and JSONB equality for objects and arrays.
+//
+// The schema is created and upgraded by Open from numbered migrations
+// embedded in the binary, in one transaction guarded by an advisory lock, so
+// processes starting together do not race. A database whose schema is newer
+// than this build knows is opened read-only: reads work, writes return
+// errors wrapping checkpoint.ErrReadOnly. WithSchema keeps the tables in a
+// PostgreSQL schema of their own.
+//
+// # Concurrency
+//
+// A Saver is safe for concurrent use and any number of processes may share
+// one database. Every Put is one transaction: it locks the row of its thread
+// and namespace in weft_threads (SELECT … FOR UPDATE semantics, through an
+// upsert), checks the parent, inserts the new values (ON CONFLICT DO
+// NOTHING: values are shared per channel version) and the checkpoint, and
+// moves the head. The parent check is optimistic concurrency for workers that
+// advance threads:
+//
+//   - A checkpoint of source "loop" (the end of a super-step) must be a child
+//     of the head, the newest checkpoint of its thread and namespace. If
+//     another writer moved the head since this one loaded its parent, Put
+//     stores nothing and returns a *ConflictError, which wraps ErrConflict and
+//     names the thread, namespace, parent and current head. Of two workers
+//     that loaded the same checkpoint and both finish a step from it, exactly
+//     one wins.
+//   - Sources "input", "update" and "fork" may branch from any checkpoint:
+//     the engine writes them when a run starts from a checkpoint the caller
+//     chose (new input, UpdateState, replay), which legitimately makes a
+//     second child of an old checkpoint. Such a checkpoint becomes the head,
+//     so a worker still advancing the old branch gets ErrConflict at its next
+//     step.
+//   - A checkpoint with no parent (the first of a thread or of a subgraph
+//     namespace), one of a thread or namespace that has no checkpoint yet, and
+//     a checkpoint id stored before (a retried Put) are never conflicts.
+//
+// Pending writes are not checked: a task's writes to an old checkpoint are
+// harmless and the engine writes to a chosen checkpoint when it resumes one.
+//
+// Checkpoint ids are UUIDv7, so "newest" is "created last" only while the
+// clocks of the machines writing one thread agree to within the time a step
+// takes. Put refuses a child whose id sorts before its parent's head (a clock
+// that went backwards) rather than store a checkpoint that would never be
+// the latest.
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/weftstudio/weft/checkpoint"
+)
+
+// ErrConflict is wrapped by the error Put returns when another writer
+// advanced the same thread and namespace first: the checkpoint's parent is
+// no longer the newest checkpoint there. Nothing was stored; reload the
+// thread and run the step again, or give up. errors.As with *ConflictError
+// gives the details.
+var ErrConflict = errors.New("checkpoint conflict: the thread was advanced by another writer")
+
+// ConflictError describes a refused Put; it wraps ErrConflict.
+type ConflictError struct {
+	ThreadID     string // the thread
+	NS           string // the namespace ("" is the root graph)
+	ParentID     string // the parent the refused checkpoint was put under
+	HeadID       string // the newest checkpoint there when Put ran
+	CheckpointID string // the refused checkpoint
+}
+
+// Error says which thread, namespace and checkpoints conflicted.
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("put checkpoint %s in thread %q ns %q: its parent %s is no longer the newest checkpoint (%s is): %v",
+		e.CheckpointID, e.ThreadID, e.NS, e.ParentID, e.HeadID, ErrConflict)
+}
+
+// Unwrap returns ErrConflict.
+func (e *ConflictError) Unwrap() error { return ErrConflict }
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// migration is one numbered schema change.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations returns the embedded migrations in order. File names are
+// NNNN_name.sql, numbered from 1 without gaps.
+func loadMigrations() ([]migration, error) {
+	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	out := make([]migration, 0, len(names))
+	for i, name := range names {
+		base := path.Base(name)
+		num, _, ok := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v != i+1 {
+			return nil, fmt.Errorf("embedded migration %s: want a name starting %04d_", base, i+1)
+		}
+		b, err := migrationFiles.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, migration{version: v, name: base, sql: string(b)})
+	}
+	return out, nil
+}
+
+// SchemaVersion is the newest schema version this build knows: the number of
+// embedded migrations.
+var SchemaVersion = func() int {
+	m, err := loadMigrations()
+	if err != nil {
+		panic(err)
+	}
+	return len(m)
+}()
+
+// migrateLockKey is the first key of the advisory lock that serializes
+// migrations; the second is a hash of the schema name.
+const migrateLockKey = 0x57656674 // "Weft"
+
+// Saver is a checkpoint store in a PostgreSQL database. Create it with Open
+// and release it with Close. It is safe for concurrent use by many goroutines
+// and processes, and implements every optional capability:
+// checkpoint.ThreadLister, Pruner, Copier, StatsReporter and HeaderLister,
+// plus PruneOlderThan.
+type Saver struct {
+	pool   *pgxpool.Pool
+	schema string
+	// readOnly is non-nil when writes are refused; it wraps
+	// checkpoint.ErrReadOnly and says why.
+	readOnly error
+}
+
+var (
+	_ checkpoint.Saver         = (*Saver)(nil)
+	_ checkpoint.ThreadLister  = (*Saver)(nil)
+	_ checkpoint.Pruner        = (*Saver)(nil)
+	_ checkpoint.Copier        = (*Saver)(nil)
+	_ checkpoint.StatsReporter = (*Saver)(nil)
+	_ checkpoint.HeaderLister  = (*Saver)(nil)
+)
+
+// Option configures Open.
+type Option func(*options)
+
+type options struct {
+	schema   string
+	maxConns int32
+	readOnly bool
+}
+
+// WithSchema keeps the store's tables in the PostgreSQL schema name, created
+// if missing, instead of the first schema of the connection's search_path
+// (normally public). An empty name keeps the default.
+func WithSchema(name string) Option { return func(o *options) { o.schema = name } }
+
+// WithMaxConns caps the connection pool at n connections; 0 or less keeps
+// pgxpool's default (the larger of 4 and the number of CPUs), or the DSN's
+// pool_max_conns.
+func WithMaxConns(n int) Option { return func(o *options) { o.maxConns = int32(n) } }
+
+// ReadOnly opens the store without creating or upgrading its schema: every
+// write returns an error wrapping checkpoint.ErrReadOnly. The schema must
+// already exist.
+func ReadOnly() Option { return func(o *options) { o.readOnly = true } }
+
+// Open connects to the database dsn names (a postgres:// URL or key=value
+// string, as pgx accepts; pool settings such as pool_max_conns may be part of
+// it), creates or upgrades the store's schema, and returns the store. It
+// fails if the server cannot be reached. When the database holds a schema
+// newer than this build knows, the store is opened read-only (see
+// ReadOnlyReason).
+func Open(ctx context.Context, dsn string, opts ...Option) (*Saver, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres checkpoint store: bad DSN: %w", err)
+	}
+	if o.maxConns > 0 {
+		cfg.MaxConns = o.maxConns
+	}
+	if o.schema != "" {
+		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{o.schema}.Sanitize()
+	}
+	where := describeTarget(cfg, o.schema)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres checkpoint store %s: %w", where, err)
+	}
+	s := &Saver{pool: pool, schema: o.schema}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open postgres checkpoint store %s: %w", where, err)
+	}
+	if o.readOnly {
+		s.readOnly = fmt.Errorf("postgres checkpoint store %s was opened read-only: %w", where, checkpoint.ErrReadOnly)
+		v, err := s.schemaVersion(ctx, pool)
+		if err == nil && v == 0 {
+			err = errors.New("the database has no Weft checkpoint schema")
+		}
+		if err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("open postgres checkpoint store %s read-only: %w", where, err)
+		}
+		return s, nil
+	}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open postgres checkpoint store %s: %w", where, err)
+	}
+	return s, nil
+}
+
+// describeTarget names a database for error messages without its password.
+func describeTarget(cfg *pgxpool.Config, schema string) string {
+	c := cfg.ConnConfig
+	s := fmt.Sprintf("%s@%s:%d/%s", c.User, c.Host, c.Port, c.Database)
+	if schema != "" {
+		s += " schema " + strconv.Quote(schema)
+	}
+	return s
+}
+
+// schemaVersion returns the highest applied migration, 0 when there is none.
+func (s *Saver) schemaVersion(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) (int, error) {
+	var exists bool
+	if err := q.QueryRow(ctx, `SELECT to_regclass('weft_migrations') IS NOT NULL`).Scan(&exists); err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	if !exists {
+		return 0, nil
+	}
+	var v int
+	if err := q.QueryRow(ctx, `SELECT coalesce(max(v), 0) FROM weft_migrations`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	return v, nil
+}
+
+// migrate applies the embedded migrations the database lacks, in one
+// transaction under an advisory lock, or marks the store read-only when the
+// database is newer than this build.
+func (s *Saver) migrate(ctx context.Context) error {
+	ms, err := loadMigrations()
+	if err != nil {
+		return err
+	}
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, migrateLockKey, s.schema); err != nil {
+		return fmt.Errorf("migrate: take the migration lock: %w", err)
+	}
+	if s.schema != "" {
+		if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{s.schema}.Sanitize()); err != nil {
+			return fmt.Errorf("migrate: create schema %q: %w", s.schema, err)
+		}
+	}
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS weft_migrations (
+		v          INTEGER PRIMARY KEY,
+		name       TEXT NOT NULL,
+		applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`); err != nil {
+		return fmt.Errorf("migrate: create weft_migrations: %w", err)
+	}
+	current, err := s.schemaVersion(ctx, tx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if current > len(ms) {
+		s.readOnly = fmt.Errorf("postgres checkpoint store has schema version %d, newer than this build of Weft knows (%d); upgrade Weft to write to it: %w",
+			current, len(ms), checkpoint.ErrReadOnly)
+		return nil
+	}
+	for _, m := range ms[current:] {
+		if _, err := tx.Exec(ctx, m.sql); err != nil {
+			return fmt.Errorf("migrate: apply %s: %w", m.name, err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO weft_migrations (v, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
+			return fmt.Errorf("migrate: record %s: %w", m.name, err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("migrate: commit: %w", err)
+	}
+	return nil
+}
+
+// ReadOnlyReason returns nil if the store accepts writes, or an error
+// wrapping checkpoint.ErrReadOnly that says why it does not.
+func (s *Saver) ReadOnlyReason() error { return s.readOnly }
+
+// Schema returns the PostgreSQL schema given to WithSchema, or "" for the
+// connection's default.
+func (s *Saver) Schema() string { return s.schema }
+
+// Pool returns the store's connection pool, for callers that want to run
+// their own queries on the same database. Closing it closes the store.
+func (s *Saver) Pool() *pgxpool.Pool { return s.pool }
+
+// Close closes the store's connections, waiting for queries in progress.
+// Calls after Close fail.
+func (s *Saver) Close() { s.pool.Close() }
+
+// writable returns the reason writes are refused, or nil.
+func (s *Saver) writable(ctx context.Context) error {
+	if s.readOnly != nil {
+		return s.readOnly
+	}
+	return ctx.Err()
+}

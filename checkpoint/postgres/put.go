@@ -1,0 +1,174 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/internal/record"
+)
+
+// Put stores cp as a child of parent in one transaction; see
+// checkpoint.Saver. Only channels in newVersions get a stored value (absent
+// from cp.ChannelValues means empty); a value already stored for that channel
+// and version is kept. Putting a checkpoint id again replaces its header and
+// metadata.
+//
+// A checkpoint of source "loop" whose parent is not the newest checkpoint of
+// its thread and namespace is refused with a *ConflictError wrapping
+// ErrConflict; see the package documentation for the full rule.
+func (s *Saver) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Checkpoint, md checkpoint.Metadata, newVersions map[string]int64) (checkpoint.Ref, error) {
+	if err := s.writable(ctx); err != nil {
+		return checkpoint.Ref{}, err
+	}
+	if err := record.CheckPut(parent, &cp, &md); err != nil {
+		return checkpoint.Ref{}, err
+	}
+	where := func(err error) error {
+		return fmt.Errorf("put checkpoint %s in thread %q ns %q: %w", cp.ID, parent.ThreadID, parent.NS, err)
+	}
+	if cp.ChannelVersions == nil { // stored as {} so SQL can always join versions to values
+		cp.ChannelVersions = map[string]int64{}
+	}
+	header, err := record.EncodeHeader(&cp)
+	if err != nil {
+		return checkpoint.Ref{}, where(err)
+	}
+	mdJSON, err := record.EncodeMetadata(&md)
+	if err != nil {
+		return checkpoint.Ref{}, where(err)
+	}
+	chans := make([]string, 0, len(newVersions))
+	vers := make([]int64, 0, len(newVersions))
+	blobs := make([][]byte, 0, len(newVersions))
+	for ch, v := range newVersions {
+		var val []byte // nil: the channel is empty at this version
+		if b, ok := cp.ChannelValues[ch]; ok {
+			val = nonNil(b)
+		}
+		chans = append(chans, ch)
+		vers = append(vers, v)
+		blobs = append(blobs, val)
+	}
+	ts := cp.TS.UTC()
+	tsMicro, tsNanos := ts.Truncate(time.Microsecond), ts.Nanosecond()%1000
+	var parentID *string
+	if parent.CheckpointID != "" {
+		parentID = &parent.CheckpointID
+	}
+
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return checkpoint.Ref{}, where(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+
+	// Lock the head row of (thread, ns), creating it for a new one. After
+	// waiting for another writer's lock, the upsert sees that writer's head.
+	var head string
+	err = tx.QueryRow(ctx, `INSERT INTO weft_threads AS t (thread_id, checkpoint_ns, head_id) VALUES ($1, $2, '')
+		ON CONFLICT (thread_id, checkpoint_ns) DO UPDATE SET head_id = t.head_id
+		RETURNING head_id`, parent.ThreadID, parent.NS).Scan(&head)
+	if err != nil {
+		return checkpoint.Ref{}, where(fmt.Errorf("lock the thread head: %w", err))
+	}
+	if parent.CheckpointID != "" && head != "" && parent.CheckpointID != head && cp.ID != head {
+		if md.Source == checkpoint.SourceLoop {
+			var exists bool
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM weft_checkpoints
+				WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3)`,
+				parent.ThreadID, parent.NS, cp.ID).Scan(&exists); err != nil {
+				return checkpoint.Ref{}, where(err)
+			}
+			if !exists {
+				return checkpoint.Ref{}, &ConflictError{ThreadID: parent.ThreadID, NS: parent.NS, ParentID: parent.CheckpointID, HeadID: head, CheckpointID: cp.ID}
+			}
+		}
+	}
+	if parent.CheckpointID != "" && parent.CheckpointID == head && cp.ID < head {
+		return checkpoint.Ref{}, where(fmt.Errorf("the new id sorts before its parent's: checkpoint ids are UUIDv7 and must grow; is this machine's clock behind the one that wrote %s?", head))
+	}
+
+	b := &pgx.Batch{}
+	if len(chans) > 0 {
+		b.Queue(`INSERT INTO weft_blobs (thread_id, checkpoint_ns, channel, version, blob)
+			SELECT $1, $2, u.channel, u.version, u.blob FROM unnest($3::text[], $4::bigint[], $5::bytea[]) AS u(channel, version, blob)
+			ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING`,
+			parent.ThreadID, parent.NS, chans, vers, blobs)
+	}
+	b.Queue(`INSERT INTO weft_checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, ts, ts_ns, checkpoint, metadata)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+			parent_checkpoint_id = EXCLUDED.parent_checkpoint_id, ts = EXCLUDED.ts, ts_ns = EXCLUDED.ts_ns,
+			checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`,
+		parent.ThreadID, parent.NS, cp.ID, parentID, tsMicro, tsNanos, string(header), string(mdJSON))
+	if cp.ID > head {
+		b.Queue(`UPDATE weft_threads SET head_id = $3, updated_at = now() WHERE thread_id = $1 AND checkpoint_ns = $2`,
+			parent.ThreadID, parent.NS, cp.ID)
+	}
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return checkpoint.Ref{}, where(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return checkpoint.Ref{}, where(err)
+	}
+	return checkpoint.Ref{ThreadID: parent.ThreadID, NS: parent.NS, CheckpointID: cp.ID}, nil
+}
+
+// nonNil returns b, or an empty non-nil slice for nil: a channel present in
+// ChannelValues has a value even if it is empty.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// PutWrites stores a task's writes against ref in one statement; see
+// checkpoint.Saver. Ordinary writes are kept once per (taskID, index);
+// special writes (checkpoint.SpecialIndex) replace earlier ones.
+func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []checkpoint.Write, taskID, taskPath string) error {
+	if err := s.writable(ctx); err != nil {
+		return err
+	}
+	if err := record.CheckWrites(ref, taskID); err != nil {
+		return err
+	}
+	if len(writes) == 0 {
+		return nil
+	}
+	idxs := make([]int32, 0, len(writes))
+	chans := make([]string, 0, len(writes))
+	vals := make([][]byte, 0, len(writes))
+	pos := map[int]int{} // index → position in the batch, to keep one row per index
+	for i, w := range writes {
+		idx, special := record.WriteIndex(i, w.Channel)
+		if at, ok := pos[idx]; ok {
+			if special { // a later special write replaces an earlier one
+				chans[at], vals[at] = w.Channel, w.Value
+			}
+			continue
+		}
+		pos[idx] = len(idxs)
+		idxs = append(idxs, int32(idx))
+		chans = append(chans, w.Channel)
+		vals = append(vals, w.Value)
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO weft_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, blob, task_path)
+		SELECT $1, $2, $3, $4, u.idx, u.channel, u.blob, $8 FROM unnest($5::int[], $6::text[], $7::bytea[]) AS u(idx, channel, blob)
+		ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
+			channel = EXCLUDED.channel, blob = EXCLUDED.blob, task_path = EXCLUDED.task_path
+		WHERE EXCLUDED.idx < 0`,
+		ref.ThreadID, ref.NS, ref.CheckpointID, taskID, idxs, chans, vals, taskPath)
+	if err != nil {
+		return fmt.Errorf("put writes of task %q to checkpoint %s in thread %q ns %q: %w", taskID, ref.CheckpointID, ref.ThreadID, ref.NS, err)
+	}
+	return nil
+}
+
+// isConflict reports whether err is a refused Put.
+func isConflict(err error) bool { return errors.Is(err, ErrConflict) }
