@@ -371,3 +371,5 @@ func TestStepLimit(t *testing.T) {
 }
 
 func memorySaver() checkpoint.Saver { return memory.New() }
+
+var checkpointListAll = checkpoint.ListOptions{}
