@@ -1,0 +1,304 @@
+package agui
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/memory"
+	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/examples"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// counterIDs returns a deterministic id source: id-1, id-2, …
+func counterIDs() func() string {
+	n := 0
+	return func() string { n++; return fmt.Sprintf("id-%d", n) }
+}
+
+// testServer serves graphs on a loopback httptest server.
+type testServer struct {
+	*httptest.Server
+	h     *Handler
+	saver checkpoint.Saver
+}
+
+func newTestServer(t testing.TB, graphs []*engine.Graph, saver checkpoint.Saver, opts ...Option) *testServer {
+	t.Helper()
+	if saver == nil {
+		saver = memory.New()
+	}
+	mounted, err := Mount(graphs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts = append([]Option{WithSaver(saver), WithClock(nil), WithIDs(counterIDs()), WithKeepAlive(0)}, opts...)
+	h, err := NewHandler(mounted, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return &testServer{Server: srv, h: h, saver: saver}
+}
+
+func demoGraphs(t testing.TB) []*engine.Graph {
+	t.Helper()
+	demos, err := examples.All(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gs []*engine.Graph
+	for _, d := range demos {
+		gs = append(gs, d.Graph)
+	}
+	return gs
+}
+
+// stream is one response: its frames, raw and decoded.
+type stream struct {
+	status int
+	body   string
+	lines  []string         // the JSON of each data frame
+	events []map[string]any // the same, decoded
+	pings  int
+}
+
+func (s *stream) types() []string {
+	var out []string
+	for _, e := range s.events {
+		out = append(out, e["type"].(string))
+	}
+	return out
+}
+
+func (s *stream) last() map[string]any { return s.events[len(s.events)-1] }
+
+// find returns the events of type typ.
+func (s *stream) find(typ string) []map[string]any {
+	var out []map[string]any
+	for _, e := range s.events {
+		if e["type"] == typ {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// interruptIDs returns the ids in the outcome of the final RUN_FINISHED.
+func (s *stream) interruptIDs() []string {
+	out, _ := s.last()["outcome"].(map[string]any)
+	ints, _ := out["interrupts"].([]any)
+	var ids []string
+	for _, it := range ints {
+		ids = append(ids, it.(map[string]any)["id"].(string))
+	}
+	return ids
+}
+
+func post(t testing.TB, url string, body any) *stream {
+	t.Helper()
+	var b []byte
+	switch v := body.(type) {
+	case string:
+		b = []byte(v)
+	default:
+		var err error
+		if b, err = json.Marshal(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &stream{status: resp.StatusCode, body: string(raw)}
+	if resp.StatusCode != http.StatusOK {
+		return s
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type %q", ct)
+	}
+	s.parse(t, string(raw))
+	return s
+}
+
+// parse splits an SSE body exactly as @ag-ui/client does: frames end with
+// "\n\n"; each is a ": ping" comment or one "data: " line of JSON.
+func (s *stream) parse(t testing.TB, body string) {
+	t.Helper()
+	if body != "" && !strings.HasSuffix(body, "\n\n") {
+		t.Fatalf("stream does not end with a frame boundary: %q", body[max(0, len(body)-40):])
+	}
+	for _, frame := range strings.Split(strings.TrimSuffix(body, "\n\n"), "\n\n") {
+		if frame == ": ping" {
+			s.pings++
+			continue
+		}
+		data, ok := strings.CutPrefix(frame, "data: ")
+		if !ok || strings.Contains(data, "\n") || strings.Contains(data, "\r") {
+			t.Fatalf("bad frame %q", frame)
+		}
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(data), &ev); err != nil {
+			t.Fatalf("frame is not JSON: %v: %s", err, data)
+		}
+		if typ, _ := ev["type"].(string); typ == "" {
+			t.Fatalf("frame without a type: %s", data)
+		}
+		s.lines = append(s.lines, data)
+		s.events = append(s.events, ev)
+	}
+}
+
+// input builds a RunAgentInput body.
+func input(thread, run string, kv ...any) map[string]any {
+	in := map[string]any{"threadId": thread, "runId": run, "messages": []any{}, "tools": []any{}, "context": []any{},
+		"state": map[string]any{}, "forwardedProps": map[string]any{}}
+	for i := 0; i+1 < len(kv); i += 2 {
+		in[kv[i].(string)] = kv[i+1]
+	}
+	return in
+}
+
+// normalize makes a stream comparable across runs: interrupt ids (they hash
+// checkpoint ids) become interrupt-1, …, and the events of messages and
+// tool calls streamed by parallel tasks, whose interleaving is not defined,
+// are grouped by id within each contiguous block.
+func normalize(lines []string) []string {
+	out := slices.Clone(lines)
+	ids := map[string]string{}
+	for _, l := range lines {
+		var ev struct {
+			Outcome struct {
+				Interrupts []struct{ ID string } `json:"interrupts"`
+			} `json:"outcome"`
+		}
+		_ = json.Unmarshal([]byte(l), &ev)
+		for _, it := range ev.Outcome.Interrupts {
+			if _, ok := ids[it.ID]; !ok {
+				ids[it.ID] = fmt.Sprintf("interrupt-%d", len(ids)+1)
+			}
+		}
+	}
+	for i := range out {
+		for id, rep := range ids {
+			out[i] = strings.ReplaceAll(out[i], id, rep)
+		}
+	}
+	key := func(l string) (string, bool) {
+		var ev struct {
+			Type       string `json:"type"`
+			MessageID  string `json:"messageId"`
+			ToolCallID string `json:"toolCallId"`
+		}
+		_ = json.Unmarshal([]byte(l), &ev)
+		if strings.HasPrefix(ev.Type, "TEXT_MESSAGE_") || strings.HasPrefix(ev.Type, "TOOL_CALL_") && ev.Type != "TOOL_CALL_RESULT" {
+			return ev.MessageID + ev.ToolCallID, true
+		}
+		return "", false
+	}
+	for i := 0; i < len(out); {
+		if _, ok := key(out[i]); !ok {
+			i++
+			continue
+		}
+		j := i
+		for j < len(out) {
+			if _, ok := key(out[j]); !ok {
+				break
+			}
+			j++
+		}
+		block := out[i:j]
+		first := map[string]int{}
+		for n, l := range block {
+			k, _ := key(l)
+			if _, ok := first[k]; !ok {
+				first[k] = n
+			}
+		}
+		// Order ids by name, keeping each id's own events in order.
+		slices.SortStableFunc(block, func(a, b string) int {
+			ka, _ := key(a)
+			kb, _ := key(b)
+			return strings.Compare(ka, kb)
+		})
+		i = j
+	}
+	return out
+}
+
+// checkGolden compares a stream with testdata/<name>.jsonl (or rewrites it
+// with -update).
+func checkGolden(t *testing.T, name string, s *stream) {
+	t.Helper()
+	got := strings.Join(normalize(s.lines), "\n") + "\n"
+	path := filepath.Join("testdata", name+".jsonl")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+		for i := range max(len(gl), len(wl)) {
+			var g, w string
+			if i < len(gl) {
+				g = gl[i]
+			}
+			if i < len(wl) {
+				w = wl[i]
+			}
+			if g != w {
+				t.Fatalf("%s differs at line %d:\n got: %s\nwant: %s", path, i+1, g, w)
+			}
+		}
+	}
+}
+
+// readGolden returns the lines of a golden file.
+func readGolden(t *testing.T, name string) []string {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	return out
+}

@@ -1,0 +1,139 @@
+package agui
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// sseWriter frames events as AG-UI's encoder does ("data: <json>\n\n", no
+// event or id lines), flushes after each one and sends ": ping" comments
+// while nothing else is written. Once a write fails the client is gone:
+// later writes are dropped and gone reports true.
+type sseWriter struct {
+	mu    sync.Mutex
+	w     io.Writer
+	flush func()
+	clock func() time.Time
+	err   error
+	// onGone, when set, is called once when the writer first notices the
+	// client is gone.
+	onGone func()
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+func newSSEWriter(w http.ResponseWriter, clock func() time.Time) *sseWriter {
+	s := &sseWriter{w: w, clock: clock, flush: func() {}}
+	rc := http.NewResponseController(w)
+	s.flush = func() {
+		if err := rc.Flush(); err != nil && s.err == nil {
+			s.fail(fmt.Errorf("flushing the response: %w", err))
+		}
+	}
+	return s
+}
+
+// write sends one event. It returns false once the client is gone.
+func (s *sseWriter) write(ev Event) bool {
+	b := ev.base()
+	b.Type = ev.EventType()
+	if s.clock != nil && b.Timestamp == 0 {
+		b.Timestamp = s.clock().UnixMilli()
+	}
+	data, err := json.Marshal(ev)
+	if err != nil {
+		// Every field is plain data built by this package except Custom
+		// values and interrupt payloads, which came from the graph; report
+		// the failure in their place rather than dropping the frame.
+		data, _ = json.Marshal(&Custom{Base: Base{Type: TypeCustom, Timestamp: b.Timestamp}, Name: "weft:encoding_error",
+			Value: fmt.Sprintf("%s event could not be encoded: %v", b.Type, err)})
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return false
+	}
+	buf := make([]byte, 0, len(data)+8)
+	buf = append(buf, "data: "...)
+	buf = append(buf, data...)
+	buf = append(buf, "\n\n"...)
+	if _, err := s.w.Write(buf); err != nil {
+		s.fail(err)
+		return false
+	}
+	s.flush()
+	return s.err == nil
+}
+
+// fail records the first write error; s.mu is held.
+func (s *sseWriter) fail(err error) {
+	if s.err != nil {
+		return
+	}
+	s.err = err
+	if s.onGone != nil {
+		s.onGone()
+	}
+}
+
+// gone reports whether a write has failed.
+func (s *sseWriter) gone() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err != nil
+}
+
+// markGone records that the client went away (its request context ended).
+func (s *sseWriter) markGone(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fail(err)
+}
+
+// ping writes a keep-alive comment, which the client's parser ignores.
+func (s *sseWriter) ping() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return
+	}
+	if _, err := io.WriteString(s.w, ": ping\n\n"); err != nil {
+		s.fail(err)
+		return
+	}
+	s.flush()
+}
+
+// keepAlive pings every interval until stopKeepAlive; interval <= 0 does
+// nothing.
+func (s *sseWriter) keepAlive(interval time.Duration) {
+	if interval <= 0 {
+		return
+	}
+	s.stop, s.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+				s.ping()
+			}
+		}
+	}()
+}
+
+func (s *sseWriter) stopKeepAlive() {
+	if s.stop != nil {
+		close(s.stop)
+		<-s.done
+		s.stop = nil
+	}
+}
