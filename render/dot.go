@@ -73,6 +73,10 @@ const dotHeader = `	graph [compound=true, newrank=true, rankdir=TB, nodesep=0.35
 	edge [fontname="Helvetica", fontsize=10, color="#707070", fontcolor="#5e5e5e", arrowsize=0.7];
 `
 
+// bigGraph is the node count above which Graphviz is asked to spend less
+// effort on crossing minimisation.
+const bigGraph = 100
+
 func (p *plan) dot() []byte {
 	var b bytes.Buffer
 	name := p.name
@@ -81,6 +85,11 @@ func (p *plan) dot() []byte {
 	}
 	b.WriteString("digraph " + quote(name) + " {\n")
 	b.WriteString(dotHeader)
+	if len(p.nodes) > bigGraph {
+		// Crossing minimisation dominates Graphviz's time on big graphs;
+		// half the iterations cost little in readability there.
+		b.WriteString("\tgraph [mclimit=0.5];\n")
+	}
 	p.writeLevel(&b, p.root, "\t")
 	// END is drawn at the bottom even when a short path reaches it early:
 	// the flow reads top to bottom.
