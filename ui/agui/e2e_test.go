@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -56,7 +57,7 @@ func TestE2EClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	graphs := demoGraphs(t)
+	graphs := append(demoGraphs(t), streamingGraph(t))
 
 	pr, pw := io.Pipe()
 	served := make(chan error, 1)
@@ -103,7 +104,7 @@ func TestE2EClients(t *testing.T) {
 			if jerr := json.Unmarshal(lastLine(out), &res); jerr != nil {
 				t.Fatalf("node: %v\nstdout: %s\nstderr: %s", errors.Join(err, jerr), out, stderr.String())
 			}
-			t.Logf("@ag-ui/client %s: %s", res.Version, lastLine(out))
+			var names []string
 			for name, raw := range res.Results {
 				var r struct {
 					OK     bool   `json:"ok"`
@@ -113,9 +114,13 @@ func TestE2EClients(t *testing.T) {
 				_ = json.Unmarshal(raw, &r)
 				if !r.OK {
 					t.Errorf("%s with @ag-ui/client %s: %s", name, res.Version, r.Error)
+				} else {
+					names = append(names, name)
 				}
 				threads[name+"/"+which] = r.Thread
 			}
+			slices.Sort(names)
+			t.Logf("@ag-ui/client %s accepted: %s", res.Version, strings.Join(names, ", "))
 			if len(res.Warnings) > 0 {
 				t.Errorf("client warnings:\n%s", strings.Join(res.Warnings, "\n"))
 			}

@@ -186,10 +186,11 @@ func input(thread, run string, kv ...any) map[string]any {
 }
 
 // normalize makes a stream comparable across runs: interrupt ids (they hash
-// checkpoint ids) become interrupt-1, …, and the events of messages and
-// tool calls streamed by parallel tasks, whose interleaving is not defined,
-// are grouped by id within each contiguous block.
-func normalize(lines []string) []string {
+// checkpoint ids) become interrupt-1, …, and inside the named steps, whose
+// tasks run in parallel so that the interleaving of what they stream is not
+// defined, events are grouped by message or tool call id (each id's own
+// events keep their order).
+func normalize(lines []string, parallel ...string) []string {
 	out := slices.Clone(lines)
 	ids := map[string]string{}
 	for _, l := range lines {
@@ -210,43 +211,27 @@ func normalize(lines []string) []string {
 			out[i] = strings.ReplaceAll(out[i], id, rep)
 		}
 	}
-	key := func(l string) (string, bool) {
-		var ev struct {
-			Type       string `json:"type"`
-			MessageID  string `json:"messageId"`
-			ToolCallID string `json:"toolCallId"`
-		}
-		_ = json.Unmarshal([]byte(l), &ev)
-		if strings.HasPrefix(ev.Type, "TEXT_MESSAGE_") || strings.HasPrefix(ev.Type, "TOOL_CALL_") && ev.Type != "TOOL_CALL_RESULT" {
-			return ev.MessageID + ev.ToolCallID, true
-		}
-		return "", false
+	type head struct{ Type, StepName, MessageID, ToolCallID string }
+	parse := func(l string) head {
+		var h head
+		_ = json.Unmarshal([]byte(l), &h)
+		return h
 	}
-	for i := 0; i < len(out); {
-		if _, ok := key(out[i]); !ok {
-			i++
+	for i := 0; i < len(out); i++ {
+		h := parse(out[i])
+		if h.Type != "STEP_STARTED" || !slices.Contains(parallel, h.StepName) {
 			continue
 		}
-		j := i
+		j := i + 1
 		for j < len(out) {
-			if _, ok := key(out[j]); !ok {
+			if e := parse(out[j]); e.Type == "STEP_FINISHED" && e.StepName == h.StepName {
 				break
 			}
 			j++
 		}
-		block := out[i:j]
-		first := map[string]int{}
-		for n, l := range block {
-			k, _ := key(l)
-			if _, ok := first[k]; !ok {
-				first[k] = n
-			}
-		}
-		// Order ids by name, keeping each id's own events in order.
-		slices.SortStableFunc(block, func(a, b string) int {
-			ka, _ := key(a)
-			kb, _ := key(b)
-			return strings.Compare(ka, kb)
+		slices.SortStableFunc(out[i+1:j], func(a, b string) int {
+			ha, hb := parse(a), parse(b)
+			return strings.Compare(ha.MessageID+ha.ToolCallID, hb.MessageID+hb.ToolCallID)
 		})
 		i = j
 	}
@@ -255,9 +240,9 @@ func normalize(lines []string) []string {
 
 // checkGolden compares a stream with testdata/<name>.jsonl (or rewrites it
 // with -update).
-func checkGolden(t *testing.T, name string, s *stream) {
+func checkGolden(t *testing.T, name string, s *stream, parallel ...string) {
 	t.Helper()
-	got := strings.Join(normalize(s.lines), "\n") + "\n"
+	got := strings.Join(normalize(s.lines, parallel...), "\n") + "\n"
 	path := filepath.Join("testdata", name+".jsonl")
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {

@@ -239,7 +239,10 @@ func (m *Mapper) update(u *engine.NodeUpdate) {
 	if u.Node == "__interrupt__" {
 		return
 	}
-	// The task has returned: whatever it streamed is complete.
+	// The task has returned: whatever it streamed is complete. Text it
+	// streamed without a message id is taken to be its first assistant
+	// message with text, so that message is not announced twice.
+	anon := m.taskAnon[u.TaskID]
 	m.closeTask(u.TaskID)
 	if m.msgChan == "" {
 		return
@@ -254,6 +257,10 @@ func (m *Mapper) update(u *engine.NodeUpdate) {
 		}
 		msgs, _ := v.([]engine.Message)
 		for _, msg := range msgs {
+			if anon != "" && m.streamed[anon] && msg.Role == engine.RoleAssistant && msg.Content != "" && !m.streamed[msg.ID] {
+				m.streamed[msg.ID] = true
+				anon = ""
+			}
 			m.announce(msg)
 		}
 	}
