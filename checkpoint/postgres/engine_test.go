@@ -173,7 +173,9 @@ var engineScenarios = map[string]engineScenario{
 	},
 	"subgraph": func(t *testing.T, s checkpoint.Saver) (*engine.Graph, []string) {
 		sub, err := engine.NewGraph("inner", workLog, workSum).
-			AddNode("x", func(context.Context, engine.State) (engine.Output, error) { return engine.Updates(workLog.Add("x")), nil }).
+			AddNode("x", func(context.Context, engine.State) (engine.Output, error) {
+				return engine.Updates(workLog.Add("x")), nil
+			}).
 			AddNode("y", func(_ context.Context, st engine.State) (engine.Output, error) {
 				return engine.Updates(workLog.Add("y"), workSum.Add(10)), nil
 			}).
@@ -183,7 +185,9 @@ var engineScenarios = map[string]engineScenario{
 			t.Fatal(err)
 		}
 		g, err := engine.NewGraph("outer", workLog, workSum).
-			AddNode("pre", func(context.Context, engine.State) (engine.Output, error) { return engine.Updates(workLog.Add("pre")), nil }).
+			AddNode("pre", func(context.Context, engine.State) (engine.Output, error) {
+				return engine.Updates(workLog.Add("pre")), nil
+			}).
 			AddSubgraph("inner", sub).
 			AddEdge(engine.START, "pre").AddEdge("pre", "inner").
 			Compile(engine.WithSaver(s))

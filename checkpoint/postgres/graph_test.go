@@ -23,8 +23,8 @@ var (
 const workRoundsMax = 4
 
 // workCheckpoints is how many checkpoints one full run of workGraph writes:
-// input, the fan-out step, mix, and one per loop round.
-const workCheckpoints = 3 + workRoundsMax
+// input, the __start__ step, the fan-out step, mix, and one per loop round.
+const workCheckpoints = 4 + workRoundsMax
 
 // workGraph is the graph the multi-process and engine tests advance: a
 // fan-out of three parallel nodes (a, b, c), joined by mix, then a loop
