@@ -217,10 +217,8 @@ func (gv *GraphView) Tapped(ev *fyne.PointEvent) {
 	if gv.geom == nil {
 		return
 	}
-	if id, after, ok := gv.markerAt(ev.Position); ok {
-		if gv.OnToggleBreakpoint != nil {
-			gv.OnToggleBreakpoint(id, after)
-		}
+	if id, after, ok := gv.markerAt(ev.Position); ok && gv.OnToggleBreakpoint != nil {
+		gv.OnToggleBreakpoint(id, after)
 		return
 	}
 	h := gv.geom.HitTest(gv.toGraph(ev.Position), hitTol/float64(gv.zoom))
@@ -304,10 +302,11 @@ func (gv *GraphView) Scrolled(ev *fyne.ScrollEvent) {
 // MouseIn is part of desktop.Hoverable.
 func (gv *GraphView) MouseIn(ev *desktop.MouseEvent) { gv.MouseMoved(ev) }
 
-// MouseMoved shows the breakpoint markers of the node under the pointer.
-// Part of desktop.Hoverable.
+// MouseMoved shows the breakpoint markers of the node under the pointer
+// (when OnToggleBreakpoint is set). Part of desktop.Hoverable.
 func (gv *GraphView) MouseMoved(ev *desktop.MouseEvent) {
-	if gv.geom == nil {
+	if gv.geom == nil || gv.OnToggleBreakpoint == nil {
+		gv.setHovered("")
 		return
 	}
 	id := ""

@@ -109,6 +109,11 @@ func (r *graphRenderer) build() {
 	r.lastHighlights = nil
 	r.placedZoom = 0
 	var objs []fyne.CanvasObject
+	// The selection outline lies under the nodes, so that breakpoint dots
+	// and badges stay on top of it.
+	r.selection = canvas.NewRectangle(color.Transparent)
+	r.selection.StrokeWidth = 2
+	r.selection.Hide()
 	if g != nil {
 		r.clusters = make([]clusterObjs, len(g.Clusters))
 		for i, c := range g.Clusters {
@@ -142,6 +147,7 @@ func (r *graphRenderer) build() {
 				objs = append(objs, t)
 			}
 		}
+		objs = append(objs, r.selection)
 		r.nodes = make([]nodeObjs, len(g.Nodes))
 		for i := range g.Nodes {
 			n := &g.Nodes[i]
@@ -182,13 +188,10 @@ func (r *graphRenderer) build() {
 			objs = append(objs, no.before, no.after, no.badgeB, no.badge)
 		}
 	}
-	r.selection = canvas.NewRectangle(color.Transparent)
-	r.selection.StrokeWidth = 2
-	r.selection.Hide()
 	r.ghosts = [2]*canvas.Circle{canvas.NewCircle(color.Transparent), canvas.NewCircle(color.Transparent)}
 	r.ghosts[0].Hide()
 	r.ghosts[1].Hide()
-	objs = append(objs, r.selection, r.ghosts[0], r.ghosts[1])
+	objs = append(objs, r.ghosts[0], r.ghosts[1])
 	r.content.Objects = objs
 	r.objects = []fyne.CanvasObject{r.content, r.barBg, r.bar}
 	r.placedPal = false
@@ -472,6 +475,7 @@ func (r *graphRenderer) placeSelection() {
 	if !ok {
 		if sel.Visible() {
 			sel.Hide()
+			r.dirty()
 		}
 		return
 	}
@@ -483,7 +487,13 @@ func (r *graphRenderer) placeSelection() {
 	sel.StrokeColor = r.pal.Selection
 	sel.Show()
 	sel.Refresh()
+	r.dirty()
 }
+
+// dirty makes the canvas repaint. Showing an object that was hidden does
+// not: the driver only finds the canvas of objects it has drawn, and it
+// skips hidden ones. The content container is always drawn.
+func (r *graphRenderer) dirty() { canvas.Refresh(r.content) }
 
 // placeHover shows hollow breakpoint markers on the hovered node where no
 // breakpoint is set, so that the user sees where to tap.
@@ -515,6 +525,7 @@ func (r *graphRenderer) placeHover() {
 		gh.Show()
 		gh.Refresh()
 	}
+	r.dirty()
 }
 
 // applyStyles colours every object for the palette and highlight. With
