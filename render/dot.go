@@ -9,8 +9,6 @@ package render
 
 import (
 	"bytes"
-	"slices"
-	"strings"
 
 	"github.com/weftstudio/weft/engine"
 )
@@ -26,21 +24,6 @@ type DOTOptions struct {
 	// ExpandAll expands every subgraph at every depth; Expanded is then
 	// ignored.
 	ExpandAll bool
-}
-
-// key returns a canonical text for the options, for cache keys and tests.
-func (o DOTOptions) key() string {
-	if o.ExpandAll {
-		return "*"
-	}
-	var ks []string
-	for k, v := range o.Expanded {
-		if v {
-			ks = append(ks, k)
-		}
-	}
-	slices.Sort(ks)
-	return strings.Join(ks, "\x00")
 }
 
 // DOT returns the Graphviz DOT text for t. The output depends only on t's

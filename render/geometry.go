@@ -77,8 +77,10 @@ type NodeBox struct {
 	// ID identifies the node in Highlight maps, hit results and edges. A
 	// top-level node's ID is its name; a node inside an expanded subgraph
 	// has the subgraph node's ID, "/" and its own name (e.g. "research/search").
-	// Junction IDs start with "join:" and are never node names (names that
-	// would clash get a "#n" suffix, see DOT).
+	// A junction's ID is "join:" and its join group (prefixed like any
+	// node inside a subgraph). IDs are unique: one that would repeat an
+	// earlier one (a node literally named "a/b" beside node "b" of
+	// expanded subgraph "a", say) gets a "#2", "#3", … suffix.
 	ID     string
 	Name   string  // the node's own name; "" for a junction
 	Parent string  // ID of the expanded subgraph (cluster) holding it; "" at top level

@@ -156,10 +156,9 @@ func (p *plan) level(t *engine.Topology, c *pCluster, prefix string, depth int, 
 		g := EdgeGeom{Kind: e.Kind, Join: e.Join}
 		tail, head := from.exit, to.entry
 		var clip []string
-		if e.From == e.To && from.cluster != "" {
-			// A loop on an expanded subgraph runs from its END back to
-			// its START inside the cluster; clipping would hide it.
-		} else {
+		// A loop on an expanded subgraph runs from its END back to its
+		// START inside the cluster; clipping would hide it.
+		if loop := e.From == e.To && from.cluster != ""; !loop {
 			if from.cluster != "" {
 				g.LTail = from.cluster
 				clip = append(clip, "ltail="+quote(from.clusterGID))
