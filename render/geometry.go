@@ -159,7 +159,16 @@ type Geometry struct {
 }
 
 // Node returns the box of the node with the given ID and whether it exists.
+// It also works on a Geometry built by hand (by a linear search).
 func (g *Geometry) Node(id string) (NodeBox, bool) {
+	if g.byID == nil {
+		for _, n := range g.Nodes {
+			if n.ID == id {
+				return n, true
+			}
+		}
+		return NodeBox{}, false
+	}
 	i, ok := g.byID[id]
 	if !ok {
 		return NodeBox{}, false

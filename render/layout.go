@@ -423,22 +423,13 @@ func (p *plan) geometry(out []byte) (*Geometry, error) {
 			// Graphviz gave no route (it never should); draw a
 			// straight line rather than nothing.
 			e := &g.Edges[i]
-			a, _ := g.nodeRect(e.From)
-			b, _ := g.nodeRect(e.To)
-			e.Points = []Point{a.Center(), b.Center()}
+			a, _ := g.Node(e.From)
+			b, _ := g.Node(e.To)
+			e.Points = []Point{a.Rect.Center(), b.Rect.Center()}
 		}
 	}
 	g.index()
 	return g, nil
-}
-
-func (g *Geometry) nodeRect(id string) (Rect, bool) {
-	for _, n := range g.Nodes {
-		if n.ID == id {
-			return n.Rect, true
-		}
-	}
-	return Rect{}, false
 }
 
 // setPath reads an edge's "pos": optional "s,x,y" and "e,x,y" end points,

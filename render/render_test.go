@@ -472,6 +472,13 @@ func TestHitTest(t *testing.T) {
 	if h := nilG.HitTest(Point{}, 0); h.Kind != HitNone {
 		t.Errorf("nil geometry: %+v", h)
 	}
+	byHand := &Geometry{Nodes: []NodeBox{{ID: "x", Rect: Rect{0, 0, 10, 10}}}}
+	if n, ok := byHand.Node("x"); !ok || n.ID != "x" {
+		t.Error("Node on a hand-built geometry")
+	}
+	if h := byHand.HitTest(Point{5, 5}, 0); h.ID != "x" {
+		t.Errorf("HitTest on a hand-built geometry: %+v", h)
+	}
 }
 
 func TestSVG(t *testing.T) {
