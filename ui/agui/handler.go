@@ -99,8 +99,10 @@ type Handler struct {
 	busy map[string]bool
 
 	stopping atomic.Bool
-	// onGone, if set, is called when a run's client is found gone (tests).
+	// Test hooks: onGone is called when a run's client is found gone, onEnd
+	// when a request on a thread has ended and released the thread.
 	onGone func(thread string)
+	onEnd  func(thread string)
 }
 
 // NewHandler returns a Handler serving each graph at its path (the map key,
@@ -214,7 +216,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusConflict, "thread %q already has a run in progress; send the next request after its RUN_FINISHED or RUN_ERROR", in.ThreadID)
 		return
 	}
-	defer h.unlock(in.ThreadID)
+	defer func() {
+		h.unlock(in.ThreadID)
+		if h.onEnd != nil {
+			h.onEnd(in.ThreadID)
+		}
+	}()
 
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream")
@@ -267,6 +274,13 @@ func (h *Handler) run(ctx context.Context, g *engine.Graph, in *RunAgentInput, s
 	case errors.Is(err, checkpoint.ErrNotFound):
 		snap = nil
 	case err != nil:
+		// A thread another graph wrote does not load; say so plainly.
+		if tp, gerr := g.Saver().Get(ctx, checkpoint.Ref{ThreadID: in.ThreadID}); gerr == nil {
+			if owner, _ := tp.Metadata.Extra[engine.MetaGraph].(string); owner != "" && owner != g.Name() {
+				fail(failf(CodeWrongGraph, "thread %q belongs to graph %q, not %q: use a new threadId", in.ThreadID, owner, g.Name()))
+				return
+			}
+		}
 		fail(failf(CodeStore, "loading thread %q: %v", in.ThreadID, err))
 		return
 	}
