@@ -1,0 +1,105 @@
+// Package ui opens the Weft studio on compiled graphs with one call, for
+// the weft binary and for Go developers' own programs:
+//
+//	func main() {
+//		if err := ui.Run(studio.Graph{Graph: myGraph, Example: engine.Values{"topic": "otters"}}); err != nil {
+//			log.Fatal(err)
+//		}
+//	}
+//
+// Run reads the command line (-db PATH, default weft.db in the working
+// directory; -store DSN for another store), opens the store, and shows the
+// studio window until it is closed. The window itself is package
+// ui/studio, which tests drive headless.
+package ui
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/app"
+
+	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/store"
+	"github.com/weftstudio/weft/ui/studio"
+)
+
+// AppID is the Fyne application id of the studio (where its preferences,
+// such as recent inputs, are kept).
+const AppID = "studio.weft.app"
+
+// Run opens the studio on graphs and blocks until its window is closed.
+// Each graph's own saver is replaced by the studio's store. Flags are
+// parsed from os.Args[1:] (see Options for doing it yourself); a store that
+// cannot be opened is returned as an error before any window appears.
+// Run must be called from the main goroutine.
+func Run(graphs ...studio.Graph) error {
+	fs := flag.NewFlagSet("weft studio", flag.ContinueOnError)
+	db := fs.String("db", "weft.db", "SQLite checkpoint store `file` (created when missing)")
+	dsn := fs.String("store", "", "checkpoint store `DSN` (a postgres:// URL or a file path); overrides -db")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	spec := *db
+	if *dsn != "" {
+		spec = *dsn
+	}
+	return RunWith(Options{Store: spec}, graphs...)
+}
+
+// Options configures RunWith. The zero Options opens weft.db in the
+// working directory.
+type Options struct {
+	// Store is a SQLite file path or a DSN for store.Open; "" means
+	// "weft.db".
+	Store string
+	// Title replaces the window title; "" keeps "Weft Studio".
+	Title string
+}
+
+// RunWith is Run without reading the command line.
+func RunWith(o Options, graphs ...studio.Graph) error {
+	if o.Store == "" {
+		o.Store = "weft.db"
+	}
+	st, err := store.Open(context.Background(), o.Store)
+	if err != nil {
+		return fmt.Errorf("opening the store: %w", err)
+	}
+	opened := []store.Store{st}
+	defer func() {
+		for _, s := range opened {
+			_ = s.Close()
+		}
+	}()
+	a := app.NewWithID(AppID)
+	cfg := studio.Config{
+		Store:     st,
+		StoreName: store.Redact(o.Store),
+		Graphs:    graphs,
+		OpenStore: func(spec string) (checkpoint.Saver, string, error) {
+			s, err := store.Open(context.Background(), spec)
+			if err != nil {
+				return nil, "", err
+			}
+			opened = append(opened, s)
+			return s, store.Redact(spec), nil
+		},
+	}
+	s := studio.New(a, cfg)
+	w := s.Window()
+	if o.Title != "" {
+		w.SetTitle(o.Title)
+	}
+	w.Resize(fyne.NewSize(1280, 800))
+	w.SetMaster()
+	w.ShowAndRun()
+	return nil
+}

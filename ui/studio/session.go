@@ -1,0 +1,338 @@
+package studio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"fyne.io/fyne/v2"
+
+	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/engine"
+)
+
+// session is the studio's backend: the only code that calls the engine and
+// the store. Every call runs on a goroutine of its own; results reach the
+// UI through fyne.Do. A panic in anything user code could reach (node
+// functions, path functions, custom savers) is recovered and reported as an
+// error, so a user's graph never takes the studio down.
+type session struct {
+	mu    sync.Mutex
+	saver checkpoint.Saver
+	graph *engine.Graph // the selected graph, bound to saver
+	spec  Graph
+
+	pause   atomic.Bool
+	running atomic.Bool
+	cancel  context.CancelFunc
+
+	// ops counts background work in flight; tests wait for it to reach 0.
+	ops sync.WaitGroup
+}
+
+// graphTag is the metadata key the studio stores the graph name under, so
+// the thread list can show the threads of the selected graph.
+const graphTag = "studio_graph"
+
+// goBG runs work on a goroutine, recovering panics, and then apply (if not
+// nil) on the UI goroutine with the result.
+func goBG[T any](s *session, work func() (T, error), apply func(T, error)) {
+	s.ops.Add(1)
+	go func() {
+		defer s.ops.Done()
+		v, err := safely(work)
+		if apply != nil {
+			uiDo(func() { apply(v, err) })
+		}
+	}()
+}
+
+// uiMu serialises the studio's UI callbacks. In an app fyne.Do already
+// runs them one at a time on the UI goroutine; the test driver runs them on
+// the calling goroutine, so without it two finishing jobs could touch the
+// same widgets at once.
+var uiMu sync.Mutex
+
+// uiDo runs fn on the UI goroutine, one callback at a time.
+func uiDo(fn func()) {
+	fyne.Do(func() {
+		uiMu.Lock()
+		defer uiMu.Unlock()
+		fn()
+	})
+}
+
+// safely calls work, turning a panic into an error with its stack.
+func safely[T any](work func() (T, error)) (v T, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error (recovered panic): %v\n%s", r, debug.Stack())
+		}
+	}()
+	return work()
+}
+
+// waitIdle waits until no background work is in flight, for tests and
+// benchmarks; work started by completing work is waited for too.
+func (s *session) waitIdle() { s.ops.Wait() }
+
+// bind selects graph g on the current saver.
+func (s *session) bind(g Graph, saver checkpoint.Saver) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.spec = g
+	s.saver = saver
+	s.graph = g.Graph.WithSaver(saver)
+}
+
+func (s *session) current() (*engine.Graph, checkpoint.Saver) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.graph, s.saver
+}
+
+// threadRow is one line of the thread list.
+type threadRow struct {
+	ID      string
+	Step    int
+	Source  checkpoint.Source
+	Updated time.Time
+	Count   int
+}
+
+// listThreads returns the threads of the store tagged with the graph's
+// name (threads with no tag, written by other programs, are listed too),
+// newest first.
+func (s *session) listThreads(ctx context.Context) ([]threadRow, error) {
+	g, saver := s.current()
+	if saver == nil || g == nil {
+		return nil, nil
+	}
+	tl, ok := saver.(checkpoint.ThreadLister)
+	if !ok {
+		return s.listThreadsSlow(ctx, saver, g.Name())
+	}
+	infos, err := tl.ListThreads(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	var out []threadRow
+	for _, in := range infos {
+		if tag, ok := in.LatestMeta.Extra[graphTag].(string); ok && tag != g.Name() {
+			continue
+		}
+		out = append(out, threadRow{ID: in.ThreadID, Step: in.LatestMeta.Step, Source: in.LatestMeta.Source, Updated: in.UpdatedAt, Count: in.Checkpoints})
+	}
+	return out, nil
+}
+
+// listThreadsSlow lists threads of a saver without ThreadLister by reading
+// every root checkpoint.
+func (s *session) listThreadsSlow(ctx context.Context, saver checkpoint.Saver, name string) ([]threadRow, error) {
+	root := ""
+	seen := map[string]int{}
+	var out []threadRow
+	for tp, err := range saver.List(ctx, checkpoint.ListOptions{NS: &root}) {
+		if err != nil {
+			return nil, err
+		}
+		if i, ok := seen[tp.Ref.ThreadID]; ok {
+			out[i].Count++
+			continue
+		}
+		if tag, ok := tp.Metadata.Extra[graphTag].(string); ok && tag != name {
+			seen[tp.Ref.ThreadID] = -1
+			continue
+		}
+		seen[tp.Ref.ThreadID] = len(out)
+		out = append(out, threadRow{ID: tp.Ref.ThreadID, Step: tp.Metadata.Step, Source: tp.Metadata.Source, Updated: tp.Checkpoint.TS, Count: 1})
+	}
+	slices.SortFunc(out, func(a, b threadRow) int { return b.Updated.Compare(a.Updated) })
+	return out, nil
+}
+
+// headers returns the root checkpoints of a thread, newest first, without
+// values when the saver can (HeaderLister). limit 0 reads them all.
+func (s *session) headers(ctx context.Context, thread string, limit int) ([]checkpoint.Header, error) {
+	_, saver := s.current()
+	root := ""
+	opts := checkpoint.ListOptions{ThreadID: thread, NS: &root, Limit: limit}
+	if hl, ok := saver.(checkpoint.HeaderLister); ok {
+		return hl.ListHeaders(ctx, opts)
+	}
+	var out []checkpoint.Header
+	for tp, err := range saver.List(ctx, opts) {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, checkpoint.Header{Ref: tp.Ref, Parent: tp.Parent, TS: tp.Checkpoint.TS, Metadata: tp.Metadata})
+	}
+	return out, nil
+}
+
+// view is what the inspector and the graph show for one checkpoint.
+type view struct {
+	Snap   *engine.Snapshot
+	Parent *engine.Snapshot // nil for the first checkpoint
+	Latest bool
+}
+
+// load reads the snapshot of a checkpoint ("" for the latest) and its
+// parent's, for the diff.
+func (s *session) load(ctx context.Context, thread, id string, latest bool) (*view, error) {
+	g, _ := s.current()
+	opts := []engine.RunOption{engine.WithThread(thread)}
+	if id != "" && !latest {
+		opts = append(opts, engine.WithCheckpoint(id))
+	}
+	snap, err := g.GetState(ctx, opts...)
+	if err != nil {
+		return nil, err
+	}
+	v := &view{Snap: snap, Latest: latest}
+	if snap.Parent != nil && snap.Parent.CheckpointID != "" {
+		p, err := g.GetState(ctx, engine.WithThread(thread), engine.WithCheckpoint(snap.Parent.CheckpointID))
+		if err == nil {
+			v.Parent = p
+		}
+	}
+	return v, nil
+}
+
+// runRequest describes one run of the engine.
+type runRequest struct {
+	Thread     string
+	Input      engine.Input // nil continues the thread
+	Checkpoint string       // replay or branch from this checkpoint; "" for the latest
+	StepLimit  int          // 1 for Step; 0 runs to the next stop
+	Before     []string     // breakpoints
+	After      []string
+	Observer   func(engine.Event)
+}
+
+// runOutcome is the result of a run with its wall time.
+type runOutcome struct {
+	Res     *engine.Result
+	Elapsed time.Duration
+}
+
+// errBusy is returned when a run is asked for while one is going.
+var errBusy = errors.New("a run is already going: pause or cancel it first")
+
+// run runs the graph per req. Pause stops it cleanly before the next
+// super-step; cancel aborts it.
+func (s *session) run(req runRequest) (*runOutcome, error) {
+	if !s.running.CompareAndSwap(false, true) {
+		return nil, errBusy
+	}
+	defer s.running.Store(false)
+	g, _ := s.current()
+	ctx, cancel := context.WithCancel(context.Background())
+	s.mu.Lock()
+	s.cancel = cancel
+	s.mu.Unlock()
+	defer func() {
+		cancel()
+		s.mu.Lock()
+		s.cancel = nil
+		s.mu.Unlock()
+	}()
+	s.pause.Store(false)
+	opts := []engine.RunOption{
+		engine.WithThread(req.Thread),
+		engine.WithMetadata(map[string]any{graphTag: g.Name()}),
+		engine.BreakBefore(req.Before...),
+		engine.BreakAfter(req.After...),
+		engine.WithStopCheck(s.pause.Load),
+	}
+	if req.StepLimit > 0 {
+		opts = append(opts, engine.WithStepLimit(req.StepLimit))
+	}
+	if req.Checkpoint != "" {
+		opts = append(opts, engine.WithCheckpoint(req.Checkpoint))
+	}
+	if req.Observer != nil {
+		obs := req.Observer
+		opts = append(opts, engine.WithObserver(engine.ModeAll, func(ev engine.Event) {
+			defer func() { _ = recover() }() // a value's String method is user code
+			obs(ev)
+		}))
+	}
+	start := time.Now()
+	res, err := g.Invoke(ctx, req.Input, opts...)
+	out := &runOutcome{Res: res, Elapsed: time.Since(start)}
+	if err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// requestPause asks the run to stop before its next super-step.
+func (s *session) requestPause() { s.pause.Store(true) }
+
+// cancelRun aborts the run in progress, if any.
+func (s *session) cancelRun() {
+	s.mu.Lock()
+	c := s.cancel
+	s.mu.Unlock()
+	if c != nil {
+		c()
+	}
+}
+
+// fork writes value (JSON) to channel at checkpoint id as node asNode ("" to
+// infer) and returns the new checkpoint, a branch of the thread.
+func (s *session) fork(ctx context.Context, thread, id, channel string, value []byte, asNode string) (checkpoint.Ref, error) {
+	g, _ := s.current()
+	w, err := s.replaceWrite(channel, value)
+	if err != nil {
+		return checkpoint.Ref{}, err
+	}
+	return g.UpdateState(ctx, engine.Updates(w), asNode, engine.WithThread(thread), engine.WithCheckpoint(id),
+		engine.WithMetadata(map[string]any{graphTag: g.Name()}))
+}
+
+// replaceWrite decodes JSON into the channel's Go type and returns the write
+// that sets the channel outright (skipping its reducer).
+func (s *session) replaceWrite(channel string, value []byte) (engine.Write, error) {
+	g, _ := s.current()
+	v, err := g.DecodeValue(channel, value)
+	if err != nil {
+		return engine.Write{}, err
+	}
+	return g.Replace(channel, v)
+}
+
+// decodeInput parses a new thread's input.
+func (s *session) decodeInput(data []byte) (engine.Values, error) {
+	g, _ := s.current()
+	return g.DecodeValues(data)
+}
+
+// graphInfo returns the selected graph's static description.
+func (s *session) graphInfo() (name string, nodes []string, chans []engine.ChannelInfo, topo *engine.Topology) {
+	g, _ := s.current()
+	if g == nil {
+		return "", nil, nil, nil
+	}
+	return g.Name(), g.Nodes(), g.Channels(), g.Topology()
+}
+
+// describeErr turns an engine error into what the Errors tab shows.
+func describeErr(err error) (node, msg string) {
+	var ne *engine.NodeError
+	if errors.As(err, &ne) {
+		msg = ne.Err.Error()
+		if ne.Panic {
+			msg = "panic: " + msg
+		}
+		return ne.Node, msg
+	}
+	return "", strings.TrimSpace(err.Error())
+}

@@ -1,0 +1,125 @@
+package studio
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+)
+
+// statusBar is the bottom line: store · graph · thread · step · run state ·
+// time, with a progress bar while work goes on.
+type statusBar struct {
+	s        *Studio
+	obj      fyne.CanvasObject
+	text     *widget.Label
+	note     *widget.Label
+	progress *widget.ProgressBarInfinite
+	stop     chan struct{}
+}
+
+func newStatusBar(s *Studio) *statusBar {
+	b := &statusBar{s: s}
+	b.text = widget.NewLabel("")
+	b.text.Truncation = fyne.TextTruncateEllipsis
+	b.note = widget.NewLabel("")
+	b.note.Importance = widget.LowImportance
+	b.progress = widget.NewProgressBarInfinite()
+	b.progress.Stop()
+	b.progress.Hide()
+	prog := container.NewGridWrap(fyne.NewSize(120, b.text.MinSize().Height), b.progress)
+	b.obj = container.NewVBox(widget.NewSeparator(), container.NewBorder(nil, nil, nil, container.NewHBox(b.note, prog), b.text))
+	return b
+}
+
+// update rewrites the status line from the studio's state.
+func (b *statusBar) update() {
+	s := b.s
+	parts := []string{s.storeName}
+	if g := s.graph(); g.Graph != nil {
+		parts = append(parts, g.Graph.Name())
+	}
+	if s.thread != "" {
+		parts = append(parts, "thread "+s.thread)
+	} else {
+		parts = append(parts, "no thread")
+	}
+	if v := s.view; v != nil {
+		step := fmt.Sprintf("step %d", v.Snap.Metadata.Step)
+		if s.sel != "" && s.sel != s.headID {
+			step += " (history)"
+		}
+		parts = append(parts, step)
+	}
+	if s.runState != "" {
+		state := s.runState
+		if s.sess.running.Load() {
+			state += fmt.Sprintf(" %.1f s", time.Since(s.runStarted).Seconds())
+		}
+		parts = append(parts, state)
+	}
+	if s.lastStep > 0 && !s.sess.running.Load() {
+		parts = append(parts, "last run "+fmtDuration(s.lastStep))
+	}
+	b.text.SetText(strings.Join(parts, " · "))
+}
+
+// setBusy shows progress and ticks the elapsed time while a run goes.
+func (b *statusBar) setBusy(busy bool) {
+	if b.stop != nil {
+		close(b.stop)
+		b.stop = nil
+	}
+	if !busy {
+		b.progress.Stop()
+		b.progress.Hide()
+		return
+	}
+	b.progress.Show()
+	b.progress.Start()
+	stop := make(chan struct{})
+	b.stop = stop
+	go func() {
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				uiDo(func() {
+					select {
+					case <-stop:
+					default:
+						b.update()
+					}
+				})
+			}
+		}
+	}()
+}
+
+// flash shows a short note for a few seconds.
+func (b *statusBar) flash(msg string) {
+	b.note.SetText(msg)
+	time.AfterFunc(4*time.Second, func() {
+		uiDo(func() {
+			if b.note.Text == msg {
+				b.note.SetText("")
+			}
+		})
+	})
+}
+
+func fmtDuration(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return fmt.Sprintf("%d µs", d.Microseconds())
+	case d < time.Second:
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	}
+	return fmt.Sprintf("%.1f s", d.Seconds())
+}

@@ -1,0 +1,484 @@
+// Package studio is Weft's studio window as a testable package: graphs and
+// threads, run controls with breakpoints, the graph with live highlights, a
+// state inspector with diffs, a checkpoint timeline with forks, inline
+// interrupt answers, the event log and the errors of a run.
+//
+// It never imports fyne.io/fyne/v2/app: the caller makes the app (package
+// ui does, for the weft binary and for users' own programs; tests use
+// fyne.io/fyne/v2/test) and hands it to New.
+package studio
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/render"
+)
+
+// Graph is one graph the studio offers: a compiled graph (its saver, if
+// any, is replaced by the studio's store), a one-line description and an
+// example input that pre-fills the new-thread form. A zero Description or
+// nil Example just leaves those empty.
+type Graph struct {
+	Graph       *engine.Graph
+	Description string
+	Example     engine.Values
+}
+
+// Config is what New needs. Store is an open saver (required); StoreName is
+// how the status bar names it (e.g. "weft.db"; "" shows "store"). Graphs
+// are offered in order, the first selected. OpenStore opens another store
+// for File → Open from what the user typed or picked (a path or a DSN) and
+// returns it with its display name; nil disables File → Open. The studio
+// does not close stores: the caller owns them.
+type Config struct {
+	Store     checkpoint.Saver
+	StoreName string
+	Graphs    []Graph
+	OpenStore func(spec string) (checkpoint.Saver, string, error)
+}
+
+// Studio is the studio window. Create it with New; all methods must be
+// called on the UI goroutine.
+type Studio struct {
+	app  fyne.App
+	win  fyne.Window
+	cfg  Config
+	sess *session
+
+	storeName string
+	graphIdx  int
+	thread    string
+	threads   []threadRow
+
+	sel        string // the selected checkpoint id
+	view       *view  // what the inspector shows
+	headID     string // the thread's latest checkpoint
+	selSeq     int    // generation of selection loads; stale ones are dropped
+	marks      map[string]string
+	runState   string
+	lastStep   time.Duration
+	runStarted time.Time
+	running    map[string]bool // nodes running now (from task events)
+	finished   map[string]bool // nodes that finished during the current step
+
+	breakBefore, breakAfter map[string]bool
+	breakAll                bool
+
+	layouter *render.Layouter
+
+	tb   *toolbar
+	th   *threadsPanel
+	gp   *graphPanel
+	insp *inspector
+	tl   *timelinePanel
+	ip   *interruptPanel
+	ev   *eventsPanel
+	errs *errorsPanel
+	sb   *statusBar
+	tabs *container.AppTabs
+
+	content fyne.CanvasObject
+
+	forkDlg     *forkForm // the open edit-and-fork dialog, for tests
+	lastExplain string    // the last store explanation shown, for tests
+}
+
+// New builds the studio window for cfg on a: content, menus and keyboard
+// shortcuts, sized 1280×800. It selects the first graph and its newest
+// thread. Show the window with Window().Show() (or ShowAndRun).
+func New(a fyne.App, cfg Config) *Studio {
+	uiMu.Lock() // background work started here reports only after New
+	defer uiMu.Unlock()
+	s := &Studio{app: a, cfg: cfg, sess: &session{}, storeName: cfg.StoreName, marks: map[string]string{},
+		breakBefore: map[string]bool{}, breakAfter: map[string]bool{}, layouter: render.NewLayouter()}
+	if s.storeName == "" {
+		s.storeName = "store"
+	}
+	s.win = a.NewWindow("Weft Studio")
+	s.tb = newToolbar(s)
+	s.th = newThreadsPanel(s)
+	s.gp = newGraphPanel(s)
+	s.insp = newInspector(s)
+	s.tl = newTimelinePanel(s)
+	s.ip = newInterruptPanel(s)
+	s.ev = newEventsPanel(s)
+	s.errs = newErrorsPanel(s)
+	s.sb = newStatusBar(s)
+
+	s.tabs = container.NewAppTabs(
+		container.NewTabItem("Interrupt", s.ip.obj),
+		container.NewTabItem("Events", s.ev.obj),
+		container.NewTabItem("Errors", s.errs.obj),
+	)
+	centre := container.NewHSplit(s.gp.obj, s.insp.obj)
+	centre.Offset = 0.6
+	main := container.NewHSplit(s.th.obj, centre)
+	main.Offset = 0.17
+	bottom := container.NewBorder(s.tl.obj, nil, nil, nil, s.tabs)
+	body := container.NewVSplit(main, bottom)
+	body.Offset = 0.7
+	s.content = container.NewBorder(s.tb.obj, s.sb.obj, nil, nil, body)
+	s.win.SetContent(s.content)
+	s.win.SetMainMenu(s.menus())
+	s.installShortcuts()
+	s.win.Resize(fyne.NewSize(1280, 800))
+	s.win.SetOnClosed(func() {
+		s.sess.cancelRun()
+		_ = s.layouter.Close()
+	})
+	if len(cfg.Graphs) > 0 {
+		s.selectGraph(0)
+	}
+	s.refreshStatus()
+	return s
+}
+
+// Window returns the studio's window.
+func (s *Studio) Window() fyne.Window { return s.win }
+
+// WaitIdle blocks until the studio's background work (runs, loads, layout)
+// is done; for tests and benchmarks. It must not be called on the UI
+// goroutine of a real app.
+func (s *Studio) WaitIdle() { s.sess.waitIdle() }
+
+// graph returns the selected graph's spec.
+func (s *Studio) graph() Graph {
+	if s.graphIdx < 0 || s.graphIdx >= len(s.cfg.Graphs) {
+		return Graph{}
+	}
+	return s.cfg.Graphs[s.graphIdx]
+}
+
+// selectGraph shows graph i: its drawing, threads and the newest thread.
+func (s *Studio) selectGraph(i int) {
+	if i < 0 || i >= len(s.cfg.Graphs) {
+		return
+	}
+	s.graphIdx = i
+	s.sess.bind(s.cfg.Graphs[i], s.cfg.Store)
+	s.breakBefore, s.breakAfter = map[string]bool{}, map[string]bool{}
+	s.tb.setGraph(i)
+	s.gp.layout()
+	s.setThread("")
+	s.refreshThreads(true)
+}
+
+// refreshThreads reloads the thread list; with pickNewest it selects the
+// newest thread when none is selected.
+func (s *Studio) refreshThreads(pickNewest bool) {
+	goBG(s.sess, func() ([]threadRow, error) {
+		return s.sess.listThreads(context.Background())
+	}, func(rows []threadRow, err error) {
+		if err != nil {
+			s.showError("Listing threads", err)
+			return
+		}
+		s.threads = rows
+		s.th.setRows(rows)
+		if pickNewest && s.thread == "" && len(rows) > 0 {
+			s.setThread(rows[0].ID)
+		}
+	})
+}
+
+// setThread shows thread id ("" for none): timeline, state, interrupts.
+func (s *Studio) setThread(id string) {
+	s.thread = id
+	s.sel, s.view, s.headID = "", nil, ""
+	s.marks = map[string]string{}
+	s.th.selectThread(id)
+	s.tl.clear()
+	s.insp.show(nil)
+	s.ip.show(nil)
+	s.gp.highlight()
+	s.runState = ""
+	if id != "" {
+		s.reloadTimeline(true)
+	}
+	s.refreshStatus()
+}
+
+// reloadTimeline reads the thread's checkpoint headers; with selectHead
+// the latest checkpoint is selected afterwards.
+func (s *Studio) reloadTimeline(selectHead bool) {
+	thread := s.thread
+	known := s.tl.count()
+	goBG(s.sess, func() ([]checkpoint.Header, error) {
+		ctx := context.Background()
+		if known > 0 {
+			// Usually a step adds a checkpoint or two: read the newest few
+			// and merge; fall back to a full read when they do not meet.
+			hs, err := s.sess.headers(ctx, thread, 64)
+			if err != nil || len(hs) < 64 || s.tl.knows(hs[len(hs)-1].Ref.CheckpointID) {
+				return hs, err
+			}
+		}
+		return s.sess.headers(ctx, thread, 0)
+	}, func(hs []checkpoint.Header, err error) {
+		if thread != s.thread {
+			return
+		}
+		if err != nil {
+			s.showError("Reading the timeline", err)
+			return
+		}
+		s.tl.merge(hs)
+		if head := s.tl.head(); head != "" {
+			s.headID = head
+			if selectHead || s.sel == "" {
+				s.selectCheckpoint(head)
+			}
+		}
+		s.refreshStatus()
+	})
+}
+
+// selectCheckpoint time-travels to checkpoint id: the inspector, graph
+// highlights and interrupt panel follow.
+func (s *Studio) selectCheckpoint(id string) {
+	s.sel = id
+	s.selSeq++
+	seq := s.selSeq
+	s.tl.setSelected(id)
+	thread := s.thread
+	latest := id == s.headID
+	goBG(s.sess, func() (*view, error) {
+		return s.sess.load(context.Background(), thread, id, latest)
+	}, func(v *view, err error) {
+		if seq != s.selSeq || thread != s.thread {
+			return
+		}
+		if err != nil {
+			s.showError("Loading checkpoint", err)
+			return
+		}
+		s.view = v
+		if len(v.Snap.Interrupts) > 0 {
+			s.marks[id] = "interrupt"
+		}
+		for _, t := range v.Snap.Tasks {
+			if t.Error != "" {
+				s.marks[id] = "error"
+			}
+		}
+		s.tl.refreshMarks()
+		s.insp.show(v)
+		s.gp.highlight()
+		if latest {
+			s.ip.show(v.Snap.Interrupts)
+			if len(v.Snap.Interrupts) > 0 {
+				s.tabs.SelectIndex(0)
+			}
+			s.errs.showTasks(v.Snap)
+		} else {
+			s.ip.show(nil)
+		}
+		s.refreshStatus()
+	})
+}
+
+// breakpoints returns the run options' breakpoint lists.
+func (s *Studio) breakpoints() (before, after []string) {
+	if s.breakAll {
+		return []string{"*"}, nil
+	}
+	for n, on := range s.breakBefore {
+		if on {
+			before = append(before, n)
+		}
+	}
+	for n, on := range s.breakAfter {
+		if on {
+			after = append(after, n)
+		}
+	}
+	return before, after
+}
+
+// toggleBreakpoint flips the breakpoint before or after node.
+func (s *Studio) toggleBreakpoint(node string, after bool) {
+	m := s.breakBefore
+	if after {
+		m = s.breakAfter
+	}
+	m[node] = !m[node]
+	s.gp.highlight()
+}
+
+// runKind names what a run does, for the status bar.
+type runKind string
+
+const (
+	kindRun    runKind = "running"
+	kindStep   runKind = "stepping"
+	kindResume runKind = "resuming"
+	kindReplay runKind = "re-running"
+	kindStart  runKind = "starting"
+)
+
+// startRun runs the engine on the current thread. Results update the
+// timeline (one merge), select the new head and show interrupts or errors.
+func (s *Studio) startRun(kind runKind, req runRequest) {
+	if s.thread == "" && req.Thread == "" {
+		s.newThreadDialog()
+		return
+	}
+	if s.sess.running.Load() {
+		s.sb.flash("A run is going: pause or cancel it first")
+		return
+	}
+	if req.Thread == "" {
+		req.Thread = s.thread
+	}
+	req.Before, req.After = s.breakpoints()
+	req.Observer = s.ev.observer()
+	s.runState = string(kind) + "…"
+	s.runStarted = time.Now()
+	s.running, s.finished = map[string]bool{}, map[string]bool{}
+	s.tb.setBusy(true)
+	s.sb.setBusy(true)
+	s.ip.show(nil)
+	s.refreshStatus()
+	thread := req.Thread
+	goBG(s.sess, func() (*runOutcome, error) { return s.sess.run(req) }, func(out *runOutcome, err error) {
+		s.tb.setBusy(false)
+		s.sb.setBusy(false)
+		s.running, s.finished = nil, nil
+		s.ev.flush()
+		if out != nil {
+			s.lastStep = out.Elapsed
+		}
+		if thread != s.thread {
+			s.setThread(thread)
+			s.refreshThreads(false)
+		}
+		switch {
+		case err == errBusy:
+			s.sb.flash(err.Error())
+		case err != nil && errorsIsCanceled(err):
+			s.runState = "cancelled"
+		case err != nil:
+			node, msg := describeErr(err)
+			s.runState = "failed"
+			if node != "" {
+				s.runState = "failed at " + node
+			}
+			s.errs.add(node, msg, "")
+			s.tabs.SelectIndex(2)
+		default:
+			s.runState = describeResult(out.Res)
+		}
+		s.refreshThreads(false)
+		s.reloadTimeline(true)
+		s.refreshStatus()
+	})
+}
+
+// describeResult says in a few words where a run stopped.
+func describeResult(r *engine.Result) string {
+	switch {
+	case r == nil:
+		return ""
+	case len(r.Interrupts) > 0:
+		return "interrupted at " + r.Interrupts[0].Node
+	case r.Done:
+		return "done"
+	case r.Breakpoint == "before" || r.Breakpoint == "after":
+		return fmt.Sprintf("breakpoint %s %s", r.Breakpoint, joinNames(r.Next))
+	case r.Breakpoint == "step":
+		return "paused · next " + joinNames(r.Next)
+	}
+	return "stopped"
+}
+
+// Run continues the thread to the next interrupt, breakpoint or the end.
+func (s *Studio) Run() { s.startRun(kindRun, runRequest{}) }
+
+// Step runs exactly one super-step of the thread.
+func (s *Studio) Step() { s.startRun(kindStep, runRequest{StepLimit: 1}) }
+
+// Pause asks the run in progress to stop before its next super-step.
+func (s *Studio) Pause() {
+	if s.sess.running.Load() {
+		s.sess.requestPause()
+		s.runState = "pausing…"
+		s.refreshStatus()
+	}
+}
+
+// Cancel aborts the run in progress.
+func (s *Studio) Cancel() { s.sess.cancelRun() }
+
+// rerunFrom replays the thread from the selected checkpoint as a new branch.
+func (s *Studio) rerunFrom() {
+	if s.sel == "" {
+		return
+	}
+	s.startRun(kindReplay, runRequest{Checkpoint: s.sel})
+}
+
+// resume answers pending interrupts: one answer (byID nil) or by id.
+func (s *Studio) resume(one any, byID map[string]any) {
+	cmd := engine.Command{Resume: one}
+	if byID != nil {
+		cmd = engine.Command{ResumeByID: byID}
+	}
+	s.startRun(kindResume, runRequest{Input: cmd})
+}
+
+// startThread creates thread id from input and runs its first step, so
+// the graph shows what runs next.
+func (s *Studio) startThread(id string, input engine.Values) {
+	s.thread = id
+	s.th.selectThread(id)
+	s.tl.clear()
+	s.startRun(kindStart, runRequest{Thread: id, Input: input, StepLimit: 1})
+}
+
+// forkAt writes value to channel at the selected checkpoint as asNode and
+// selects the new branch.
+func (s *Studio) forkAt(channel string, value []byte, asNode string, then func(error)) {
+	id, thread := s.sel, s.thread
+	goBG(s.sess, func() (checkpoint.Ref, error) {
+		return s.sess.fork(context.Background(), thread, id, channel, value, asNode)
+	}, func(ref checkpoint.Ref, err error) {
+		if then != nil {
+			then(err)
+		}
+		if err != nil {
+			return
+		}
+		s.runState = "forked · Run or Step continues the new branch"
+		s.reloadTimeline(true)
+	})
+}
+
+// showError shows err in a dialog, titled with what was being done.
+func (s *Studio) showError(what string, err error) {
+	if err == nil {
+		return
+	}
+	d := dialog.NewError(fmt.Errorf("%s: %s", what, explain(err)), s.win)
+	d.Show()
+}
+
+// refreshStatus updates the status bar.
+func (s *Studio) refreshStatus() { s.sb.update() }
+
+// placeholder returns a centred, muted hint.
+func placeholder(text string) *widget.Label {
+	l := widget.NewLabel(text)
+	l.Alignment = fyne.TextAlignCenter
+	l.Importance = widget.LowImportance
+	l.Wrapping = fyne.TextWrapWord
+	return l
+}

@@ -1,0 +1,227 @@
+package studio
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+
+	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/memory"
+	"github.com/weftstudio/weft/examples"
+)
+
+// demoGraphs converts the bundled demos (compiled without a saver).
+func demoGraphs(t testing.TB) []Graph {
+	t.Helper()
+	demos, err := examples.All(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gs []Graph
+	for _, d := range demos {
+		gs = append(gs, Graph{Graph: d.Graph, Description: d.Description, Example: d.Example})
+	}
+	return gs
+}
+
+// newStudio opens a studio on the demos and saver in a test app.
+func newStudio(t testing.TB, saver checkpoint.Saver) *Studio {
+	t.Helper()
+	a := test.NewTempApp(t)
+	if saver == nil {
+		saver = memory.New()
+	}
+	s := New(a, Config{Store: saver, StoreName: "test.db", Graphs: demoGraphs(t)})
+	s.Window().Resize(fyne.NewSize(1280, 800))
+	s.WaitIdle()
+	return s
+}
+
+// act runs fn as a UI action: with the studio's UI callbacks held off, as
+// the one UI goroutine of a real app would (the test driver runs fyne.Do
+// callbacks on whichever goroutine calls them).
+func act(fn func()) {
+	uiMu.Lock()
+	defer uiMu.Unlock()
+	fn()
+}
+
+// idle waits for background work, failing the test after 10 s.
+func idle(t testing.TB, s *Studio) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { s.WaitIdle(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("studio still busy after 10 s")
+	}
+}
+
+func TestOpensOnWriter(t *testing.T) {
+	s := newStudio(t, nil)
+	if got := s.tb.graphSel.Selected; got != "writing assistant" {
+		t.Fatalf("graph %q", got)
+	}
+	if s.gp.view.Geometry() == nil {
+		t.Fatal("graph not drawn")
+	}
+	if !s.th.empty.Visible() {
+		t.Error("empty thread list should say so")
+	}
+	if !strings.Contains(s.sb.text.Text, "test.db") {
+		t.Errorf("status %q", s.sb.text.Text)
+	}
+}
+
+func init() {
+	clock = func(time.Time) string { return "12:00:00" }
+	clockMS = func(time.Time) string { return "12:00:00.000" }
+	ago = func(time.Time) string { return "just now" }
+}
+
+// startThread starts thread id from the graph's example through the dialog.
+func startThread(t *testing.T, s *Studio, id string) {
+	t.Helper()
+	act(s.newThreadDialog)
+	f := s.th.form
+	if f == nil {
+		t.Fatal("no new-thread dialog")
+	}
+	act(func() { f.id.SetText(id); test.Tap(f.startB) })
+	idle(t, s)
+	if s.thread != id {
+		t.Fatalf("thread %q, want %q (dialog error %q)", s.thread, id, f.errLbl.Text)
+	}
+}
+
+func step(t *testing.T, s *Studio) {
+	t.Helper()
+	act(func() { test.Tap(s.tb.step) })
+	idle(t, s)
+}
+
+func notes(s *Studio) []string {
+	if s.view == nil {
+		return nil
+	}
+	n, _ := s.view.Snap.Values["notes"].([]string)
+	return n
+}
+
+// The newcomer's first minute: start a thread, step, travel back, answer
+// the review interrupt, fork with an edited outline.
+func TestNewcomerFlow(t *testing.T) {
+	s := newStudio(t, memory.New())
+	startThread(t, s, "t-1")
+	if got := s.tl.count(); got != 2 {
+		t.Fatalf("after start: %d checkpoints, want 2 (input, start)", got)
+	}
+	if got := s.view.Snap.Next; len(got) != 1 || got[0] != "plan" {
+		t.Fatalf("next %v, want plan", got)
+	}
+	for range 3 {
+		step(t, s)
+	}
+	if got := s.tl.count(); got != 5 {
+		t.Fatalf("after 3 steps: %d checkpoints, want 5", got)
+	}
+	if got := notes(s); len(got) != 3 || !strings.HasPrefix(got[0], "tide pools: history") {
+		t.Fatalf("notes %v", got)
+	}
+	if n := s.insp.nodes["notes"]; n == nil || n.value != "[…] 3 items" || n.changed {
+		t.Errorf("inspector notes row %+v (notes did not change in the structure step)", n)
+	}
+	if n := s.insp.nodes["outline"]; n == nil || !n.changed {
+		t.Errorf("outline should be marked changed: %+v", n)
+	}
+	if len(s.insp.changes) == 0 || s.insp.changes[0].Channel != "outline" || !strings.Contains(s.insp.changes[0].By, "structure") {
+		t.Errorf("diff %+v", s.insp.changes)
+	}
+	if st := s.gp.view.Highlight().State("write"); st.String() != "next" {
+		t.Errorf("write is %v, want next", st)
+	}
+
+	// Time travel: the research checkpoint.
+	act(func() { s.tl.selectAt(3) })
+	idle(t, s)
+	if s.view.Snap.Metadata.Step != 2 || len(notes(s)) != 3 || s.view.Snap.Values["outline"] != nil {
+		t.Fatalf("step-2 checkpoint: step %d values %v", s.view.Snap.Metadata.Step, s.view.Snap.Values)
+	}
+	if got := len(s.insp.changes); got != 3 {
+		t.Errorf("diff at research step: %d changes, want 3 added notes: %+v", got, s.insp.changes)
+	}
+	if !strings.Contains(s.sb.text.Text, "(history)") {
+		t.Errorf("status %q should say we look at history", s.sb.text.Text)
+	}
+
+	// Run to the review interrupt; Revise, then Approve.
+	act(func() { test.Tap(s.tb.run) })
+	idle(t, s)
+	if len(s.ip.items) != 1 || len(s.ip.items[0].choices) != 2 || s.ip.items[0].choices[1].Text != "Revise" {
+		t.Fatalf("interrupt panel: %d cards", len(s.ip.items))
+	}
+	if s.tabs.SelectedIndex() != 0 {
+		t.Error("the interrupt tab should open by itself")
+	}
+	act(func() { test.Tap(s.ip.items[0].choices[1]) })
+	idle(t, s)
+	if s.view.Snap.Values["revisions"] != 2 || len(s.ip.items) != 1 {
+		t.Fatalf("after Revise: revisions %v, %d questions", s.view.Snap.Values["revisions"], len(s.ip.items))
+	}
+	// Invalid JSON is refused next to the field, nothing is sent.
+	act(func() { s.ip.items[0].answer.SetText("approve"); test.Tap(s.ip.resumeB) })
+	idle(t, s)
+	if !s.ip.items[0].errLbl.Visible() || !strings.Contains(s.ip.items[0].errLbl.Text, "not valid JSON") {
+		t.Errorf("invalid answer: %q", s.ip.items[0].errLbl.Text)
+	}
+	act(func() { test.Tap(s.ip.items[0].choices[0]) })
+	idle(t, s)
+	vals := s.view.Snap.Values
+	if s.runState != "done" || vals["published"] == nil || vals["published"] != vals["draft"] || len(s.ip.items) != 0 {
+		t.Fatalf("after Approve: state %q published %v", s.runState, vals["published"])
+	}
+	total := s.tl.count()
+
+	// Fork: edit the outline after the structure step and continue.
+	act(func() { s.tl.selectAt(4) })
+	idle(t, s)
+	if s.view.Snap.Values["outline"] == nil {
+		t.Fatal("checkpoint 4 has no outline")
+	}
+	act(func() { s.insp.selCh = "outline"; test.Tap(s.insp.forkB) })
+	f := s.forkDlg
+	if f == nil || f.ch.Selected != "outline" || f.asNode.Selected != "structure" {
+		t.Fatalf("fork dialog %+v", f)
+	}
+	act(func() { f.editor.SetText(`{"not": "a string"}`) })
+	if f.errLbl.Text == "" || !f.forkB.Disabled() {
+		t.Errorf("a map for a string channel should be refused: %q", f.errLbl.Text)
+	}
+	act(func() { f.editor.SetText(`"1. My own outline"`) })
+	if f.errLbl.Text != "" {
+		t.Fatalf("valid value refused: %q", f.errLbl.Text)
+	}
+	act(func() { test.Tap(f.forkB) })
+	idle(t, s)
+	if got := s.tl.count(); got != total+1 || s.tl.lanes != 2 {
+		t.Fatalf("after fork: %d checkpoints (want %d), %d lanes", got, total+1, s.tl.lanes)
+	}
+	if s.view.Snap.Values["outline"] != "1. My own outline" || s.view.Snap.Metadata.Source != "update" || s.sel != s.headID {
+		t.Fatalf("fork checkpoint: %v %s", s.view.Snap.Values["outline"], s.view.Snap.Metadata.Source)
+	}
+	if got := s.view.Snap.Next; len(got) != 1 || got[0] != "write" {
+		t.Errorf("fork next %v, want write", got)
+	}
+	step(t, s)
+	if s.view.Snap.Values["revisions"] != 1 || s.view.Snap.Values["outline"] != "1. My own outline" {
+		t.Errorf("the fork continued with %v", s.view.Snap.Values)
+	}
+	// The old branch is still there.
+	if s.tl.count() != total+2 || s.tl.items[s.tl.headIdx].lane != 1 {
+		t.Errorf("timeline %d items, head lane %d", s.tl.count(), s.tl.items[s.tl.headIdx].lane)
+	}
+}

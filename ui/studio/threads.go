@@ -1,0 +1,404 @@
+package studio
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/weftstudio/weft/engine"
+)
+
+// threadsPanel is the left column: the selected graph's threads, newest
+// first, with a search field; empty, it offers to start a thread.
+type threadsPanel struct {
+	s      *Studio
+	obj    fyne.CanvasObject
+	search *widget.Entry
+	list   *widget.List
+	empty  fyne.CanvasObject
+	rows   []threadRow // all rows
+	shown  []threadRow // rows matching the search
+	quiet  bool
+	form   *newThreadForm // the open new-thread dialog, nil when closed
+}
+
+func newThreadsPanel(s *Studio) *threadsPanel {
+	p := &threadsPanel{s: s}
+	p.search = widget.NewEntry()
+	p.search.SetPlaceHolder("Search threads…")
+	p.search.OnChanged = func(string) { p.filter() }
+	p.list = widget.NewList(func() int { return len(p.shown) },
+		func() fyne.CanvasObject {
+			title := widget.NewLabel("thread")
+			title.TextStyle.Bold = true
+			title.Truncation = fyne.TextTruncateEllipsis
+			sub := widget.NewLabel("step")
+			sub.Importance = widget.LowImportance
+			sub.SizeName = theme.SizeNameCaptionText
+			return container.NewBorder(nil, nil, widget.NewIcon(theme.HistoryIcon()), nil,
+				container.New(&tightVBox{}, title, sub))
+		},
+		func(i widget.ListItemID, o fyne.CanvasObject) {
+			r := p.shown[i]
+			box := o.(*fyne.Container).Objects[0].(*fyne.Container)
+			box.Objects[0].(*widget.Label).SetText(r.ID)
+			box.Objects[1].(*widget.Label).SetText(fmt.Sprintf("step %d · %d checkpoints · %s", r.Step, r.Count, ago(r.Updated)))
+		})
+	p.list.OnSelected = func(i widget.ListItemID) {
+		if p.quiet || i >= len(p.shown) {
+			return
+		}
+		if id := p.shown[i].ID; id != s.thread {
+			s.setThread(id)
+		}
+	}
+	start := widget.NewButtonWithIcon("Start a thread", theme.ContentAddIcon(), s.newThreadDialog)
+	start.Importance = widget.HighImportance
+	p.empty = container.NewVBox(placeholder("No threads yet for this graph."), container.NewCenter(start))
+	header := widget.NewLabelWithStyle("Threads", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	p.obj = container.NewBorder(container.NewVBox(header, p.search), nil, nil, nil, container.NewStack(p.list, p.empty))
+	p.list.Hide()
+	return p
+}
+
+// setRows shows the thread list.
+func (p *threadsPanel) setRows(rows []threadRow) {
+	p.rows = rows
+	p.filter()
+}
+
+func (p *threadsPanel) filter() {
+	q := strings.ToLower(strings.TrimSpace(p.search.Text))
+	p.shown = p.shown[:0]
+	for _, r := range p.rows {
+		if q == "" || strings.Contains(strings.ToLower(r.ID), q) {
+			p.shown = append(p.shown, r)
+		}
+	}
+	if len(p.rows) == 0 {
+		p.list.Hide()
+		p.empty.Show()
+	} else {
+		p.empty.Hide()
+		p.list.Show()
+	}
+	p.list.Refresh()
+	p.selectThread(p.s.thread)
+}
+
+// selectThread marks thread id in the list without reacting to it.
+func (p *threadsPanel) selectThread(id string) {
+	p.quiet = true
+	defer func() { p.quiet = false }()
+	i := slices.IndexFunc(p.shown, func(r threadRow) bool { return r.ID == id })
+	if i < 0 {
+		p.list.UnselectAll()
+		return
+	}
+	p.list.Select(i)
+}
+
+// ago says how long ago t was, briefly.
+var ago = func(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	d := time.Since(t)
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	}
+	return t.Local().Format("2 Jan 15:04")
+}
+
+// newThreadForm is the new-thread dialog: a field per channel generated from
+// the state schema, a raw JSON tab and recent inputs.
+type newThreadForm struct {
+	s       *Studio
+	dlg     dialog.Dialog
+	id      *widget.Entry
+	fields  map[string]*widget.Entry
+	chans   []engine.ChannelInfo
+	raw     *widget.Entry
+	tabs    *container.AppTabs
+	errLbl  *widget.Label
+	startB  *widget.Button
+	recent  *widget.Select
+	recents []string
+}
+
+const recentKey = "recent_inputs/"
+
+// newThreadDialog opens the new-thread dialog pre-filled with the graph's
+// example (or the most recent input).
+func (s *Studio) newThreadDialog() {
+	if len(s.cfg.Graphs) == 0 {
+		return
+	}
+	f := &newThreadForm{s: s, fields: map[string]*widget.Entry{}}
+	name, _, chans, _ := s.sess.graphInfo()
+	f.chans = chans
+	f.id = widget.NewEntry()
+	f.id.SetText(s.newThreadID())
+	form := widget.NewForm(widget.NewFormItem("Thread id", f.id))
+	for _, ch := range chans {
+		e := widget.NewEntry()
+		if !isStringChan(ch) {
+			e.Validator = func(t string) error {
+				if strings.TrimSpace(t) == "" || json.Valid([]byte(t)) {
+					return nil
+				}
+				return fmt.Errorf("not valid JSON")
+			}
+		}
+		e.SetPlaceHolder(placeholderFor(ch))
+		f.fields[ch.Name] = e
+		item := widget.NewFormItem(ch.Name, e)
+		item.HintText = ch.Type
+		form.AppendItem(item)
+	}
+	f.raw = widget.NewMultiLineEntry()
+	f.raw.TextStyle.Monospace = true
+	f.raw.SetMinRowsVisible(8)
+	f.tabs = container.NewAppTabs(
+		container.NewTabItem("Form", container.NewVScroll(form)),
+		container.NewTabItem("JSON", f.raw),
+	)
+	f.tabs.OnSelected = func(ti *container.TabItem) {
+		if ti.Text == "JSON" {
+			f.raw.SetText(f.formJSON())
+		} else {
+			f.fillFields(f.raw.Text)
+		}
+	}
+	f.recents = s.app.Preferences().StringList(recentKey + name)
+	f.recent = widget.NewSelect(nil, func(v string) {
+		if i := f.recent.SelectedIndex(); i >= 0 && i < len(f.recents) {
+			f.fill(f.recents[i])
+		}
+	})
+	for _, r := range f.recents {
+		f.recent.Options = append(f.recent.Options, oneLine(r, 60))
+	}
+	f.recent.PlaceHolder = "Recent inputs…"
+	if len(f.recents) == 0 {
+		f.recent.Disable()
+	}
+	example := "{}"
+	if ex := s.graph().Example; ex != nil {
+		if b, err := json.Marshal(ex); err == nil {
+			example = string(b)
+		}
+	}
+	f.fill(example)
+	f.errLbl = widget.NewLabel("")
+	f.errLbl.Importance = widget.DangerImportance
+	f.errLbl.Wrapping = fyne.TextWrapWord
+	f.errLbl.Hide()
+	f.startB = widget.NewButtonWithIcon("Start", theme.MediaPlayIcon(), f.submit)
+	f.startB.Importance = widget.HighImportance
+	cancel := widget.NewButton("Cancel", func() { f.dlg.Hide() })
+	desc := widget.NewLabel(s.graph().Description)
+	desc.Wrapping = fyne.TextWrapWord
+	buttons := container.NewHBox(f.recent, layoutSpacer(), cancel, f.startB)
+	content := container.NewBorder(desc, container.NewVBox(f.errLbl, buttons), nil, nil, f.tabs)
+	f.dlg = dialog.NewCustomWithoutButtons("New thread · "+name, content, s.win)
+	f.dlg.SetOnClosed(func() { s.th.form = nil })
+	f.dlg.Resize(fyne.NewSize(560, 440))
+	s.th.form = f
+	f.dlg.Show()
+}
+
+// newThreadID proposes a fresh, readable thread id.
+func (s *Studio) newThreadID() string {
+	base := "t-" + time.Now().Format("0102-150405")
+	id := base
+	for n := 2; slices.ContainsFunc(s.threads, func(r threadRow) bool { return r.ID == id }); n++ {
+		id = fmt.Sprintf("%s-%d", base, n)
+	}
+	return id
+}
+
+func isStringChan(ch engine.ChannelInfo) bool { return ch.Type == "string" }
+
+func placeholderFor(ch engine.ChannelInfo) string {
+	switch {
+	case isStringChan(ch):
+		return "text (empty: not set)"
+	case strings.HasPrefix(ch.Type, "[]"):
+		return "JSON list, e.g. [] (empty: not set)"
+	}
+	return "JSON (empty: not set)"
+}
+
+// fill sets the fields and the raw JSON from an input JSON object.
+func (f *newThreadForm) fill(js string) {
+	f.raw.SetText(indentJSON(js))
+	f.fillFields(js)
+}
+
+func (f *newThreadForm) fillFields(js string) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(js), &m) != nil {
+		return
+	}
+	for _, ch := range f.chans {
+		e := f.fields[ch.Name]
+		raw, ok := m[ch.Name]
+		switch {
+		case !ok:
+			e.SetText("")
+		case isStringChan(ch):
+			var str string
+			if json.Unmarshal(raw, &str) == nil {
+				e.SetText(str)
+			} else {
+				e.SetText(string(raw))
+			}
+		default:
+			e.SetText(string(raw))
+		}
+	}
+}
+
+// formJSON builds the input JSON from the form's fields.
+func (f *newThreadForm) formJSON() string {
+	var b bytes.Buffer
+	b.WriteString("{")
+	n := 0
+	for _, ch := range f.chans {
+		t := f.fields[ch.Name].Text
+		if strings.TrimSpace(t) == "" {
+			continue
+		}
+		if n > 0 {
+			b.WriteString(",")
+		}
+		n++
+		k, _ := json.Marshal(ch.Name)
+		b.Write(k)
+		b.WriteString(":")
+		if isStringChan(ch) {
+			v, _ := json.Marshal(t)
+			b.Write(v)
+		} else {
+			b.WriteString(t)
+		}
+	}
+	b.WriteString("}")
+	return indentJSON(b.String())
+}
+
+// submit validates the input and starts the thread.
+func (f *newThreadForm) submit() {
+	js := f.raw.Text
+	if f.tabs.Selected().Text == "Form" {
+		for _, ch := range f.chans {
+			if err := f.fields[ch.Name].Validate(); err != nil {
+				f.fail(fmt.Errorf("%s: %v", ch.Name, err))
+				return
+			}
+		}
+		js = f.formJSON()
+	}
+	id := strings.TrimSpace(f.id.Text)
+	if id == "" {
+		f.fail(fmt.Errorf("the thread id is empty"))
+		return
+	}
+	if slices.ContainsFunc(f.s.threads, func(r threadRow) bool { return r.ID == id }) {
+		f.fail(fmt.Errorf("thread %q exists already: choose another id", id))
+		return
+	}
+	vals, err := f.s.sess.decodeInput([]byte(js))
+	if err != nil {
+		f.fail(err)
+		return
+	}
+	f.remember(js)
+	f.dlg.Hide()
+	f.s.startThread(id, vals)
+}
+
+func (f *newThreadForm) fail(err error) {
+	f.errLbl.SetText(err.Error())
+	f.errLbl.Show()
+}
+
+// remember keeps the input among the graph's recent inputs.
+func (f *newThreadForm) remember(js string) {
+	name, _, _, _ := f.s.sess.graphInfo()
+	compact := compactJSON(js)
+	list := []string{compact}
+	for _, r := range f.recents {
+		if r != compact && len(list) < 8 {
+			list = append(list, r)
+		}
+	}
+	f.s.app.Preferences().SetStringList(recentKey+name, list)
+}
+
+func indentJSON(js string) string {
+	var b bytes.Buffer
+	if json.Indent(&b, []byte(js), "", "  ") != nil {
+		return js
+	}
+	return b.String()
+}
+
+func compactJSON(js string) string {
+	var b bytes.Buffer
+	if json.Compact(&b, []byte(js)) != nil {
+		return js
+	}
+	return b.String()
+}
+
+// oneLine shortens s to one line of at most n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// tightVBox stacks objects vertically without padding.
+type tightVBox struct{}
+
+func (tightVBox) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	y := float32(0)
+	for _, o := range objs {
+		h := o.MinSize().Height
+		o.Move(fyne.NewPos(0, y))
+		o.Resize(fyne.NewSize(size.Width, h))
+		y += h - theme.Padding()
+	}
+}
+
+func (tightVBox) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	var w, h float32
+	for _, o := range objs {
+		m := o.MinSize()
+		w = max(w, m.Width)
+		h += m.Height - theme.Padding()
+	}
+	return fyne.NewSize(w, h+theme.Padding())
+}
+
+func layoutSpacer() fyne.CanvasObject { return layout.NewSpacer() }
