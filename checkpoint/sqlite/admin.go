@@ -18,7 +18,7 @@ func (s *Saver) ListThreads(ctx context.Context, limit int) ([]checkpoint.Thread
 		limit = -1
 	}
 	var out []checkpoint.ThreadInfo
-	err := s.read(ctx, func(tx *sql.Tx) error {
+	err := s.read(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT c.thread_id, c.checkpoint_id, c.ts, c.metadata, g.n
 FROM (SELECT thread_id, max(checkpoint_id) AS latest, count(*) AS n
       FROM checkpoints WHERE checkpoint_ns = '' GROUP BY thread_id) AS g
@@ -59,7 +59,7 @@ LIMIT ?`, limit)
 func (s *Saver) Stats(ctx context.Context) (checkpoint.Stats, error) {
 	var st checkpoint.Stats
 	var pages, pageSize int64
-	err := s.read(ctx, func(tx *sql.Tx) error {
+	err := s.read(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, `SELECT
  (SELECT count(DISTINCT thread_id) FROM checkpoints),
  (SELECT count(*) FROM checkpoints),

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"slices"
 	"sort"
 	"strings"
 
@@ -16,12 +17,18 @@ import (
 // pageSize is how many checkpoints List loads per read transaction.
 const pageSize = 256
 
-// row is one checkpoints row.
-type row struct {
-	thread, ns, id string
-	parent         sql.NullString
-	ts             string
-	md, header     []byte
+// interner returns one string per distinct byte sequence it is given, so
+// names repeated across rows (threads, namespaces, channels, tasks) are
+// allocated once per page.
+type interner map[string]string
+
+func (in interner) get(b []byte) string {
+	if v, ok := in[string(b)]; ok { // no allocation for the lookup
+		return v
+	}
+	v := string(b)
+	in[v] = v
+	return v
 }
 
 // cursor is the position after the last row of a page, for keyset paging in
@@ -29,11 +36,16 @@ type row struct {
 type cursor struct{ id, thread, ns string }
 
 // selectRows builds the query for the checkpoints opts selects, after c, at
-// most limit rows (limit ≤ 0: no limit).
+// most limit rows (limit ≤ 0: no limit). It selects thread_id and
+// checkpoint_ns only when opts does not fix them (see fixedRef).
 func selectRows(opts checkpoint.ListOptions, conds []record.Cond, withHeader bool, c *cursor, limit int) (string, []any) {
 	var b strings.Builder
 	var args []any
-	b.WriteString("SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, ts, metadata")
+	b.WriteString("SELECT ")
+	if opts.ThreadID == "" || opts.NS == nil {
+		b.WriteString("thread_id, checkpoint_ns, ")
+	}
+	b.WriteString("checkpoint_id, parent_checkpoint_id, ts, metadata")
 	if withHeader {
 		b.WriteString(", checkpoint")
 	}
@@ -66,6 +78,15 @@ func selectRows(opts checkpoint.ListOptions, conds []record.Cond, withHeader boo
 		args = append(args, limit)
 	}
 	return b.String(), args
+}
+
+// fixedRef returns the thread and namespace every row of a query for opts
+// has, or nil when they vary.
+func fixedRef(opts checkpoint.ListOptions) *checkpoint.Ref {
+	if opts.ThreadID == "" || opts.NS == nil {
+		return nil
+	}
+	return &checkpoint.Ref{ThreadID: opts.ThreadID, NS: *opts.NS}
 }
 
 // condSQL returns the SQL test of one metadata filter condition.
@@ -115,8 +136,11 @@ func condArg(c record.Cond) any {
 	return c.Value
 }
 
-// queryRows runs a checkpoints query built by selectRows.
-func (s *Saver) queryRows(ctx context.Context, tx *sql.Tx, q string, args []any, withHeader bool) ([]row, error) {
+// queryTuples runs a checkpoints query built by selectRows (with the header
+// column) and returns its rows as tuples without values or writes.
+// fixed, when not nil, gives the thread and namespace the query did not
+// select.
+func (s *Saver) queryTuples(ctx context.Context, tx *sql.Tx, q string, args []any, fixed *checkpoint.Ref, in interner) ([]*checkpoint.Tuple, error) {
 	st, err := s.stmt(ctx, tx, q)
 	if err != nil {
 		return nil, err
@@ -126,22 +150,38 @@ func (s *Saver) queryRows(ctx context.Context, tx *sql.Tx, q string, args []any,
 		return nil, err
 	}
 	defer rows.Close()
-	var out []row
+	var out []*checkpoint.Tuple
+	var thread, ns, id, parent, ts, md, header sql.RawBytes
+	dest := []any{&thread, &ns, &id, &parent, &ts, &md, &header}
+	if fixed != nil {
+		dest = dest[2:]
+	}
 	for rows.Next() {
-		var r row
-		var md, header sql.RawBytes
-		dest := []any{&r.thread, &r.ns, &r.id, &r.parent, &r.ts, &md}
-		if withHeader {
-			dest = append(dest, &header)
-		}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
-		r.md = append([]byte(nil), md...)
-		if withHeader {
-			r.header = append([]byte(nil), header...)
+		t := &checkpoint.Tuple{PendingWrites: []checkpoint.PendingWrite{}}
+		if fixed != nil {
+			t.Ref = *fixed
+		} else {
+			t.Ref = checkpoint.Ref{ThreadID: in.get(thread), NS: in.get(ns)}
 		}
-		out = append(out, r)
+		t.Ref.CheckpointID = string(id)
+		r := t.Ref
+		when, err := record.ParseTSBytes(ts)
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint %q in thread %q: %w", r.CheckpointID, r.ThreadID, err)
+		}
+		if t.Checkpoint, err = record.DecodeHeaderWith(header, r.CheckpointID, when, in.get); err != nil {
+			return nil, fmt.Errorf("thread %q ns %q: %w", r.ThreadID, r.NS, err)
+		}
+		if t.Metadata, err = record.DecodeMetadataWith(md, in.get); err != nil {
+			return nil, fmt.Errorf("checkpoint %q in thread %q: %w", r.CheckpointID, r.ThreadID, err)
+		}
+		if len(parent) > 0 {
+			t.Parent = &checkpoint.Ref{ThreadID: r.ThreadID, NS: r.NS, CheckpointID: string(parent)}
+		}
+		out = append(out, t)
 	}
 	return out, rows.Err()
 }
@@ -156,20 +196,20 @@ func (s *Saver) Get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 	var q string
 	var args []any
 	if ref.CheckpointID == "" {
-		q = "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, ts, metadata, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1"
+		q = "SELECT checkpoint_id, parent_checkpoint_id, ts, metadata, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1"
 		args = []any{ref.ThreadID, ref.NS}
 	} else {
-		q = "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, ts, metadata, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
+		q = "SELECT checkpoint_id, parent_checkpoint_id, ts, metadata, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
 		args = []any{ref.ThreadID, ref.NS, ref.CheckpointID}
 	}
 	var tuples []*checkpoint.Tuple
-	err := s.read(ctx, func(tx *sql.Tx) error {
-		rows, err := s.queryRows(ctx, tx, q, args, true)
-		if err != nil {
+	err := s.read(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		in := interner{}
+		if tuples, err = s.queryTuples(ctx, tx, q, args, &checkpoint.Ref{ThreadID: ref.ThreadID, NS: ref.NS}, in); err != nil {
 			return err
 		}
-		tuples, err = s.load(ctx, tx, rows)
-		return err
+		return s.load(ctx, tx, tuples, true, in)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("get checkpoint %q in thread %q ns %q from %s: %w", ref.CheckpointID, ref.ThreadID, ref.NS, s.path, err)
@@ -210,17 +250,52 @@ func (s *Saver) stmt(ctx context.Context, tx *sql.Tx, q string) (*sql.Stmt, erro
 	return tx.StmtContext(ctx, st), nil
 }
 
-// read runs fn in a read transaction on the read pool.
-func (s *Saver) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
+// read runs fn in a read transaction on the read pool. ctx governs the
+// transaction; fn gets a context without cancellation for its statements,
+// which read one bounded page (a cancelable context costs the driver a
+// goroutine and a progress handler per statement and per row step).
+func (s *Saver) read(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return s.mapErr(err)
 	}
 	defer tx.Rollback()
-	if err := fn(tx); err != nil {
+	if err := fn(context.WithoutCancel(ctx), tx); err != nil {
 		return s.mapErr(err)
 	}
 	return s.mapErr(tx.Commit())
+}
+
+// narrowNS returns opts with NS set when opts names a thread but no namespace
+// and the thread has checkpoints in one namespace only (the usual case): the
+// primary key then yields the rows in order, where several namespaces need a
+// sort. empty reports that the thread has no checkpoints at all.
+func (s *Saver) narrowNS(ctx context.Context, opts checkpoint.ListOptions) (_ checkpoint.ListOptions, empty bool, _ error) {
+	if opts.ThreadID == "" || opts.NS != nil {
+		return opts, false, nil
+	}
+	var lo, hi sql.NullString
+	err := s.read(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		st, err := s.stmt(ctx, tx, `SELECT
+ (SELECT checkpoint_ns FROM checkpoints WHERE thread_id = ?1 ORDER BY checkpoint_ns LIMIT 1),
+ (SELECT checkpoint_ns FROM checkpoints WHERE thread_id = ?1 ORDER BY checkpoint_ns DESC LIMIT 1)`)
+		if err != nil {
+			return err
+		}
+		return st.QueryRowContext(ctx, opts.ThreadID).Scan(&lo, &hi)
+	})
+	switch {
+	case err != nil:
+		return opts, false, err
+	case !lo.Valid:
+		return opts, true, nil
+	case lo.String == hi.String:
+		opts.NS = &lo.String
+	}
+	return opts, false, nil
 }
 
 // List yields the checkpoints opts selects, newest first (ties by thread id,
@@ -235,6 +310,15 @@ func (s *Saver) List(ctx context.Context, opts checkpoint.ListOptions) iter.Seq2
 			yield(nil, fmt.Errorf("list checkpoints in %s: %w", s.path, err))
 			return
 		}
+		req := opts
+		opts, empty, err := s.narrowNS(ctx, opts)
+		if err != nil {
+			yield(nil, fmt.Errorf("list checkpoints (%s) in %s: %w", describeOpts(req), s.path, err))
+			return
+		}
+		if empty {
+			return
+		}
 		remaining := opts.Limit
 		var after *cursor
 		for {
@@ -244,16 +328,16 @@ func (s *Saver) List(ctx context.Context, opts checkpoint.ListOptions) iter.Seq2
 			}
 			q, args := selectRows(opts, conds, true, after, n)
 			var page []*checkpoint.Tuple
-			err := s.read(ctx, func(tx *sql.Tx) error {
-				rows, err := s.queryRows(ctx, tx, q, args, true)
-				if err != nil {
+			err := s.read(ctx, func(ctx context.Context, tx *sql.Tx) error {
+				in := interner{}
+				var err error
+				if page, err = s.queryTuples(ctx, tx, q, args, fixedRef(opts), in); err != nil {
 					return err
 				}
-				page, err = s.load(ctx, tx, rows)
-				return err
+				return s.load(ctx, tx, page, len(conds) == 0, in)
 			})
 			if err != nil {
-				yield(nil, fmt.Errorf("list checkpoints (%s) in %s: %w", describeOpts(opts), s.path, err))
+				yield(nil, fmt.Errorf("list checkpoints (%s) in %s: %w", describeOpts(req), s.path, err))
 				return
 			}
 			for _, t := range page {
@@ -290,9 +374,17 @@ func (s *Saver) ListHeaders(ctx context.Context, opts checkpoint.ListOptions) ([
 	if err != nil {
 		return nil, fmt.Errorf("list checkpoint headers in %s: %w", s.path, err)
 	}
+	req := opts
+	opts, empty, err := s.narrowNS(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("list checkpoint headers (%s) in %s: %w", describeOpts(req), s.path, err)
+	}
+	if empty {
+		return []checkpoint.Header{}, nil
+	}
 	q, args := selectRows(opts, conds, false, nil, opts.Limit)
 	var out []checkpoint.Header
-	err = s.read(ctx, func(tx *sql.Tx) error {
+	err = s.read(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		st, err := s.stmt(ctx, tx, q)
 		if err != nil {
 			return err
@@ -302,29 +394,39 @@ func (s *Saver) ListHeaders(ctx context.Context, opts checkpoint.ListOptions) ([
 			return err
 		}
 		defer rows.Close()
+		in := interner{}
+		fixed := fixedRef(opts)
+		var thread, ns, id, parent, ts, md sql.RawBytes
+		dest := []any{&thread, &ns, &id, &parent, &ts, &md}
+		if fixed != nil {
+			dest = dest[2:]
+		}
 		for rows.Next() {
-			var h checkpoint.Header
-			var parent sql.NullString
-			var ts string
-			var md sql.RawBytes
-			if err := rows.Scan(&h.Ref.ThreadID, &h.Ref.NS, &h.Ref.CheckpointID, &parent, &ts, &md); err != nil {
+			if err := rows.Scan(dest...); err != nil {
 				return err
 			}
-			if h.TS, err = record.ParseTS(ts); err != nil {
+			var h checkpoint.Header
+			if fixed != nil {
+				h.Ref = *fixed
+			} else {
+				h.Ref = checkpoint.Ref{ThreadID: in.get(thread), NS: in.get(ns)}
+			}
+			h.Ref.CheckpointID = string(id)
+			if h.TS, err = record.ParseTSBytes(ts); err != nil {
 				return fmt.Errorf("checkpoint %q in thread %q: %w", h.Ref.CheckpointID, h.Ref.ThreadID, err)
 			}
-			if h.Metadata, err = record.DecodeMetadata(md); err != nil {
+			if h.Metadata, err = record.DecodeMetadataWith(md, in.get); err != nil {
 				return fmt.Errorf("checkpoint %q in thread %q: %w", h.Ref.CheckpointID, h.Ref.ThreadID, err)
 			}
-			if parent.Valid && parent.String != "" {
-				h.Parent = &checkpoint.Ref{ThreadID: h.Ref.ThreadID, NS: h.Ref.NS, CheckpointID: parent.String}
+			if len(parent) > 0 {
+				h.Parent = &checkpoint.Ref{ThreadID: h.Ref.ThreadID, NS: h.Ref.NS, CheckpointID: string(parent)}
 			}
 			out = append(out, h)
 		}
 		return rows.Err()
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list checkpoint headers (%s) in %s: %w", describeOpts(opts), s.path, err)
+		return nil, fmt.Errorf("list checkpoint headers (%s) in %s: %w", describeOpts(req), s.path, err)
 	}
 	if out == nil {
 		out = []checkpoint.Header{}
@@ -341,16 +443,47 @@ type group struct {
 	versions   map[string][]int64
 }
 
-// CROSS JOIN keeps SQLite from scanning the table first: it cannot tell how
-// few rows json_each yields.
+// Values are read by ranges of versions: a page's checkpoints use runs of
+// consecutive versions (every step bumps the versions of the channels it
+// changes to max+1), and a range scan of the primary key is much cheaper per
+// row than a lookup. Rows in a range that no checkpoint of the page uses are
+// skipped. CROSS JOIN keeps SQLite from scanning the table first: it cannot
+// tell how few rows json_each yields.
 const (
-	sqlGroupBlobs = `SELECT c.key, v.value, b.value, b.value IS NULL
-FROM json_each(?3) AS c CROSS JOIN json_each(c.value) AS v
-CROSS JOIN blobs AS b ON b.thread_id = ?1 AND b.checkpoint_ns = ?2 AND b.channel = c.key AND b.version = v.value`
+	sqlGroupBlobs = `SELECT b.channel, b.version, b.value, b.value IS NULL
+FROM json_each(?3) AS r
+CROSS JOIN blobs AS b ON b.thread_id = ?1 AND b.checkpoint_ns = ?2
+ AND b.version BETWEEN r.value ->> 0 AND r.value ->> 1`
+	// Writes of the checkpoints listed in ?3.
 	sqlGroupWrites = `SELECT w.checkpoint_id, w.task_id, w.idx, w.channel, w.value, w.value IS NULL, w.task_path
 FROM json_each(?3) AS k
 CROSS JOIN writes AS w ON w.thread_id = ?1 AND w.checkpoint_ns = ?2 AND w.checkpoint_id = k.value`
+	// Writes of the checkpoints with ids in [?3, ?4]: used when the page
+	// holds every checkpoint of the group in that range (no filter).
+	sqlGroupWritesRange = `SELECT w.checkpoint_id, w.task_id, w.idx, w.channel, w.value, w.value IS NULL, w.task_path
+FROM writes AS w WHERE w.thread_id = ?1 AND w.checkpoint_ns = ?2 AND w.checkpoint_id BETWEEN ?3 AND ?4`
 )
+
+// maxVersionGap is the largest run of unused versions a range may span.
+const maxVersionGap = 4
+
+// versionRanges returns the sorted runs [lo, hi] covering versions.
+func versionRanges(versions map[string][]int64) [][2]int64 {
+	var all []int64
+	for _, vs := range versions {
+		all = append(all, vs...)
+	}
+	slices.Sort(all)
+	var out [][2]int64
+	for _, v := range all {
+		if n := len(out); n > 0 && v <= out[n-1][1]+maxVersionGap+1 {
+			out[n-1][1] = max(out[n-1][1], v)
+			continue
+		}
+		out = append(out, [2]int64{v, v})
+	}
+	return out
+}
 
 type valueKey struct {
 	channel string
@@ -364,52 +497,34 @@ type blobValue struct {
 	owned bool
 }
 
-// load turns checkpoints rows into tuples: it decodes the headers, then per
-// thread and namespace of the page fetches every referenced value with one
-// query and every pending write with another.
-func (s *Saver) load(ctx context.Context, tx *sql.Tx, rows []row) ([]*checkpoint.Tuple, error) {
-	if len(rows) == 0 {
-		return nil, nil
+// load fills the values and pending writes of tuples read by queryTuples:
+// per thread and namespace of the page, one query fetches every referenced
+// value and another every write.
+//
+// dense says the page holds every checkpoint of each of its threads and
+// namespaces between its oldest and newest ids (true when no metadata filter
+// skips any), so writes can be read by id range.
+func (s *Saver) load(ctx context.Context, tx *sql.Tx, tuples []*checkpoint.Tuple, dense bool, in interner) error {
+	if len(tuples) == 0 {
+		return nil
 	}
-	tuples := make([]*checkpoint.Tuple, len(rows))
 	var groups []*group
-	for i, r := range rows {
-		ts, err := record.ParseTS(r.ts)
-		if err != nil {
-			return nil, fmt.Errorf("checkpoint %q in thread %q: %w", r.id, r.thread, err)
-		}
-		cp, err := record.DecodeHeader(r.header, r.id, ts)
-		if err != nil {
-			return nil, fmt.Errorf("thread %q ns %q: %w", r.thread, r.ns, err)
-		}
-		md, err := record.DecodeMetadata(r.md)
-		if err != nil {
-			return nil, fmt.Errorf("checkpoint %q in thread %q: %w", r.id, r.thread, err)
-		}
-		t := &checkpoint.Tuple{
-			Ref:           checkpoint.Ref{ThreadID: r.thread, NS: r.ns, CheckpointID: r.id},
-			Checkpoint:    cp,
-			Metadata:      md,
-			PendingWrites: []checkpoint.PendingWrite{},
-		}
-		if r.parent.Valid && r.parent.String != "" {
-			t.Parent = &checkpoint.Ref{ThreadID: r.thread, NS: r.ns, CheckpointID: r.parent.String}
-		}
-		tuples[i] = t
+	for _, t := range tuples {
+		r := t.Ref
 		var g *group
 		for _, x := range groups {
-			if x.thread == r.thread && x.ns == r.ns {
+			if x.thread == r.ThreadID && x.ns == r.NS {
 				g = x
 				break
 			}
 		}
 		if g == nil {
-			g = &group{thread: r.thread, ns: r.ns, byID: map[string]int{}, versions: map[string][]int64{}}
+			g = &group{thread: r.ThreadID, ns: r.NS, byID: map[string]int{}, versions: map[string][]int64{}}
 			groups = append(groups, g)
 		}
-		g.byID[r.id] = len(g.tuples)
+		g.byID[r.CheckpointID] = len(g.tuples)
 		g.tuples = append(g.tuples, t)
-		for ch, v := range cp.ChannelVersions {
+		for ch, v := range t.Checkpoint.ChannelVersions {
 			if vs := g.versions[ch]; len(vs) == 0 || vs[len(vs)-1] != v {
 				g.versions[ch] = append(vs, v) // consecutive checkpoints often share a version
 			}
@@ -417,53 +532,58 @@ func (s *Saver) load(ctx context.Context, tx *sql.Tx, rows []row) ([]*checkpoint
 	}
 	blobs, err := s.stmt(ctx, tx, sqlGroupBlobs)
 	if err != nil {
-		return nil, err
-	}
-	writes, err := s.stmt(ctx, tx, sqlGroupWrites)
-	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, g := range groups {
-		if err := s.loadValues(ctx, blobs, g); err != nil {
-			return nil, err
+		if err := s.loadValues(ctx, blobs, g, in); err != nil {
+			return err
 		}
-		if err := s.loadWrites(ctx, writes, g); err != nil {
-			return nil, err
+		if err := s.loadWrites(ctx, tx, g, dense, in); err != nil {
+			return err
 		}
 	}
-	return tuples, nil
+	return nil
 }
 
 // loadValues fills the channel values of a group's tuples.
-func (s *Saver) loadValues(ctx context.Context, st *sql.Stmt, g *group) error {
+func (s *Saver) loadValues(ctx context.Context, st *sql.Stmt, g *group, in interner) error {
 	if len(g.versions) == 0 {
 		return nil
 	}
-	param, err := json.Marshal(g.versions)
+	param, err := json.Marshal(versionRanges(g.versions))
 	if err != nil {
 		return err
+	}
+	values := map[valueKey]*blobValue{}
+	for ch, vs := range g.versions {
+		for _, v := range vs {
+			values[valueKey{ch, v}] = nil
+		}
 	}
 	rs, err := st.QueryContext(ctx, g.thread, g.ns, string(param))
 	if err != nil {
 		return err
 	}
 	defer rs.Close()
-	values := map[valueKey]*blobValue{}
 	for rs.Next() {
 		var k valueKey
-		var v []byte
+		var channel, raw sql.RawBytes
 		var isNull bool
-		if err := rs.Scan(&k.channel, &k.version, &v, &isNull); err != nil {
+		if err := rs.Scan(&channel, &k.version, &raw, &isNull); err != nil {
 			return err
 		}
 		if isNull {
 			continue
 		}
-		if v == nil {
-			v = []byte{}
+		k.channel = in.get(channel)
+		if _, needed := values[k]; !needed {
+			continue
 		}
-		if s.cipher != nil {
-			plain, err := s.cipher.Open(v)
+		var v []byte
+		if s.cipher == nil {
+			v = append(make([]byte, 0, len(raw)), raw...)
+		} else {
+			plain, err := s.cipher.Open(raw)
 			if err != nil {
 				return fmt.Errorf("value of channel %q version %d in thread %q ns %q: %w", k.channel, k.version, g.thread, g.ns, err)
 			}
@@ -492,43 +612,62 @@ func (s *Saver) loadValues(ctx context.Context, st *sql.Stmt, g *group) error {
 }
 
 // loadWrites fills the pending writes of a group's tuples.
-func (s *Saver) loadWrites(ctx context.Context, st *sql.Stmt, g *group) error {
-	ids := make([]string, len(g.tuples))
-	for i, t := range g.tuples {
-		ids[i] = t.Ref.CheckpointID
-	}
-	param, err := json.Marshal(ids)
-	if err != nil {
-		return err
-	}
-	rs, err := st.QueryContext(ctx, g.thread, g.ns, string(param))
-	if err != nil {
-		return err
+func (s *Saver) loadWrites(ctx context.Context, tx *sql.Tx, g *group, dense bool, in interner) error {
+	var rs *sql.Rows
+	if dense {
+		lo, hi := g.tuples[0].Ref.CheckpointID, g.tuples[0].Ref.CheckpointID
+		for _, t := range g.tuples {
+			lo, hi = min(lo, t.Ref.CheckpointID), max(hi, t.Ref.CheckpointID)
+		}
+		st, err := s.stmt(ctx, tx, sqlGroupWritesRange)
+		if err != nil {
+			return err
+		}
+		if rs, err = st.QueryContext(ctx, g.thread, g.ns, lo, hi); err != nil {
+			return err
+		}
+	} else {
+		ids := make([]string, len(g.tuples))
+		for i, t := range g.tuples {
+			ids[i] = t.Ref.CheckpointID
+		}
+		param, err := json.Marshal(ids)
+		if err != nil {
+			return err
+		}
+		st, err := s.stmt(ctx, tx, sqlGroupWrites)
+		if err != nil {
+			return err
+		}
+		if rs, err = st.QueryContext(ctx, g.thread, g.ns, string(param)); err != nil {
+			return err
+		}
 	}
 	defer rs.Close()
 	idxs := make([][]int, len(g.tuples))
 	for rs.Next() {
-		var id string
+		var id, task, channel, raw, path sql.RawBytes
 		var idx int
-		var w checkpoint.PendingWrite
 		var isNull bool
-		if err := rs.Scan(&id, &w.TaskID, &idx, &w.Channel, &w.Value, &isNull, &w.TaskPath); err != nil {
+		if err := rs.Scan(&id, &task, &idx, &channel, &raw, &isNull, &path); err != nil {
 			return err
 		}
+		w := checkpoint.PendingWrite{TaskID: in.get(task), Channel: in.get(channel), TaskPath: in.get(path)}
 		switch {
 		case isNull:
-			w.Value = nil
-		case w.Value == nil:
-			w.Value = []byte{}
-		}
-		if s.cipher != nil && w.Value != nil {
-			plain, err := s.cipher.Open(w.Value)
+		case s.cipher == nil:
+			w.Value = append(make([]byte, 0, len(raw)), raw...)
+		default:
+			plain, err := s.cipher.Open(raw)
 			if err != nil {
 				return fmt.Errorf("write %d of task %q to checkpoint %q in thread %q: %w", idx, w.TaskID, id, g.thread, err)
 			}
 			w.Value = plain
 		}
-		i := g.byID[id]
+		i, ok := g.byID[string(id)]
+		if !ok {
+			continue // in the id range but not on the page
+		}
 		g.tuples[i].PendingWrites = append(g.tuples[i].PendingWrites, w)
 		idxs[i] = append(idxs[i], idx)
 	}

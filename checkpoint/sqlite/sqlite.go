@@ -38,6 +38,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/weftstudio/weft/checkpoint"
@@ -137,7 +138,7 @@ func (s *Saver) Close() error {
 	}
 	s.readStmts.m = nil
 	s.readStmts.Unlock()
-	for _, st := range []*sql.Stmt{s.stmts.putCheckpoint, s.stmts.putBlob, s.stmts.putWrite, s.stmts.replaceWrite} {
+	for _, st := range slices.Concat([]*sql.Stmt{s.stmts.putCheckpoint, s.stmts.replaceWrite}, s.stmts.putBlobs[:], s.stmts.putWrites[:]) {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}

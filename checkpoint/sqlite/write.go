@@ -10,17 +10,24 @@ import (
 )
 
 // writeStmts are the statements every write uses, prepared once on the
-// writer connection.
+// writer connection. putBlobs[n-1] inserts n blobs.
+// putWrites[n-1] inserts n ordinary writes.
 type writeStmts struct {
-	putCheckpoint, putBlob, putWrite, replaceWrite *sql.Stmt
+	putCheckpoint, replaceWrite *sql.Stmt
+	putBlobs                    [maxRows]*sql.Stmt
+	putWrites                   [maxRows]*sql.Stmt
 }
+
+// maxRows is the most blobs or writes one INSERT statement carries.
+const maxRows = 8
 
 const (
 	sqlPutCheckpoint = `INSERT OR REPLACE INTO checkpoints
  (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, ts, checkpoint, metadata)
  VALUES (?, ?, ?, ?, ?, ?, ?)`
-	sqlPutBlob = `INSERT OR IGNORE INTO blobs (thread_id, checkpoint_ns, channel, version, value) VALUES (?, ?, ?, ?, ?)`
-	sqlWrite   = ` INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value, task_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlPutBlobs = `INSERT OR IGNORE INTO blobs (thread_id, checkpoint_ns, channel, version, value) VALUES `
+	sqlReplaceWrite = `INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value, task_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlPutWrites    = `INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value, task_path) VALUES `
 )
 
 func (s *Saver) prepare(ctx context.Context) error {
@@ -37,17 +44,30 @@ func (s *Saver) prepare(ctx context.Context) error {
 		}
 		s.stmts = writeStmts{
 			putCheckpoint: prep(sqlPutCheckpoint),
-			putBlob:       prep(sqlPutBlob),
-			putWrite:      prep("INSERT OR IGNORE" + sqlWrite),
-			replaceWrite:  prep("INSERT OR REPLACE" + sqlWrite),
+			replaceWrite:  prep(sqlReplaceWrite),
+		}
+		blobs, writes := sqlPutBlobs, sqlPutWrites
+		for n := 1; n <= maxRows; n++ {
+			if n > 1 {
+				blobs += ", "
+				writes += ", "
+			}
+			i := 3 * (n - 1)
+			blobs += fmt.Sprintf("(?1, ?2, ?%d, ?%d, ?%d)", 3+i, 4+i, 5+i)
+			writes += fmt.Sprintf("(?1, ?2, ?3, ?4, ?%d, ?%d, ?%d, ?5)", 6+i, 7+i, 8+i)
+			s.stmts.putBlobs[n-1] = prep(blobs)
+			s.stmts.putWrites[n-1] = prep(writes)
 		}
 	})
 	return s.stmtErr
 }
 
 // write runs fn in an IMMEDIATE transaction on the writer connection:
-// begin, then roll back unless fn and the commit succeed.
-func (s *Saver) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+// begin, then roll back unless fn and the commit succeed. ctx governs the
+// wait for the write lock (another process may hold it); fn gets a context
+// without cancellation for its statements, which run while the lock is held
+// and are short (a canceled statement would only waste the work done).
+func (s *Saver) write(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	if err := s.writable(ctx); err != nil {
 		return err
 	}
@@ -59,7 +79,7 @@ func (s *Saver) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return s.mapErr(err)
 	}
 	defer tx.Rollback()
-	if err := fn(tx); err != nil {
+	if err := fn(context.WithoutCancel(ctx), tx); err != nil {
 		return s.mapErr(err)
 	}
 	return s.mapErr(tx.Commit())
@@ -104,23 +124,26 @@ func (s *Saver) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Ch
 	if parent.CheckpointID != "" {
 		parentID = parent.CheckpointID
 	}
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.StmtContext(ctx, s.stmts.putCheckpoint).ExecContext(ctx,
 			parent.ThreadID, parent.NS, cp.ID, parentID, record.FormatTS(cp.TS), header, mdJSON); err != nil {
 			return err
 		}
-		if len(blobs) == 0 {
-			return nil
-		}
-		st := tx.StmtContext(ctx, s.stmts.putBlob)
-		for _, b := range blobs {
-			var v any
-			if b.value != nil {
-				v = b.value
+		for len(blobs) > 0 {
+			n := min(len(blobs), maxRows)
+			args := make([]any, 2, 2+3*n)
+			args[0], args[1] = parent.ThreadID, parent.NS
+			for _, b := range blobs[:n] {
+				var v any // nil: NULL, an empty channel
+				if b.value != nil {
+					v = b.value
+				}
+				args = append(args, b.channel, b.version, v)
 			}
-			if _, err := st.ExecContext(ctx, parent.ThreadID, parent.NS, b.channel, b.version, v); err != nil {
+			if _, err := tx.StmtContext(ctx, s.stmts.putBlobs[n-1]).ExecContext(ctx, args...); err != nil {
 				return err
 			}
+			blobs = blobs[n:]
 		}
 		return nil
 	})
@@ -156,15 +179,30 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 		}
 		batch[i] = prepared{idx, special, w.Channel, v}
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		ignore := tx.StmtContext(ctx, s.stmts.putWrite)
-		replace := tx.StmtContext(ctx, s.stmts.replaceWrite)
-		for _, w := range batch {
-			st := ignore
-			if w.special {
-				st = replace
+	var ordinary, special []prepared
+	for _, w := range batch {
+		if w.special {
+			special = append(special, w)
+		} else {
+			ordinary = append(ordinary, w)
+		}
+	}
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		for len(ordinary) > 0 {
+			n := min(len(ordinary), maxRows)
+			args := make([]any, 5, 5+3*n)
+			args[0], args[1], args[2], args[3], args[4] = ref.ThreadID, ref.NS, ref.CheckpointID, taskID, taskPath
+			for _, w := range ordinary[:n] {
+				args = append(args, w.idx, w.channel, w.value)
 			}
-			if _, err := st.ExecContext(ctx, ref.ThreadID, ref.NS, ref.CheckpointID, taskID, w.idx, w.channel, w.value, taskPath); err != nil {
+			if _, err := tx.StmtContext(ctx, s.stmts.putWrites[n-1]).ExecContext(ctx, args...); err != nil {
+				return err
+			}
+			ordinary = ordinary[n:]
+		}
+		for _, w := range special {
+			if _, err := tx.StmtContext(ctx, s.stmts.replaceWrite).ExecContext(ctx,
+				ref.ThreadID, ref.NS, ref.CheckpointID, taskID, w.idx, w.channel, w.value, taskPath); err != nil {
 				return err
 			}
 		}
@@ -183,7 +221,7 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 	if threadID == "" {
 		return fmt.Errorf("delete thread: %w", checkpoint.ErrNoThread)
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		for _, table := range []string{"checkpoints", "blobs", "writes"} {
 			if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE thread_id = ?", threadID); err != nil {
 				return err
@@ -209,7 +247,7 @@ func (s *Saver) Prune(ctx context.Context, threadIDs []string, keepLatest int) e
 	if len(threadIDs) == 0 {
 		return s.writable(ctx)
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		for _, tid := range threadIDs {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM checkpoints WHERE thread_id = ?1 AND (checkpoint_ns, checkpoint_id) IN (
   SELECT checkpoint_ns, checkpoint_id FROM (
@@ -251,7 +289,7 @@ func (s *Saver) CopyThread(ctx context.Context, srcThreadID, dstThreadID string)
 	if srcThreadID == dstThreadID {
 		return s.writable(ctx)
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		for _, q := range []string{
 			`INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, ts, checkpoint, metadata)
  SELECT ?2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, ts, checkpoint, metadata FROM checkpoints WHERE thread_id = ?1`,

@@ -15,8 +15,9 @@ import (
 var errSlow = errors.New("record: not on the fast path")
 
 type scanner struct {
-	b []byte
-	i int
+	b      []byte
+	i      int
+	intern func([]byte) string // nil: allocate every string
 }
 
 func (s *scanner) ws() {
@@ -66,7 +67,12 @@ func (s *scanner) str() (string, error) {
 		c := s.b[s.i]
 		switch {
 		case c == '"':
-			v := string(s.b[start:s.i])
+			var v string
+			if s.intern != nil {
+				v = s.intern(s.b[start:s.i])
+			} else {
+				v = string(s.b[start:s.i])
+			}
 			s.i++
 			return v, nil
 		case c == '\\' || c < 0x20:
@@ -248,8 +254,8 @@ func (s *scanner) end() error {
 }
 
 // fastHeader decodes a stored header; errSlow means "use encoding/json".
-func fastHeader(b []byte, h *Header) error {
-	s := &scanner{b: b}
+func fastHeader(b []byte, h *Header, intern func([]byte) string) error {
+	s := &scanner{b: b, intern: intern}
 	if err := s.objectStart(); err != nil {
 		return err
 	}
@@ -302,8 +308,8 @@ func (s *scanner) versionsSeen() (map[string]map[string]int64, error) {
 
 // fastMetadata decodes stored metadata; errSlow means "use encoding/json".
 // Extra, when present, is handed to encoding/json alone.
-func fastMetadata(b []byte, md *metadataFields) error {
-	s := &scanner{b: b}
+func fastMetadata(b []byte, md *metadataFields, intern func([]byte) string) error {
+	s := &scanner{b: b, intern: intern}
 	if err := s.objectStart(); err != nil {
 		return err
 	}

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,21 +25,97 @@ type Header struct {
 	UpdatedChannels []string                    `json:"updated_channels"`
 }
 
-// EncodeHeader returns the stored JSON form of cp's header.
+// EncodeHeader returns the stored JSON form of cp's header: what
+// json.Marshal(Header{…}) returns (map keys sorted), built without
+// reflection since it runs on every Put.
 func EncodeHeader(cp *checkpoint.Checkpoint) ([]byte, error) {
-	return json.Marshal(Header{
-		V:               cp.V,
-		ChannelVersions: cp.ChannelVersions,
-		VersionsSeen:    cp.VersionsSeen,
-		UpdatedChannels: cp.UpdatedChannels,
-	})
+	b := make([]byte, 0, 96+24*len(cp.ChannelVersions))
+	b = append(b, `{"v":`...)
+	b = strconv.AppendInt(b, int64(cp.V), 10)
+	b = append(b, `,"channel_versions":`...)
+	b = appendVersions(b, cp.ChannelVersions)
+	b = append(b, `,"versions_seen":`...)
+	if cp.VersionsSeen == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '{')
+		for i, k := range sortedKeys(cp.VersionsSeen) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			b = appendVersions(b, cp.VersionsSeen[k])
+		}
+		b = append(b, '}')
+	}
+	b = append(b, `,"updated_channels":`...)
+	if cp.UpdatedChannels == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, c := range cp.UpdatedChannels {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, c)
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}'), nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func appendVersions(b []byte, m map[string]int64) []byte {
+	if m == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '{')
+	for i, k := range sortedKeys(m) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, m[k], 10)
+	}
+	return append(b, '}')
+}
+
+// appendString appends s as a JSON string, exactly as encoding/json writes
+// it.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // escapes and HTML-safe forms: leave them to encoding/json
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // DecodeHeader rebuilds a checkpoint without values from its stored header.
 // ChannelValues, ChannelVersions and VersionsSeen are never nil on return.
 func DecodeHeader(b []byte, id string, ts time.Time) (checkpoint.Checkpoint, error) {
+	return DecodeHeaderWith(b, id, ts, nil)
+}
+
+// DecodeHeaderWith is DecodeHeader with an interner: intern returns the
+// string for a byte sequence, letting a caller that decodes many headers
+// share the channel and node names among them. A nil intern allocates.
+func DecodeHeaderWith(b []byte, id string, ts time.Time, intern func([]byte) string) (checkpoint.Checkpoint, error) {
 	var h Header
-	if fastHeader(b, &h) != nil {
+	if fastHeader(b, &h, intern) != nil {
 		h = Header{}
 		if err := json.Unmarshal(b, &h); err != nil {
 			return checkpoint.Checkpoint{}, fmt.Errorf("decode checkpoint %s header: %w", id, err)
@@ -110,8 +188,14 @@ func canonical(v any) ([]byte, error) {
 // back as encoding/json decodes into any: numbers as float64, objects as
 // map[string]any, arrays as []any.
 func DecodeMetadata(b []byte) (checkpoint.Metadata, error) {
+	return DecodeMetadataWith(b, nil)
+}
+
+// DecodeMetadataWith is DecodeMetadata with an interner (see
+// DecodeHeaderWith).
+func DecodeMetadataWith(b []byte, intern func([]byte) string) (checkpoint.Metadata, error) {
 	var f metadataFields
-	if fastMetadata(b, &f) == nil {
+	if fastMetadata(b, &f, intern) == nil {
 		md := checkpoint.Metadata{Source: checkpoint.Source(f.Source), Step: f.Step, Parents: f.Parents, RunID: f.RunID, Tasks: f.Tasks}
 		if len(f.Extra) > 0 {
 			if err := json.Unmarshal(f.Extra, &md.Extra); err != nil {
@@ -140,6 +224,37 @@ func ParseTS(s string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("bad stored timestamp %q: %w", s, err)
 	}
 	return t.UTC(), nil
+}
+
+// ParseTSBytes is ParseTS for bytes; it reads the stored layout without
+// allocating and falls back to time.Parse for anything else.
+func ParseTSBytes(b []byte) (time.Time, error) {
+	if len(b) == len(TSLayout) && b[4] == '-' && b[7] == '-' && b[10] == 'T' && b[13] == ':' && b[16] == ':' && b[19] == '.' && b[29] == 'Z' {
+		num := func(from, to int) (int, bool) {
+			n := 0
+			for _, c := range b[from:to] {
+				if c < '0' || c > '9' {
+					return 0, false
+				}
+				n = n*10 + int(c-'0')
+			}
+			return n, true
+		}
+		year, ok1 := num(0, 4)
+		month, ok2 := num(5, 7)
+		day, ok3 := num(8, 10)
+		hour, ok4 := num(11, 13)
+		minute, ok5 := num(14, 16)
+		sec, ok6 := num(17, 19)
+		nsec, ok7 := num(20, 29)
+		if ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7 && month >= 1 && month <= 12 && day >= 1 && day <= 31 && hour < 24 && minute < 60 && sec < 60 {
+			t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
+			if t.Day() == day { // not normalised from an impossible date
+				return t, nil
+			}
+		}
+	}
+	return ParseTS(string(b))
 }
 
 // CheckPut validates the arguments of Saver.Put.

@@ -25,18 +25,16 @@ CREATE TABLE checkpoints (
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
 ) WITHOUT ROWID;
 
--- History of a thread across its namespaces, newest first (List with a
--- thread id and no namespace); the entries also carry checkpoint_ns.
-CREATE INDEX checkpoints_by_thread ON checkpoints (thread_id, checkpoint_id);
-
 -- A channel's value at one version; NULL when the channel was empty.
+-- The key puts version before channel: one Put writes every changed channel
+-- at the same (new) version, so its rows share one b-tree page.
 CREATE TABLE blobs (
     thread_id     TEXT NOT NULL,
     checkpoint_ns TEXT NOT NULL DEFAULT '',
     channel       TEXT NOT NULL,
     version       INTEGER NOT NULL,
     value         BLOB,
-    PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
+    PRIMARY KEY (thread_id, checkpoint_ns, version, channel)
 ) WITHOUT ROWID;
 
 -- Pending writes of the tasks of the step that started from a checkpoint.
