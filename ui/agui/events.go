@@ -211,23 +211,53 @@ type Custom struct {
 	Value any    `json:"value"`
 }
 
-// EventType implementations.
-func (*RunStarted) EventType() EventType         { return TypeRunStarted }
-func (*RunFinished) EventType() EventType        { return TypeRunFinished }
-func (*RunError) EventType() EventType           { return TypeRunError }
-func (*StepStarted) EventType() EventType        { return TypeStepStarted }
-func (*StepFinished) EventType() EventType       { return TypeStepFinished }
-func (*TextMessageStart) EventType() EventType   { return TypeTextMessageStart }
+// EventType returns TypeRunStarted.
+func (*RunStarted) EventType() EventType { return TypeRunStarted }
+
+// EventType returns TypeRunFinished.
+func (*RunFinished) EventType() EventType { return TypeRunFinished }
+
+// EventType returns TypeRunError.
+func (*RunError) EventType() EventType { return TypeRunError }
+
+// EventType returns TypeStepStarted.
+func (*StepStarted) EventType() EventType { return TypeStepStarted }
+
+// EventType returns TypeStepFinished.
+func (*StepFinished) EventType() EventType { return TypeStepFinished }
+
+// EventType returns TypeTextMessageStart.
+func (*TextMessageStart) EventType() EventType { return TypeTextMessageStart }
+
+// EventType returns TypeTextMessageContent.
 func (*TextMessageContent) EventType() EventType { return TypeTextMessageContent }
-func (*TextMessageEnd) EventType() EventType     { return TypeTextMessageEnd }
-func (*ToolCallStart) EventType() EventType      { return TypeToolCallStart }
-func (*ToolCallArgs) EventType() EventType       { return TypeToolCallArgs }
-func (*ToolCallEnd) EventType() EventType        { return TypeToolCallEnd }
-func (*ToolCallResult) EventType() EventType     { return TypeToolCallResult }
-func (*StateSnapshot) EventType() EventType      { return TypeStateSnapshot }
-func (*StateDelta) EventType() EventType         { return TypeStateDelta }
-func (*MessagesSnapshot) EventType() EventType   { return TypeMessagesSnapshot }
-func (*Custom) EventType() EventType             { return TypeCustom }
+
+// EventType returns TypeTextMessageEnd.
+func (*TextMessageEnd) EventType() EventType { return TypeTextMessageEnd }
+
+// EventType returns TypeToolCallStart.
+func (*ToolCallStart) EventType() EventType { return TypeToolCallStart }
+
+// EventType returns TypeToolCallArgs.
+func (*ToolCallArgs) EventType() EventType { return TypeToolCallArgs }
+
+// EventType returns TypeToolCallEnd.
+func (*ToolCallEnd) EventType() EventType { return TypeToolCallEnd }
+
+// EventType returns TypeToolCallResult.
+func (*ToolCallResult) EventType() EventType { return TypeToolCallResult }
+
+// EventType returns TypeStateSnapshot.
+func (*StateSnapshot) EventType() EventType { return TypeStateSnapshot }
+
+// EventType returns TypeStateDelta.
+func (*StateDelta) EventType() EventType { return TypeStateDelta }
+
+// EventType returns TypeMessagesSnapshot.
+func (*MessagesSnapshot) EventType() EventType { return TypeMessagesSnapshot }
+
+// EventType returns TypeCustom.
+func (*Custom) EventType() EventType { return TypeCustom }
 
 // Message is a chat message in AG-UI's shape. Content is a string (or, in
 // input, a list of content parts); nil omits it, which only assistant

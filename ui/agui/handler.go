@@ -52,9 +52,10 @@ func WithIDs(newID func() string) Option { return func(c *config) { c.newID = ne
 // disables pings; the default is 15 seconds.
 func WithKeepAlive(every time.Duration) Option { return func(c *config) { c.keepAlive = every } }
 
-// WithRunOptions adds engine options to every run (a recursion limit,
-// durability, metadata…). The handler's own thread, run id and stop check
-// come first, so these may not replace the thread.
+// WithRunOptions adds engine options to every run: a recursion limit,
+// durability, metadata (which replaces the default {"source": "ag-ui"})…
+// The thread, run id and stop check are the handler's and cannot be
+// replaced.
 func WithRunOptions(opts ...engine.RunOption) Option {
 	return func(c *config) { c.runOpts = append(c.runOpts, opts...) }
 }
@@ -306,10 +307,9 @@ func (h *Handler) run(ctx context.Context, g *engine.Graph, in *RunAgentInput, s
 	mapper := NewMapper(g, emit, h.cfg.newID, known)
 	if input.run {
 		stop := func() bool { return h.stopping.Load() || sse.gone() }
-		opts := []engine.RunOption{thread, engine.WithRunID(in.RunID), engine.WithStopCheck(stop),
-			engine.WithMetadata(map[string]any{"source": "ag-ui"})}
+		opts := []engine.RunOption{engine.WithMetadata(map[string]any{"source": "ag-ui"})}
 		opts = append(opts, h.cfg.runOpts...)
-		opts = append(opts, thread)
+		opts = append(opts, thread, engine.WithRunID(in.RunID), engine.WithStopCheck(stop))
 		var runErr error
 		for ev, err := range g.Stream(ctx, input.input, StreamModes, opts...) {
 			if err != nil {

@@ -568,3 +568,21 @@ func TestServe(t *testing.T) {
 		t.Errorf("bad address: %v", err)
 	}
 }
+
+// A node that fails ends the run with RUN_ERROR naming the node and its
+// error; the thread keeps its input checkpoint and can be retried.
+func TestNodeErrorIsRunError(t *testing.T) {
+	ts := newTestServer(t, demoGraphs(t), nil)
+	s := post(t, ts.URL+"/agents/writing-assistant", input("empty", "run-1", "state", map[string]any{"topic": " "}))
+	if err := verify(s.lines); err != nil {
+		t.Fatal(err)
+	}
+	e := s.last()
+	if e["type"] != "RUN_ERROR" || e["code"] != CodeRunFailed || !strings.Contains(e["message"].(string), `node "plan": the topic is empty`) {
+		t.Fatalf("last event %v", e)
+	}
+	s = post(t, ts.URL+"/agents/writing-assistant", input("empty", "run-2", "state", map[string]any{"topic": "kelp"}))
+	if len(s.interruptIDs()) != 1 {
+		t.Fatalf("retry with a topic: %v", s.types())
+	}
+}
