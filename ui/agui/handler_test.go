@@ -586,3 +586,72 @@ func TestNodeErrorIsRunError(t *testing.T) {
 		t.Fatalf("retry with a topic: %v", s.types())
 	}
 }
+
+// An interrupt raised inside a subgraph is reported with its namespace and
+// resumed by id like any other.
+func TestSubgraphInterrupt(t *testing.T) {
+	answer := engine.LastValue[string]("answer")
+	sub, err := engine.NewGraph("inner", answer).
+		AddNode("ask", func(ctx context.Context, s engine.State) (engine.Output, error) {
+			v, err := engine.Interrupt(ctx, "Name?")
+			if err != nil {
+				return nil, err
+			}
+			return engine.Updates(answer.Set(fmt.Sprint(v))), nil
+		}).
+		AddEdge(engine.START, "ask").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outer, err := engine.NewGraph("outer", answer).
+		AddSubgraph("inner", sub).
+		AddEdge(engine.START, "inner").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := newTestServer(t, []*engine.Graph{outer}, nil)
+	url := ts.URL + "/agents/outer"
+	s := post(t, url, input("sub", "run-1"))
+	if err := verify(s.lines); err != nil {
+		t.Fatal(err)
+	}
+	ints := s.last()["outcome"].(map[string]any)["interrupts"].([]any)
+	it := ints[0].(map[string]any)
+	weft := it["metadata"].(map[string]any)["weft"].(map[string]any)
+	if it["message"] != "Name?" || weft["node"] != "ask" || !strings.HasPrefix(fmt.Sprint(weft["ns"]), "inner:") {
+		t.Fatalf("interrupt %v", it)
+	}
+	if c := s.find("CUSTOM"); len(c) != 1 || c[0]["value"] != "Name?" {
+		t.Errorf("legacy event %v", c)
+	}
+	r := post(t, url, input("sub", "run-2", "resume", []any{map[string]any{"interruptId": it["id"], "status": "resolved", "payload": "Ada"}}))
+	if err := verify(r.lines); err != nil {
+		t.Fatal(err)
+	}
+	snaps := r.find("STATE_SNAPSHOT")
+	if fmt.Sprint(r.last()["outcome"]) != "map[type:success]" || fmt.Sprint(snaps[len(snaps)-1]["snapshot"]) != "map[answer:Ada]" {
+		t.Fatalf("resume: %v", r.lines)
+	}
+}
+
+// StopRuns pauses a run at its next step boundary: the client gets a
+// RUN_FINISHED without an outcome, and the thread is ready to continue.
+func TestStopRuns(t *testing.T) {
+	release := make(chan struct{})
+	ts := newTestServer(t, []*engine.Graph{gateGraph(t, release)}, nil)
+	l := openStream(t, ts.URL+"/agents/gate", input("stop", "run-1", "state", map[string]any{"wait": true}))
+	l.until(`"stepName":"a"`)
+	ts.h.StopRuns()
+	close(release)
+	s := l.rest()
+	if err := verify(s.lines); err != nil {
+		t.Fatal(err)
+	}
+	if fin := s.last(); fin["type"] != "RUN_FINISHED" || fin["outcome"] != nil {
+		t.Fatalf("last event %v", fin)
+	}
+	snap, _ := ts.h.Graph("/agents/gate").GetState(context.Background(), engine.WithThread("stop"))
+	if fmt.Sprint(snap.Next) != "[b]" || snap.Values["count"] != 1 {
+		t.Fatalf("thread after stop: %v %v", snap.Next, snap.Values)
+	}
+}
