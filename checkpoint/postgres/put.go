@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/internal/record"
 )
 
-// Put stores cp as a child of parent in one transaction; see
+// Put stores cp as a child of parent in one statement (one round trip, one
+// transaction: the function weft_put); see
 // checkpoint.Saver. Only channels in newVersions get a stored value (absent
 // from cp.ChannelValues means empty); a value already stored for that channel
 // and version is kept. Putting a checkpoint id again replaces its header and
@@ -61,63 +62,27 @@ func (s *Saver) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Ch
 		parentID = &parent.CheckpointID
 	}
 
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
+	_, err = s.pool.Exec(ctx, `SELECT weft_put($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		parent.ThreadID, parent.NS, cp.ID, parentID, md.Source == checkpoint.SourceLoop,
+		tsMicro, tsNanos, string(header), string(mdJSON), chans, vers, blobs)
+	var pgErr *pgconn.PgError
+	switch {
+	case err == nil:
+		return checkpoint.Ref{ThreadID: parent.ThreadID, NS: parent.NS, CheckpointID: cp.ID}, nil
+	case errors.As(err, &pgErr) && pgErr.Code == codeConflict:
+		return checkpoint.Ref{}, &ConflictError{ThreadID: parent.ThreadID, NS: parent.NS, ParentID: parent.CheckpointID, HeadID: pgErr.Detail, CheckpointID: cp.ID}
+	case errors.As(err, &pgErr) && pgErr.Code == codeIDBeforeParent:
+		return checkpoint.Ref{}, where(fmt.Errorf("the new id sorts before its parent's: checkpoint ids are UUIDv7 and must grow; is this machine's clock behind the one that wrote %s?", pgErr.Detail))
+	default:
 		return checkpoint.Ref{}, where(err)
 	}
-	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
-
-	// Lock the head row of (thread, ns), creating it for a new one. After
-	// waiting for another writer's lock, the upsert sees that writer's head.
-	var head string
-	err = tx.QueryRow(ctx, `INSERT INTO weft_threads AS t (thread_id, checkpoint_ns, head_id) VALUES ($1, $2, '')
-		ON CONFLICT (thread_id, checkpoint_ns) DO UPDATE SET head_id = t.head_id
-		RETURNING head_id`, parent.ThreadID, parent.NS).Scan(&head)
-	if err != nil {
-		return checkpoint.Ref{}, where(fmt.Errorf("lock the thread head: %w", err))
-	}
-	if parent.CheckpointID != "" && head != "" && parent.CheckpointID != head && cp.ID != head {
-		if md.Source == checkpoint.SourceLoop {
-			var exists bool
-			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM weft_checkpoints
-				WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3)`,
-				parent.ThreadID, parent.NS, cp.ID).Scan(&exists); err != nil {
-				return checkpoint.Ref{}, where(err)
-			}
-			if !exists {
-				return checkpoint.Ref{}, &ConflictError{ThreadID: parent.ThreadID, NS: parent.NS, ParentID: parent.CheckpointID, HeadID: head, CheckpointID: cp.ID}
-			}
-		}
-	}
-	if parent.CheckpointID != "" && parent.CheckpointID == head && cp.ID < head {
-		return checkpoint.Ref{}, where(fmt.Errorf("the new id sorts before its parent's: checkpoint ids are UUIDv7 and must grow; is this machine's clock behind the one that wrote %s?", head))
-	}
-
-	b := &pgx.Batch{}
-	if len(chans) > 0 {
-		b.Queue(`INSERT INTO weft_blobs (thread_id, checkpoint_ns, channel, version, blob)
-			SELECT $1, $2, u.channel, u.version, u.blob FROM unnest($3::text[], $4::bigint[], $5::bytea[]) AS u(channel, version, blob)
-			ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING`,
-			parent.ThreadID, parent.NS, chans, vers, blobs)
-	}
-	b.Queue(`INSERT INTO weft_checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, ts, ts_ns, checkpoint, metadata)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-		ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
-			parent_checkpoint_id = EXCLUDED.parent_checkpoint_id, ts = EXCLUDED.ts, ts_ns = EXCLUDED.ts_ns,
-			checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`,
-		parent.ThreadID, parent.NS, cp.ID, parentID, tsMicro, tsNanos, string(header), string(mdJSON))
-	if cp.ID > head {
-		b.Queue(`UPDATE weft_threads SET head_id = $3, updated_at = now() WHERE thread_id = $1 AND checkpoint_ns = $2`,
-			parent.ThreadID, parent.NS, cp.ID)
-	}
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return checkpoint.Ref{}, where(err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return checkpoint.Ref{}, where(err)
-	}
-	return checkpoint.Ref{ThreadID: parent.ThreadID, NS: parent.NS, CheckpointID: cp.ID}, nil
 }
+
+// SQLSTATEs weft_put raises (migrations/0002_put_function.sql).
+const (
+	codeConflict       = "WF001"
+	codeIDBeforeParent = "WF002"
+)
 
 // nonNil returns b, or an empty non-nil slice for nil: a channel present in
 // ChannelValues has a value even if it is empty.
@@ -169,6 +134,3 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 	}
 	return nil
 }
-
-// isConflict reports whether err is a refused Put.
-func isConflict(err error) bool { return errors.Is(err, ErrConflict) }
