@@ -156,7 +156,8 @@ func newInspector(s *Studio) *inspector {
 	in.forkB.Disable()
 	in.rerunB.Disable()
 	header := widget.NewLabelWithStyle("Inspector", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	top := container.NewVBox(header, in.title, container.NewHBox(in.forkB, in.rerunB))
+	in.title.SizeName = theme.SizeNameCaptionText
+	top := container.NewVBox(container.NewBorder(nil, nil, header, container.NewHBox(in.forkB, in.rerunB)), in.title)
 	in.obj = container.NewBorder(top, nil, nil, nil, in.tabs)
 	return in
 }

@@ -83,29 +83,12 @@ func (p *interruptPanel) newCard(it engine.PendingInterrupt, several bool) *inte
 	q := widget.NewLabelWithStyle(question, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	q.Wrapping = fyne.TextWrapWord
 	body := container.NewVBox(container.NewHBox(widget.NewIcon(theme.QuestionIcon()), head), q)
-	for _, f := range fields {
-		key := widget.NewLabelWithStyle(f.key, fyne.TextAlignLeading, fyne.TextStyle{Italic: true})
-		val := widget.NewLabel(f.value)
-		val.Wrapping = fyne.TextWrapWord
-		if f.key == "error" {
-			val.Importance = widget.DangerImportance
-		}
-		if f.long {
-			box := container.NewVScroll(val)
-			min := canvas.NewRectangle(theme.Color(theme.ColorNameInputBackground))
-			min.SetMinSize(fyne.NewSize(0, 96))
-			min.CornerRadius = theme.InputRadiusSize()
-			body.Add(key)
-			body.Add(container.NewStack(min, box))
-		} else {
-			body.Add(container.NewBorder(nil, nil, key, nil, val))
-		}
-	}
 	c.answer = widget.NewEntry()
-	c.answer.SetPlaceHolder(`Answer as JSON, e.g. "approve" or {"action": "revise", "feedback": "…"}`)
+	c.answer.SetPlaceHolder(`or a JSON answer, e.g. {"action": "revise", "feedback": "…"}`)
 	c.answer.OnSubmitted = func(string) { p.submit() }
 	c.errLbl = widget.NewLabel("")
 	c.errLbl.Importance = widget.DangerImportance
+	c.errLbl.Wrapping = fyne.TextWrapWord
 	c.errLbl.Hide()
 	var btns []fyne.CanvasObject
 	for i, opt := range options {
@@ -120,9 +103,26 @@ func (p *interruptPanel) newCard(it engine.PendingInterrupt, several bool) *inte
 	if !several {
 		resume = p.resumeB
 	}
-	answerRow := container.NewBorder(nil, nil, container.NewHBox(btns...), resume, c.answer)
-	body.Add(answerRow)
+	body.Add(container.NewBorder(nil, nil, container.NewHBox(btns...), resume, c.answer))
 	body.Add(c.errLbl)
+	for _, f := range fields {
+		key := widget.NewLabelWithStyle(f.key, fyne.TextAlignLeading, fyne.TextStyle{Italic: true})
+		val := widget.NewLabel(f.value)
+		val.Wrapping = fyne.TextWrapWord
+		if f.key == "error" {
+			val.Importance = widget.DangerImportance
+		}
+		if f.long {
+			box := container.NewVScroll(val)
+			min := canvas.NewRectangle(theme.Color(theme.ColorNameInputBackground))
+			min.SetMinSize(fyne.NewSize(0, 120))
+			min.CornerRadius = theme.InputRadiusSize()
+			body.Add(key)
+			body.Add(container.NewStack(min, box))
+		} else {
+			body.Add(container.NewBorder(nil, nil, key, nil, val))
+		}
+	}
 	card := widget.NewCard("", "", body)
 	p.cards.Add(card)
 	return c

@@ -87,6 +87,7 @@ type Studio struct {
 	tabs *container.AppTabs
 
 	content fyne.CanvasObject
+	right   *container.Split // inspector over the bottom tabs
 
 	forkDlg     *forkForm // the open edit-and-fork dialog, for tests
 	lastExplain string    // the last store explanation shown, for tests
@@ -119,13 +120,17 @@ func New(a fyne.App, cfg Config) *Studio {
 		container.NewTabItem("Events", s.ev.obj),
 		container.NewTabItem("Errors", s.errs.obj),
 	)
-	centre := container.NewHSplit(s.gp.obj, s.insp.obj)
-	centre.Offset = 0.6
+	// The graph is drawn top to bottom, so it gets the full height of the
+	// middle; the inspector and the Interrupt/Events/Errors tabs share the
+	// right column, and the timeline runs along the bottom.
+	right := container.NewVSplit(s.insp.obj, s.tabs)
+	right.Offset = 0.62
+	s.right = right
+	centre := container.NewHSplit(s.gp.obj, right)
+	centre.Offset = 0.56
 	main := container.NewHSplit(s.th.obj, centre)
-	main.Offset = 0.17
-	bottom := container.NewBorder(s.tl.obj, nil, nil, nil, s.tabs)
-	body := container.NewVSplit(main, bottom)
-	body.Offset = 0.7
+	main.Offset = 0.16
+	body := container.NewBorder(nil, s.tl.obj, nil, nil, main)
 	s.content = container.NewBorder(s.tb.obj, s.sb.obj, nil, nil, body)
 	s.win.SetContent(s.content)
 	s.win.SetMainMenu(s.menus())
@@ -276,7 +281,11 @@ func (s *Studio) selectCheckpoint(id string) {
 		if latest {
 			s.ip.show(v.Snap.Interrupts)
 			if len(v.Snap.Interrupts) > 0 {
+				// A question waits: give the answer room.
 				s.tabs.SelectIndex(0)
+				s.right.SetOffset(0.4)
+			} else if s.right.Offset < 0.5 {
+				s.right.SetOffset(0.62)
 			}
 			s.errs.showTasks(v.Snap)
 		} else {

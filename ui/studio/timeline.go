@@ -138,7 +138,7 @@ func (p *timelinePanel) layoutLanes() {
 			}
 		}
 		md := it.h.Metadata
-		what := joinNames(md.Tasks)
+		what := strings.ReplaceAll(joinNames(md.Tasks), "__start__", "start")
 		switch {
 		case md.Source == checkpoint.SourceInput:
 			what = "input"
@@ -302,7 +302,7 @@ func (r *stripRenderer) place() {
 		sl.sq.Resize(fyne.NewSize(2*rad, 2*rad))
 		sl.ring.Move(fyne.NewPos(c.X-rad-4, c.Y-rad-4))
 		sl.ring.Resize(fyne.NewSize(2*rad+8, 2*rad+8))
-		lx := c.X - colW/2 + 6
+		lx := c.X - dotR
 		sl.label.Move(fyne.NewPos(lx, c.Y+dotR+2))
 		sl.when.Move(fyne.NewPos(lx, c.Y+dotR+2+sl.label.MinSize().Height-2))
 		sl.mark.Move(fyne.NewPos(c.X+rad+3, c.Y-sl.mark.MinSize().Height/2))
@@ -364,12 +364,12 @@ func (r *stripRenderer) Refresh() {
 		sl.label.TextSize, sl.label.Color = size, fg
 		sl.label.TextStyle.Bold = i == p.headIdx || i == p.sel
 		sl.when.Text, sl.when.TextSize, sl.when.Color = it.when, size*0.9, muted
-		sl.mark.Text, sl.mark.TextSize = "", size
+		sl.mark.Text, sl.mark.TextSize = "", size*1.3
 		switch p.s.marks[it.h.Ref.CheckpointID] {
 		case "interrupt":
-			sl.mark.Text, sl.mark.Color = "⏸", theme.Color(theme.ColorNameWarning)
+			sl.mark.Text, sl.mark.Color = "?", theme.Color(theme.ColorNameWarning)
 		case "error":
-			sl.mark.Text, sl.mark.Color = "✗", theme.Color(theme.ColorNameError)
+			sl.mark.Text, sl.mark.Color = "!", theme.Color(theme.ColorNameError)
 		}
 		sl.hline.StrokeColor, sl.hline.StrokeWidth = line, 1.5
 		sl.vline.StrokeColor, sl.vline.StrokeWidth = line, 1.5
