@@ -1,12 +1,3 @@
-// Package agui serves Weft graphs over the AG-UI protocol (Agent–User
-// Interaction): a POSTed RunAgentInput starts or continues a thread of a
-// graph, and the run streams back as AG-UI events over server-sent events,
-// interrupts included, so agent front ends built on @ag-ui/client (and
-// CopilotKit) can drive a graph directly.
-//
-// Every run goes through the graph's checkpoint saver with the client's
-// threadId as the thread id, so the studio opened on the same store shows
-// every thread a client made.
 package agui
 
 import "encoding/json"

@@ -327,13 +327,13 @@ func (h *Handler) run(ctx context.Context, g *engine.Graph, in *RunAgentInput, s
 			return
 		}
 	}
-	h.tail(mapper, g, in, snap, msgChan, emit)
+	h.tail(mapper, in, snap, msgChan, emit)
 }
 
 // tail closes the run: everything still open, the final state and
 // messages, and RUN_FINISHED with the outcome (after one CUSTOM
 // on_interrupt per interrupt, for clients that predate outcomes).
-func (h *Handler) tail(m *Mapper, g *engine.Graph, in *RunAgentInput, snap *engine.Snapshot, msgChan string, emit func(Event)) {
+func (h *Handler) tail(m *Mapper, in *RunAgentInput, snap *engine.Snapshot, msgChan string, emit func(Event)) {
 	m.Close()
 	var vals engine.Values
 	var pending []engine.PendingInterrupt
