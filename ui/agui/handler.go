@@ -24,13 +24,14 @@ import (
 type Option func(*config)
 
 type config struct {
-	saver     checkpoint.Saver
-	clock     func() time.Time
-	newID     func() string
-	keepAlive time.Duration
-	runOpts   []engine.RunOption
-	maxBody   int64
-	out       io.Writer
+	saver        checkpoint.Saver
+	clock        func() time.Time
+	newID        func() string
+	keepAlive    time.Duration
+	runOpts      []engine.RunOption
+	maxBody      int64
+	writeTimeout time.Duration
+	out          io.Writer
 }
 
 // WithSaver runs every graph with s as its checkpoint saver, replacing the
@@ -69,6 +70,12 @@ func WithMaxBody(n int64) Option {
 		}
 	}
 }
+
+// WithWriteTimeout bounds how long writing one event may take (default one
+// minute; 0 or less removes the bound). A client that stops reading without
+// disconnecting is then treated as gone: the run pauses at its next step
+// boundary and the thread is released.
+func WithWriteTimeout(d time.Duration) Option { return func(c *config) { c.writeTimeout = d } }
 
 // WithOutput sets where Serve prints its URLs (default os.Stdout; nil
 // prints nothing). The Handler itself prints nothing.
@@ -110,7 +117,7 @@ type Handler struct {
 // which must start with "/"). Every graph needs a checkpoint saver, from
 // engine.WithSaver at compile time or from the WithSaver option.
 func NewHandler(graphs map[string]*engine.Graph, opts ...Option) (*Handler, error) {
-	cfg := config{clock: time.Now, newID: randomID, keepAlive: 15 * time.Second, maxBody: 32 << 20}
+	cfg := config{clock: time.Now, newID: randomID, keepAlive: 15 * time.Second, maxBody: 32 << 20, writeTimeout: time.Minute}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -231,6 +238,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 
 	sse := newSSEWriter(w, h.cfg.clock)
+	sse.timeout = h.cfg.writeTimeout
+	defer sse.close()
 	if h.onGone != nil {
 		sse.onGone = func() { h.onGone(in.ThreadID) }
 	}

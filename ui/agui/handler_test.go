@@ -655,3 +655,42 @@ func TestStopRuns(t *testing.T) {
 		t.Fatalf("thread after stop: %v %v", snap.Next, snap.Values)
 	}
 }
+
+// A client that stops reading without disconnecting is treated as gone once
+// a write has waited longer than the write timeout: the run pauses at the
+// next step boundary and the thread is released.
+func TestStalledClientReleasesThread(t *testing.T) {
+	quit := make(chan struct{})
+	big := strings.Repeat("x", 64<<10)
+	g, err := engine.NewGraph("flood", gateCount).
+		AddNode("a", func(ctx context.Context, s engine.State) (engine.Output, error) {
+			for range 4096 { // up to 256 MiB, far more than socket buffers hold
+				select {
+				case <-quit:
+					return engine.Updates(gateCount.Set(1)), nil
+				default:
+				}
+				engine.EmitMessage(ctx, engine.Message{ID: "flood", Role: engine.RoleAssistant, Content: big})
+			}
+			return nil, fmt.Errorf("the client kept reading")
+		}).
+		AddNode("b", func(ctx context.Context, s engine.State) (engine.Output, error) {
+			return engine.Updates(gateCount.Set(2)), nil
+		}).
+		AddEdge(engine.START, "a").AddEdge("a", "b").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := newTestServer(t, []*engine.Graph{g}, nil, WithWriteTimeout(20*time.Millisecond))
+	ended := make(chan string, 1)
+	ts.h.onGone = func(string) { close(quit) }
+	ts.h.onEnd = func(thread string) { ended <- thread }
+	l := openStream(t, ts.URL+"/agents/flood", input("stall", "run-1"))
+	defer l.cancel()
+	// Read nothing more: the server's writes back up until one times out.
+	<-ended
+	snap, _ := ts.h.Graph("/agents/flood").GetState(context.Background(), engine.WithThread("stall"))
+	if snap.Values["count"] != 1 || fmt.Sprint(snap.Next) != "[b]" {
+		t.Fatalf("thread after the stall: %v %v", snap.Values, snap.Next)
+	}
+}

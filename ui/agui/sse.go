@@ -17,8 +17,13 @@ type sseWriter struct {
 	mu    sync.Mutex
 	w     io.Writer
 	flush func()
-	clock func() time.Time
-	err   error
+	rc    *http.ResponseController
+	// timeout bounds each write, so a client that stops reading without
+	// disconnecting is treated as gone instead of holding the thread; 0
+	// means no bound.
+	timeout time.Duration
+	clock   func() time.Time
+	err     error
 	// onGone, when set, is called once when the writer first notices the
 	// client is gone.
 	onGone func()
@@ -29,6 +34,7 @@ type sseWriter struct {
 func newSSEWriter(w http.ResponseWriter, clock func() time.Time) *sseWriter {
 	s := &sseWriter{w: w, clock: clock, flush: func() {}}
 	rc := http.NewResponseController(w)
+	s.rc = rc
 	s.flush = func() {
 		if err := rc.Flush(); err != nil && s.err == nil {
 			s.fail(fmt.Errorf("flushing the response: %w", err))
@@ -57,6 +63,7 @@ func (s *sseWriter) write(ev Event) bool {
 	if s.err != nil {
 		return false
 	}
+	s.deadline()
 	buf := make([]byte, 0, len(data)+8)
 	buf = append(buf, "data: "...)
 	buf = append(buf, data...)
@@ -67,6 +74,23 @@ func (s *sseWriter) write(ev Event) bool {
 	}
 	s.flush()
 	return s.err == nil
+}
+
+// deadline sets the write deadline for the next write; s.mu is held.
+func (s *sseWriter) deadline() {
+	if s.timeout > 0 && s.rc != nil {
+		_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout)) // unsupported writers have no deadline
+	}
+}
+
+// close clears the write deadline so a kept-alive connection does not
+// inherit it.
+func (s *sseWriter) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.timeout > 0 && s.rc != nil {
+		_ = s.rc.SetWriteDeadline(time.Time{})
+	}
 }
 
 // fail records the first write error; s.mu is held.
@@ -101,6 +125,7 @@ func (s *sseWriter) ping() {
 	if s.err != nil {
 		return
 	}
+	s.deadline()
 	if _, err := io.WriteString(s.w, ": ping\n\n"); err != nil {
 		s.fail(err)
 		return
