@@ -350,6 +350,17 @@ func (gr *Graph) buildTopology(g *StateGraph) Topology {
 			add(TopoEdge{From: d.name, To: to, Kind: EdgeCommand})
 		}
 	}
+	// A node with no way out ends the graph when it finishes: draw that as
+	// an edge to END rather than leave a dead end.
+	hasOut := map[string]bool{}
+	for _, e := range t.Edges {
+		hasOut[e.From] = true
+	}
+	for _, n := range t.Nodes {
+		if n.Kind == NodeNormal && !hasOut[n.Name] {
+			add(TopoEdge{From: n.Name, To: END, Kind: EdgeStatic})
+		}
+	}
 	sort.Slice(t.Edges, func(i, j int) bool {
 		a, b := t.Edges[i], t.Edges[j]
 		if a.From != b.From {

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/examples"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -37,6 +38,21 @@ var goldens = []struct {
 	{"subgraph_expanded", subgraphTopo, DOTOptions{ExpandAll: true}},
 	{"subgraph_expanded_outer", subgraphTopo, DOTOptions{Expanded: map[string]bool{"research": true}}},
 	{"names", namesTopo, DOTOptions{}},
+	{"demo_writer", demoTopo(0), DOTOptions{}},
+	{"demo_agent", demoTopo(1), DOTOptions{}},
+	{"demo_mapreduce", demoTopo(2), DOTOptions{}},
+	{"demo_mapreduce_expanded", demoTopo(2), DOTOptions{ExpandAll: true}},
+}
+
+// demoTopo returns the topology of the i-th bundled demo graph.
+func demoTopo(i int) func() *engine.Topology {
+	return func() *engine.Topology {
+		demos, err := examples.All(nil)
+		if err != nil {
+			panic(err)
+		}
+		return demos[i].Graph.Topology()
+	}
 }
 
 func TestGolden(t *testing.T) {
