@@ -123,11 +123,50 @@ func Open(path string, opts ...Option) (*Saver, error) {
 	}
 	s.r.SetMaxOpenConns(o.readers)
 	s.r.SetMaxIdleConns(o.readers)
-	if err := s.init(context.Background()); err != nil {
+	err = s.init(context.Background())
+	if err != nil && o.readOnly && sqliteCode(err) == sqlite3lib.SQLITE_CANTOPEN {
+		// A WAL file on a read-only file system without its -shm file: SQLite
+		// can read it only as immutable (nothing else can be writing there).
+		s.r.Close()
+		if s.r, err = sql.Open("sqlite", dsn(path, immutableParams)); err == nil {
+			s.r.SetMaxOpenConns(o.readers)
+			s.r.SetMaxIdleConns(o.readers)
+			err = s.init(context.Background())
+		}
+	}
+	if err != nil {
 		s.Close()
+		if !o.readOnly {
+			err = explainUnwritable(path, err)
+		}
 		return nil, err
 	}
 	return s, nil
+}
+
+// explainUnwritable turns SQLite's "unable to open" and "read-only" errors
+// for a writable open into one that says what is not writable.
+func explainUnwritable(path string, err error) error {
+	switch sqliteCode(err) {
+	case sqlite3lib.SQLITE_CANTOPEN, sqlite3lib.SQLITE_READONLY:
+	default:
+		return err
+	}
+	if f, ferr := os.OpenFile(path, os.O_RDWR, 0); ferr != nil {
+		if !errors.Is(ferr, fs.ErrNotExist) {
+			return fmt.Errorf("open checkpoint store %s: %w: the file is not writable (%v); open it with sqlite.ReadOnly() to read it", path, checkpoint.ErrReadOnly, ferr)
+		}
+	} else {
+		f.Close()
+	}
+	dir := filepath.Dir(path)
+	if f, ferr := os.CreateTemp(dir, ".weft-probe-*"); ferr != nil {
+		return fmt.Errorf("open checkpoint store %s: %w: its directory %s is not writable (%v); SQLite needs to create the -wal and -shm files there (open it with sqlite.ReadOnly() to read it)", path, checkpoint.ErrReadOnly, dir, ferr)
+	} else {
+		f.Close()
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 const (
@@ -135,6 +174,8 @@ const (
 	writerParams   = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
 	readerParams   = "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=query_only(1)&_txlock=deferred"
 	readOnlyParams = "mode=ro&" + readerParams
+	// immutableParams read a file nothing can change (a read-only file system).
+	immutableParams = "mode=ro&immutable=1&" + readerParams
 )
 
 // dsn returns the SQLite URI for path with the given query parameters.
@@ -165,6 +206,8 @@ func precheck(path string, readOnly bool) error {
 		switch {
 		case errors.Is(err, syscall.ENOTDIR):
 			return fmt.Errorf("cannot create checkpoint store %s: a parent of %s is not a directory", path, dir)
+		case errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("cannot create checkpoint store %s: directory %s does not exist: %w", path, dir, fs.ErrNotExist)
 		case err != nil:
 			return fmt.Errorf("cannot create checkpoint store %s: directory %s: %w", path, dir, err)
 		case !di.IsDir():
@@ -222,10 +265,74 @@ func precheck(path string, readOnly bool) error {
 	return nil
 }
 
+// fileInfo is what init learns from a file before deciding anything.
+type fileInfo struct {
+	appID, version int64
+	tables         []string
+}
+
+func inspect(ctx context.Context, tx *sql.Tx) (fileInfo, error) {
+	var fi fileInfo
+	if err := tx.QueryRowContext(ctx, "PRAGMA application_id").Scan(&fi.appID); err != nil {
+		return fi, err
+	}
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&fi.version); err != nil {
+		return fi, err
+	}
+	var err error
+	fi.tables, err = userTables(ctx, tx)
+	return fi, err
+}
+
+// refuse returns why a file cannot be used as a store at all, or nil.
+func (s *Saver) refuse(fi fileInfo) error {
+	switch {
+	case fi.appID == ApplicationID:
+		return nil
+	case fi.appID != 0:
+		return fmt.Errorf("open checkpoint store %s: %w (its application_id is 0x%08x, Weft's is 0x%08x)", s.path, ErrForeignFile, uint32(fi.appID), ApplicationID)
+	case len(fi.tables) > 0:
+		return fmt.Errorf("open checkpoint store %s: %w (it has tables %s)", s.path, ErrForeignFile, strings.Join(fi.tables, ", "))
+	case s.w == nil:
+		return fmt.Errorf("open checkpoint store %s read-only: the database is empty, not yet a Weft checkpoint store", s.path)
+	}
+	return nil // an empty database: init creates the schema
+}
+
 // init checks what the file holds and brings it to a usable state: new files
 // get the schema, older schemas are migrated, newer ones make the store
 // read-only, foreign files are refused, and the encryption key is checked.
+//
+// An existing file is first inspected through the read pool, which cannot
+// write, so a foreign or damaged file is refused untouched (the writer's
+// first connection would switch it to WAL mode).
 func (s *Saver) init(ctx context.Context) error {
+	if size, err := fileSize(s.path); err == nil && size > 0 {
+		tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			return s.wrapOpenErr(err)
+		}
+		fi, err := inspect(ctx, tx)
+		if err == nil && size <= quickCheckLimit {
+			err = quickCheck(ctx, tx)
+		}
+		tx.Rollback()
+		if err != nil {
+			return s.wrapOpenErr(err)
+		}
+		if err := s.refuse(fi); err != nil {
+			return err
+		}
+		if fi.version > int64(SchemaVersion) {
+			s.readOnly = fmt.Errorf("checkpoint store %s was written by a newer Weft (schema %d; this build knows schema %d and only reads it): %w",
+				s.path, fi.version, SchemaVersion, checkpoint.ErrReadOnly)
+			if s.w != nil {
+				s.w.Close() // never connected: the file stays as it is
+				s.w = nil
+			}
+		}
+	}
+
 	db := s.w
 	if db == nil {
 		db = s.r
@@ -235,41 +342,22 @@ func (s *Saver) init(ctx context.Context) error {
 		return s.wrapOpenErr(err)
 	}
 	defer tx.Rollback()
-
-	var appID, version int64
-	if err := tx.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
-		return s.wrapOpenErr(err)
-	}
-	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		return s.wrapOpenErr(err)
-	}
-	tables, err := userTables(ctx, tx)
+	// Look again inside the transaction: another process may have created
+	// the schema meanwhile.
+	fi, err := inspect(ctx, tx)
 	if err != nil {
 		return s.wrapOpenErr(err)
 	}
-	switch {
-	case appID == ApplicationID:
-	case appID != 0:
-		return fmt.Errorf("open checkpoint store %s: %w (its application_id is 0x%08x, Weft's is 0x%08x)", s.path, ErrForeignFile, uint32(appID), ApplicationID)
-	case len(tables) > 0:
-		return fmt.Errorf("open checkpoint store %s: %w (it has tables %s)", s.path, ErrForeignFile, strings.Join(tables, ", "))
-	case s.w == nil:
-		return fmt.Errorf("open checkpoint store %s read-only: the database is empty, not yet a Weft checkpoint store", s.path)
+	if err := s.refuse(fi); err != nil {
+		return err
 	}
-	if size, err := fileSize(s.path); err == nil && size > 0 && size <= quickCheckLimit {
-		if err := quickCheck(ctx, tx); err != nil {
-			return s.wrapOpenErr(err)
-		}
-	}
-
 	switch {
-	case version > int64(SchemaVersion):
-		s.readOnly = fmt.Errorf("checkpoint store %s was written by a newer Weft (schema %d; this build knows schema %d and only reads it): %w",
-			s.path, version, SchemaVersion, checkpoint.ErrReadOnly)
-	case version < int64(SchemaVersion) && s.w == nil:
-		return fmt.Errorf("open checkpoint store %s read-only: its schema %d is older than %d; open it writable once to upgrade it", s.path, version, SchemaVersion)
-	case version < int64(SchemaVersion):
-		for _, m := range migrations[version:] {
+	case fi.version > int64(SchemaVersion):
+		// read-only, decided above
+	case fi.version < int64(SchemaVersion) && s.w == nil:
+		return fmt.Errorf("open checkpoint store %s read-only: its schema %d is older than %d; open it writable once to upgrade it", s.path, fi.version, SchemaVersion)
+	case fi.version < int64(SchemaVersion):
+		for _, m := range migrations[fi.version:] {
 			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 				return fmt.Errorf("checkpoint store %s: migration %s: %w", s.path, m.name, s.mapErr(err))
 			}
@@ -278,17 +366,11 @@ func (s *Saver) init(ctx context.Context) error {
 			}
 		}
 	}
-
 	if err := s.checkKey(ctx, tx); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return s.wrapOpenErr(err)
-	}
-	if s.readOnly != nil && s.w != nil {
-		// A newer schema: keep only the read pool.
-		s.w.Close()
-		s.w = nil
 	}
 	return nil
 }

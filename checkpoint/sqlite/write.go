@@ -25,7 +25,7 @@ const (
 	sqlPutCheckpoint = `INSERT OR REPLACE INTO checkpoints
  (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, ts, checkpoint, metadata)
  VALUES (?, ?, ?, ?, ?, ?, ?)`
-	sqlPutBlobs = `INSERT OR IGNORE INTO blobs (thread_id, checkpoint_ns, channel, version, value) VALUES `
+	sqlPutBlobs     = `INSERT OR IGNORE INTO blobs (thread_id, checkpoint_ns, channel, version, value) VALUES `
 	sqlReplaceWrite = `INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value, task_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlPutWrites    = `INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value, task_path) VALUES `
 )
