@@ -150,9 +150,11 @@ func (s *Saver) PruneOlderThan(ctx context.Context, age time.Duration) (deleted 
 
 // CopyThread copies every checkpoint, value and write of srcThreadID, in all
 // namespaces, to dstThreadID, keeping checkpoint ids, parents and order, in
-// one transaction. Checkpoints and writes already in dstThreadID with the
-// same ids are replaced; others are kept. A missing source copies nothing.
-// Empty thread ids return an error wrapping checkpoint.ErrNoThread.
+// one repeatable-read transaction. Checkpoints and writes already in
+// dstThreadID with the same ids are replaced; others are kept. A missing
+// source copies nothing. Empty thread ids return an error wrapping
+// checkpoint.ErrNoThread. A Put to dstThreadID committed while the copy runs
+// makes it fail with a serialization error; try again.
 func (s *Saver) CopyThread(ctx context.Context, srcThreadID, dstThreadID string) error {
 	if err := s.writable(ctx); err != nil {
 		return err
@@ -163,7 +165,9 @@ func (s *Saver) CopyThread(ctx context.Context, srcThreadID, dstThreadID string)
 	if srcThreadID == dstThreadID {
 		return nil
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	// One snapshot for every statement, so a Put to the source committing
+	// meanwhile is copied whole or not at all.
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
 		for _, q := range []string{
 			// The destination's heads first: this locks them.
 			`INSERT INTO weft_threads (thread_id, checkpoint_ns, head_id)

@@ -25,12 +25,13 @@
 // # Concurrency
 //
 // A Saver is safe for concurrent use and any number of processes may share
-// one database. Every Put is one transaction: it locks the row of its thread
-// and namespace in weft_threads (SELECT … FOR UPDATE semantics, through an
-// upsert), checks the parent, inserts the new values (ON CONFLICT DO
-// NOTHING: values are shared per channel version) and the checkpoint, and
-// moves the head. The parent check is optimistic concurrency for workers that
-// advance threads:
+// one database. Every Put is one statement, so one round trip and one
+// transaction: the function weft_put (migrations/0002_put_function.sql)
+// locks the row of its thread and namespace in weft_threads (an upsert, so a
+// new thread gets one too), checks the parent, inserts the new values (ON
+// CONFLICT DO NOTHING: values are shared per channel version) and the
+// checkpoint, and moves the head. The parent check is optimistic concurrency
+// for workers that advance threads:
 //
 //   - A checkpoint of source "loop" (the end of a super-step) must be a child
 //     of the head, the newest checkpoint of its thread and namespace. If
@@ -38,25 +39,45 @@
 //     stores nothing and returns a *ConflictError, which wraps ErrConflict and
 //     names the thread, namespace, parent and current head. Of two workers
 //     that loaded the same checkpoint and both finish a step from it, exactly
-//     one wins.
+//     one wins; the other can reload the thread and run the step again.
 //   - Sources "input", "update" and "fork" may branch from any checkpoint:
 //     the engine writes them when a run starts from a checkpoint the caller
-//     chose (new input, UpdateState, replay), which legitimately makes a
-//     second child of an old checkpoint. Such a checkpoint becomes the head,
-//     so a worker still advancing the old branch gets ErrConflict at its next
-//     step.
+//     chose (new input with engine.WithCheckpoint, UpdateState, replay),
+//     which legitimately makes a second child of an old checkpoint, and the
+//     saver cannot tell that from a stale worker. Such a checkpoint becomes
+//     the head, so a worker still advancing the old branch gets ErrConflict
+//     at its next step.
 //   - A checkpoint with no parent (the first of a thread or of a subgraph
 //     namespace), one of a thread or namespace that has no checkpoint yet, and
 //     a checkpoint id stored before (a retried Put) are never conflicts.
 //
 // Pending writes are not checked: a task's writes to an old checkpoint are
-// harmless and the engine writes to a chosen checkpoint when it resumes one.
+// harmless, and the engine writes to a checkpoint it chose when it resumes
+// one. DeleteThread, Prune and PruneOlderThan take the heads' locks too, so
+// they never interleave with a Put to the same thread; CopyThread reads its
+// source in one snapshot.
 //
 // Checkpoint ids are UUIDv7, so "newest" is "created last" only while the
 // clocks of the machines writing one thread agree to within the time a step
 // takes. Put refuses a child whose id sorts before its parent's head (a clock
 // that went backwards) rather than store a checkpoint that would never be
 // the latest.
+//
+// # Reading
+//
+// Get and each page of List are one query: the checkpoint row, its values
+// (joined through its channel versions) and its pending writes as arrays.
+// List reads pages of 100 and holds no connection while the caller handles
+// them. ListHeaders reads no values.
+//
+// # Limits
+//
+// PostgreSQL text cannot hold the byte 0, so thread ids, namespaces, channel
+// names and task ids with a NUL byte are refused, and so is metadata whose
+// strings contain \u0000 (JSONB refuses it). Values are stored in the clear:
+// there is no encryption option as in the SQLite saver. Statements are
+// prepared and cached per connection (pgx's default); behind a pooler in
+// transaction mode, add default_query_exec_mode=exec to the DSN.
 package postgres
 
 import (
