@@ -151,7 +151,6 @@ type task struct {
 	// bump forces a step bump in apply even without triggers (manual
 	// updates), so ephemeral triggers of pending tasks are cleared.
 	bump bool
-	tc   taskCtx // the node's context, kept here to save an allocation
 }
 
 func (t *task) ns(rt *runtime) string {
@@ -1075,8 +1074,9 @@ func backoff(p *RetryPolicy, attempt int) time.Duration {
 // execOnce runs the node body once, recovering a panic into a NodeError.
 func (rt *runtime) execOnce(ctx context.Context, t *task) (err error) {
 	n := t.node
-	tc := &t.tc
-	*tc = taskCtx{Context: ctx, rt: rt, t: t, step: rt.step}
+	// A fresh context per attempt: saver drivers may still watch a previous
+	// one's Done channel after the call that used it returned.
+	tc := &taskCtx{Context: ctx, rt: rt, t: t, step: rt.step}
 	ctx = tc
 	defer func() {
 		if p := recover(); p != nil {
