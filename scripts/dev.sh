@@ -7,7 +7,8 @@
 #   bash scripts/dev.sh setup          only install what is missing (Debian packages, Go modules)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export LANG=${LANG:-C.UTF-8}
+# Fyne cannot parse the C locale and says so on every start.
+case "${LANG:-C}" in C | C.* | POSIX) export LANG=en_US.UTF-8 ;; esac
 
 # Debian packages: cgo + OpenGL headers for Fyne, Xvfb and ImageMagick for the
 # real-window check, PostgreSQL for the PostgreSQL saver's tests, Node for the

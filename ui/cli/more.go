@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"io"
+	"os"
+	"os/signal"
+
+	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/ui/agui"
+	"github.com/weftstudio/weft/ui/bundle"
+)
+
+func init() {
+	builtins["export"] = Command{"write a thread as a JSON bundle: export THREAD [-o FILE]", cmdExport}
+	builtins["import"] = Command{"read a thread bundle into the store: import FILE [-as THREAD]", cmdImport}
+	builtins["serve"] = Command{"serve every graph over AG-UI at http://ADDR/agents/<graph>: serve [-addr 127.0.0.1:8123]", cmdServe}
+}
+
+func cmdExport(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	out := fs.String("o", "", "write to this file instead of standard output")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("usage: export THREAD [-o FILE]")
+	}
+	if *out == "" {
+		return bundle.Export(ctx, s, pos[0], w)
+	}
+	// Write beside the target and rename, so a failed export never leaves a
+	// half-written file under the name asked for.
+	tmp, err := os.CreateTemp(dirOf(*out), ".weft-export-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := bundle.Export(ctx, s, pos[0], tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), *out); err != nil {
+		return err
+	}
+	return printJSON(w, map[string]string{"thread_id": pos[0], "file": *out})
+}
+
+func dirOf(path string) string {
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i] == '/' {
+			return path[:i+1]
+		}
+	}
+	return "."
+}
+
+func cmdImport(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	as := fs.String("as", "", "store the thread under this id")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("usage: import FILE [-as THREAD]")
+	}
+	f, err := os.Open(pos[0])
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	id, err := bundle.Import(ctx, s, f, bundle.Rename(*as))
+	if err != nil {
+		return err
+	}
+	return printJSON(w, map[string]string{"thread_id": id})
+}
+
+func cmdServe(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:8123", "listen address")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	return agui.Serve(ctx, *addr, s, graphs, agui.WithOutput(w))
+}
