@@ -122,3 +122,30 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("missing thread: code %d, %s", code, errs)
 	}
 }
+
+func TestExportImport(t *testing.T) {
+	graphs := demoGraphs(t)
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db")
+	seed(t, src, graphs)
+	file := filepath.Join(dir, "t1.json")
+	if out, errs, code := runCLI(t, graphs, "export", "t1", "-db", src, "-o", file); code != 0 {
+		t.Fatalf("export: %s %s", out, errs)
+	}
+	out, errs, code := runCLI(t, graphs, "import", file, "-db", dst)
+	if code != 0 || !strings.Contains(out, `"t1"`) {
+		t.Fatalf("import: %s %s", out, errs)
+	}
+	// The imported thread answers like the original.
+	a, _, _ := runCLI(t, graphs, "history", "t1", "-db", src)
+	b, _, _ := runCLI(t, graphs, "history", "t1", "-db", dst)
+	if a != b || len(a) < 100 {
+		t.Errorf("history differs after import:\n%s\n---\n%s", a, b)
+	}
+	if _, errs, code := runCLI(t, graphs, "import", file, "-db", dst); code != 1 || !strings.Contains(errs, "t1") {
+		t.Errorf("importing an existing thread again: code %d %s", code, errs)
+	}
+	if out, _, code := runCLI(t, graphs, "resume", "t1", "-db", dst, "-answer", `"approve"`); code != 0 || !strings.Contains(out, `"done": true`) {
+		t.Errorf("resume the imported thread: %s", out)
+	}
+}
