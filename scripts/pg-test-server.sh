@@ -16,10 +16,12 @@
 #   export WEFT_TEST_POSTGRES_DSN='postgres://postgres@127.0.0.1:PORT/weft_test?sslmode=disable'
 #   export WEFT_PG_TEST_DIR='/tmp/weft-pg.XXXXXX'
 #
-# Progress and errors go to standard error. A server started earlier by this
-# script is stopped first, so `start` can be repeated. `stop` finds the server
-# through $WEFT_PG_TEST_DIR, or else through the file /tmp/weft-pg-test.current
-# that `start` writes; stopping when nothing runs is not an error.
+# Progress and errors go to standard error. Each `start` makes a new server,
+# so several shells (or developers) on one machine each get their own; a
+# server this shell started before (named by $WEFT_PG_TEST_DIR) is stopped
+# first. `stop` stops the server named by $WEFT_PG_TEST_DIR, or else the one
+# started last (the file /tmp/weft-pg-test.current names it); stopping when
+# nothing runs is not an error.
 #
 # initdb and postgres refuse to run as root: as root the script runs them as
 # the `postgres` OS user (runuser), with a data directory that user owns; as
@@ -104,7 +106,7 @@ stop() {
 
 start() {
 	ensure_binaries
-	if [ -n "$(current_dir)" ]; then
+	if [ -n "${WEFT_PG_TEST_DIR:-}" ] && [ -d "$WEFT_PG_TEST_DIR" ]; then
 		stop
 	fi
 	local d port tries=0
