@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,13 +28,13 @@ const (
 	workerModeVar   = "WEFT_PG_WORKER_MODE"   // "partitioned" or "contended"; unset: not a worker
 	workerIndexVar  = "WEFT_PG_WORKER_INDEX"  // 0 … workers-1
 	workerSchemaVar = "WEFT_PG_WORKER_SCHEMA" // the schema to use
-	workerStartVar  = "WEFT_PG_WORKER_START"  // unix ms at which all workers start
+	workerGateVar   = "WEFT_PG_WORKER_GATE"   // a directory: workers write ready-N there, then wait for "go"
 )
 
 const (
 	workers            = 4
 	partitionedThreads = 200
-	contendedThreads   = 20
+	contendedThreads   = 40
 	workerResultPrefix = "WORKER-RESULT "
 )
 
@@ -61,10 +62,7 @@ func TestWorkerProcess(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s: %v", workerIndexVar, err)
 	}
-	startMS, err := strconv.ParseInt(os.Getenv(workerStartVar), 10, 64)
-	if err != nil {
-		t.Fatalf("%s: %v", workerStartVar, err)
-	}
+	gate := os.Getenv(workerGateVar)
 	ctx := context.Background()
 	s, err := postgres.Open(ctx, testDSN(t), postgres.WithSchema(os.Getenv(workerSchemaVar)), postgres.WithMaxConns(4))
 	if err != nil {
@@ -72,7 +70,18 @@ func TestWorkerProcess(t *testing.T) {
 	}
 	defer s.Close()
 	g := workGraph(t, s)
-	time.Sleep(time.Until(time.UnixMilli(startMS)))
+	// Start together: say ready, wait for the parent's go.
+	if err := os.WriteFile(filepath.Join(gate, fmt.Sprintf("ready-%d", idx)), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(gate, "go")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the parent never said go")
+		}
+	}
 	res := workerResult{Index: idx, StartMS: time.Now().UnixMilli()}
 	step := func(thread string, in engine.Input) (done bool, err error) {
 		r, err := g.Invoke(ctx, in, engine.WithThread(thread), engine.WithStepLimit(1), engine.WithDurability(engine.DurabilitySync))
@@ -144,9 +153,9 @@ func TestWorkerProcess(t *testing.T) {
 // returns their reports.
 func runWorkers(t *testing.T, mode, schema string) []workerResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	start := time.Now().Add(1500 * time.Millisecond).UnixMilli()
+	gate := t.TempDir()
 	results := make([]workerResult, workers)
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
@@ -159,7 +168,7 @@ func runWorkers(t *testing.T, mode, schema string) []workerResult {
 				workerModeVar+"="+mode,
 				workerIndexVar+"="+strconv.Itoa(w),
 				workerSchemaVar+"="+schema,
-				workerStartVar+"="+strconv.FormatInt(start, 10))
+				workerGateVar+"="+gate)
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				errs[w] = fmt.Errorf("worker %d (%s): %v\n%s", w, mode, err, out)
@@ -174,6 +183,16 @@ func runWorkers(t *testing.T, mode, schema string) []workerResult {
 			}
 			errs[w] = fmt.Errorf("worker %d (%s) reported nothing:\n%s", w, mode, out)
 		}()
+	}
+	// Say go once every worker is ready (or one has already failed).
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(2 * time.Millisecond) {
+		ready, _ := filepath.Glob(filepath.Join(gate, "ready-*"))
+		if len(ready) == workers || time.Now().After(deadline) || ctx.Err() != nil {
+			break
+		}
+	}
+	if err := os.WriteFile(filepath.Join(gate, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	wg.Wait()
 	for _, err := range errs {
