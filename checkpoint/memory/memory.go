@@ -103,9 +103,8 @@ type space struct {
 type stored struct {
 	parentID string
 	ts       time.Time
-	header   []byte         // record.Header JSON
-	md       []byte         // metadata JSON
-	generic  map[string]any // md decoded, for filters
+	header   []byte              // record.Header JSON
+	md       checkpoint.Metadata // decoded from its stored JSON; never mutated
 }
 
 func newSpace() *space {
@@ -154,11 +153,11 @@ func (s *Saver) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Ch
 	if err != nil {
 		return checkpoint.Ref{}, fmt.Errorf("put checkpoint %q in thread %q: %w", cp.ID, parent.ThreadID, err)
 	}
-	generic, err := record.Generic(mdJSON)
+	mdStored, err := record.DecodeMetadata(mdJSON) // what the SQLite saver would return
 	if err != nil {
 		return checkpoint.Ref{}, err
 	}
-	rec := &stored{parentID: parent.CheckpointID, ts: cp.TS.UTC(), header: header, md: mdJSON, generic: generic}
+	rec := &stored{parentID: parent.CheckpointID, ts: cp.TS.UTC(), header: header, md: mdStored}
 	// Seal outside the lock; only values not yet stored are kept below.
 	values := make(map[blobKey][]byte, len(newVersions))
 	for ch, v := range newVersions {
@@ -273,14 +272,10 @@ func (s *Saver) tuple(threadID, ns, id string, sp *space) (*checkpoint.Tuple, er
 		}
 		cp.ChannelValues[ch] = val
 	}
-	md, err := record.DecodeMetadata(rec.md)
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint %q in thread %q ns %q: %w", id, threadID, ns, err)
-	}
 	t := &checkpoint.Tuple{
 		Ref:           checkpoint.Ref{ThreadID: threadID, NS: ns, CheckpointID: id},
 		Checkpoint:    cp,
-		Metadata:      md,
+		Metadata:      rec.md.Clone(),
 		PendingWrites: []checkpoint.PendingWrite{},
 	}
 	if rec.parentID != "" {
@@ -328,7 +323,7 @@ func (s *Saver) selectKeys(opts checkpoint.ListOptions, conds []record.Cond) []k
 				if opts.Before != "" && id >= opts.Before {
 					break
 				}
-				if len(conds) > 0 && !record.Match(sp.cps[id].generic, conds) {
+				if len(conds) > 0 && !record.MatchMetadata(&sp.cps[id].md, conds) {
 					continue
 				}
 				keys = append(keys, key{tid, ns, id})
@@ -408,11 +403,7 @@ func (s *Saver) ListHeaders(ctx context.Context, opts checkpoint.ListOptions) ([
 	out := make([]checkpoint.Header, 0, len(keys))
 	for _, k := range keys {
 		rec := s.threads[k.thread].spaces[k.ns].cps[k.id]
-		md, err := record.DecodeMetadata(rec.md)
-		if err != nil {
-			return nil, fmt.Errorf("checkpoint %q in thread %q ns %q: %w", k.id, k.thread, k.ns, err)
-		}
-		h := checkpoint.Header{Ref: checkpoint.Ref{ThreadID: k.thread, NS: k.ns, CheckpointID: k.id}, TS: rec.ts, Metadata: md}
+		h := checkpoint.Header{Ref: checkpoint.Ref{ThreadID: k.thread, NS: k.ns, CheckpointID: k.id}, TS: rec.ts, Metadata: rec.md.Clone()}
 		if rec.parentID != "" {
 			h.Parent = &checkpoint.Ref{ThreadID: k.thread, NS: k.ns, CheckpointID: rec.parentID}
 		}
@@ -568,15 +559,11 @@ func (s *Saver) ListThreads(ctx context.Context, limit int) ([]checkpoint.Thread
 		}
 		id := sp.ids[len(sp.ids)-1]
 		rec := sp.cps[id]
-		md, err := record.DecodeMetadata(rec.md)
-		if err != nil {
-			return nil, fmt.Errorf("thread %q checkpoint %q: %w", tid, id, err)
-		}
 		out = append(out, checkpoint.ThreadInfo{
 			ThreadID:    tid,
 			Checkpoints: len(sp.ids),
 			Latest:      checkpoint.Ref{ThreadID: tid, CheckpointID: id},
-			LatestMeta:  md,
+			LatestMeta:  rec.md.Clone(),
 			UpdatedAt:   rec.ts,
 		})
 	}

@@ -1,8 +1,10 @@
 package record
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"unicode/utf8"
 )
 
 // The stored header and metadata are decoded on every read, thousands at a
@@ -63,6 +65,7 @@ func (s *scanner) str() (string, error) {
 		return "", err
 	}
 	start := s.i
+	checked := false
 	for s.i < len(s.b) {
 		c := s.b[s.i]
 		switch {
@@ -77,6 +80,13 @@ func (s *scanner) str() (string, error) {
 			return v, nil
 		case c == '\\' || c < 0x20:
 			return "", errSlow
+		case c >= 0x80 && !checked:
+			// encoding/json replaces invalid UTF-8; only valid text stays fast.
+			end := bytes.IndexByte(s.b[s.i:], '"')
+			if end < 0 || !utf8.Valid(s.b[s.i:s.i+end]) {
+				return "", errSlow
+			}
+			checked = true
 		}
 		s.i++
 	}
@@ -100,8 +110,8 @@ func (s *scanner) int() (int64, error) {
 		n = n*10 + int64(s.b[s.i]-'0')
 		s.i++
 	}
-	if s.i == start {
-		return 0, errSlow
+	if s.i == start || (s.b[start] == '0' && s.i-start > 1) {
+		return 0, errSlow // no digits, or a leading zero (not JSON)
 	}
 	if s.i < len(s.b) {
 		switch s.b[s.i] {
@@ -247,11 +257,17 @@ func (s *scanner) skip() error {
 }
 
 func (s *scanner) end() error {
-	if s.peek() != 0 {
+	s.ws()
+	if s.i != len(s.b) {
 		return errSlow
 	}
 	return nil
 }
+
+var (
+	headerKeys   = map[string]uint{"v": 1, "channel_versions": 2, "versions_seen": 3, "updated_channels": 4}
+	metadataKeys = map[string]uint{"source": 1, "step": 2, "run_id": 3, "tasks": 4, "parents": 5, "extra": 6}
+)
 
 // fastHeader decodes a stored header; errSlow means "use encoding/json".
 func fastHeader(b []byte, h *Header, intern func([]byte) string) error {
@@ -259,6 +275,7 @@ func fastHeader(b []byte, h *Header, intern func([]byte) string) error {
 	if err := s.objectStart(); err != nil {
 		return err
 	}
+	var seen uint
 	for first := true; ; {
 		k, ok, err := s.member(&first)
 		if err != nil {
@@ -267,6 +284,11 @@ func fastHeader(b []byte, h *Header, intern func([]byte) string) error {
 		if !ok {
 			return s.end()
 		}
+		bit := uint(1) << headerKeys[k] // unknown keys: bit 0, refused below
+		if seen&bit != 0 {
+			return errSlow // a repeated key: encoding/json merges objects
+		}
+		seen |= bit
 		switch k {
 		case "v":
 			var v int64
@@ -313,6 +335,7 @@ func fastMetadata(b []byte, md *metadataFields, intern func([]byte) string) erro
 	if err := s.objectStart(); err != nil {
 		return err
 	}
+	var seen uint
 	for first := true; ; {
 		k, ok, err := s.member(&first)
 		if err != nil {
@@ -321,6 +344,11 @@ func fastMetadata(b []byte, md *metadataFields, intern func([]byte) string) erro
 		if !ok {
 			return s.end()
 		}
+		bit := uint(1) << metadataKeys[k]
+		if seen&bit != 0 {
+			return errSlow // a repeated key: encoding/json merges objects
+		}
+		seen |= bit
 		switch k {
 		case "source":
 			md.Source, err = s.str()
@@ -335,8 +363,12 @@ func fastMetadata(b []byte, md *metadataFields, intern func([]byte) string) erro
 		case "parents":
 			md.Parents, err = s.parents()
 		case "extra":
+			s.ws()
 			start := s.i
 			if err = s.skip(); err == nil {
+				if s.i == start || !json.Valid(b[start:s.i]) {
+					return errSlow
+				}
 				md.Extra = json.RawMessage(b[start:s.i])
 			}
 		default:

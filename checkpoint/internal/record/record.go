@@ -411,6 +411,36 @@ func Match(generic map[string]any, conds []Cond) bool {
 	return true
 }
 
+// MatchMetadata reports whether md satisfies every condition, comparing as
+// Match does on md's stored JSON form: md must come from DecodeMetadata (its
+// Extra values in encoding/json shapes).
+func MatchMetadata(md *checkpoint.Metadata, conds []Cond) bool {
+	for _, c := range conds {
+		var v any
+		var ok bool
+		switch {
+		case !c.TopLevel:
+			v, ok = md.Extra[c.Key]
+		case c.Key == "source":
+			v, ok = string(md.Source), true
+		case c.Key == "step":
+			v, ok = float64(md.Step), true
+		case c.Key == "run_id":
+			v, ok = md.RunID, md.RunID != "" // omitted when empty
+		}
+		if c.Kind == KindNull {
+			if ok && v != nil {
+				return false
+			}
+			continue
+		}
+		if !ok || !reflect.DeepEqual(v, c.Value) {
+			return false
+		}
+	}
+	return true
+}
+
 // SQLPath returns the SQLite JSON path of a condition's key in the stored
 // metadata, and false if the key cannot be written as a path (it contains a
 // double quote); such keys are matched with json_each instead.
