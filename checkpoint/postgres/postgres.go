@@ -74,8 +74,7 @@
 //
 // PostgreSQL text cannot hold the byte 0, so thread ids, namespaces, channel
 // names and task ids with a NUL byte are refused, and so is metadata whose
-// strings contain \u0000 (JSONB refuses it). Values are stored in the clear:
-// there is no encryption option as in the SQLite saver. Statements are
+// strings contain \u0000 (JSONB refuses it). Statements are
 // prepared and cached per connection (pgx's default); behind a pooler in
 // transaction mode, add default_query_exec_mode=exec to the DSN.
 package postgres
@@ -92,9 +91,11 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/crypt"
 )
 
 // ErrConflict is wrapped by the error Put returns when another writer
@@ -179,6 +180,7 @@ const migrateLockKey = 0x57656674 // "Weft"
 type Saver struct {
 	pool   *pgxpool.Pool
 	schema string
+	cipher *crypt.Cipher // nil: values are stored in the clear
 	// readOnly is non-nil when writes are refused; it wraps
 	// checkpoint.ErrReadOnly and says why.
 	readOnly error
@@ -200,6 +202,7 @@ type options struct {
 	schema   string
 	maxConns int32
 	readOnly bool
+	key      []byte
 	// upTo stops migrating at this schema version (0: the newest); tests
 	// use it to build an old schema.
 	upTo int
@@ -214,6 +217,23 @@ func WithSchema(name string) Option { return func(o *options) { o.schema = name 
 // pgxpool's default (the larger of 4 and the number of CPUs), or the DSN's
 // pool_max_conns.
 func WithMaxConns(n int) Option { return func(o *options) { o.maxConns = int32(n) } }
+
+// WithEncryptionKey encrypts every stored channel value and pending write
+// value with AES-GCM under key (16, 24 or 32 bytes; see package crypt);
+// metadata, ids, versions and timestamps stay in the clear, so the store can
+// still be listed and filtered without the key. A nil or empty key means no
+// encryption; crypt.KeyFromEnv reads one from WEFT_ENCRYPTION_KEY. A store
+// without data records a key check on Open; later Opens then fail with
+// crypt.ErrWrongKey for another key and crypt.ErrKeyRequired for none, and a
+// store already holding unencrypted data refuses a key with
+// ErrNotEncrypted. An invalid key fails Open with crypt.ErrBadKey.
+func WithEncryptionKey(key []byte) Option {
+	return func(o *options) { o.key = append([]byte(nil), key...) }
+}
+
+// ErrNotEncrypted is wrapped by Open's error when an encryption key is given
+// for a store that already holds unencrypted data.
+var ErrNotEncrypted = errors.New("checkpoint store is not encrypted")
 
 // ReadOnly opens the store without creating or upgrading its schema: every
 // write returns an error wrapping checkpoint.ErrReadOnly. The schema must
@@ -235,6 +255,10 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Saver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres checkpoint store: bad DSN: %w", err)
 	}
+	cipher, err := crypt.New(o.key)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres checkpoint store: %w", err)
+	}
 	if o.maxConns > 0 {
 		cfg.MaxConns = o.maxConns
 	}
@@ -246,7 +270,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Saver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres checkpoint store %s: %w", where, err)
 	}
-	s := &Saver{pool: pool, schema: o.schema}
+	s := &Saver{pool: pool, schema: o.schema, cipher: cipher}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open postgres checkpoint store %s: %w", where, err)
@@ -256,6 +280,9 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Saver, error) {
 		v, err := s.schemaVersion(ctx, pool)
 		if err == nil && v == 0 {
 			err = errors.New("the database has no Weft checkpoint schema")
+		}
+		if err == nil {
+			err = s.checkKey(ctx, pool, false)
 		}
 		if err != nil {
 			pool.Close()
@@ -336,7 +363,7 @@ func (s *Saver) migrate(ctx context.Context, upTo int) error {
 	if current > known {
 		s.readOnly = fmt.Errorf("postgres checkpoint store has schema version %d, newer than this build of Weft knows (%d); upgrade Weft to write to it: %w",
 			current, known, checkpoint.ErrReadOnly)
-		return nil
+		return s.checkKey(ctx, tx, false)
 	}
 	for _, m := range ms[min(current, len(ms)):] {
 		if _, err := tx.Exec(ctx, m.sql); err != nil {
@@ -346,8 +373,66 @@ func (s *Saver) migrate(ctx context.Context, upTo int) error {
 			return fmt.Errorf("migrate: record %s: %w", m.name, err)
 		}
 	}
+	if err := s.checkKey(ctx, tx, true); err != nil {
+		return err
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("migrate: commit: %w", err)
+	}
+	return nil
+}
+
+// keyCheckName is the weft_meta row holding the encryption key check.
+const keyCheckName = "key_check"
+
+// querier is what checkKey needs of a pool or a transaction.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// checkKey compares the store's key check with the configured key, and,
+// when record is set, records one for a key given to a store without data.
+func (s *Saver) checkKey(ctx context.Context, q querier, record bool) error {
+	var hasMeta bool
+	if err := q.QueryRow(ctx, `SELECT to_regclass('weft_meta') IS NOT NULL`).Scan(&hasMeta); err != nil {
+		return fmt.Errorf("read the encryption key check: %w", err)
+	}
+	var check []byte
+	if hasMeta {
+		err := q.QueryRow(ctx, `SELECT value FROM weft_meta WHERE key = $1`, keyCheckName).Scan(&check)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("read the encryption key check: %w", err)
+		}
+	}
+	if check != nil {
+		if err := s.cipher.VerifyKeyCheck(check); err != nil {
+			if errors.Is(err, crypt.ErrKeyRequired) {
+				return fmt.Errorf("%w (set %s or pass WithEncryptionKey)", err, crypt.EnvVar)
+			}
+			return fmt.Errorf("the store's values are encrypted with another key: %w", err)
+		}
+		return nil
+	}
+	if s.cipher == nil {
+		return nil
+	}
+	var hasData bool
+	if err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM weft_checkpoints) OR EXISTS (SELECT 1 FROM weft_writes)
+		OR EXISTS (SELECT 1 FROM weft_blobs)`).Scan(&hasData); err != nil {
+		return fmt.Errorf("read the encryption key check: %w", err)
+	}
+	if hasData {
+		return fmt.Errorf("an encryption key was given: %w: it already holds unencrypted data (open it without a key)", ErrNotEncrypted)
+	}
+	if !record {
+		return nil // nothing to read yet, and nothing may be written
+	}
+	if !hasMeta {
+		return errors.New("an encryption key was given, but the schema is too old to record its key check")
+	}
+	if _, err := q.Exec(ctx, `INSERT INTO weft_meta (key, value) VALUES ($1, $2)`, keyCheckName, s.cipher.KeyCheck()); err != nil {
+		return fmt.Errorf("record the encryption key check: %w", err)
 	}
 	return nil
 }

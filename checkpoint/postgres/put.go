@@ -49,7 +49,7 @@ func (s *Saver) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Ch
 	for ch, v := range newVersions {
 		var val []byte // nil: the channel is empty at this version
 		if b, ok := cp.ChannelValues[ch]; ok {
-			val = nonNil(b)
+			val = s.cipher.Seal(nonNil(b))
 		}
 		chans = append(chans, ch)
 		vers = append(vers, v)
@@ -114,14 +114,14 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 		idx, special := record.WriteIndex(i, w.Channel)
 		if at, ok := pos[idx]; ok {
 			if special { // a later special write replaces an earlier one
-				chans[at], vals[at] = w.Channel, w.Value
+				chans[at], vals[at] = w.Channel, s.cipher.Seal(w.Value)
 			}
 			continue
 		}
 		pos[idx] = len(idxs)
 		idxs = append(idxs, int32(idx))
 		chans = append(chans, w.Channel)
-		vals = append(vals, w.Value)
+		vals = append(vals, s.cipher.Seal(w.Value))
 	}
 	_, err := s.pool.Exec(ctx, `INSERT INTO weft_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, blob, task_path)
 		SELECT $1, $2, $3, $4, u.idx, u.channel, u.blob, $8 FROM unnest($5::int[], $6::text[], $7::bytea[]) AS u(idx, channel, blob)

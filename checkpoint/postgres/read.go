@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/crypt"
 	"github.com/weftstudio/weft/checkpoint/internal/record"
 )
 
@@ -57,7 +58,7 @@ func timestamp(ts time.Time, nanos int32) time.Time {
 	return ts.UTC().Add(time.Duration(nanos))
 }
 
-func (r *tupleRow) tuple() (*checkpoint.Tuple, error) {
+func (r *tupleRow) tuple(c *crypt.Cipher) (*checkpoint.Tuple, error) {
 	where := func(err error) error {
 		return fmt.Errorf("checkpoint %s in thread %q ns %q: %w", r.id, r.thread, r.ns, err)
 	}
@@ -66,7 +67,11 @@ func (r *tupleRow) tuple() (*checkpoint.Tuple, error) {
 		return nil, where(err)
 	}
 	for i, ch := range r.chans {
-		cp.ChannelValues[ch] = nonNil(r.blobs[i])
+		v, err := c.Open(r.blobs[i])
+		if err != nil {
+			return nil, where(fmt.Errorf("channel %q: %w", ch, err))
+		}
+		cp.ChannelValues[ch] = nonNil(v)
 	}
 	md, err := record.DecodeMetadata(r.md)
 	if err != nil {
@@ -82,7 +87,11 @@ func (r *tupleRow) tuple() (*checkpoint.Tuple, error) {
 		t.Parent = &checkpoint.Ref{ThreadID: r.thread, NS: r.ns, CheckpointID: *r.parent}
 	}
 	for i := range r.wTasks {
-		t.PendingWrites[i] = checkpoint.PendingWrite{TaskID: r.wTasks[i], Channel: r.wChans[i], Value: r.wBlobs[i], TaskPath: r.wPaths[i]}
+		v, err := c.Open(r.wBlobs[i])
+		if err != nil {
+			return nil, where(fmt.Errorf("write to %q of task %s: %w", r.wChans[i], r.wTasks[i], err))
+		}
+		t.PendingWrites[i] = checkpoint.PendingWrite{TaskID: r.wTasks[i], Channel: r.wChans[i], Value: v, TaskPath: r.wPaths[i]}
 	}
 	return t, nil
 }
@@ -118,7 +127,7 @@ func (s *Saver) Get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 	if err != nil {
 		return nil, fmt.Errorf("get checkpoint %q in thread %q ns %q: %w", ref.CheckpointID, ref.ThreadID, ref.NS, err)
 	}
-	return r.tuple()
+	return r.tuple(s.cipher)
 }
 
 // selection is the WHERE clause and arguments of a List query.
@@ -265,7 +274,7 @@ func (s *Saver) listPage(ctx context.Context, q *selection, n int) ([]*checkpoin
 		if err := rows.Scan(r.dest()...); err != nil {
 			return nil, err
 		}
-		t, err := r.tuple()
+		t, err := r.tuple(s.cipher)
 		if err != nil {
 			return nil, err
 		}
