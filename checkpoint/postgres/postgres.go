@@ -9,8 +9,8 @@
 // versions, versions seen and updated channels, and JSONB metadata),
 // weft_blobs (one value per thread, namespace, channel and version),
 // weft_writes (pending writes by checkpoint, task id and index), weft_threads
-// (the head of each thread and namespace) and weft_migrations (the schema
-// versions applied). Put stores values only for the channels in newVersions;
+// (the head of each thread and namespace), weft_meta (the encryption key
+// check) and weft_migrations (the schema versions applied). Put stores values only for the channels in newVersions;
 // reads rebuild a checkpoint's values by joining its channel versions to
 // weft_blobs. Metadata filters are JSONB containment (metadata @> …, with a
 // GIN index) for scalar values and JSONB equality for objects and arrays.
@@ -133,7 +133,7 @@ type migration struct {
 	sql     string
 }
 
-// migrations returns the embedded migrations in order. File names are
+// loadMigrations returns the embedded migrations in order. File names are
 // NNNN_name.sql, numbered from 1 without gaps.
 func loadMigrations() ([]migration, error) {
 	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
@@ -160,13 +160,17 @@ func loadMigrations() ([]migration, error) {
 
 // SchemaVersion is the newest schema version this build knows: the number of
 // embedded migrations.
-var SchemaVersion = func() int {
+var SchemaVersion = countMigrations()
+
+// countMigrations returns the number of embedded migrations; it panics when
+// they are misnamed, which the tests catch.
+func countMigrations() int {
 	m, err := loadMigrations()
 	if err != nil {
 		panic(err)
 	}
 	return len(m)
-}()
+}
 
 // migrateLockKey is the first key of the advisory lock that serializes
 // migrations; the second is a hash of the schema name.

@@ -207,7 +207,7 @@ const listPage = 100
 
 // List yields the checkpoints opts selects, newest first (ties by thread id,
 // then namespace), with their values and pending writes; see
-// checkpoint.Saver and checkpoint.ListOptions. It reads pages of listPage
+// checkpoint.Saver and checkpoint.ListOptions. It reads pages of 100
 // tuples, so a long history never sits in memory whole and the caller may
 // use the store while ranging; a checkpoint deleted meanwhile is skipped.
 func (s *Saver) List(ctx context.Context, opts checkpoint.ListOptions) iter.Seq2[*checkpoint.Tuple, error] {
