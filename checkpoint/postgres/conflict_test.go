@@ -110,6 +110,35 @@ func TestConflictRule(t *testing.T) {
 	}
 }
 
+// TestStrictInput: with WithStrictInput an input checkpoint must extend the
+// head too; a new thread and a retried Put are still fine.
+func TestStrictInput(t *testing.T) {
+	s, _ := openFresh(t, postgres.WithStrictInput())
+	ctx := context.Background()
+	const th = "strict"
+	put := func(parent string, cp checkpoint.Checkpoint, src checkpoint.Source) error {
+		_, err := s.Put(ctx, checkpoint.Ref{ThreadID: th, CheckpointID: parent}, cp, md(src, 0), cp.ChannelVersions)
+		return err
+	}
+	in, a, in2 := newCP(), newCP(), newCP()
+	if err := put("", in, checkpoint.SourceInput); err != nil {
+		t.Fatal(err)
+	}
+	if err := put(in.ID, a, checkpoint.SourceLoop); err != nil {
+		t.Fatal(err)
+	}
+	expectConflict(t, put(in.ID, in2, checkpoint.SourceInput), th, in.ID, a.ID)
+	if err := put(a.ID, in2, checkpoint.SourceInput); err != nil {
+		t.Fatalf("an input child of the head: %v", err)
+	}
+	if err := put(a.ID, in2, checkpoint.SourceInput); err != nil {
+		t.Fatalf("a retried input Put: %v", err)
+	}
+	if err := put(in.ID, newCP(), checkpoint.SourceUpdate); err != nil {
+		t.Fatalf("an update of an old checkpoint: %v", err)
+	}
+}
+
 // TestConflictManyWriters: writers that all loaded the same head and put a
 // child of it at once; exactly one wins and the history stays one chain.
 func TestConflictManyWriters(t *testing.T) {

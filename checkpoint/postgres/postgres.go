@@ -46,7 +46,8 @@
 //     which legitimately makes a second child of an old checkpoint, and the
 //     saver cannot tell that from a stale worker. Such a checkpoint becomes
 //     the head, so a worker still advancing the old branch gets ErrConflict
-//     at its next step.
+//     at its next step. WithStrictInput checks input checkpoints like loop
+//     ones, for deployments where nobody branches with new input.
 //   - A checkpoint with no parent (the first of a thread or of a subgraph
 //     namespace), one of a thread or namespace that has no checkpoint yet, and
 //     a checkpoint id stored before (a retried Put) are never conflicts.
@@ -185,6 +186,8 @@ type Saver struct {
 	pool   *pgxpool.Pool
 	schema string
 	cipher *crypt.Cipher // nil: values are stored in the clear
+	// strictInput also checks the parent of input checkpoints.
+	strictInput bool
 	// readOnly is non-nil when writes are refused; it wraps
 	// checkpoint.ErrReadOnly and says why.
 	readOnly error
@@ -207,6 +210,7 @@ type options struct {
 	maxConns int32
 	readOnly bool
 	key      []byte
+	strict   bool
 	// upTo stops migrating at this schema version (0: the newest); tests
 	// use it to build an old schema.
 	upTo int
@@ -234,6 +238,17 @@ func WithMaxConns(n int) Option { return func(o *options) { o.maxConns = int32(n
 func WithEncryptionKey(key []byte) Option {
 	return func(o *options) { o.key = append([]byte(nil), key...) }
 }
+
+// WithStrictInput makes Put refuse, like a loop checkpoint, an input
+// checkpoint whose parent is not the head of its thread and namespace, so
+// that of two workers starting runs on one thread at once the second gets
+// ErrConflict before it stores anything. Use it only where nobody branches
+// with new input from an older checkpoint (engine.WithCheckpoint with new
+// input, or UpdateState with engine.AsInput on an older checkpoint): those
+// legitimate branches get ErrConflict too. Without it, a stale input
+// checkpoint is stored as a branch and its worker meets the conflict at its
+// first step instead.
+func WithStrictInput() Option { return func(o *options) { o.strict = true } }
 
 // ErrNotEncrypted is wrapped by Open's error when an encryption key is given
 // for a store that already holds unencrypted data.
@@ -274,7 +289,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Saver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres checkpoint store %s: %w", where, err)
 	}
-	s := &Saver{pool: pool, schema: o.schema, cipher: cipher}
+	s := &Saver{pool: pool, schema: o.schema, cipher: cipher, strictInput: o.strict}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open postgres checkpoint store %s: %w", where, err)

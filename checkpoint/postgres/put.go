@@ -19,9 +19,10 @@ import (
 // and version is kept. Putting a checkpoint id again replaces its header and
 // metadata.
 //
-// A checkpoint of source "loop" whose parent is not the newest checkpoint of
-// its thread and namespace is refused with a *ConflictError wrapping
-// ErrConflict; see the package documentation for the full rule.
+// A checkpoint of source "loop" (and "input", with WithStrictInput) whose
+// parent is not the newest checkpoint of its thread and namespace is refused
+// with a *ConflictError wrapping ErrConflict; see the package documentation
+// for the full rule.
 func (s *Saver) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Checkpoint, md checkpoint.Metadata, newVersions map[string]int64) (checkpoint.Ref, error) {
 	if err := s.writable(ctx); err != nil {
 		return checkpoint.Ref{}, err
@@ -63,7 +64,7 @@ func (s *Saver) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Ch
 	}
 
 	_, err = s.pool.Exec(ctx, `SELECT weft_put($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-		parent.ThreadID, parent.NS, cp.ID, parentID, md.Source == checkpoint.SourceLoop,
+		parent.ThreadID, parent.NS, cp.ID, parentID, md.Source == checkpoint.SourceLoop || (s.strictInput && md.Source == checkpoint.SourceInput),
 		tsMicro, tsNanos, string(header), string(mdJSON), chans, vers, blobs)
 	var pgErr *pgconn.PgError
 	switch {
