@@ -160,8 +160,17 @@ func TestOpenTruncated(t *testing.T) {
 
 // Overwriting pages in the middle keeps the size right; the damage must show
 // as ErrCorrupt at Open (quick_check) or at the first read, never as a
-// panic or as data.
+// panic or as data. The second run opens the file as if it were too large
+// for quick_check, so the damage surfaces on reading.
 func TestOpenCorruptPages(t *testing.T) {
+	t.Run("quick_check_at_open", testCorruptPages)
+	t.Run("first_read", func(t *testing.T) {
+		defer sqlite.SetQuickCheckLimit(0)()
+		testCorruptPages(t)
+	})
+}
+
+func testCorruptPages(t *testing.T) {
 	path := filledFile(t, 300)
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -189,6 +198,7 @@ func TestOpenCorruptPages(t *testing.T) {
 	if !errors.Is(err, sqlite.ErrCorrupt) || !strings.Contains(err.Error(), path) {
 		t.Fatalf("err = %v, want ErrCorrupt naming %s", err, path)
 	}
+	t.Logf("error: %v", err)
 }
 
 // A file whose schema is newer than this build opens read-only: reads work,
