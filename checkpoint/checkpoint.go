@@ -126,7 +126,9 @@ type Tuple struct {
 	Metadata   Metadata   `json:"metadata"`
 	Parent     *Ref       `json:"parent_config,omitempty"` // nil for the first checkpoint of a branch
 	// PendingWrites are the writes made by tasks of the step that started from
-	// this checkpoint, ordered by task id then index.
+	// this checkpoint, ordered by task id then index (so a task's special
+	// writes, whose indexes are negative, come first). Savers return an
+	// empty, non-nil slice when there are none.
 	PendingWrites []PendingWrite `json:"pending_writes"`
 }
 
@@ -136,10 +138,13 @@ type ListOptions struct {
 	ThreadID string  // "" lists every thread
 	NS       *string // nil lists every namespace; a pointer to "" only the root
 	// Filter keeps checkpoints whose metadata has every key equal: the keys
-	// "source", "step", "run_id" and any Extra key. Values compare as JSON.
+	// "source", "step" and "run_id" name those fields, any other key names
+	// an Extra key. Values compare as JSON (42 equals 42.0, objects equal
+	// whatever their key order); a nil value matches a missing or null key.
+	// A value that cannot be encoded as JSON makes List fail.
 	Filter map[string]any
 	Before string // keep only checkpoint ids lower than this; "" keeps all
-	Limit  int    // 0 means no limit
+	Limit  int    // 0 (or less) means no limit
 }
 
 // Saver stores checkpoints and pending writes. Implementations are safe for
