@@ -1,13 +1,13 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
 	"iter"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/weftstudio/weft/checkpoint"
@@ -684,35 +684,25 @@ func (s *Saver) loadWrites(ctx context.Context, tx *sql.Tx, g *group, dense bool
 
 // sortWrites orders ws (with their indexes) by task id, then index.
 func sortWrites(ws []checkpoint.PendingWrite, idxs []int) {
-	less := func(a, b int) bool {
-		if ws[a].TaskID != ws[b].TaskID {
-			return ws[a].TaskID < ws[b].TaskID
-		}
-		return idxs[a] < idxs[b]
-	}
 	sorted := true
 	for i := 1; i < len(ws) && sorted; i++ {
-		sorted = !less(i, i-1)
+		sorted = ws[i-1].TaskID < ws[i].TaskID || ws[i-1].TaskID == ws[i].TaskID && idxs[i-1] <= idxs[i]
 	}
 	if sorted {
 		return
 	}
-	sort.Sort(writeSorter{ws, idxs})
-}
-
-type writeSorter struct {
-	ws   []checkpoint.PendingWrite
-	idxs []int
-}
-
-func (s writeSorter) Len() int { return len(s.ws) }
-func (s writeSorter) Less(a, b int) bool {
-	if s.ws[a].TaskID != s.ws[b].TaskID {
-		return s.ws[a].TaskID < s.ws[b].TaskID
+	type pair struct {
+		w   checkpoint.PendingWrite
+		idx int
 	}
-	return s.idxs[a] < s.idxs[b]
-}
-func (s writeSorter) Swap(a, b int) {
-	s.ws[a], s.ws[b] = s.ws[b], s.ws[a]
-	s.idxs[a], s.idxs[b] = s.idxs[b], s.idxs[a]
+	ps := make([]pair, len(ws))
+	for i := range ws {
+		ps[i] = pair{ws[i], idxs[i]}
+	}
+	slices.SortStableFunc(ps, func(a, b pair) int {
+		return cmp.Or(cmp.Compare(a.w.TaskID, b.w.TaskID), cmp.Compare(a.idx, b.idx))
+	})
+	for i, p := range ps {
+		ws[i], idxs[i] = p.w, p.idx
+	}
 }
