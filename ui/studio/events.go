@@ -269,7 +269,8 @@ func (p *errorsPanel) add(node, msg, input string) {
 	p.list.Refresh()
 }
 
-// showTasks records the failed tasks of a checkpoint with their inputs.
+// showTasks records the failed tasks of a checkpoint with their inputs,
+// completing the rows a failed run added.
 func (p *errorsPanel) showTasks(snap *engine.Snapshot) {
 	for _, t := range snap.Tasks {
 		if t.Error == "" {
@@ -279,13 +280,22 @@ func (p *errorsPanel) showTasks(snap *engine.Snapshot) {
 		if t.Input != nil {
 			input = preview(toJSON(t.Input), 200)
 		}
-		msg := t.Error
-		// The stored error is the NodeError text; keep what the run said.
-		for _, r := range p.rows {
-			if r.Node == t.Name && strings.Contains(t.Error, r.Msg) {
-				msg = r.Msg
+		known := false
+		for i := range p.rows {
+			r := &p.rows[i]
+			if r.Node != t.Name {
+				continue
+			}
+			if strings.HasPrefix(r.Input, "(") {
+				r.Input = input
+				known = true
+			} else if strings.Contains(t.Error, strings.TrimPrefix(r.Msg, "panic: ")) {
+				known = true
 			}
 		}
-		p.add(t.Name, msg, input)
+		if !known {
+			p.add(t.Name, t.Error, input)
+		}
 	}
+	p.list.Refresh()
 }

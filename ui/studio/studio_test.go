@@ -225,3 +225,25 @@ func TestNewcomerFlow(t *testing.T) {
 		t.Errorf("timeline %d items, head lane %d", s.tl.count(), s.tl.items[s.tl.headIdx].lane)
 	}
 }
+
+// Golden markup of the main panels with a thread stopped at the review.
+func TestGoldenPanels(t *testing.T) {
+	s := newStudio(t, memory.New())
+	startThread(t, s, "t-1")
+	act(func() { test.Tap(s.tb.run) })
+	idle(t, s)
+	act(func() {
+		s.lastStep = 0
+		s.refreshStatus()
+	})
+	for name, obj := range map[string]fyne.CanvasObject{
+		"toolbar.xml":   s.tb.obj,
+		"threads.xml":   s.th.obj,
+		"inspector.xml": s.insp.obj,
+		"timeline.xml":  s.tl.obj,
+		"interrupt.xml": s.ip.obj,
+		"statusbar.xml": s.sb.obj,
+	} {
+		test.AssertObjectRendersToMarkup(t, name, obj)
+	}
+}
