@@ -373,3 +373,34 @@ func TestStepLimit(t *testing.T) {
 func memorySaver() checkpoint.Saver { return memory.New() }
 
 var checkpointListAll = checkpoint.ListOptions{}
+
+// failingSaver fails every Put after the first n.
+type failingSaver struct {
+	checkpoint.Saver
+	n, puts atomic.Int32
+}
+
+var errDiskFull = errors.New("disk full")
+
+func (f *failingSaver) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Checkpoint, md checkpoint.Metadata, nv map[string]int64) (checkpoint.Ref, error) {
+	if f.puts.Add(1) > f.n.Load() {
+		return checkpoint.Ref{}, errDiskFull
+	}
+	return f.Saver.Put(ctx, parent, cp, md, nv)
+}
+
+// A checkpoint that cannot be stored fails the run in every durability
+// mode, the background one included.
+func TestSaveFailureFailsTheRun(t *testing.T) {
+	for _, d := range []engine.Durability{engine.DurabilityAsync, engine.DurabilitySync, engine.DurabilityExit} {
+		fs := &failingSaver{Saver: memory.New()}
+		if d != engine.DurabilityExit {
+			fs.n.Store(2) // fail in the middle of the run; exit mode has only the final put
+		}
+		g, _ := linearABC(t, fs)
+		_, err := g.Invoke(ctx, engine.Values{"value": []string{}}, engine.WithThread("1"), engine.WithDurability(d))
+		if !errors.Is(err, errDiskFull) {
+			t.Errorf("durability %d: err = %v, want disk full", d, err)
+		}
+	}
+}

@@ -242,14 +242,15 @@ func (gr *Graph) execute(ctx context.Context, input Input, cfg *runConfig, em *e
 	}
 	rt.step = -1
 	if rt.saver != nil {
-		saved, err := rt.saver.Get(ctx, checkpoint.Ref{ThreadID: cfg.thread, NS: cfg.ns, CheckpointID: cfg.checkpointID})
+		// gerr, not err: the deferred check below must see the named result.
+		saved, gerr := rt.saver.Get(ctx, checkpoint.Ref{ThreadID: cfg.thread, NS: cfg.ns, CheckpointID: cfg.checkpointID})
 		switch {
-		case errors.Is(err, checkpoint.ErrNotFound):
+		case errors.Is(gerr, checkpoint.ErrNotFound):
 			if cfg.checkpointID != "" {
 				return nil, fmt.Errorf("thread %q has no checkpoint %q", cfg.thread, cfg.checkpointID)
 			}
-		case err != nil:
-			return nil, fmt.Errorf("loading thread %q: %w", cfg.thread, err)
+		case gerr != nil:
+			return nil, fmt.Errorf("loading thread %q: %w", cfg.thread, gerr)
 		default:
 			if err := rt.load(saved); err != nil {
 				return nil, err
