@@ -10,6 +10,7 @@
 package bundle
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -73,7 +74,10 @@ func valueOf(b []byte) Value {
 	if b == nil {
 		return Value{}
 	}
-	if len(b) > 0 && json.Valid(b) {
+	// Only compact JSON is embedded: the document is indented, and Bytes
+	// compacts it back, so the stored bytes come back exactly.
+	var c bytes.Buffer
+	if len(b) > 0 && json.Compact(&c, b) == nil && bytes.Equal(c.Bytes(), b) {
 		return Value{JSON: json.RawMessage(b)}
 	}
 	return Value{Base64: b}
@@ -82,6 +86,10 @@ func valueOf(b []byte) Value {
 // Bytes returns the stored bytes.
 func (v Value) Bytes() []byte {
 	if v.JSON != nil {
+		var c bytes.Buffer
+		if json.Compact(&c, v.JSON) == nil {
+			return c.Bytes()
+		}
 		return []byte(v.JSON)
 	}
 	return v.Base64
