@@ -2,17 +2,17 @@ package store
 
 import (
 	"context"
-	"errors"
 
 	"github.com/weftstudio/weft/checkpoint/postgres"
 )
 
 func init() {
 	open := func(ctx context.Context, dsn string, key []byte) (Store, error) {
+		var opts []postgres.Option
 		if key != nil {
-			return nil, errors.New("WEFT_ENCRYPTION_KEY is set, but the PostgreSQL store does not encrypt values yet: unset it or use a SQLite file")
+			opts = append(opts, postgres.WithEncryptionKey(key))
 		}
-		s, err := postgres.Open(ctx, dsn)
+		s, err := postgres.Open(ctx, dsn, opts...)
 		if err != nil {
 			return nil, err
 		}
