@@ -329,7 +329,7 @@ func (s *Saver) List(ctx context.Context, opts checkpoint.ListOptions) iter.Seq2
 			q, args := selectRows(opts, conds, true, after, n)
 			var page []*checkpoint.Tuple
 			err := s.read(ctx, func(ctx context.Context, tx *sql.Tx) error {
-				in := interner{}
+				in := make(interner, 64)
 				var err error
 				if page, err = s.queryTuples(ctx, tx, q, args, fixedRef(opts), in); err != nil {
 					return err
@@ -394,7 +394,7 @@ func (s *Saver) ListHeaders(ctx context.Context, opts checkpoint.ListOptions) ([
 			return err
 		}
 		defer rows.Close()
-		in := interner{}
+		in := make(interner, 64)
 		fixed := fixedRef(opts)
 		var thread, ns, id, parent, ts, md sql.RawBytes
 		dest := []any{&thread, &ns, &id, &parent, &ts, &md}

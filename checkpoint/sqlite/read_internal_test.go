@@ -8,7 +8,9 @@ import (
 )
 
 func TestSortWrites(t *testing.T) {
-	w := func(task, ch string) checkpoint.PendingWrite { return checkpoint.PendingWrite{TaskID: task, Channel: ch} }
+	w := func(task, ch string) checkpoint.PendingWrite {
+		return checkpoint.PendingWrite{TaskID: task, Channel: ch}
+	}
 	ws := []checkpoint.PendingWrite{w("b", "b0"), w("a", "a1"), w("a", "err"), w("a", "a0")}
 	idxs := []int{0, 1, -1, 0}
 	sortWrites(ws, idxs)
