@@ -404,3 +404,48 @@ func TestSaveFailureFailsTheRun(t *testing.T) {
 		}
 	}
 }
+
+// An answer stored without running is picked up by the next run on the
+// thread (a worker's), used once, and not handed out again.
+func TestSubmitAnswerForAWorker(t *testing.T) {
+	g := twoInterruptsGraph(t)
+	th := engine.WithThread("w")
+	invoke(t, g, engine.Values{"my_key": "DE"}, th)
+	waiting := func() bool {
+		ok, err := g.AnswerWaiting(ctx, th)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if waiting() {
+		t.Fatal("no answer was given yet")
+	}
+	if _, err := g.SubmitAnswer(ctx, engine.Command{ResumeByID: map[string]any{"nope": 1}}, th); err == nil || !strings.Contains(err.Error(), `no pending interrupt "nope"`) {
+		t.Fatalf("unknown id: %v", err)
+	}
+	if _, err := g.SubmitAnswer(ctx, engine.Command{Resume: "one"}, th); err != nil {
+		t.Fatal(err)
+	}
+	if !waiting() {
+		t.Fatal("the stored answer is not reported as work")
+	}
+	res := invoke(t, g, nil, th) // the worker
+	if len(res.Interrupts) != 1 || fmt.Sprint(res.Interrupts[0].Value) != "map[value:2]" {
+		t.Fatalf("after the first answer: %+v", res)
+	}
+	if waiting() {
+		t.Fatal("a used answer is reported as work again")
+	}
+	res = invoke(t, g, nil, th) // a worker that runs again without a new answer asks again
+	if len(res.Interrupts) != 1 || fmt.Sprint(res.Interrupts[0].Value) != "map[value:2]" {
+		t.Fatalf("rerun without an answer: %+v", res)
+	}
+	if _, err := g.SubmitAnswer(ctx, engine.Command{Resume: "two"}, th); err != nil {
+		t.Fatal(err)
+	}
+	res = invoke(t, g, nil, th)
+	if !res.Done || res.Values["my_key"] != "DEone two" {
+		t.Fatalf("final: %+v", res.Values)
+	}
+}

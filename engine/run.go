@@ -108,6 +108,7 @@ type runtime struct {
 	nullResume any
 	hasNull    bool
 	resumeMap  map[string]any
+	armed      bool // the run started with an answer (given or stored)
 
 	extra     map[string]any // metadata Extra of every checkpoint of the run
 	bg        *bgWriter
@@ -284,48 +285,15 @@ func (rt *runtime) first(input Input) error {
 	g := rt.g
 	hasState := slices.ContainsFunc(rt.ver, func(v int64) bool { return v != 0 })
 	var nullWrites []cwrite
+	var toStore []checkpoint.Write
 	cmd, isCmd := input.(Command)
 	if isCmd {
-		if cmd.Graph == ParentGraph {
-			return &InvalidUpdateError{Msg: "There is no parent graph: a Command with Graph ParentGraph cannot be a graph's input"}
-		}
-		if cmd.Resume == nil && cmd.ResumeByID == nil && len(cmd.Update) == 0 && len(cmd.Goto) == 0 && len(cmd.Sends) == 0 {
-			return ErrEmptyInput
-		}
-		if (cmd.Resume != nil || cmd.ResumeByID != nil) && rt.saver == nil {
-			return errors.New("resuming with a Command needs a graph compiled with engine.WithSaver")
-		}
 		if !hasState {
 			return fmt.Errorf("thread %q has no checkpoint to resume: %w", rt.cfg.thread, ErrEmptyInput)
 		}
-		ws, err := rt.stateWrites(START, cmd.Update)
-		if err != nil {
+		var err error
+		if nullWrites, toStore, err = rt.commandWrites(cmd); err != nil {
 			return err
-		}
-		nullWrites = append(nullWrites, ws...)
-		for _, to := range cmd.Goto {
-			if to == END {
-				continue
-			}
-			i, ok := g.chanIdx["branch:to:"+to]
-			if !ok {
-				return fmt.Errorf("Command.Goto: unknown node %q", to)
-			}
-			nullWrites = append(nullWrites, cwrite{i, START})
-		}
-		for _, s := range cmd.Sends {
-			if _, ok := g.nodeIdx[s.Node]; !ok || s.Node == START {
-				return fmt.Errorf("Command.Sends: unknown node %q", s.Node)
-			}
-			nullWrites = append(nullWrites, cwrite{g.tasksCh, s})
-		}
-		if cmd.ResumeByID != nil {
-			rt.resumeMap = cmd.ResumeByID
-		} else if cmd.Resume != nil {
-			if n := rt.pendingInterruptCount(); n > 1 {
-				return fmt.Errorf("there are %d pending interrupts: answer each by id with Command.ResumeByID", n)
-			}
-			rt.nullResume, rt.hasNull = cmd.Resume, true
 		}
 	}
 	// NULL-task writes stored earlier (a previous Command on this checkpoint)
@@ -337,12 +305,18 @@ func (rt *runtime) first(input Input) error {
 				continue
 			}
 			if pw.Channel == checkpoint.Resume {
-				if !rt.hasNull && !isCmd {
+				if !rt.hasNull && rt.resumeMap == nil && !isCmd {
 					v, err := decodeLoose(pw.Value)
 					if err != nil {
 						return fmt.Errorf("checkpoint %s: stored answer: %w", rt.cpID, err)
 					}
-					rt.nullResume, rt.hasNull = v, true
+					switch x := v.(type) {
+					case answerUsed:
+					case resumeMap:
+						rt.resumeMap = x
+					default:
+						rt.nullResume, rt.hasNull = v, true
+					}
 				}
 				continue
 			}
@@ -355,24 +329,12 @@ func (rt *runtime) first(input Input) error {
 			}
 		}
 	}
-	if len(nullWrites) > 0 || rt.hasNull && isCmd {
-		if rt.saver != nil {
-			ws, err := rt.encodeWrites(nullWrites)
-			if err != nil {
-				return err
-			}
-			if rt.hasNull && isCmd {
-				b, err := encodeLoose(rt.nullResume)
-				if err != nil {
-					return fmt.Errorf("resume value: %w", err)
-				}
-				ws = append(ws, checkpoint.Write{Channel: checkpoint.Resume, Value: b})
-			}
-			if err := rt.saver.PutWrites(rt.ctx, rt.cpRef, ws, checkpoint.NullTaskID, ""); err != nil {
-				return fmt.Errorf("saving the command: %w", err)
-			}
+	if len(toStore) > 0 && rt.saver != nil {
+		if err := rt.saver.PutWrites(rt.ctx, rt.cpRef, toStore, checkpoint.NullTaskID, ""); err != nil {
+			return fmt.Errorf("saving the command: %w", err)
 		}
 	}
+	rt.armed = rt.hasNull || rt.resumeMap != nil
 	if all := append(stored, nullWrites...); len(all) > 0 {
 		if _, err := rt.apply([]*task{{name: "__null__", writes: all}}); err != nil {
 			return err
@@ -415,6 +377,101 @@ func (rt *runtime) first(input Input) error {
 		}
 		return nil
 	}
+}
+
+// resumeMap is how answers by interrupt id are stored as a NULL-task write.
+type resumeMap map[string]any
+
+// answerUsed replaces a stored answer once a run has given it to the tasks
+// it was for, so a later run does not hand it out again.
+type answerUsed struct{}
+
+func init() {
+	RegisterType[resumeMap]("resume_map")
+	RegisterType[answerUsed]("answer_used")
+}
+
+// markAnswerUsed records that the stored answer was consumed by a step that
+// then stopped at an interrupt again (the interrupted tasks keep their
+// answers in their own writes).
+func (rt *runtime) markAnswerUsed() error {
+	if rt.saver == nil || (!rt.armed || rt.hasNull) {
+		return nil
+	}
+	b, err := encodeDynamic(answerUsed{})
+	if err != nil {
+		return err
+	}
+	return rt.saver.PutWrites(rt.ctx, rt.cpRef, []checkpoint.Write{{Channel: checkpoint.Resume, Value: b}}, checkpoint.NullTaskID, "")
+}
+
+// commandWrites checks a Command given as input against the loaded
+// checkpoint and returns its writes, in memory and encoded for storing as
+// NULL-task writes; it also arms the answers it carries.
+func (rt *runtime) commandWrites(cmd Command) ([]cwrite, []checkpoint.Write, error) {
+	g := rt.g
+	if cmd.Graph == ParentGraph {
+		return nil, nil, &InvalidUpdateError{Msg: "There is no parent graph: a Command with Graph ParentGraph cannot be a graph's input"}
+	}
+	if cmd.Resume == nil && cmd.ResumeByID == nil && len(cmd.Update) == 0 && len(cmd.Goto) == 0 && len(cmd.Sends) == 0 {
+		return nil, nil, ErrEmptyInput
+	}
+	if (cmd.Resume != nil || cmd.ResumeByID != nil) && rt.saver == nil {
+		return nil, nil, errors.New("resuming with a Command needs a graph compiled with engine.WithSaver")
+	}
+	ws, err := rt.stateWrites(START, cmd.Update)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, to := range cmd.Goto {
+		if to == END {
+			continue
+		}
+		i, ok := g.chanIdx["branch:to:"+to]
+		if !ok {
+			return nil, nil, fmt.Errorf("Command.Goto: unknown node %q", to)
+		}
+		ws = append(ws, cwrite{i, START})
+	}
+	for _, s := range cmd.Sends {
+		if _, ok := g.nodeIdx[s.Node]; !ok || s.Node == START {
+			return nil, nil, fmt.Errorf("Command.Sends: unknown node %q", s.Node)
+		}
+		ws = append(ws, cwrite{g.tasksCh, s})
+	}
+	var answer any
+	switch {
+	case cmd.ResumeByID != nil:
+		pending := rt.pendingInterruptIDs()
+		for id := range cmd.ResumeByID {
+			if !slices.Contains(pending, id) {
+				return nil, nil, fmt.Errorf("thread %q has no pending interrupt %q (pending: %s)", rt.cfg.thread, id, strings.Join(pending, ", "))
+			}
+		}
+		rt.resumeMap = cmd.ResumeByID
+		answer = resumeMap(cmd.ResumeByID)
+	case cmd.Resume != nil:
+		if n := len(rt.pendingInterruptIDs()); n > 1 {
+			return nil, nil, fmt.Errorf("there are %d pending interrupts: answer each by id with Command.ResumeByID", n)
+		}
+		rt.nullResume, rt.hasNull = cmd.Resume, true
+		answer = cmd.Resume
+	}
+	if rt.saver == nil {
+		return ws, nil, nil
+	}
+	enc, err := rt.encodeWrites(ws)
+	if err != nil {
+		return nil, nil, err
+	}
+	if answer != nil {
+		b, err := encodeLoose(answer)
+		if err != nil {
+			return nil, nil, fmt.Errorf("resume value: %w", err)
+		}
+		enc = append(enc, checkpoint.Write{Channel: checkpoint.Resume, Value: b})
+	}
+	return ws, enc, nil
 }
 
 func (rt *runtime) inputValues(input Input) (Values, error) {
@@ -471,8 +528,8 @@ func (rt *runtime) seenFor(name string) []int64 {
 	return s
 }
 
-func (rt *runtime) pendingInterruptCount() int {
-	ids := map[string]bool{}
+func (rt *runtime) pendingInterruptIDs() []string {
+	var ids []string
 	for _, pw := range rt.pending {
 		if pw.Channel != checkpoint.Interrupt {
 			continue
@@ -482,10 +539,12 @@ func (rt *runtime) pendingInterruptCount() int {
 			continue
 		}
 		for _, it := range ints {
-			ids[it.ID] = true
+			if !slices.Contains(ids, it.ID) {
+				ids = append(ids, it.ID)
+			}
 		}
 	}
-	return len(ids)
+	return ids
 }
 
 func (rt *runtime) takeNullResume() (any, bool) {
@@ -788,6 +847,14 @@ func (rt *runtime) loop() (*Result, error) {
 			return nil, failed
 		}
 		if len(ints) > 0 {
+			if rt.bg != nil {
+				if err := rt.bg.flush(); err != nil {
+					return nil, fmt.Errorf("saving checkpoints: %w", err)
+				}
+			}
+			if err := rt.markAnswerUsed(); err != nil {
+				return nil, fmt.Errorf("saving checkpoints: %w", err)
+			}
 			vals := rt.values()
 			rt.em.emit(Event{Mode: ModeValues, Step: rt.step, Values: vals})
 			if rt.cfg.parentRT != nil {
@@ -1616,6 +1683,14 @@ func newBGWriter() *bgWriter {
 }
 
 func (w *bgWriter) do(f func() error) { w.ch <- f }
+
+// flush waits until every queued write is done and returns the first error.
+func (w *bgWriter) flush() error {
+	done := make(chan struct{})
+	w.ch <- func() error { close(done); return nil }
+	<-done
+	return w.failed()
+}
 
 func (w *bgWriter) failed() error {
 	w.mu.Lock()

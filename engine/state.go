@@ -405,3 +405,67 @@ func (rt *runtime) inferAsNode() (string, error) {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// SubmitAnswer stores cmd (answers to pending interrupts, and optionally an
+// update and goto) on the thread's latest checkpoint without running
+// anything: the next Invoke(nil, WithThread(…)) on that thread — in this
+// process or in a worker process sharing the store — resumes with it. It is
+// how a reviewer answers in the studio while workers do the running. It
+// checks the answers against the pending interrupts like Invoke does.
+func (gr *Graph) SubmitAnswer(ctx context.Context, cmd Command, opts ...RunOption) (checkpoint.Ref, error) {
+	cfg := newRunConfig(opts)
+	if gr.saver == nil {
+		return checkpoint.Ref{}, errors.New("SubmitAnswer needs a graph compiled with engine.WithSaver")
+	}
+	rt, err := gr.newRuntime(ctx, cfg, nil)
+	if err != nil {
+		return checkpoint.Ref{}, err
+	}
+	tp, err := gr.saver.Get(ctx, checkpoint.Ref{ThreadID: cfg.thread, NS: cfg.ns})
+	if err != nil {
+		return checkpoint.Ref{}, fmt.Errorf("thread %q: %w", cfg.thread, err)
+	}
+	if err := rt.load(tp); err != nil {
+		return checkpoint.Ref{}, err
+	}
+	if len(rt.pendingInterruptIDs()) == 0 && (cmd.Resume != nil || cmd.ResumeByID != nil) {
+		return checkpoint.Ref{}, fmt.Errorf("thread %q has no pending interrupt to answer", cfg.thread)
+	}
+	_, ws, err := rt.commandWrites(cmd)
+	if err != nil {
+		return checkpoint.Ref{}, err
+	}
+	if err := gr.saver.PutWrites(ctx, tp.Ref, ws, checkpoint.NullTaskID, ""); err != nil {
+		return checkpoint.Ref{}, fmt.Errorf("thread %q: saving the answer: %w", cfg.thread, err)
+	}
+	return tp.Ref, nil
+}
+
+// AnswerWaiting reports whether the thread's latest checkpoint holds an
+// answer stored by SubmitAnswer that no run has used yet: work for a
+// worker.
+func (gr *Graph) AnswerWaiting(ctx context.Context, opts ...RunOption) (bool, error) {
+	cfg := newRunConfig(opts)
+	if gr.saver == nil {
+		return false, nil
+	}
+	tp, err := gr.saver.Get(ctx, checkpoint.Ref{ThreadID: cfg.thread, NS: cfg.ns})
+	if err != nil {
+		return false, err
+	}
+	answered, interrupted := false, false
+	for _, pw := range tp.PendingWrites {
+		switch {
+		case pw.TaskID == checkpoint.NullTaskID && pw.Channel == checkpoint.Resume:
+			v, err := decodeLoose(pw.Value)
+			if err != nil {
+				return false, fmt.Errorf("thread %q: stored answer: %w", cfg.thread, err)
+			}
+			_, used := v.(answerUsed)
+			answered = !used
+		case pw.Channel == checkpoint.Interrupt:
+			interrupted = true
+		}
+	}
+	return answered && interrupted, nil
+}

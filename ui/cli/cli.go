@@ -49,7 +49,9 @@ var builtins = map[string]Command{
 	"history": {"list a thread's checkpoints, newest first: history THREAD [-limit N]", cmdHistory},
 	"state":   {"show a thread's state: state THREAD [CHECKPOINT]", cmdState},
 	"resume":  {"answer a thread's interrupt and run on: resume THREAD -answer JSON [-id INTERRUPT]", cmdResume},
-	"prune":   {"delete old checkpoints: prune -keep N [THREAD…] (all threads when none given)", cmdPrune},
+	"prune":   {"delete old checkpoints: prune -keep N [THREAD…] | prune -older-than 720h", cmdPrune},
+	"answer":  {"store an answer for a worker to pick up, without running: answer THREAD -answer JSON [-id INTERRUPT]", cmdAnswer},
+	"worker":  {"resume threads whose answers are waiting, until none is left: worker [-watch 2s]", cmdWorker},
 }
 
 // IsCommand reports whether name is a subcommand (built in or in extra).
@@ -330,32 +332,34 @@ type ResultJSON struct {
 	Interrupts   []engine.PendingInterrupt `json:"interrupts,omitempty"`
 }
 
-func cmdResume(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, args []string, w io.Writer) error {
-	fs := flag.NewFlagSet("resume", flag.ContinueOnError)
+// answerArgs parses THREAD -answer JSON [-id INTERRUPT] and checks the
+// answer against the thread's pending interrupts.
+func answerArgs(ctx context.Context, name string, s checkpoint.Saver, graphs []*engine.Graph, args []string) (*engine.Graph, string, engine.Command, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	answer := fs.String("answer", "", "the answer, as JSON")
 	id := fs.String("id", "", "the interrupt to answer (needed when several are pending)")
 	pos, err := parse(fs, args)
 	if err != nil {
-		return err
+		return nil, "", engine.Command{}, err
 	}
 	if len(pos) != 1 || *answer == "" {
-		return usagef("usage: resume THREAD -answer JSON [-id INTERRUPT]")
+		return nil, "", engine.Command{}, usagef("usage: %s THREAD -answer JSON [-id INTERRUPT]", name)
 	}
 	var v any
 	if err := json.Unmarshal([]byte(*answer), &v); err != nil {
-		return usagef("-answer is not valid JSON (%v): quote strings, e.g. -answer '\"approve\"'", err)
+		return nil, "", engine.Command{}, usagef("-answer is not valid JSON (%v): quote strings, e.g. -answer '\"approve\"'", err)
 	}
 	thread := pos[0]
 	g, err := graphOf(ctx, s, graphs, thread)
 	if err != nil {
-		return err
+		return nil, "", engine.Command{}, err
 	}
 	st, err := g.GetState(ctx, engine.WithThread(thread))
 	if err != nil {
-		return err
+		return nil, "", engine.Command{}, err
 	}
 	if len(st.Interrupts) == 0 {
-		return fmt.Errorf("thread %q has no pending interrupt to answer", thread)
+		return nil, "", engine.Command{}, fmt.Errorf("thread %q has no pending interrupt to answer", thread)
 	}
 	cmd := engine.Command{Resume: v}
 	if *id != "" {
@@ -364,9 +368,17 @@ func cmdResume(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, 
 			ids[i] = it.ID
 		}
 		if !slices.Contains(ids, *id) {
-			return fmt.Errorf("thread %q has no pending interrupt %q (pending: %s)", thread, *id, strings.Join(ids, ", "))
+			return nil, "", engine.Command{}, fmt.Errorf("thread %q has no pending interrupt %q (pending: %s)", thread, *id, strings.Join(ids, ", "))
 		}
 		cmd = engine.Command{ResumeByID: map[string]any{*id: v}}
+	}
+	return g, thread, cmd, nil
+}
+
+func cmdResume(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, args []string, w io.Writer) error {
+	g, thread, cmd, err := answerArgs(ctx, "resume", s, graphs, args)
+	if err != nil {
+		return err
 	}
 	res, err := g.Invoke(ctx, cmd, engine.WithThread(thread))
 	if err != nil {
@@ -379,15 +391,32 @@ func cmdResume(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, 
 	return printJSON(w, out)
 }
 
+// ageTrimmer is a store that can delete checkpoints by age (PostgreSQL).
+type ageTrimmer interface {
+	PruneOlderThan(ctx context.Context, age time.Duration) (int, error)
+}
+
 func cmdPrune(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("prune", flag.ContinueOnError)
 	keep := fs.Int("keep", -1, "checkpoints to keep per thread and namespace")
+	older := fs.Duration("older-than", 0, "delete checkpoints older than this (the latest of each thread stays)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
+	if *older > 0 {
+		at, ok := s.(ageTrimmer)
+		if !ok {
+			return errors.New("this store cannot prune by age; use -keep N")
+		}
+		n, err := at.PruneOlderThan(ctx, *older)
+		if err != nil {
+			return err
+		}
+		return printJSON(w, map[string]any{"deleted_checkpoints": n, "older_than": older.String()})
+	}
 	if *keep < 0 {
-		return usagef("usage: prune -keep N [THREAD…]")
+		return usagef("usage: prune -keep N [THREAD…] | prune -older-than DURATION")
 	}
 	p, ok := s.(checkpoint.Pruner)
 	if !ok {
@@ -411,4 +440,73 @@ func cmdPrune(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args [
 		return err
 	}
 	return printJSON(w, map[string]any{"pruned_threads": len(threads), "kept_per_thread": *keep})
+}
+
+func cmdAnswer(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, args []string, w io.Writer) error {
+	g, thread, cmd, err := answerArgs(ctx, "answer", s, graphs, args)
+	if err != nil {
+		return err
+	}
+	ref, err := g.SubmitAnswer(ctx, cmd, engine.WithThread(thread))
+	if err != nil {
+		return err
+	}
+	return printJSON(w, map[string]any{"thread_id": thread, "checkpoint_id": ref.CheckpointID, "stored": true})
+}
+
+// cmdWorker resumes every thread whose answer waits (SubmitAnswer), and
+// with -watch keeps looking until interrupted.
+func cmdWorker(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	watch := fs.Duration("watch", 0, "keep polling at this interval instead of stopping when no work is left")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	tl, ok := s.(checkpoint.ThreadLister)
+	if !ok {
+		return errors.New("this store cannot list threads")
+	}
+	byName := map[string]*engine.Graph{}
+	for _, g := range graphs {
+		byName[g.Name()] = g
+	}
+	var done []ResultJSON
+	for {
+		infos, err := tl.ListThreads(ctx, 0)
+		if err != nil {
+			return err
+		}
+		for _, ti := range infos {
+			name, _ := ti.LatestMeta.Extra[engine.MetaGraph].(string)
+			g := byName[name]
+			if g == nil {
+				continue
+			}
+			th := engine.WithThread(ti.ThreadID)
+			if ok, err := g.AnswerWaiting(ctx, th); err != nil || !ok {
+				continue
+			}
+			res, err := g.Invoke(ctx, nil, th)
+			if err != nil {
+				return fmt.Errorf("thread %q: %w", ti.ThreadID, err)
+			}
+			r := ResultJSON{ThreadID: ti.ThreadID, CheckpointID: res.Ref.CheckpointID, Done: res.Done, Next: res.Next, Values: res.Values, Interrupts: res.Interrupts}
+			if r.Next == nil {
+				r.Next = []string{}
+			}
+			done = append(done, r)
+		}
+		if *watch <= 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return printJSON(w, done)
+		case <-time.After(*watch):
+		}
+	}
+	if done == nil {
+		done = []ResultJSON{}
+	}
+	return printJSON(w, done)
 }

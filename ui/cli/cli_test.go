@@ -149,3 +149,28 @@ func TestExportImport(t *testing.T) {
 		t.Errorf("resume the imported thread: %s", out)
 	}
 }
+
+// A reviewer stores an answer; a worker process picks the thread up and
+// finishes it.
+func TestAnswerThenWorker(t *testing.T) {
+	graphs := demoGraphs(t)
+	db := filepath.Join(t.TempDir(), "weft.db")
+	seed(t, db, graphs)
+	out, errs, code := runCLI(t, graphs, "answer", "t1", "-db", db, "-answer", `{"action": "approve"}`)
+	if code != 0 || !strings.Contains(out, `"stored": true`) {
+		t.Fatalf("answer: %s %s", out, errs)
+	}
+	out, _, _ = runCLI(t, graphs, "state", "t1", "-db", db)
+	if !strings.Contains(out, `"review"`) {
+		t.Fatalf("storing an answer must not run anything: %s", out)
+	}
+	out, errs, code = runCLI(t, graphs, "worker", "-db", db)
+	var done []cli.ResultJSON
+	if code != 0 || json.Unmarshal([]byte(out), &done) != nil || len(done) != 1 || !done[0].Done || done[0].Values["published"] == "" {
+		t.Fatalf("worker: %s %s", out, errs)
+	}
+	out, _, _ = runCLI(t, graphs, "worker", "-db", db)
+	if strings.TrimSpace(out) != "[]" {
+		t.Errorf("a second worker pass found work again: %s", out)
+	}
+}
