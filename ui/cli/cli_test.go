@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/engine"
@@ -172,5 +173,39 @@ func TestAnswerThenWorker(t *testing.T) {
 	out, _, _ = runCLI(t, graphs, "worker", "-db", db)
 	if strings.TrimSpace(out) != "[]" {
 		t.Errorf("a second worker pass found work again: %s", out)
+	}
+}
+
+// The same with PostgreSQL: the store many workers share.
+func TestAnswerThenWorkerPostgres(t *testing.T) {
+	dsn := os.Getenv("WEFT_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("WEFT_TEST_POSTGRES_DSN is not set in CI")
+		}
+		t.Skip(`no PostgreSQL: run eval "$(bash scripts/pg-test-server.sh start)" first`)
+	}
+	graphs := demoGraphs(t)
+	thread := "cli-" + strings.ReplaceAll(t.Name(), "/", "-") + "-" + time.Now().Format("150405.000000")
+	s, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := graphs[0].WithSaver(s)
+	if res, err := g.Invoke(ctx, engine.Values{"topic": "gulls"}, engine.WithThread(thread)); err != nil || len(res.Interrupts) != 1 {
+		t.Fatalf("seed: %v", err)
+	}
+	s.Close()
+	if out, errs, code := runCLI(t, graphs, "answer", thread, "-store", dsn, "-answer", `"approve"`); code != 0 {
+		t.Fatalf("answer: %s %s", out, errs)
+	}
+	out, errs, code := runCLI(t, graphs, "worker", "-store", dsn)
+	if code != 0 || !strings.Contains(out, thread) {
+		t.Fatalf("worker: %s %s", out, errs)
+	}
+	out, _, _ = runCLI(t, graphs, "state", thread, "-store", dsn)
+	var st cli.SnapshotJSON
+	if json.Unmarshal([]byte(out), &st) != nil || len(st.Next) != 0 || st.Values["published"] == "" {
+		t.Errorf("final state: %s", out)
 	}
 }
