@@ -43,7 +43,7 @@ func (s *Studio) menus() *fyne.MainMenu {
 		fyne.NewMenuItem("Run    F5", s.Run),
 		fyne.NewMenuItem("Step    F10", s.Step),
 		fyne.NewMenuItem("Pause    F6", s.Pause),
-		fyne.NewMenuItem("Cancel    Shift+F5", s.Cancel),
+		fyne.NewMenuItem("Cancel    Esc", s.Cancel),
 		fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem("Re-run from the selected checkpoint", s.rerunFrom),
 		fyne.NewMenuItem("Edit state and fork…", s.insp.editDialog),
@@ -66,7 +66,7 @@ func (s *Studio) menus() *fyne.MainMenu {
 	)
 	help := fyne.NewMenu("Help", fyne.NewMenuItem("Keyboard shortcuts", func() {
 		dialog.ShowInformation("Keyboard shortcuts",
-			"F5  Run to the next interrupt, breakpoint or the end\nF10  Step one super-step\nF6  Pause\nShift+F5  Cancel\nF9  Break on every node\nCtrl+N  New thread\nCtrl+O  Open store\n\nRight-click a node's left or right half to set a breakpoint before or after it.", s.win)
+			"F5  Run to the next interrupt, breakpoint or the end\nF10  Step one super-step\nF6  Pause\nEsc  Cancel\nF9  Break on every node\nCtrl+N  New thread\nCtrl+O  Open store\n\nRight-click a node's left or right half to set a breakpoint before or after it.", s.win)
 	}))
 	return fyne.NewMainMenu(file, run, view, help)
 }
@@ -88,9 +88,17 @@ func (s *Studio) installShortcuts() {
 			s.Cancel()
 		}
 	})
-	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyF5, Modifier: fyne.KeyModifierShift}, func(fyne.Shortcut) { s.Cancel() })
 	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyN, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) { s.newThreadDialog() })
 	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyO, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) { s.openStoreDialog() })
+}
+
+// keepKeys gives the keyboard back to the window after a click in a list
+// or tree, so F5, F10 and the other function keys keep working (Fyne sends
+// unmodified keys only to the focused widget).
+func (s *Studio) keepKeys() {
+	if c := s.win.Canvas(); c != nil {
+		c.Unfocus()
+	}
 }
 
 // openStoreDialog asks for a SQLite file or a DSN.

@@ -102,6 +102,7 @@ func newInspector(s *Studio) *inspector {
 			}
 		})
 	in.tree.OnSelected = func(id widget.TreeNodeID) {
+		s.keepKeys()
 		ch, _, _ := strings.Cut(id, sep)
 		in.selCh = ch
 		in.showJSON()
@@ -468,7 +469,6 @@ func (in *inspector) editDialog() {
 	f.ch.SetSelected(sel)
 	help := widget.NewLabel("The new value replaces the channel's value (reducers are skipped) in a new checkpoint after this one, written as if the chosen node returned it. The old branch stays in the timeline; Run or Step continues the fork.")
 	help.Wrapping = fyne.TextWrapWord
-	help.Importance = widget.LowImportance
 	form := widget.NewForm(widget.NewFormItem("Channel", f.ch), widget.NewFormItem("As node", f.asNode))
 	cancel := widget.NewButton("Cancel", func() { f.dlg.Hide() })
 	content := container.NewBorder(container.NewVBox(help, form), container.NewVBox(f.errLbl, container.NewHBox(layoutSpacer(), cancel, f.forkB)), nil, nil, f.editor)

@@ -290,6 +290,9 @@ func (s *Studio) selectCheckpoint(id string) {
 			s.errs.showTasks(v.Snap)
 		} else {
 			s.ip.show(nil)
+			if s.right.Offset < 0.5 {
+				s.right.SetOffset(0.62)
+			}
 		}
 		s.refreshStatus()
 	})

@@ -247,3 +247,52 @@ func TestGoldenPanels(t *testing.T) {
 		test.AssertObjectRendersToMarkup(t, name, obj)
 	}
 }
+
+// Breakpoints set on the graph stop runs; "re-run from here" replays as a
+// branch; the event log has the run's stream.
+func TestBreakpointsReplayAndEvents(t *testing.T) {
+	s := newStudio(t, memory.New())
+	startThread(t, s, "t-2")
+	act(func() { s.gp.view.OnToggleBreakpoint("structure", false) })
+	if !s.gp.view.Highlight().BreakBefore["structure"] {
+		t.Fatal("breakpoint dot not shown")
+	}
+	act(func() { test.Tap(s.tb.run) })
+	idle(t, s)
+	if !strings.Contains(s.runState, "breakpoint before structure") || len(s.view.Snap.Next) != 1 || s.view.Snap.Next[0] != "structure" {
+		t.Fatalf("run state %q next %v", s.runState, s.view.Snap.Next)
+	}
+	act(func() { test.Tap(s.tb.run) })
+	idle(t, s)
+	if !strings.Contains(s.runState, "interrupted at review") {
+		t.Fatalf("second run: %q", s.runState)
+	}
+	modes := map[string]int{}
+	for _, r := range s.ev.rows {
+		modes[r.Mode]++
+	}
+	if modes["tasks"] == 0 || modes["updates"] == 0 || modes["messages"] == 0 || modes["checkpoints"] == 0 {
+		t.Errorf("event modes %v", modes)
+	}
+	act(func() {
+		s.ev.mode.SetSelected("messages")
+		s.ev.node.SetText("research")
+	})
+	if len(s.ev.shown) == 0 || len(s.ev.shown) != modes["messages"] {
+		t.Errorf("filtered %d of %d message rows", len(s.ev.shown), modes["messages"])
+	}
+
+	// Break on every node, then re-run from the plan checkpoint.
+	act(func() { s.tb.breakAll.SetChecked(true) })
+	act(func() { s.tl.selectAt(2) })
+	idle(t, s)
+	before := s.tl.count()
+	act(func() { test.Tap(s.insp.rerunB) })
+	idle(t, s)
+	if s.tl.count() <= before || s.tl.lanes != 2 {
+		t.Fatalf("re-run: %d → %d checkpoints, %d lanes", before, s.tl.count(), s.tl.lanes)
+	}
+	if !strings.Contains(s.runState, "breakpoint before") {
+		t.Errorf("break on every node: %q", s.runState)
+	}
+}

@@ -55,6 +55,7 @@ func newThreadsPanel(s *Studio) *threadsPanel {
 			box.Objects[1].(*widget.Label).SetText(fmt.Sprintf("step %d · %d checkpoints · %s", r.Step, r.Count, ago(r.Updated)))
 		})
 	p.list.OnSelected = func(i widget.ListItemID) {
+		s.keepKeys()
 		if p.quiet || i >= len(p.shown) {
 			return
 		}
