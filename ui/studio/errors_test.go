@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -112,5 +113,44 @@ func TestForeignStoreExplained(t *testing.T) {
 	idle(t, s)
 	if s.storeName != "weft.db" || !strings.Contains(s.sb.text.Text, "weft.db") {
 		t.Errorf("store %q status %q", s.storeName, s.sb.text.Text)
+	}
+}
+
+// Two pending interrupts get a card each and are answered by id together.
+func TestSeveralInterruptsByID(t *testing.T) {
+	out := engine.List[string]("out")
+	ask := func(ctx context.Context, s engine.State) (engine.Output, error) {
+		a, err := engine.InterruptAs[string](ctx, map[string]any{"question": "Go ahead?", "options": []string{"yes", "no"}})
+		if err != nil {
+			return nil, err
+		}
+		return engine.Updates(out.Add(a)), nil
+	}
+	g, err := engine.NewGraph("pair", out).AddNode("x", ask).AddNode("y", ask).
+		AddEdge(engine.START, "x").AddEdge(engine.START, "y").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(test.NewTempApp(t), Config{Store: memory.New(), Graphs: []Graph{{Graph: g, Example: engine.Values{"out": []string{}}}}})
+	idle(t, s)
+	startThread(t, s, "pair-1")
+	act(func() { test.Tap(s.tb.run) })
+	idle(t, s)
+	if len(s.ip.items) != 2 {
+		t.Fatalf("%d cards, want 2", len(s.ip.items))
+	}
+	// Resume with one answer missing is refused next to that card.
+	act(func() { test.Tap(s.ip.items[0].choices[0]) })
+	act(func() { test.Tap(s.ip.resumeB) })
+	idle(t, s)
+	if !s.ip.items[1].errLbl.Visible() || s.ip.items[0].errLbl.Visible() || len(s.ip.items) != 2 {
+		t.Fatalf("missing answer not flagged on the second card")
+	}
+	act(func() { test.Tap(s.ip.items[1].choices[1]) })
+	act(func() { test.Tap(s.ip.resumeB) })
+	idle(t, s)
+	got, _ := s.view.Snap.Values["out"].([]string)
+	if s.runState != "done" || len(got) != 2 || !slices.Contains(got, "yes") || !slices.Contains(got, "no") {
+		t.Fatalf("after answers: %q out=%v", s.runState, got)
 	}
 }

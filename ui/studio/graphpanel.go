@@ -21,6 +21,7 @@ type graphPanel struct {
 	title  *widget.Label
 	hint   *widget.Label
 	seq    int
+	xray   *widget.Check
 	layout func()
 }
 
@@ -29,10 +30,12 @@ func newGraphPanel(s *Studio) *graphPanel {
 	p.view.OnToggleBreakpoint = s.toggleBreakpoint
 	p.view.OnSelected = func(id string) { p.showNodeHint(id) }
 	p.title = widget.NewLabelWithStyle("Graph", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	p.xray = widget.NewCheck("Expand subgraphs", func(bool) { p.doLayout() })
+	p.xray.Hide()
 	p.hint = widget.NewLabel(breakHint)
 	p.hint.Importance = widget.LowImportance
 	p.hint.Truncation = fyne.TextTruncateEllipsis
-	header := container.NewBorder(nil, nil, p.title, nil, p.hint)
+	header := container.NewBorder(nil, nil, p.title, p.xray, p.hint)
 	p.obj = container.NewBorder(header, graphview.NewLegend(), nil, nil, p.view)
 	p.layout = p.doLayout
 	return p
@@ -50,8 +53,18 @@ func (p *graphPanel) doLayout() {
 		p.view.SetGeometry(nil)
 		return
 	}
+	hasSub := false
+	for _, n := range topo.Nodes {
+		hasSub = hasSub || n.Subgraph != nil
+	}
+	if hasSub {
+		p.xray.Show()
+	} else {
+		p.xray.Hide()
+	}
+	opts := render.DOTOptions{ExpandAll: hasSub && p.xray.Checked}
 	goBG(p.s.sess, func() (*render.Geometry, error) {
-		return p.s.layouter.Layout(context.Background(), topo, render.DOTOptions{})
+		return p.s.layouter.Layout(context.Background(), topo, opts)
 	}, func(g *render.Geometry, err error) {
 		if seq != p.seq {
 			return
@@ -79,8 +92,24 @@ func (p *graphPanel) showNodeHint(id string) {
 				text += " · error: " + oneLine(t.Error, 120)
 			}
 		}
+		for _, it := range v.Snap.Interrupts {
+			if it.Node == id {
+				q, _, _ := splitPayload(it.Value)
+				text += " · asks: " + oneLine(q, 120)
+			}
+		}
 	}
 	p.hint.SetText(text)
+}
+
+// showInterrupt puts the question of an interrupted node under the graph
+// title.
+func (p *graphPanel) showInterrupt() {
+	if v := p.s.view; v != nil && len(v.Snap.Interrupts) > 0 {
+		p.showNodeHint(v.Snap.Interrupts[0].Node)
+	} else if p.view.Selected() == "" {
+		p.hint.SetText(breakHint)
+	}
 }
 
 // highlight recomputes the highlight for the selected checkpoint and the

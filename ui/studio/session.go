@@ -104,6 +104,31 @@ type threadRow struct {
 	Source  checkpoint.Source
 	Updated time.Time
 	Count   int
+	Status  string // "done", "waiting", "failed", "paused"; "" while unknown
+}
+
+// maxStatus bounds how many threads get a status (one GetState each).
+const maxStatus = 40
+
+// statuses fills in the status of the first maxStatus rows from their
+// latest checkpoint.
+func (s *session) statuses(ctx context.Context, rows []threadRow) {
+	g, _ := s.current()
+	for i := range rows[:min(len(rows), maxStatus)] {
+		snap, err := g.GetState(ctx, engine.WithThread(rows[i].ID))
+		switch {
+		case err != nil:
+			rows[i].Status = ""
+		case len(snap.Interrupts) > 0:
+			rows[i].Status = "waiting"
+		case slices.ContainsFunc(snap.Tasks, func(t engine.TaskState) bool { return t.Error != "" }):
+			rows[i].Status = "failed"
+		case len(snap.Next) == 0:
+			rows[i].Status = "done"
+		default:
+			rows[i].Status = "paused"
+		}
+	}
 }
 
 // listThreads returns the threads of the store tagged with the graph's
@@ -129,6 +154,7 @@ func (s *session) listThreads(ctx context.Context) ([]threadRow, error) {
 		}
 		out = append(out, threadRow{ID: in.ThreadID, Step: in.LatestMeta.Step, Source: in.LatestMeta.Source, Updated: in.UpdatedAt, Count: in.Checkpoints})
 	}
+	s.statuses(ctx, out)
 	return out, nil
 }
 
@@ -154,6 +180,7 @@ func (s *session) listThreadsSlow(ctx context.Context, saver checkpoint.Saver, n
 		out = append(out, threadRow{ID: tp.Ref.ThreadID, Step: tp.Metadata.Step, Source: tp.Metadata.Source, Updated: tp.Checkpoint.TS, Count: 1})
 	}
 	slices.SortFunc(out, func(a, b threadRow) int { return b.Updated.Compare(a.Updated) })
+	s.statuses(ctx, out)
 	return out, nil
 }
 

@@ -130,6 +130,13 @@ func New(a fyne.App, cfg Config) *Studio {
 	centre.Offset = 0.56
 	main := container.NewHSplit(s.th.obj, centre)
 	main.Offset = 0.16
+	// Panel sizes the user chose are remembered between sessions.
+	prefs := a.Preferences()
+	for key, sp := range map[string]*container.Split{"split_threads": main, "split_graph": centre} {
+		if v := prefs.FloatWithFallback(key, 0); v > 0.05 && v < 0.95 {
+			sp.Offset = v
+		}
+	}
 	body := container.NewBorder(nil, s.tl.obj, nil, nil, main)
 	s.content = container.NewBorder(s.tb.obj, s.sb.obj, nil, nil, body)
 	s.win.SetContent(s.content)
@@ -137,6 +144,8 @@ func New(a fyne.App, cfg Config) *Studio {
 	s.installShortcuts()
 	s.win.Resize(fyne.NewSize(1280, 800))
 	s.win.SetOnClosed(func() {
+		prefs.SetFloat("split_threads", main.Offset)
+		prefs.SetFloat("split_graph", centre.Offset)
 		s.sess.cancelRun()
 		_ = s.layouter.Close()
 	})
@@ -278,6 +287,7 @@ func (s *Studio) selectCheckpoint(id string) {
 		s.tl.refreshMarks()
 		s.insp.show(v)
 		s.gp.highlight()
+		s.gp.showInterrupt()
 		if latest {
 			s.ip.show(v.Snap.Interrupts)
 			if len(v.Snap.Interrupts) > 0 {

@@ -50,9 +50,15 @@ func newThreadsPanel(s *Studio) *threadsPanel {
 		},
 		func(i widget.ListItemID, o fyne.CanvasObject) {
 			r := p.shown[i]
-			box := o.(*fyne.Container).Objects[0].(*fyne.Container)
+			row := o.(*fyne.Container)
+			box := row.Objects[0].(*fyne.Container)
 			box.Objects[0].(*widget.Label).SetText(r.ID)
-			box.Objects[1].(*widget.Label).SetText(fmt.Sprintf("step %d · %d checkpoints · %s", r.Step, r.Count, ago(r.Updated)))
+			sub := fmt.Sprintf("step %d · %d checkpoints · %s", r.Step, r.Count, ago(r.Updated))
+			if r.Status != "" {
+				sub = r.Status + " · " + sub
+			}
+			box.Objects[1].(*widget.Label).SetText(sub)
+			row.Objects[1].(*widget.Icon).SetResource(statusIcon(r.Status))
 		})
 	p.list.OnSelected = func(i widget.ListItemID) {
 		s.keepKeys()
@@ -107,6 +113,22 @@ func (p *threadsPanel) selectThread(id string) {
 		return
 	}
 	p.list.Select(i)
+}
+
+// statusIcon is the icon of a thread's status: done, waiting for an
+// answer, failed, or paused with work left.
+func statusIcon(status string) fyne.Resource {
+	switch status {
+	case "done":
+		return theme.NewSuccessThemedResource(theme.ConfirmIcon())
+	case "waiting":
+		return theme.NewWarningThemedResource(theme.QuestionIcon())
+	case "failed":
+		return theme.NewErrorThemedResource(theme.ErrorIcon())
+	case "paused":
+		return theme.NewPrimaryThemedResource(theme.MediaPauseIcon())
+	}
+	return theme.HistoryIcon()
 }
 
 // ago says how long ago t was, briefly.
