@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/crypt"
@@ -127,7 +128,7 @@ func Open(path string, opts ...Option) (*Saver, error) {
 	}
 	s.r.SetMaxOpenConns(o.readers)
 	s.r.SetMaxIdleConns(o.readers)
-	err = s.init(context.Background())
+	err = s.initRetry(context.Background())
 	if err != nil && o.readOnly && sqliteCode(err) == sqlite3lib.SQLITE_CANTOPEN {
 		// A WAL file on a read-only file system without its -shm file: SQLite
 		// can read it only as immutable (nothing else can be writing there).
@@ -146,6 +147,22 @@ func Open(path string, opts ...Option) (*Saver, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// initBusyTimeout bounds how long Open retries while another process holds a
+// lock SQLite will not wait for (switching a new file to WAL mode, or
+// recovering a WAL after a crash, make it answer SQLITE_BUSY at once).
+const initBusyTimeout = 10 * time.Second
+
+func (s *Saver) initRetry(ctx context.Context) error {
+	deadline := time.Now().Add(initBusyTimeout)
+	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		err := s.init(ctx)
+		if err == nil || sqliteCode(err) != sqlite3lib.SQLITE_BUSY || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(wait)
+	}
 }
 
 // explainUnwritable turns SQLite's "unable to open" and "read-only" errors
