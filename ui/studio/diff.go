@@ -21,14 +21,19 @@ type change struct {
 // toJSON turns any value into plain JSON data (maps, slices, strings,
 // json.Number, bools, nil) so values of any Go type compare structurally.
 // A value that cannot be marshalled becomes its %v text.
-func toJSON(v any) any {
+func toJSON(v any) (out any) {
+	defer func() {
+		// A user type's MarshalJSON may panic; the studio must not.
+		if r := recover(); r != nil {
+			out = fmt.Sprintf("<cannot show %T: %v>", v, r)
+		}
+	}()
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Sprintf("%v", v)
 	}
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
-	var out any
 	if d.Decode(&out) != nil {
 		return string(b)
 	}

@@ -66,7 +66,7 @@ func (s *Studio) menus() *fyne.MainMenu {
 	)
 	help := fyne.NewMenu("Help", fyne.NewMenuItem("Keyboard shortcuts", func() {
 		dialog.ShowInformation("Keyboard shortcuts",
-			"F5  Run to the next interrupt, breakpoint or the end\nF10  Step one super-step\nF6  Pause\nEsc  Cancel\nF9  Break on every node\nCtrl+N  New thread\nCtrl+O  Open store\n\nRight-click a node's left or right half to set a breakpoint before or after it.", s.win)
+			"F5  Run to the next interrupt, breakpoint or the end\nF10  Step one super-step\nF6  Pause\nEsc  Cancel\nF9  Break on every node\n← →  Previous / next checkpoint\nCtrl+N  New thread\nCtrl+O  Open store\n\nRight-click a node's left or right half to set a breakpoint before or after it.", s.win)
 	}))
 	return fyne.NewMainMenu(file, run, view, help)
 }
@@ -86,6 +86,18 @@ func (s *Studio) installShortcuts() {
 			s.tb.breakAll.SetChecked(!s.tb.breakAll.Checked)
 		case fyne.KeyEscape:
 			s.Cancel()
+		case fyne.KeyLeft, fyne.KeyRight:
+			// Walk the timeline one checkpoint at a time.
+			i, ok := s.tl.index[s.sel]
+			if !ok {
+				return
+			}
+			if ev.Name == fyne.KeyLeft {
+				i--
+			} else {
+				i++
+			}
+			s.tl.selectAt(i)
 		}
 	})
 	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyN, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) { s.newThreadDialog() })

@@ -1,6 +1,7 @@
 package studio
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -294,5 +295,23 @@ func TestBreakpointsReplayAndEvents(t *testing.T) {
 	}
 	if !strings.Contains(s.runState, "breakpoint before") {
 		t.Errorf("break on every node: %q", s.runState)
+	}
+}
+
+type explosive struct{}
+
+func (explosive) MarshalJSON() ([]byte, error) { panic("boom") }
+
+func TestToJSONSurvivesPanics(t *testing.T) {
+	if got := fmt.Sprint(toJSON(explosive{})); !strings.Contains(got, "cannot show") {
+		t.Errorf("toJSON = %q", got)
+	}
+	var cs []change
+	diffJSON("notes", toJSON([]string{"a"}), toJSON([]string{"a", "b"}), &cs)
+	diffJSON("m", toJSON(map[string]any{"x": 1, "y": 2}), toJSON(map[string]any{"x": 3, "z": 4}), &cs)
+	got := fmt.Sprint(cs)
+	want := "[{notes[1] added <nil> b} {m.x changed 1 3} {m.y removed 2 <nil>} {m.z added <nil> 4}]"
+	if got != want {
+		t.Errorf("diff\n got %s\nwant %s", got, want)
 	}
 }

@@ -43,7 +43,6 @@ func newThreadsPanel(s *Studio) *threadsPanel {
 			title.TextStyle.Bold = true
 			title.Truncation = fyne.TextTruncateEllipsis
 			sub := widget.NewLabel("step")
-			sub.Importance = widget.LowImportance
 			sub.SizeName = theme.SizeNameCaptionText
 			return container.NewBorder(nil, nil, widget.NewIcon(theme.HistoryIcon()), nil,
 				container.New(&tightVBox{}, title, sub))
