@@ -251,6 +251,14 @@ type slot struct {
 	item              int
 }
 
+// setHidden hides or shows every object of the slot without refreshing
+// (place runs from Layout, which must not refresh).
+func (sl *slot) setHidden(h bool) {
+	sl.dot.Hidden, sl.ring.Hidden, sl.sq.Hidden = h, h, h
+	sl.label.Hidden, sl.when.Hidden, sl.mark.Hidden = h, h, h
+	sl.hline.Hidden, sl.vline.Hidden = h, h
+}
+
 type stripRenderer struct {
 	t       *timelineStrip
 	slots   []*slot
@@ -285,9 +293,7 @@ func (r *stripRenderer) place() {
 		i := first + k
 		sl.item = i
 		if i >= len(p.items) {
-			for _, o := range []fyne.CanvasObject{sl.dot, sl.ring, sl.sq, sl.label, sl.when, sl.mark, sl.hline, sl.vline} {
-				o.Hide()
-			}
+			sl.setHidden(true)
 			continue
 		}
 		it := p.items[i]
@@ -310,16 +316,15 @@ func (r *stripRenderer) place() {
 			pc := centre(it.parent, p.items[it.parent].lane)
 			if pc.Y == c.Y {
 				sl.hline.Position1, sl.hline.Position2 = fyne.NewPos(pc.X+dotR, c.Y), fyne.NewPos(c.X-rad, c.Y)
-				sl.vline.Hide()
+				sl.vline.Hidden = true
 			} else {
 				sl.vline.Position1, sl.vline.Position2 = fyne.NewPos(pc.X, pc.Y+dotR), fyne.NewPos(pc.X, c.Y)
 				sl.hline.Position1, sl.hline.Position2 = fyne.NewPos(pc.X, c.Y), fyne.NewPos(c.X-rad, c.Y)
-				sl.vline.Show()
+				sl.vline.Hidden = false
 			}
-			sl.hline.Show()
+			sl.hline.Hidden = false
 		} else {
-			sl.hline.Hide()
-			sl.vline.Hide()
+			sl.hline.Hidden, sl.vline.Hidden = true, true
 		}
 	}
 }
@@ -373,9 +378,7 @@ func (r *stripRenderer) Refresh() {
 		}
 		sl.hline.StrokeColor, sl.hline.StrokeWidth = line, 1.5
 		sl.vline.StrokeColor, sl.vline.StrokeWidth = line, 1.5
-		sl.label.Show()
-		sl.when.Show()
-		sl.mark.Show()
+		sl.label.Hidden, sl.when.Hidden, sl.mark.Hidden = false, false, false
 	}
 	r.place()
 	for _, o := range r.objects {
