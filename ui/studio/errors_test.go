@@ -154,3 +154,59 @@ func TestSeveralInterruptsByID(t *testing.T) {
 		t.Fatalf("after answers: %q out=%v", s.runState, got)
 	}
 }
+
+// gatedGraph loops forever; each tick reports on started and waits for
+// release (or the run's cancellation).
+func gatedGraph(t *testing.T, started chan<- int, release <-chan struct{}) *engine.Graph {
+	n := engine.LastValue[int]("n")
+	g, err := engine.NewGraph("gated", n).
+		AddNode("tick", func(ctx context.Context, s engine.State) (engine.Output, error) {
+			select {
+			case started <- n.Get(s):
+			default:
+			}
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return engine.Updates(n.Set(n.Get(s) + 1)), nil
+		}).
+		AddEdge(engine.START, "tick").AddEdge("tick", "tick").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func TestPauseAndCancel(t *testing.T) {
+	started := make(chan int, 1)
+	release := make(chan struct{})
+	g := gatedGraph(t, started, release)
+	s := New(test.NewTempApp(t), Config{Store: memory.New(), Graphs: []Graph{{Graph: g, Example: engine.Values{"n": 0}}}})
+	idle(t, s)
+	startThread(t, s, "gate")
+	// Pause: the run stops cleanly before the next super-step.
+	act(func() { test.Tap(s.tb.run) })
+	<-started
+	if s.tb.pause.Disabled() || !s.tb.run.Disabled() {
+		t.Error("while running, Pause should be enabled and Run disabled")
+	}
+	act(func() { test.Tap(s.tb.pause) })
+	close(release)
+	idle(t, s)
+	if !strings.HasPrefix(s.runState, "paused") || s.view.Snap.Values["n"] != 1 {
+		t.Fatalf("after pause: %q n=%v", s.runState, s.view.Snap.Values["n"])
+	}
+	// Cancel: the node sees its context end.
+	release2 := make(chan struct{})
+	g2 := gatedGraph(t, started, release2)
+	act(func() { s.sess.bind(Graph{Graph: g2}, s.cfg.Store) })
+	act(func() { test.Tap(s.tb.run) })
+	<-started
+	act(s.Cancel)
+	idle(t, s)
+	if s.runState != "cancelled" || s.sess.running.Load() {
+		t.Fatalf("after cancel: %q", s.runState)
+	}
+}
