@@ -1,6 +1,7 @@
 package studio
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -208,5 +209,38 @@ func TestPauseAndCancel(t *testing.T) {
 	idle(t, s)
 	if s.runState != "cancelled" || s.sess.running.Load() {
 		t.Fatalf("after cancel: %q", s.runState)
+	}
+}
+
+type bufCloser struct{ bytes.Buffer }
+
+func (*bufCloser) Close() error { return nil }
+
+// File → Export thread writes a bundle; Import refuses the same id and
+// imports it under a new one.
+func TestExportImportThread(t *testing.T) {
+	s := newStudio(t, memory.New())
+	startThread(t, s, "t-x")
+	act(func() { test.Tap(s.tb.run) })
+	idle(t, s)
+	var buf bufCloser
+	act(func() { s.exportThread("t-x", &buf) })
+	idle(t, s)
+	if !strings.Contains(buf.String(), `"thread_id": "t-x"`) {
+		t.Fatalf("bundle %.300s", buf.String())
+	}
+	data := buf.Bytes()
+	act(func() { s.importThread(data, "") })
+	idle(t, s)
+	if s.thread != "t-x" {
+		t.Fatalf("a refused import must not switch threads (now %q)", s.thread)
+	}
+	act(func() { s.importThread(data, "t-copy") })
+	idle(t, s)
+	if s.thread != "t-copy" || s.view == nil || len(s.view.Snap.Interrupts) != 1 || len(s.ip.items) != 1 {
+		t.Fatalf("imported thread %q not shown with its question", s.thread)
+	}
+	if len(s.threads) != 2 {
+		t.Errorf("thread list %+v", s.threads)
 	}
 }

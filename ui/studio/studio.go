@@ -206,6 +206,16 @@ func (s *Studio) refreshThreads(pickNewest bool) {
 
 // setThread shows thread id ("" for none): timeline, state, interrupts.
 func (s *Studio) setThread(id string) {
+	s.clearThread(id)
+	if id != "" {
+		s.reloadTimeline(true)
+	}
+	s.refreshStatus()
+}
+
+// clearThread makes id the current thread and empties the views of the
+// previous one.
+func (s *Studio) clearThread(id string) {
 	s.thread = id
 	s.sel, s.view, s.headID = "", nil, ""
 	s.marks = map[string]string{}
@@ -215,10 +225,6 @@ func (s *Studio) setThread(id string) {
 	s.ip.show(nil)
 	s.gp.highlight()
 	s.runState = ""
-	if id != "" {
-		s.reloadTimeline(true)
-	}
-	s.refreshStatus()
 }
 
 // reloadTimeline reads the thread's checkpoint headers; with selectHead
@@ -380,8 +386,10 @@ func (s *Studio) startRun(kind runKind, req runRequest) {
 			s.lastStep = out.Elapsed
 		}
 		if thread != s.thread {
-			s.setThread(thread)
+			// The user moved to another thread meanwhile: stay there.
 			s.refreshThreads(false)
+			s.refreshStatus()
+			return
 		}
 		switch {
 		case err == errBusy:
@@ -460,9 +468,7 @@ func (s *Studio) resume(one any, byID map[string]any) {
 // startThread creates thread id from input and runs its first step, so
 // the graph shows what runs next.
 func (s *Studio) startThread(id string, input engine.Values) {
-	s.thread = id
-	s.th.selectThread(id)
-	s.tl.clear()
+	s.clearThread(id)
 	s.startRun(kindStart, runRequest{Thread: id, Input: input, StepLimit: 1})
 }
 
