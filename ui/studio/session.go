@@ -184,12 +184,13 @@ func (s *session) listThreadsSlow(ctx context.Context, saver checkpoint.Saver, n
 	return out, nil
 }
 
-// headers returns the root checkpoints of a thread, newest first, without
-// values when the saver can (HeaderLister). limit 0 reads them all.
-func (s *session) headers(ctx context.Context, thread string, limit int) ([]checkpoint.Header, error) {
+// headers returns the root checkpoints of a thread older than before (""
+// for all), newest first, without values when the saver can
+// (HeaderLister). limit 0 reads them all.
+func (s *session) headers(ctx context.Context, thread, before string, limit int) ([]checkpoint.Header, error) {
 	_, saver := s.current()
 	root := ""
-	opts := checkpoint.ListOptions{ThreadID: thread, NS: &root, Limit: limit}
+	opts := checkpoint.ListOptions{ThreadID: thread, NS: &root, Limit: limit, Before: before}
 	if hl, ok := saver.(checkpoint.HeaderLister); ok {
 		return hl.ListHeaders(ctx, opts)
 	}

@@ -11,6 +11,7 @@ package studio
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -57,6 +58,7 @@ type Studio struct {
 	storeName string
 	graphIdx  int
 	thread    string
+	threadGen atomic.Int64 // changes with the thread, for background loaders
 	threads   []threadRow
 
 	sel        string // the selected checkpoint id
@@ -217,6 +219,7 @@ func (s *Studio) setThread(id string) {
 // previous one.
 func (s *Studio) clearThread(id string) {
 	s.thread = id
+	s.threadGen.Add(1)
 	s.sel, s.view, s.headID = "", nil, ""
 	s.marks = map[string]string{}
 	s.th.selectThread(id)
@@ -227,39 +230,84 @@ func (s *Studio) clearThread(id string) {
 	s.runState = ""
 }
 
+// headerPage is how many checkpoint headers one read of the timeline
+// takes; the newest page is shown before older ones arrive.
+const headerPage = 2000
+
 // reloadTimeline reads the thread's checkpoint headers; with selectHead
 // the latest checkpoint is selected afterwards.
 func (s *Studio) reloadTimeline(selectHead bool) {
 	thread := s.thread
-	known := s.tl.count()
+	if s.tl.count() == 0 {
+		s.loadTimeline(thread, selectHead)
+		return
+	}
+	// Usually a step adds a checkpoint or two: read the newest few and
+	// merge; read everything again when they do not meet what is shown.
+	const recent = 64
 	goBG(s.sess, func() ([]checkpoint.Header, error) {
-		ctx := context.Background()
-		if known > 0 {
-			// Usually a step adds a checkpoint or two: read the newest few
-			// and merge; fall back to a full read when they do not meet.
-			hs, err := s.sess.headers(ctx, thread, 64)
-			if err != nil || len(hs) < 64 || s.tl.knows(hs[len(hs)-1].Ref.CheckpointID) {
-				return hs, err
-			}
-		}
-		return s.sess.headers(ctx, thread, 0)
+		return s.sess.headers(context.Background(), thread, "", recent)
 	}, func(hs []checkpoint.Header, err error) {
-		if thread != s.thread {
-			return
-		}
-		if err != nil {
+		switch {
+		case thread != s.thread:
+		case err != nil:
 			s.showError("Reading the timeline", err)
-			return
+		case len(hs) == recent && !s.tl.knows(hs[len(hs)-1].Ref.CheckpointID):
+			s.tl.clear()
+			s.loadTimeline(thread, selectHead)
+		default:
+			s.tl.merge(hs)
+			s.timelineMerged(selectHead)
 		}
-		s.tl.merge(hs)
-		if head := s.tl.head(); head != "" {
-			s.headID = head
-			if selectHead || s.sel == "" {
-				s.selectCheckpoint(head)
-			}
-		}
-		s.refreshStatus()
 	})
+}
+
+// loadTimeline reads every header of the thread, newest first, a page at a
+// time; the first page is shown (and its head selected) at once.
+func (s *Studio) loadTimeline(thread string, selectHead bool) {
+	gen := s.threadGen.Load()
+	goBG(s.sess, func() (struct{}, error) {
+		before := ""
+		for first := true; ; first = false {
+			if s.threadGen.Load() != gen {
+				return struct{}{}, nil // another thread was chosen
+			}
+			hs, err := s.sess.headers(context.Background(), thread, before, headerPage)
+			if err != nil {
+				return struct{}{}, err
+			}
+			isFirst := first
+			uiDo(func() {
+				if thread != s.thread {
+					return
+				}
+				s.tl.merge(hs)
+				if isFirst {
+					s.timelineMerged(selectHead)
+				}
+			})
+			if len(hs) < headerPage {
+				return struct{}{}, nil
+			}
+			before = hs[len(hs)-1].Ref.CheckpointID
+		}
+	}, func(_ struct{}, err error) {
+		if err != nil && thread == s.thread {
+			s.showError("Reading the timeline", err)
+		}
+	})
+}
+
+// timelineMerged follows new headers: the head moves, and is selected
+// when asked or when nothing is.
+func (s *Studio) timelineMerged(selectHead bool) {
+	if head := s.tl.head(); head != "" {
+		s.headID = head
+		if selectHead || s.sel == "" {
+			s.selectCheckpoint(head)
+		}
+	}
+	s.refreshStatus()
 }
 
 // selectCheckpoint time-travels to checkpoint id: the inspector, graph

@@ -99,13 +99,21 @@ func (p *timelinePanel) merge(hs []checkpoint.Header) {
 	if !added && len(p.items) > 0 {
 		return
 	}
+	selID := ""
+	if p.sel >= 0 && p.sel < len(p.items) {
+		selID = p.items[p.sel].h.Ref.CheckpointID
+	}
 	// Ids are UUIDv7: their order is creation order.
 	if !slices.IsSortedFunc(p.items, cmpItems) {
 		slices.SortStableFunc(p.items, cmpItems)
 	}
 	p.layoutLanes()
-	p.strip.Refresh()
 	p.scroll.Refresh()
+	if selID != "" {
+		p.setSelected(selID) // older pages shift the selection right
+	} else {
+		p.strip.Refresh()
+	}
 }
 
 func cmpItems(a, b tlItem) int { return strings.Compare(a.h.Ref.CheckpointID, b.h.Ref.CheckpointID) }
@@ -153,9 +161,6 @@ func (p *timelinePanel) layoutLanes() {
 		it.when = clock(it.h.TS)
 	}
 	p.headIdx = len(p.items) - 1
-	if p.sel >= len(p.items) {
-		p.sel = -1
-	}
 	text := fmt.Sprintf("%d checkpoints", len(p.items))
 	if forks > 0 {
 		text += fmt.Sprintf(" · %d forks", forks)
