@@ -57,7 +57,7 @@ const sep = "\x1f"
 
 func newInspector(s *Studio) *inspector {
 	in := &inspector{s: s, nodes: map[string]*tnode{}}
-	in.title = widget.NewLabel("No checkpoint selected")
+	in.title = widget.NewLabel("Start or pick a thread: the state at the selected checkpoint shows here.")
 	in.title.Wrapping = fyne.TextWrapWord
 	in.tree = widget.NewTree(
 		func(id widget.TreeNodeID) []widget.TreeNodeID {
@@ -169,7 +169,7 @@ func (in *inspector) show(v *view) {
 	in.roots, in.changes, in.verRows = nil, nil, nil
 	in.values = map[string]any{}
 	if v == nil {
-		in.title.SetText("No checkpoint selected")
+		in.title.SetText("Start or pick a thread: the state at the selected checkpoint shows here.")
 		in.forkB.Disable()
 		in.rerunB.Disable()
 		in.tree.Refresh()

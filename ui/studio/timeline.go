@@ -81,7 +81,7 @@ func (p *timelinePanel) head() string {
 
 func (p *timelinePanel) clear() {
 	p.items, p.index, p.lanes, p.sel, p.headIdx = nil, map[string]int{}, 0, -1, -1
-	p.info.SetText("no thread selected")
+	p.info.SetText("one dot per checkpoint once a thread runs")
 	p.strip.Refresh()
 }
 
