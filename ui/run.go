@@ -34,8 +34,9 @@ const AppID = "studio.weft.app"
 
 // Run opens the studio on graphs and blocks until its window is closed.
 // Each graph's own saver is replaced by the studio's store. Flags are
-// parsed from os.Args[1:] (see Options for doing it yourself); a store that
-// cannot be opened is returned as an error before any window appears.
+// parsed from os.Args[1:]: -db and -store only, so a program with flags of
+// its own should call RunWith instead. A store that cannot be opened is
+// returned as an explained error before any window appears.
 // Run must be called from the main goroutine.
 func Run(graphs ...studio.Graph) error {
 	fs := flag.NewFlagSet("weft studio", flag.ContinueOnError)
@@ -71,7 +72,7 @@ func RunWith(o Options, graphs ...studio.Graph) error {
 	}
 	st, err := store.Open(context.Background(), o.Store)
 	if err != nil {
-		return fmt.Errorf("opening the store: %w", err)
+		return fmt.Errorf("opening the store %s: %w", store.Redact(o.Store), studio.Explain(err))
 	}
 	opened := []store.Store{st}
 	defer func() {

@@ -177,23 +177,30 @@ func (s *Studio) explainDialog(spec string, err error) {
 	d.Show()
 }
 
-// explain turns store and engine errors into sentences for people.
+// Explain turns an error from opening or using a store (a foreign or
+// corrupt SQLite file, a wrong encryption key, a read-only store) into a
+// sentence for people that still wraps err; other errors come back as they
+// are, and nil stays nil.
+func Explain(err error) error { return explain(err) }
+
 func explain(err error) error {
 	switch {
+	case err == nil:
+		return nil
 	case errors.Is(err, sqlite.ErrForeignFile):
-		return fmt.Errorf("it is an SQLite database, but it belongs to another application, not Weft: the studio will not touch it. (%v)", err)
+		return fmt.Errorf("it is an SQLite database, but it belongs to another application, not Weft: the studio will not touch it. (%w)", err)
 	case errors.Is(err, sqlite.ErrNotDatabase):
-		return fmt.Errorf("it is not a database at all: pick a Weft store (a .db file the studio or weft created) or a new file name. (%v)", err)
+		return fmt.Errorf("it is not a database at all: pick a Weft store (a .db file the studio or weft created) or a new file name. (%w)", err)
 	case errors.Is(err, sqlite.ErrCorrupt):
-		return fmt.Errorf("the file is damaged (truncated or overwritten); restore it from a backup. (%v)", err)
+		return fmt.Errorf("the file is damaged (truncated or overwritten); restore it from a backup. (%w)", err)
 	case errors.Is(err, crypt.ErrWrongKey):
-		return fmt.Errorf("the store is encrypted with another key: set WEFT_ENCRYPTION_KEY to the right one. (%v)", err)
+		return fmt.Errorf("the store is encrypted with another key: set WEFT_ENCRYPTION_KEY to the right one. (%w)", err)
 	case errors.Is(err, crypt.ErrKeyRequired):
-		return fmt.Errorf("the store is encrypted: set WEFT_ENCRYPTION_KEY. (%v)", err)
+		return fmt.Errorf("the store is encrypted: set WEFT_ENCRYPTION_KEY. (%w)", err)
 	case errors.Is(err, checkpoint.ErrReadOnly):
-		return fmt.Errorf("the store is read-only here (written by a newer Weft, or not writable): you can look but not run. (%v)", err)
+		return fmt.Errorf("the store is read-only here (written by a newer Weft, or not writable): you can look but not run. (%w)", err)
 	case errors.Is(err, bundle.ErrThreadExists):
-		return fmt.Errorf("%v: import it under another id", err)
+		return fmt.Errorf("%w: import it under another id", err)
 	}
 	return err
 }
