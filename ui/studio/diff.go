@@ -160,6 +160,9 @@ func joinNames(names []string) string {
 	var order []string
 	counts := map[string]int{}
 	for _, n := range names {
+		if n == "__start__" {
+			n = "start"
+		}
 		if counts[n] == 0 {
 			order = append(order, n)
 		}

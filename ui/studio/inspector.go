@@ -255,7 +255,7 @@ func (in *inspector) addNode(id, key, path string, j any, has bool, changed map[
 			break
 		}
 	}
-	if !has {
+	if !has || j == nil {
 		n.value = "(empty)"
 		return
 	}
@@ -383,6 +383,8 @@ type forkForm struct {
 	editor *widget.Entry
 	errLbl *widget.Label
 	forkB  *widget.Button
+	// forkRunB forks and runs the new branch to its next stop.
+	forkRunB *widget.Button
 }
 
 const inferAs = "(infer from the checkpoint)"
@@ -434,8 +436,10 @@ func (in *inspector) editDialog() {
 	f.editor.OnChanged = func(string) {
 		if validate() {
 			f.forkB.Enable()
+			f.forkRunB.Enable()
 		} else {
 			f.forkB.Disable()
+			f.forkRunB.Disable()
 		}
 	}
 	f.asNode = widget.NewSelect(append([]string{inferAs}, nodes...), nil)
@@ -443,7 +447,7 @@ func (in *inspector) editDialog() {
 	if ran := uniq(v.Snap.Metadata.Tasks); len(ran) == 1 && slices.Contains(nodes, ran[0]) {
 		f.asNode.SetSelected(ran[0])
 	}
-	f.forkB = widget.NewButtonWithIcon("Fork", theme.ContentCopyIcon(), func() {
+	doFork := func(run bool) {
 		if !validate() {
 			return
 		}
@@ -452,15 +456,22 @@ func (in *inspector) editDialog() {
 			as = ""
 		}
 		f.forkB.Disable()
+		f.forkRunB.Disable()
 		s.forkAt(f.ch.Selected, []byte(f.editor.Text), as, func(err error) {
 			if err != nil {
 				f.errLbl.SetText(explain(err).Error())
 				f.forkB.Enable()
+				f.forkRunB.Enable()
 				return
 			}
 			f.dlg.Hide()
+			if run {
+				s.runAfterFork = true
+			}
 		})
-	})
+	}
+	f.forkB = widget.NewButtonWithIcon("Fork", theme.ContentCopyIcon(), func() { doFork(false) })
+	f.forkRunB = widget.NewButtonWithIcon("Fork and run", theme.MediaPlayIcon(), func() { doFork(true) })
 	f.forkB.Importance = widget.HighImportance
 	sel := in.selCh
 	if sel == "" && len(names) > 0 {
@@ -471,7 +482,7 @@ func (in *inspector) editDialog() {
 	help.Wrapping = fyne.TextWrapWord
 	form := widget.NewForm(widget.NewFormItem("Channel", f.ch), widget.NewFormItem("As node", f.asNode))
 	cancel := widget.NewButton("Cancel", func() { f.dlg.Hide() })
-	content := container.NewBorder(container.NewVBox(help, form), container.NewVBox(f.errLbl, container.NewHBox(layoutSpacer(), cancel, f.forkB)), nil, nil, f.editor)
+	content := container.NewBorder(container.NewVBox(help, form), container.NewVBox(f.errLbl, container.NewHBox(layoutSpacer(), cancel, f.forkB, f.forkRunB)), nil, nil, f.editor)
 	f.dlg = dialog.NewCustomWithoutButtons(fmt.Sprintf("Edit state at step %d and fork", v.Snap.Metadata.Step), content, s.win)
 	f.dlg.Resize(fyne.NewSize(600, 480))
 	s.forkDlg = f

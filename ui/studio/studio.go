@@ -91,8 +91,9 @@ type Studio struct {
 	content fyne.CanvasObject
 	right   *container.Split // inspector over the bottom tabs
 
-	forkDlg     *forkForm // the open edit-and-fork dialog, for tests
-	lastExplain string    // the last store explanation shown, for tests
+	forkDlg      *forkForm // the open edit-and-fork dialog, for tests
+	runAfterFork bool      // run the new branch once the fork is selected
+	lastExplain  string    // the last store explanation shown, for tests
 }
 
 // New builds the studio window for cfg on a: content, menus and keyboard
@@ -339,6 +340,10 @@ func (s *Studio) selectCheckpoint(id string) {
 			}
 		}
 		s.tl.refreshMarks()
+		if s.runAfterFork && latest {
+			s.runAfterFork = false
+			defer s.Run()
+		}
 		s.insp.show(v)
 		s.gp.highlight()
 		s.gp.showInterrupt()

@@ -315,3 +315,26 @@ func TestToJSONSurvivesPanics(t *testing.T) {
 		t.Errorf("diff\n got %s\nwant %s", got, want)
 	}
 }
+
+// Editing the topic at the start and choosing "Fork and run" writes a new
+// draft on a branch; the old one stays.
+func TestForkAndRun(t *testing.T) {
+	s := newStudio(t, memory.New())
+	startThread(t, s, "t-3")
+	act(func() { test.Tap(s.tb.run) })
+	idle(t, s)
+	act(func() { s.tl.selectAt(1) })
+	idle(t, s)
+	act(func() { s.insp.selCh = "topic"; test.Tap(s.insp.forkB) })
+	f := s.forkDlg
+	act(func() { f.editor.SetText(`"kelp forests"`) })
+	act(func() { test.Tap(f.forkRunB) })
+	idle(t, s)
+	draft, _ := s.view.Snap.Values["draft"].(string)
+	if !strings.Contains(s.runState, "interrupted at review") || !strings.HasPrefix(draft, "KELP FORESTS") {
+		t.Fatalf("fork and run: %q, draft %.40q", s.runState, draft)
+	}
+	if s.tl.lanes != 2 {
+		t.Errorf("%d lanes, want the old branch and the fork", s.tl.lanes)
+	}
+}

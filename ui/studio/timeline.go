@@ -146,7 +146,7 @@ func (p *timelinePanel) layoutLanes() {
 			}
 		}
 		md := it.h.Metadata
-		what := strings.ReplaceAll(joinNames(md.Tasks), "__start__", "start")
+		what := joinNames(md.Tasks)
 		switch {
 		case md.Source == checkpoint.SourceInput:
 			what = "input"
