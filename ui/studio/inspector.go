@@ -478,7 +478,7 @@ func (in *inspector) editDialog() {
 		sel = names[0]
 	}
 	f.ch.SetSelected(sel)
-	help := widget.NewLabel("The new value replaces the channel's value (reducers are skipped) in a new checkpoint after this one, written as if the chosen node returned it. The old branch stays in the timeline; Run or Step continues the fork.")
+	help := widget.NewLabel("The new value replaces the channel's value (reducers are skipped) in a new checkpoint after this one, written as if the chosen node returned it. The old branch stays in the timeline. Fork and run continues the new branch at once; after Fork alone, Run or Step does.")
 	help.Wrapping = fyne.TextWrapWord
 	form := widget.NewForm(widget.NewFormItem("Channel", f.ch), widget.NewFormItem("As node", f.asNode))
 	cancel := widget.NewButton("Cancel", func() { f.dlg.Hide() })

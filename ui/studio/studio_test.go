@@ -338,3 +338,26 @@ func TestForkAndRun(t *testing.T) {
 		t.Errorf("%d lanes, want the old branch and the fork", s.tl.lanes)
 	}
 }
+
+// The studio with no graphs opens and its controls do nothing harmful;
+// inputs are remembered per graph.
+func TestNoGraphsAndRecentInputs(t *testing.T) {
+	a := test.NewTempApp(t)
+	empty := New(a, Config{Store: memory.New()})
+	idle(t, empty)
+	act(func() { test.Tap(empty.tb.run); test.Tap(empty.tb.step) })
+	idle(t, empty)
+	if empty.thread != "" {
+		t.Fatal("a thread appeared from nowhere")
+	}
+	s := newStudio(t, memory.New())
+	startThread(t, s, "t-r")
+	recent := s.app.Preferences().StringList(recentKey + "writing assistant")
+	if len(recent) == 0 || recent[0] != `{"topic":"tide pools"}` {
+		t.Errorf("recent inputs %q", recent)
+	}
+	act(s.newThreadDialog)
+	if f := s.th.form; f == nil || len(f.recent.Options) == 0 || f.recent.Disabled() {
+		t.Error("the new-thread dialog should offer the recent input")
+	}
+}
