@@ -36,7 +36,8 @@ type Graph struct {
 
 // Config is what New needs. Store is an open saver (required); StoreName is
 // how the status bar names it (e.g. "weft.db"; "" shows "store"). Graphs
-// are offered in order, the first selected. OpenStore opens another store
+// are offered in order, the first selected; entries with a nil Graph are
+// skipped. OpenStore opens another store
 // for File → Open from what the user typed or picked (a path or a DSN) and
 // returns it with its display name; nil disables File → Open. The studio
 // does not close stores: the caller owns them.
@@ -102,6 +103,13 @@ type Studio struct {
 func New(a fyne.App, cfg Config) *Studio {
 	uiMu.Lock() // background work started here reports only after New
 	defer uiMu.Unlock()
+	var graphs []Graph
+	for _, g := range cfg.Graphs {
+		if g.Graph != nil {
+			graphs = append(graphs, g)
+		}
+	}
+	cfg.Graphs = graphs
 	s := &Studio{app: a, cfg: cfg, sess: &session{}, storeName: cfg.StoreName, marks: map[string]string{},
 		breakBefore: map[string]bool{}, breakAfter: map[string]bool{}, layouter: render.NewLayouter()}
 	if s.storeName == "" {
