@@ -275,9 +275,15 @@ func (s *session) run(req runRequest) (*runOutcome, error) {
 	opts := []engine.RunOption{
 		engine.WithThread(req.Thread),
 		engine.WithMetadata(map[string]any{graphTag: g.Name()}),
-		engine.BreakBefore(req.Before...),
-		engine.BreakAfter(req.After...),
 		engine.WithStopCheck(s.pause.Load),
+	}
+	// Breakpoints set in the studio replace the graph's compiled ones of
+	// the same kind; with none set, the compiled ones apply.
+	if len(req.Before) > 0 {
+		opts = append(opts, engine.BreakBefore(req.Before...))
+	}
+	if len(req.After) > 0 {
+		opts = append(opts, engine.BreakAfter(req.After...))
 	}
 	if req.StepLimit > 0 {
 		opts = append(opts, engine.WithStepLimit(req.StepLimit))
