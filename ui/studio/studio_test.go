@@ -263,6 +263,11 @@ func TestBreakpointsReplayAndEvents(t *testing.T) {
 	if !strings.Contains(s.runState, "breakpoint before structure") || len(s.view.Snap.Next) != 1 || s.view.Snap.Next[0] != "structure" {
 		t.Fatalf("run state %q next %v", s.runState, s.view.Snap.Next)
 	}
+	// Step from the breakpoint runs the node it stopped before.
+	step(t, s)
+	if got := s.view.Snap.Values["outline"]; got == nil || s.view.Snap.Next[0] != "write" {
+		t.Fatalf("step from the breakpoint: outline %v next %v (%q)", got, s.view.Snap.Next, s.runState)
+	}
 	act(func() { test.Tap(s.tb.run) })
 	idle(t, s)
 	if !strings.Contains(s.runState, "interrupted at review") {
