@@ -173,6 +173,15 @@ type Saver interface {
 	DeleteThread(ctx context.Context, threadID string) error
 }
 
+// OwnedPutter is an optional Saver capability for callers that never touch
+// anything they pass to Put again: PutOwned is Put without the defensive
+// copies, so the saver may keep cp's maps, slices and value bytes and md's
+// maps as they are. The engine uses it: it builds every checkpoint afresh
+// and never modifies one it has handed over.
+type OwnedPutter interface {
+	PutOwned(ctx context.Context, parent Ref, cp Checkpoint, md Metadata, newVersions map[string]int64) (Ref, error)
+}
+
 // ThreadInfo summarises one thread for ThreadLister.
 type ThreadInfo struct {
 	ThreadID    string

@@ -110,7 +110,8 @@ type runtime struct {
 	resumeMap  map[string]any
 	armed      bool // the run started with an answer (given or stored)
 
-	extra     map[string]any // metadata Extra of every checkpoint of the run
+	extra     map[string]any    // metadata Extra of every checkpoint of the run
+	parents   map[string]string // metadata Parents of every checkpoint of the run
 	bg        *bgWriter
 	exitWrite []func() error // durability exit: writes of the step in progress
 	exitCP    *deferredPut   // durability exit: the checkpoint to store at the end
@@ -120,6 +121,7 @@ type runtime struct {
 	updFlip   int
 	seenBlock []int64
 	mask      []bool
+	seenCache map[string]seenEntry
 	taskBuf   []*task
 	live      []*task // tasks handed out by prepare for the current step
 	free      []*task
@@ -187,6 +189,10 @@ func (gr *Graph) newRuntime(ctx context.Context, cfg *runConfig, em *emitter) (*
 		rt.extra[k] = v
 	}
 	rt.extra[MetaGraph] = gr.name
+	rt.parents = cfg.parents
+	if rt.parents == nil {
+		rt.parents = map[string]string{} // shared by the run's checkpoints; never modified
+	}
 	return rt, nil
 }
 
@@ -1555,6 +1561,32 @@ func (rt *runtime) decodePending(pw checkpoint.PendingWrite) (cwrite, error) {
 	return cwrite{i, v}, nil
 }
 
+// seenMap returns the versions-seen map of a node for a checkpoint. Most
+// nodes did not run in a given step, so the map of the previous checkpoint
+// is shared: checkpoints never modify these maps once built, and savers
+// copy what they keep.
+func (rt *runtime) seenMap(node string, s []int64) map[string]int64 {
+	if c, ok := rt.seenCache[node]; ok && slices.Equal(c.snap, s) {
+		return c.m
+	}
+	m := make(map[string]int64)
+	for i, v := range s {
+		if v != 0 {
+			m[rt.g.specs[i].name] = v
+		}
+	}
+	if rt.seenCache == nil {
+		rt.seenCache = map[string]seenEntry{}
+	}
+	rt.seenCache[node] = seenEntry{slices.Clone(s), m}
+	return m
+}
+
+type seenEntry struct {
+	snap []int64
+	m    map[string]int64
+}
+
 // put stores a checkpoint of the current channels (per durability).
 func (rt *runtime) put(source checkpoint.Source, tasks []string) error {
 	if rt.saver == nil {
@@ -1570,13 +1602,7 @@ func (rt *runtime) put(source checkpoint.Source, tasks []string) error {
 		}
 	}
 	for node, s := range rt.seen {
-		m := make(map[string]int64)
-		for i, v := range s {
-			if v != 0 {
-				m[g.specs[i].name] = v
-			}
-		}
-		cp.VersionsSeen[node] = m
+		cp.VersionsSeen[node] = rt.seenMap(node, s)
 	}
 	if rt.updated != nil {
 		cp.UpdatedChannels = make([]string, 0, len(rt.updated))
@@ -1585,10 +1611,7 @@ func (rt *runtime) put(source checkpoint.Source, tasks []string) error {
 		}
 		sort.Strings(cp.UpdatedChannels)
 	}
-	md := checkpoint.Metadata{Source: source, Step: rt.step, Parents: rt.cfg.parents, RunID: rt.cfg.runID, Tasks: tasks, Extra: rt.extra}
-	if md.Parents == nil {
-		md.Parents = map[string]string{}
-	}
+	md := checkpoint.Metadata{Source: source, Step: rt.step, Parents: rt.parents, RunID: rt.cfg.runID, Tasks: tasks, Extra: rt.extra}
 	parent := rt.cpRef
 	rt.cpID = cp.ID
 	rt.cpRef = checkpoint.Ref{ThreadID: rt.cfg.thread, NS: rt.ns, CheckpointID: cp.ID}
@@ -1623,11 +1646,17 @@ func (rt *runtime) store(parent checkpoint.Ref, cp checkpoint.Checkpoint, md che
 		}
 	}
 	copy(rt.savedVer, rt.ver)
+	// Nothing in cp is modified after this point (seen maps are shared but
+	// immutable), so a saver that can keep them without copying may.
+	put := rt.saver.Put
+	if op, ok := rt.saver.(checkpoint.OwnedPutter); ok {
+		put = op.PutOwned
+	}
 	if rt.bg != nil {
-		rt.bg.do(func() error { _, err := rt.saver.Put(rt.ctx, parent, cp, md, newVersions); return err })
+		rt.bg.do(func() error { _, err := put(rt.ctx, parent, cp, md, newVersions); return err })
 		return nil
 	}
-	if _, err := rt.saver.Put(rt.ctx, parent, cp, md, newVersions); err != nil {
+	if _, err := put(rt.ctx, parent, cp, md, newVersions); err != nil {
 		return fmt.Errorf("saving checkpoint of thread %q: %w", rt.cfg.thread, err)
 	}
 	return nil

@@ -17,6 +17,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -98,17 +99,19 @@ type space struct {
 	cps    map[string]*stored
 	blobs  map[blobKey][]byte // sealed values; nil for an empty channel
 	writes map[string]map[writeKey]storedWrite
+	// lastSeen holds the versions-seen maps last stored per node, to share.
+	lastSeen map[string]map[string]int64
 }
 
 type stored struct {
 	parentID string
 	ts       time.Time
-	header   []byte              // record.Header JSON
-	md       checkpoint.Metadata // decoded from its stored JSON; never mutated
+	hdr      checkpoint.Checkpoint // a private copy without values; never mutated
+	md       checkpoint.Metadata   // as the SQLite saver would return it; never mutated
 }
 
 func newSpace() *space {
-	return &space{cps: map[string]*stored{}, blobs: map[blobKey][]byte{}, writes: map[string]map[writeKey]storedWrite{}}
+	return &space{cps: map[string]*stored{}, blobs: map[blobKey][]byte{}, writes: map[string]map[writeKey]storedWrite{}, lastSeen: map[string]map[string]int64{}}
 }
 
 func (s *Saver) space(threadID, ns string, create bool) *space {
@@ -139,31 +142,55 @@ func (s *Saver) check(ctx context.Context) error {
 // newVersions get a stored value (absent from cp.ChannelValues means empty);
 // a value already stored for that channel and version is kept.
 func (s *Saver) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Checkpoint, md checkpoint.Metadata, newVersions map[string]int64) (checkpoint.Ref, error) {
+	return s.put(ctx, parent, cp, md, newVersions, false)
+}
+
+// PutOwned is Put for a caller that never modifies cp, md or newVersions
+// afterwards (see checkpoint.OwnedPutter): nothing is copied. Stored data is
+// still copied on the way out, so readers cannot change it either.
+func (s *Saver) PutOwned(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Checkpoint, md checkpoint.Metadata, newVersions map[string]int64) (checkpoint.Ref, error) {
+	return s.put(ctx, parent, cp, md, newVersions, true)
+}
+
+func (s *Saver) put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Checkpoint, md checkpoint.Metadata, newVersions map[string]int64, owned bool) (checkpoint.Ref, error) {
 	if err := s.check(ctx); err != nil {
 		return checkpoint.Ref{}, err
 	}
 	if err := record.CheckPut(parent, &cp, &md); err != nil {
 		return checkpoint.Ref{}, err
 	}
-	header, err := record.EncodeHeader(&cp)
+	// Keep the header as a private copy rather than JSON: the memory saver
+	// is what engine tests and benchmarks run on, and JSON would be most of
+	// its cost. Metadata goes through JSON only when Extra holds values JSON
+	// would change (numbers other than float64, structs), so it reads back
+	// exactly as the SQLite saver returns it.
+	hdr := cp
+	hdr.ChannelValues = nil
+	if !owned {
+		hdr.ChannelVersions = maps.Clone(cp.ChannelVersions)
+		hdr.UpdatedChannels = slices.Clone(cp.UpdatedChannels)
+		hdr.VersionsSeen = make(map[string]map[string]int64, len(cp.VersionsSeen)) // inner maps: see below
+	}
+	if hdr.ChannelVersions == nil {
+		hdr.ChannelVersions = map[string]int64{}
+	}
+	if hdr.VersionsSeen == nil {
+		hdr.VersionsSeen = map[string]map[string]int64{}
+	}
+	mdStored, err := storedMetadata(&md, owned)
 	if err != nil {
 		return checkpoint.Ref{}, fmt.Errorf("put checkpoint %q in thread %q: %w", cp.ID, parent.ThreadID, err)
 	}
-	mdJSON, err := record.EncodeMetadata(&md)
-	if err != nil {
-		return checkpoint.Ref{}, fmt.Errorf("put checkpoint %q in thread %q: %w", cp.ID, parent.ThreadID, err)
-	}
-	mdStored, err := record.DecodeMetadata(mdJSON) // what the SQLite saver would return
-	if err != nil {
-		return checkpoint.Ref{}, err
-	}
-	rec := &stored{parentID: parent.CheckpointID, ts: cp.TS.UTC(), header: header, md: mdStored}
+	rec := &stored{parentID: parent.CheckpointID, ts: cp.TS.UTC(), hdr: hdr, md: mdStored}
 	// Seal outside the lock; only values not yet stored are kept below.
 	values := make(map[blobKey][]byte, len(newVersions))
 	for ch, v := range newVersions {
 		var val []byte
 		if b, ok := cp.ChannelValues[ch]; ok {
-			val = s.cipher.Seal(record.CloneBytes(nonNil(b)))
+			if !owned {
+				b = record.CloneBytes(nonNil(b))
+			}
+			val = s.cipher.Seal(nonNil(b))
 		}
 		values[blobKey{ch, v}] = val
 	}
@@ -171,6 +198,23 @@ func (s *Saver) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Ch
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sp := s.space(parent.ThreadID, parent.NS, true)
+	// Most nodes saw the same versions as in the previous checkpoint: share
+	// the stored copy (stored maps are never modified, and reads copy them).
+	for node, m := range cp.VersionsSeen {
+		if owned {
+			break
+		}
+		if prev, ok := sp.lastSeen[node]; ok && maps.Equal(prev, m) {
+			hdr.VersionsSeen[node] = prev
+			continue
+		}
+		c := maps.Clone(m)
+		if c == nil {
+			c = map[string]int64{}
+		}
+		hdr.VersionsSeen[node] = c
+		sp.lastSeen[node] = c
+	}
 	for k, v := range values {
 		if _, ok := sp.blobs[k]; !ok {
 			sp.blobs[k] = v
@@ -257,10 +301,9 @@ func (s *Saver) Get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 // tuple builds the tuple of a stored checkpoint. The caller holds s.mu.
 func (s *Saver) tuple(threadID, ns, id string, sp *space) (*checkpoint.Tuple, error) {
 	rec := sp.cps[id]
-	cp, err := record.DecodeHeader(rec.header, id, rec.ts)
-	if err != nil {
-		return nil, fmt.Errorf("thread %q ns %q: %w", threadID, ns, err)
-	}
+	cp := rec.hdr.Clone()
+	cp.ID, cp.TS = id, rec.ts
+	cp.ChannelValues = make(map[string][]byte, len(cp.ChannelVersions))
 	for ch, v := range cp.ChannelVersions {
 		sealed, ok := sp.blobs[blobKey{ch, v}]
 		if !ok || sealed == nil {
@@ -475,12 +518,8 @@ func pruneSpace(sp *space, keep int) error {
 		}
 	}
 	used := map[blobKey]bool{}
-	for id, rec := range sp.cps {
-		cp, err := record.DecodeHeader(rec.header, id, rec.ts)
-		if err != nil {
-			return err
-		}
-		for ch, v := range cp.ChannelVersions {
+	for _, rec := range sp.cps {
+		for ch, v := range rec.hdr.ChannelVersions {
 			used[blobKey{ch, v}] = true
 		}
 	}
@@ -607,4 +646,50 @@ func (s *Saver) Stats(ctx context.Context) (checkpoint.Stats, error) {
 		}
 	}
 	return st, nil
+}
+
+// storedMetadata returns md as the SQLite saver would read it back: a deep
+// copy when Extra holds only values JSON keeps as they are (strings, bools,
+// float64, nil, and maps and slices of those), a JSON round trip otherwise.
+func storedMetadata(md *checkpoint.Metadata, owned bool) (checkpoint.Metadata, error) {
+	if jsonNative(md.Extra) {
+		out := *md
+		if !owned {
+			out = md.Clone()
+		}
+		if out.Parents == nil {
+			out.Parents = map[string]string{}
+		}
+		if len(out.Extra) == 0 {
+			out.Extra = nil
+		}
+		return out, nil
+	}
+	b, err := record.EncodeMetadata(md)
+	if err != nil {
+		return checkpoint.Metadata{}, err
+	}
+	return record.DecodeMetadata(b)
+}
+
+func jsonNative(v any) bool {
+	switch x := v.(type) {
+	case nil, string, bool, float64:
+		return true
+	case map[string]any:
+		for _, e := range x {
+			if !jsonNative(e) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, e := range x {
+			if !jsonNative(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }

@@ -589,6 +589,10 @@ func (s *Saver) loadValues(ctx context.Context, st *sql.Stmt, g *group, in inter
 			}
 			v = plain
 		}
+		v, err := record.Unpack(v)
+		if err != nil {
+			return fmt.Errorf("value of channel %q version %d in thread %q ns %q in %s: %w", k.channel, k.version, g.thread, g.ns, s.path, err)
+		}
 		values[k] = &blobValue{b: v}
 	}
 	if err := rs.Err(); err != nil {
@@ -663,6 +667,13 @@ func (s *Saver) loadWrites(ctx context.Context, tx *sql.Tx, g *group, dense bool
 				return fmt.Errorf("write %d of task %q to checkpoint %q in thread %q: %w", idx, w.TaskID, id, g.thread, err)
 			}
 			w.Value = plain
+		}
+		if w.Value != nil {
+			v, err := record.Unpack(w.Value)
+			if err != nil {
+				return fmt.Errorf("write %d of task %q to checkpoint %q in thread %q in %s: %w", idx, w.TaskID, id, g.thread, s.path, err)
+			}
+			w.Value = v
 		}
 		i, ok := g.byID[string(id)]
 		if !ok {

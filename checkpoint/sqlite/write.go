@@ -116,7 +116,7 @@ func (s *Saver) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Ch
 			if b == nil {
 				b = []byte{}
 			}
-			val = s.cipher.Seal(b)
+			val = s.cipher.Seal(record.Pack(b))
 		}
 		blobs = append(blobs, blob{ch, v, val})
 	}
@@ -175,7 +175,7 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 		idx, special := record.WriteIndex(i, w.Channel)
 		var v any
 		if w.Value != nil {
-			v = s.cipher.Seal(w.Value)
+			v = s.cipher.Seal(record.Pack(w.Value))
 		}
 		batch[i] = prepared{idx, special, w.Channel, v}
 	}

@@ -1,0 +1,79 @@
+package record
+
+import (
+	"bytes"
+	"compress/flate"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// Stored values may be compressed. The first byte tells: packDeflate means
+// DEFLATE data follows, packEscaped means the raw value follows (used only
+// for raw values that themselves start with one of these two bytes); any
+// other first byte is the raw value itself. JSON never starts with either,
+// so values the engine writes are stored as they are unless compression
+// pays.
+const (
+	packDeflate = 0x01
+	packEscaped = 0x02
+	// PackMin is the size from which values are worth compressing.
+	PackMin = 256
+)
+
+var (
+	writers = sync.Pool{New: func() any { w, _ := flate.NewWriter(nil, flate.BestSpeed); return w }}
+	readers = sync.Pool{New: func() any { return flate.NewReader(nil) }}
+)
+
+// Pack returns the stored form of a value: DEFLATE-compressed when that
+// saves at least an eighth, the value itself otherwise. nil stays nil.
+func Pack(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	escape := len(b) > 0 && (b[0] == packDeflate || b[0] == packEscaped)
+	if len(b) >= PackMin {
+		var buf bytes.Buffer
+		buf.Grow(len(b) / 2)
+		buf.WriteByte(packDeflate)
+		w := writers.Get().(*flate.Writer)
+		w.Reset(&buf)
+		_, err := w.Write(b)
+		if err == nil {
+			err = w.Close()
+		}
+		writers.Put(w)
+		if err == nil && buf.Len() < len(b)-len(b)/8 {
+			return buf.Bytes()
+		}
+	}
+	if escape {
+		return append([]byte{packEscaped}, b...)
+	}
+	return b
+}
+
+// Unpack returns the value of a stored form written by Pack. The result may
+// share memory with b when b was stored raw.
+func Unpack(b []byte) ([]byte, error) {
+	if len(b) == 0 {
+		return b, nil
+	}
+	switch b[0] {
+	case packEscaped:
+		return b[1:], nil
+	case packDeflate:
+		r := readers.Get().(io.ReadCloser)
+		defer readers.Put(r)
+		if err := r.(flate.Resetter).Reset(bytes.NewReader(b[1:]), nil); err != nil {
+			return nil, err
+		}
+		out, err := io.ReadAll(r)
+		if err != nil {
+			return nil, fmt.Errorf("stored value is damaged: %w", err)
+		}
+		return out, nil
+	}
+	return b, nil
+}
