@@ -10,9 +10,9 @@ func TestPackRoundTrip(t *testing.T) {
 	long := []byte(`"` + strings.Repeat("tide pools ", 100) + `"`)
 	cases := map[string][]byte{
 		"nil": nil, "empty": {}, "short json": []byte(`{"a":1}`),
-		"long json":             long,
-		"starts with 0x01":      {0x01, 'x'},
-		"starts with 0x02":      {0x02, 'y', 'z'},
+		"long json":              long,
+		"starts with 0x01":       {0x01, 'x'},
+		"starts with 0x02":       {0x02, 'y', 'z'},
 		"long, starts with 0x01": append([]byte{0x01}, long...),
 		"incompressible":         bytes.Repeat([]byte{0x03, 0x9f, 0x44, 0xe1, 0x17, 0x58, 0xc2, 0x7d}, 64),
 	}
