@@ -59,6 +59,9 @@ func TestFailingNodeShowsError(t *testing.T) {
 	if st := s.gp.view.Highlight().State("explode"); st != render.StateFailed {
 		t.Errorf("explode is %v, want failed", st)
 	}
+	if rows := s.insp.taskRows; len(rows) != 1 || !strings.Contains(rows[0][0], "explode · pull · failed") || !strings.Contains(rows[0][1], "kaboom") {
+		t.Errorf("tasks tab %q", rows)
+	}
 	if s.marks[s.headID] != "error" {
 		t.Errorf("timeline mark %q", s.marks[s.headID])
 	}

@@ -21,22 +21,24 @@ import (
 // a tree (changed ones marked), a JSON view, the diff against the parent
 // checkpoint with who wrote each change, and channel versions.
 type inspector struct {
-	s       *Studio
-	obj     fyne.CanvasObject
-	title   *widget.Label
-	tree    *widget.Tree
-	json    *widget.RichText
-	diff    *widget.List
-	vers    *widget.List
-	tabs    *container.AppTabs
-	forkB   *widget.Button
-	rerunB  *widget.Button
-	nodes   map[string]*tnode
-	roots   []string
-	values  map[string]any // channel → JSON data
-	changes []diffRow
-	verRows []string
-	selCh   string
+	s        *Studio
+	obj      fyne.CanvasObject
+	title    *widget.Label
+	tree     *widget.Tree
+	json     *widget.RichText
+	diff     *widget.List
+	vers     *widget.List
+	tasks    *widget.List
+	taskRows [][2]string
+	tabs     *container.AppTabs
+	forkB    *widget.Button
+	rerunB   *widget.Button
+	nodes    map[string]*tnode
+	roots    []string
+	values   map[string]any // channel → JSON data
+	changes  []diffRow
+	verRows  []string
+	selCh    string
 }
 
 // tnode is one row of the state tree.
@@ -146,10 +148,26 @@ func newInspector(s *Studio) *inspector {
 	in.vers = widget.NewList(func() int { return len(in.verRows) },
 		func() fyne.CanvasObject { l := widget.NewLabel(""); l.TextStyle.Monospace = true; return l },
 		func(i widget.ListItemID, o fyne.CanvasObject) { o.(*widget.Label).SetText(in.verRows[i]) })
+	in.tasks = widget.NewList(func() int { return len(in.taskRows) },
+		func() fyne.CanvasObject {
+			head := widget.NewLabel("task")
+			head.TextStyle.Bold = true
+			head.Truncation = fyne.TextTruncateEllipsis
+			detail := widget.NewLabel("detail")
+			detail.SizeName = theme.SizeNameCaptionText
+			detail.Truncation = fyne.TextTruncateEllipsis
+			return container.New(&tightVBox{}, head, detail)
+		},
+		func(i widget.ListItemID, o fyne.CanvasObject) {
+			box := o.(*fyne.Container)
+			box.Objects[0].(*widget.Label).SetText(in.taskRows[i][0])
+			box.Objects[1].(*widget.Label).SetText(in.taskRows[i][1])
+		})
 	in.tabs = container.NewAppTabs(
 		container.NewTabItem("State", in.tree),
 		container.NewTabItem("JSON", container.NewScroll(in.json)),
 		container.NewTabItem("Diff", in.diff),
+		container.NewTabItem("Tasks", in.tasks),
 		container.NewTabItem("Versions", in.vers),
 	)
 	in.forkB = widget.NewButtonWithIcon("Edit & fork…", theme.DocumentCreateIcon(), in.editDialog)
@@ -166,7 +184,7 @@ func newInspector(s *Studio) *inspector {
 // show displays a checkpoint's view (nil clears the inspector).
 func (in *inspector) show(v *view) {
 	in.nodes = map[string]*tnode{}
-	in.roots, in.changes, in.verRows = nil, nil, nil
+	in.roots, in.changes, in.verRows, in.taskRows = nil, nil, nil, nil
 	in.values = map[string]any{}
 	if v == nil {
 		in.title.SetText("Start or pick a thread: the state at the selected checkpoint shows here.")
@@ -175,6 +193,7 @@ func (in *inspector) show(v *view) {
 		in.tree.Refresh()
 		in.diff.Refresh()
 		in.vers.Refresh()
+		in.tasks.Refresh()
 		in.showJSON()
 		return
 	}
@@ -239,6 +258,8 @@ func (in *inspector) show(v *view) {
 		in.addNode(ch.Name, ch.Name, ch.Name, j, has, changedPaths)
 	}
 	in.verRows = versionRows(snap, chans)
+	in.taskRows = taskRows(snap)
+	in.tasks.Refresh()
 	in.tree.Refresh()
 	in.diff.Refresh()
 	in.vers.Refresh()
@@ -360,6 +381,44 @@ func versionRows(snap *engine.Snapshot, chans []engine.ChannelInfo) []string {
 	slices.Sort(internal)
 	for _, k := range internal {
 		rows = append(rows, fmt.Sprintf("%-14s step %d (internal)", k, engine.VersionStep(snap.Versions[k])))
+	}
+	return rows
+}
+
+// taskRows describes the tasks planned from a checkpoint: what each is,
+// and whether it finished, failed or waits for an answer.
+func taskRows(snap *engine.Snapshot) [][2]string {
+	if len(snap.Tasks) == 0 {
+		return [][2]string{{"No tasks", "the graph ends at this checkpoint"}}
+	}
+	var rows [][2]string
+	for _, t := range snap.Tasks {
+		kind := "pull"
+		if strings.HasPrefix(t.Path, "push") {
+			kind = "push (Send)"
+		}
+		state, detail := "next", "reads the state shown in State"
+		if t.Input != nil {
+			detail = "input " + preview(toJSON(t.Input), 100)
+		}
+		switch {
+		case t.Error != "":
+			state, detail = "failed", oneLine(t.Error, 160)
+		case len(t.Interrupts) > 0:
+			q, _, _ := splitPayload(t.Interrupts[0].Value)
+			state, detail = "waiting for an answer", q
+		case len(t.Result) > 0:
+			var names []string
+			for _, w := range t.Result {
+				names = append(names, w.Channel)
+			}
+			state = "finished, wrote " + joinNames(names)
+		}
+		name := t.Name
+		if name == "__start__" {
+			name = "start"
+		}
+		rows = append(rows, [2]string{fmt.Sprintf("%s · %s · %s", name, kind, state), detail})
 	}
 	return rows
 }

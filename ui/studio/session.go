@@ -111,10 +111,13 @@ type threadRow struct {
 const maxStatus = 40
 
 // statuses fills in the status of the first maxStatus rows from their
-// latest checkpoint.
-func (s *session) statuses(ctx context.Context, rows []threadRow) {
+// latest checkpoint, or only of thread only when it is not "".
+func (s *session) statuses(ctx context.Context, rows []threadRow, only string) {
 	g, _ := s.current()
 	for i := range rows[:min(len(rows), maxStatus)] {
+		if only != "" && rows[i].ID != only {
+			continue
+		}
 		snap, err := g.GetState(ctx, engine.WithThread(rows[i].ID))
 		switch {
 		case err != nil:
@@ -133,15 +136,15 @@ func (s *session) statuses(ctx context.Context, rows []threadRow) {
 
 // listThreads returns the threads of the store tagged with the graph's
 // name (threads with no tag, written by other programs, are listed too),
-// newest first.
-func (s *session) listThreads(ctx context.Context) ([]threadRow, error) {
+// newest first, with their status (of thread only, when not "").
+func (s *session) listThreads(ctx context.Context, only string) ([]threadRow, error) {
 	g, saver := s.current()
 	if saver == nil || g == nil {
 		return nil, nil
 	}
 	tl, ok := saver.(checkpoint.ThreadLister)
 	if !ok {
-		return s.listThreadsSlow(ctx, saver, g.Name())
+		return s.listThreadsSlow(ctx, saver, g.Name(), only)
 	}
 	infos, err := tl.ListThreads(ctx, 0)
 	if err != nil {
@@ -154,13 +157,13 @@ func (s *session) listThreads(ctx context.Context) ([]threadRow, error) {
 		}
 		out = append(out, threadRow{ID: in.ThreadID, Step: in.LatestMeta.Step, Source: in.LatestMeta.Source, Updated: in.UpdatedAt, Count: in.Checkpoints})
 	}
-	s.statuses(ctx, out)
+	s.statuses(ctx, out, only)
 	return out, nil
 }
 
 // listThreadsSlow lists threads of a saver without ThreadLister by reading
 // every root checkpoint.
-func (s *session) listThreadsSlow(ctx context.Context, saver checkpoint.Saver, name string) ([]threadRow, error) {
+func (s *session) listThreadsSlow(ctx context.Context, saver checkpoint.Saver, name, only string) ([]threadRow, error) {
 	root := ""
 	seen := map[string]int{}
 	var out []threadRow
@@ -180,7 +183,7 @@ func (s *session) listThreadsSlow(ctx context.Context, saver checkpoint.Saver, n
 		out = append(out, threadRow{ID: tp.Ref.ThreadID, Step: tp.Metadata.Step, Source: tp.Metadata.Source, Updated: tp.Checkpoint.TS, Count: 1})
 	}
 	slices.SortFunc(out, func(a, b threadRow) int { return b.Updated.Compare(a.Updated) })
-	s.statuses(ctx, out)
+	s.statuses(ctx, out, only)
 	return out, nil
 }
 

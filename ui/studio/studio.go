@@ -198,14 +198,30 @@ func (s *Studio) selectGraph(i int) {
 }
 
 // refreshThreads reloads the thread list; with pickNewest it selects the
-// newest thread when none is selected.
+// newest thread when none is selected and reads every thread's status,
+// otherwise only the current thread's status is read again.
 func (s *Studio) refreshThreads(pickNewest bool) {
+	only := ""
+	if !pickNewest && s.thread != "" {
+		only = s.thread
+	}
 	goBG(s.sess, func() ([]threadRow, error) {
-		return s.sess.listThreads(context.Background())
+		return s.sess.listThreads(context.Background(), only)
 	}, func(rows []threadRow, err error) {
 		if err != nil {
 			s.showError("Listing threads", err)
 			return
+		}
+		if only != "" {
+			old := map[string]string{}
+			for _, r := range s.threads {
+				old[r.ID] = r.Status
+			}
+			for i := range rows {
+				if rows[i].ID != only {
+					rows[i].Status = old[rows[i].ID]
+				}
+			}
 		}
 		s.threads = rows
 		s.th.setRows(rows)

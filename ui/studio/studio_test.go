@@ -168,6 +168,9 @@ func TestNewcomerFlow(t *testing.T) {
 	if s.tabs.SelectedIndex() != 0 {
 		t.Error("the interrupt tab should open by itself")
 	}
+	if rows := s.insp.taskRows; len(rows) != 1 || rows[0][0] != "review · pull · waiting for an answer" || !strings.HasPrefix(rows[0][1], "Approve this draft") {
+		t.Errorf("tasks tab %q", rows)
+	}
 	act(func() { test.Tap(s.ip.items[0].choices[1]) })
 	idle(t, s)
 	if s.view.Snap.Values["revisions"] != 2 || len(s.ip.items) != 1 {
