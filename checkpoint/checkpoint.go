@@ -182,6 +182,27 @@ type OwnedPutter interface {
 	PutOwned(ctx context.Context, parent Ref, cp Checkpoint, md Metadata, newVersions map[string]int64) (Ref, error)
 }
 
+// Op is one write of a batch: a Put of Checkpoint as a child of Ref when
+// Checkpoint is non-nil, otherwise a PutWrites of Writes against Ref.
+type Op struct {
+	Ref         Ref
+	Checkpoint  *Checkpoint
+	Metadata    Metadata
+	NewVersions map[string]int64
+	Writes      []Write
+	TaskID      string
+	TaskPath    string
+}
+
+// BatchWriter is an optional Saver capability: store several Puts and
+// PutWrites, in order, as one atomic unit — all of them or none. The engine
+// uses it to write what piled up while a background writer was busy in one
+// transaction. The caller does not modify the ops afterwards (as with
+// OwnedPutter).
+type BatchWriter interface {
+	WriteBatch(ctx context.Context, ops []Op) error
+}
+
 // ThreadInfo summarises one thread for ThreadLister.
 type ThreadInfo struct {
 	ThreadID    string

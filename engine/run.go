@@ -265,7 +265,7 @@ func (gr *Graph) execute(ctx context.Context, input Input, cfg *runConfig, em *e
 			rt.replay = cfg.checkpointID != "" && cfg.parentRT == nil
 		}
 		if cfg.durability == DurabilityAsync {
-			rt.bg = newBGWriter()
+			rt.bg = newBGWriter(ctx, rt.saver)
 			defer func() {
 				if werr := rt.bg.close(); werr != nil && err == nil {
 					res, err = nil, fmt.Errorf("saving checkpoints: %w", werr)
@@ -1441,7 +1441,7 @@ func (rt *runtime) commit(ctx context.Context, t *task) {
 		rt.exitWrite = append(rt.exitWrite, put)
 		rt.nullMu.Unlock()
 	case rt.bg != nil:
-		rt.bg.do(put)
+		rt.bg.op(&checkpoint.Op{Ref: ref, Writes: ws, TaskID: id, TaskPath: path})
 	default:
 		if err := put(); err != nil && t.err == nil {
 			t.err = &NodeError{Node: t.name, TaskID: t.id, NS: rt.ns, Err: fmt.Errorf("cannot store its writes: %w", err)}
@@ -1653,7 +1653,7 @@ func (rt *runtime) store(parent checkpoint.Ref, cp checkpoint.Checkpoint, md che
 		put = op.PutOwned
 	}
 	if rt.bg != nil {
-		rt.bg.do(func() error { _, err := put(rt.ctx, parent, cp, md, newVersions); return err })
+		rt.bg.op(&checkpoint.Op{Ref: parent, Checkpoint: &cp, Metadata: md, NewVersions: newVersions})
 		return nil
 	}
 	if _, err := put(rt.ctx, parent, cp, md, newVersions); err != nil {
@@ -1685,38 +1685,98 @@ type deferredPut struct {
 }
 
 // bgWriter performs saver calls in order on a goroutine of its own
-// (durability async).
+// (durability async). What piles up while it is busy goes to the saver in
+// one WriteBatch when the saver offers it (one transaction instead of one
+// per call); after the first error every later write is skipped.
 type bgWriter struct {
-	ch   chan func() error
-	done chan struct{}
-	mu   sync.Mutex
-	err  error
+	ch    chan bgItem
+	done  chan struct{}
+	ctx   context.Context
+	saver checkpoint.Saver
+	mu    sync.Mutex
+	err   error
 }
 
-func newBGWriter() *bgWriter {
-	w := &bgWriter{ch: make(chan func() error, 256), done: make(chan struct{})}
-	go func() {
-		defer close(w.done)
-		for f := range w.ch {
-			if w.failed() != nil {
-				continue
-			}
-			if err := f(); err != nil {
-				w.mu.Lock()
-				w.err = err
-				w.mu.Unlock()
-			}
-		}
-	}()
+// bgItem is a Put or PutWrites (op), or a marker that runs once everything
+// before it is written.
+type bgItem struct {
+	op     *checkpoint.Op
+	marker func()
+}
+
+func newBGWriter(ctx context.Context, saver checkpoint.Saver) *bgWriter {
+	w := &bgWriter{ch: make(chan bgItem, 256), done: make(chan struct{}), ctx: ctx, saver: saver}
+	go w.run()
 	return w
 }
 
-func (w *bgWriter) do(f func() error) { w.ch <- f }
+func (w *bgWriter) run() {
+	defer close(w.done)
+	var batch []checkpoint.Op
+	for it := range w.ch {
+		items := []bgItem{it}
+	drain:
+		for {
+			select {
+			case more, ok := <-w.ch:
+				if !ok {
+					break drain
+				}
+				items = append(items, more)
+			default:
+				break drain
+			}
+		}
+		for _, it := range items {
+			if it.op != nil {
+				batch = append(batch, *it.op)
+				continue
+			}
+			w.write(batch)
+			batch = batch[:0]
+			it.marker()
+		}
+		w.write(batch)
+		batch = batch[:0]
+	}
+}
+
+func (w *bgWriter) write(ops []checkpoint.Op) {
+	if len(ops) == 0 || w.failed() != nil {
+		return
+	}
+	var err error
+	if bw, ok := w.saver.(checkpoint.BatchWriter); ok && len(ops) > 1 {
+		err = bw.WriteBatch(w.ctx, ops)
+	} else {
+		put := w.saver.Put
+		if op, ok := w.saver.(checkpoint.OwnedPutter); ok {
+			put = op.PutOwned
+		}
+		for _, op := range ops {
+			if op.Checkpoint != nil {
+				_, err = put(w.ctx, op.Ref, *op.Checkpoint, op.Metadata, op.NewVersions)
+			} else {
+				err = w.saver.PutWrites(w.ctx, op.Ref, op.Writes, op.TaskID, op.TaskPath)
+			}
+			if err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		w.mu.Lock()
+		w.err = err
+		w.mu.Unlock()
+	}
+}
+
+func (w *bgWriter) op(op *checkpoint.Op) { w.ch <- bgItem{op: op} }
 
 // flush waits until every queued write is done and returns the first error.
 func (w *bgWriter) flush() error {
 	done := make(chan struct{})
-	w.ch <- func() error { close(done); return nil }
+	w.ch <- bgItem{marker: func() { close(done) }}
 	<-done
 	return w.failed()
 }

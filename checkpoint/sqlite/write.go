@@ -90,19 +90,33 @@ func (s *Saver) write(ctx context.Context, fn func(ctx context.Context, tx *sql.
 // a value already stored for that channel and version is kept. Putting an
 // existing checkpoint id again replaces its header and metadata.
 func (s *Saver) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Checkpoint, md checkpoint.Metadata, newVersions map[string]int64) (checkpoint.Ref, error) {
-	if err := record.CheckPut(parent, &cp, &md); err != nil {
+	run, fail, err := s.preparePut(parent, &cp, &md, newVersions)
+	if err != nil {
 		return checkpoint.Ref{}, err
 	}
-	fail := func(err error) (checkpoint.Ref, error) {
-		return checkpoint.Ref{}, fmt.Errorf("put checkpoint %q in thread %q ns %q to %s: %w", cp.ID, parent.ThreadID, parent.NS, s.path, err)
+	if err := s.write(ctx, run); err != nil {
+		return checkpoint.Ref{}, fail(err)
 	}
-	header, err := record.EncodeHeader(&cp)
-	if err != nil {
-		return fail(err)
+	return checkpoint.Ref{ThreadID: parent.ThreadID, NS: parent.NS, CheckpointID: cp.ID}, nil
+}
+
+// preparePut checks and encodes a Put and returns the statements to run in
+// a write transaction, and how to word an error of theirs.
+func (s *Saver) preparePut(parent checkpoint.Ref, cpp *checkpoint.Checkpoint, md *checkpoint.Metadata, newVersions map[string]int64) (func(context.Context, *sql.Tx) error, func(error) error, error) {
+	cp := cpp
+	if err := record.CheckPut(parent, cp, md); err != nil {
+		return nil, nil, err
 	}
-	mdJSON, err := record.EncodeMetadata(&md)
+	fail := func(err error) error {
+		return fmt.Errorf("put checkpoint %q in thread %q ns %q to %s: %w", cp.ID, parent.ThreadID, parent.NS, s.path, err)
+	}
+	header, err := record.EncodeHeader(cp)
 	if err != nil {
-		return fail(err)
+		return nil, nil, fail(err)
+	}
+	mdJSON, err := record.EncodeMetadata(md)
+	if err != nil {
+		return nil, nil, fail(err)
 	}
 	type blob struct {
 		channel string
@@ -124,7 +138,7 @@ func (s *Saver) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Ch
 	if parent.CheckpointID != "" {
 		parentID = parent.CheckpointID
 	}
-	err = s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	run := func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.StmtContext(ctx, s.stmts.putCheckpoint).ExecContext(ctx,
 			parent.ThreadID, parent.NS, cp.ID, parentID, record.FormatTS(cp.TS), header, mdJSON); err != nil {
 			return err
@@ -146,11 +160,8 @@ func (s *Saver) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Ch
 			blobs = blobs[n:]
 		}
 		return nil
-	})
-	if err != nil {
-		return fail(err)
 	}
-	return checkpoint.Ref{ThreadID: parent.ThreadID, NS: parent.NS, CheckpointID: cp.ID}, nil
+	return run, fail, nil
 }
 
 // PutWrites stores a task's writes against ref; see checkpoint.Saver.
@@ -164,6 +175,19 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 	if len(writes) == 0 {
 		return s.writable(ctx)
 	}
+	if err := s.write(ctx, s.prepareWrites(ref, writes, taskID, taskPath)); err != nil {
+		return writesErr(s, ref, writes, taskID, err)
+	}
+	return nil
+}
+
+func writesErr(s *Saver, ref checkpoint.Ref, writes []checkpoint.Write, taskID string, err error) error {
+	return fmt.Errorf("put %d writes of task %q to checkpoint %q in thread %q ns %q to %s: %w", len(writes), taskID, ref.CheckpointID, ref.ThreadID, ref.NS, s.path, err)
+}
+
+// prepareWrites encodes a PutWrites and returns the statements to run in a
+// write transaction.
+func (s *Saver) prepareWrites(ref checkpoint.Ref, writes []checkpoint.Write, taskID, taskPath string) func(context.Context, *sql.Tx) error {
 	type prepared struct {
 		idx     int
 		special bool
@@ -187,7 +211,7 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 			ordinary = append(ordinary, w)
 		}
 	}
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	return func(ctx context.Context, tx *sql.Tx) error {
 		for len(ordinary) > 0 {
 			n := min(len(ordinary), maxRows)
 			args := make([]any, 5, 5+3*n)
@@ -207,9 +231,48 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 			}
 		}
 		return nil
+	}
+}
+
+// WriteBatch stores ops in order in one transaction: all of them or none
+// (checkpoint.BatchWriter).
+func (s *Saver) WriteBatch(ctx context.Context, ops []checkpoint.Op) error {
+	runs := make([]func(context.Context, *sql.Tx) error, 0, len(ops))
+	fails := make([]func(error) error, 0, len(ops))
+	for _, op := range ops {
+		if op.Checkpoint != nil {
+			md := op.Metadata
+			run, fail, err := s.preparePut(op.Ref, op.Checkpoint, &md, op.NewVersions)
+			if err != nil {
+				return err
+			}
+			runs, fails = append(runs, run), append(fails, fail)
+			continue
+		}
+		if err := record.CheckWrites(op.Ref, op.TaskID); err != nil {
+			return err
+		}
+		if len(op.Writes) == 0 {
+			continue
+		}
+		runs = append(runs, s.prepareWrites(op.Ref, op.Writes, op.TaskID, op.TaskPath))
+		fails = append(fails, func(err error) error { return writesErr(s, op.Ref, op.Writes, op.TaskID, err) })
+	}
+	failed := -1
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		for i, run := range runs {
+			if err := run(ctx, tx); err != nil {
+				failed = i
+				return err
+			}
+		}
+		return nil
 	})
+	if err != nil && failed >= 0 {
+		return fails[failed](err)
+	}
 	if err != nil {
-		return fmt.Errorf("put %d writes of task %q to checkpoint %q in thread %q ns %q to %s: %w", len(writes), taskID, ref.CheckpointID, ref.ThreadID, ref.NS, s.path, err)
+		return fmt.Errorf("write a batch of %d to %s: %w", len(ops), s.path, err)
 	}
 	return nil
 }
