@@ -48,14 +48,24 @@ func newEventsPanel(s *Studio) *eventsPanel {
 	p := &eventsPanel{s: s, follow: true}
 	p.list = widget.NewList(func() int { return len(p.shown) },
 		func() fyne.CanvasObject {
-			l := widget.NewLabel("")
-			l.TextStyle.Monospace = true
-			l.Truncation = fyne.TextTruncateEllipsis
-			return l
+			head := widget.NewLabel("")
+			head.SizeName = theme.SizeNameCaptionText
+			head.Importance = widget.LowImportance
+			head.Truncation = fyne.TextTruncateEllipsis
+			body := widget.NewLabel("")
+			body.Truncation = fyne.TextTruncateEllipsis
+			return container.New(&tightVBox{}, head, body)
 		},
 		func(i widget.ListItemID, o fyne.CanvasObject) {
 			r := p.rows[p.shown[i]]
-			o.(*widget.Label).SetText(fmt.Sprintf("%s  step %-3d %-11s %-12s %s", clockMS(r.When), r.Step, r.Mode, r.Node, r.Text))
+			box := o.(*fyne.Container)
+			head := fmt.Sprintf("%s · step %d · %s", clockMS(r.When), r.Step, r.Mode)
+			body := r.Text
+			if r.Node != "" {
+				body = r.Node + ": " + r.Text
+			}
+			box.Objects[0].(*widget.Label).SetText(head)
+			box.Objects[1].(*widget.Label).SetText(body)
 		})
 	p.node = widget.NewEntry()
 	p.node.SetPlaceHolder("Filter by node or text…")

@@ -137,6 +137,12 @@ func New(a fyne.App, cfg Config) *Studio {
 	right := container.NewVSplit(s.insp.obj, s.tabs)
 	right.Offset = 0.62
 	s.right = right
+	s.tabs.OnSelected = func(*container.TabItem) {
+		// A tab the user opens gets room to show more than two rows.
+		if right.Offset > 0.5 {
+			right.SetOffset(0.45)
+		}
+	}
 	centre := container.NewHSplit(s.gp.obj, right)
 	centre.Offset = 0.56
 	main := container.NewHSplit(s.th.obj, centre)
