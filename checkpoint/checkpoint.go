@@ -203,6 +203,13 @@ type BatchWriter interface {
 	WriteBatch(ctx context.Context, ops []Op) error
 }
 
+// InProcess is an optional Saver capability: its calls finish without I/O
+// (an in-memory store), so a caller gains nothing by making them in the
+// background, and the engine makes them inline even with async durability.
+type InProcess interface {
+	InProcess() bool
+}
+
 // ThreadInfo summarises one thread for ThreadLister.
 type ThreadInfo struct {
 	ThreadID    string

@@ -264,7 +264,8 @@ func (gr *Graph) execute(ctx context.Context, input Input, cfg *runConfig, em *e
 			}
 			rt.replay = cfg.checkpointID != "" && cfg.parentRT == nil
 		}
-		if cfg.durability == DurabilityAsync {
+		ip, inProcess := rt.saver.(checkpoint.InProcess)
+		if cfg.durability == DurabilityAsync && !(inProcess && ip.InProcess()) {
 			rt.bg = newBGWriter(ctx, rt.saver)
 			defer func() {
 				if werr := rt.bg.close(); werr != nil && err == nil {
@@ -1629,8 +1630,14 @@ func (rt *runtime) put(source checkpoint.Source, tasks []string) error {
 
 func (rt *runtime) store(parent checkpoint.Ref, cp checkpoint.Checkpoint, md checkpoint.Metadata) error {
 	g := rt.g
-	newVersions := map[string]int64{}
-	cp.ChannelValues = map[string][]byte{}
+	n := 0
+	for i, v := range rt.ver {
+		if v != rt.savedVer[i] {
+			n++
+		}
+	}
+	newVersions := make(map[string]int64, n)
+	cp.ChannelValues = make(map[string][]byte, n)
 	for i, v := range rt.ver {
 		if v == rt.savedVer[i] {
 			continue
@@ -1705,7 +1712,7 @@ type bgItem struct {
 }
 
 func newBGWriter(ctx context.Context, saver checkpoint.Saver) *bgWriter {
-	w := &bgWriter{ch: make(chan bgItem, 256), done: make(chan struct{}), ctx: ctx, saver: saver}
+	w := &bgWriter{ch: make(chan bgItem, 32), done: make(chan struct{}), ctx: ctx, saver: saver}
 	go w.run()
 	return w
 }

@@ -43,6 +43,8 @@ var (
 	_ checkpoint.Copier        = (*Saver)(nil)
 	_ checkpoint.StatsReporter = (*Saver)(nil)
 	_ checkpoint.HeaderLister  = (*Saver)(nil)
+	_ checkpoint.OwnedPutter   = (*Saver)(nil)
+	_ checkpoint.InProcess     = (*Saver)(nil)
 )
 
 // Option configures New.
@@ -137,6 +139,11 @@ func (s *Saver) check(ctx context.Context) error {
 	}
 	return ctx.Err()
 }
+
+// InProcess reports true: every call completes in memory, so the engine
+// calls the saver inline rather than from a background writer
+// (checkpoint.InProcess).
+func (s *Saver) InProcess() bool { return true }
 
 // Put stores cp as a child of parent; see checkpoint.Saver. Only channels in
 // newVersions get a stored value (absent from cp.ChannelValues means empty);
