@@ -86,17 +86,18 @@ func (p *timelinePanel) clear() {
 }
 
 // merge adds headers (any order) it does not hold yet and lays out lanes.
+// Pages of older headers are prepended and newer ones appended without
+// sorting; anything else is sorted.
 func (p *timelinePanel) merge(hs []checkpoint.Header) {
-	added := false
+	var add []tlItem
 	for _, h := range hs {
 		if _, ok := p.index[h.Ref.CheckpointID]; ok {
 			continue
 		}
-		p.items = append(p.items, tlItem{h: h})
+		add = append(add, tlItem{h: h})
 		p.index[h.Ref.CheckpointID] = -1
-		added = true
 	}
-	if !added && len(p.items) > 0 {
+	if len(add) == 0 && len(p.items) > 0 {
 		return
 	}
 	selID := ""
@@ -104,8 +105,19 @@ func (p *timelinePanel) merge(hs []checkpoint.Header) {
 		selID = p.items[p.sel].h.Ref.CheckpointID
 	}
 	// Ids are UUIDv7: their order is creation order.
-	if !slices.IsSortedFunc(p.items, cmpItems) {
-		slices.SortStableFunc(p.items, cmpItems)
+	if !slices.IsSortedFunc(add, cmpItems) {
+		slices.SortFunc(add, cmpItems)
+	}
+	switch n := len(p.items); {
+	case n == 0:
+		p.items = add
+	case cmpItems(add[len(add)-1], p.items[0]) < 0:
+		p.items = append(add, p.items...)
+	case cmpItems(add[0], p.items[n-1]) > 0:
+		p.items = append(p.items, add...)
+	default:
+		p.items = append(p.items, add...)
+		slices.SortFunc(p.items, cmpItems)
 	}
 	p.layoutLanes()
 	p.scroll.Refresh()
@@ -144,6 +156,9 @@ func (p *timelinePanel) layoutLanes() {
 				}
 				hasChild[j] = true
 			}
+		}
+		if it.label != "" {
+			continue
 		}
 		md := it.h.Metadata
 		what := joinNames(md.Tasks)
