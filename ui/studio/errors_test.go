@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2/test"
 
@@ -193,6 +194,18 @@ func TestPauseAndCancel(t *testing.T) {
 	// Pause: the run stops cleanly before the next super-step.
 	act(func() { test.Tap(s.tb.run) })
 	<-started
+	// The live event stream marks the node running on the graph.
+	deadline := time.Now().Add(5 * time.Second)
+	for running := false; !running; {
+		if time.Now().After(deadline) {
+			t.Fatal("the running node was never highlighted")
+		}
+		time.Sleep(10 * time.Millisecond)
+		act(func() {
+			st := s.gp.view.Highlight().State("tick")
+			running = s.running["tick"] && (st == render.StateRunning || st == render.StateNext)
+		})
+	}
 	if s.tb.pause.Disabled() || !s.tb.run.Disabled() {
 		t.Error("while running, Pause should be enabled and Run disabled")
 	}

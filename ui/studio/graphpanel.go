@@ -154,6 +154,9 @@ func (s *Studio) computeHighlight() render.Highlight {
 	for n, on := range s.running {
 		if on {
 			h.States[n] = render.StateRunning
+			if s.pulse {
+				h.States[n] = render.StateNext // the running node pulses
+			}
 		}
 	}
 	if s.breakAll {

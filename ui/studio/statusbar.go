@@ -83,7 +83,7 @@ func (b *statusBar) setBusy(busy bool) {
 	stop := make(chan struct{})
 	b.stop = stop
 	go func() {
-		t := time.NewTicker(200 * time.Millisecond)
+		t := time.NewTicker(400 * time.Millisecond)
 		defer t.Stop()
 		for {
 			select {
@@ -95,11 +95,23 @@ func (b *statusBar) setBusy(busy bool) {
 					case <-stop:
 					default:
 						b.update()
+						b.s.pulseRunning()
 					}
 				})
 			}
 		}
 	}()
+}
+
+// pulseRunning makes the running nodes pulse on the graph.
+func (s *Studio) pulseRunning() {
+	for _, on := range s.running {
+		if on {
+			s.pulse = !s.pulse
+			s.gp.highlight()
+			return
+		}
+	}
 }
 
 // flash shows a short note for a few seconds.

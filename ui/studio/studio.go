@@ -71,6 +71,7 @@ type Studio struct {
 	lastStep   time.Duration
 	runStarted time.Time
 	running    map[string]bool // nodes running now (from task events)
+	pulse      bool            // alternates while a node runs
 	finished   map[string]bool // nodes that finished during the current step
 
 	breakBefore, breakAfter map[string]bool
