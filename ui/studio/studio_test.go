@@ -182,11 +182,21 @@ func TestNewcomerFlow(t *testing.T) {
 	if !s.ip.items[0].errLbl.Visible() || !strings.Contains(s.ip.items[0].errLbl.Text, "not valid JSON") {
 		t.Errorf("invalid answer: %q", s.ip.items[0].errLbl.Text)
 	}
+	// A JSON answer with feedback sends the draft back with it.
+	act(func() {
+		s.ip.items[0].answer.SetText(`{"action": "revise", "feedback": "add a safety tip"}`)
+		test.Tap(s.ip.resumeB)
+	})
+	idle(t, s)
+	if s.view.Snap.Values["revisions"] != 3 || len(s.ip.items) != 1 {
+		t.Fatalf("after the JSON answer: revisions %v", s.view.Snap.Values["revisions"])
+	}
 	act(func() { test.Tap(s.ip.items[0].choices[0]) })
 	idle(t, s)
 	vals := s.view.Snap.Values
-	if s.runState != "done" || vals["published"] == nil || vals["published"] != vals["draft"] || len(s.ip.items) != 0 {
-		t.Fatalf("after Approve: state %q published %v", s.runState, vals["published"])
+	published, _ := vals["published"].(string)
+	if s.runState != "done" || published != vals["draft"] || !strings.Contains(published, "Revised after review: add a safety tip") || len(s.ip.items) != 0 {
+		t.Fatalf("after Approve: state %q published %q", s.runState, published)
 	}
 	total := s.tl.count()
 
