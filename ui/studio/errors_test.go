@@ -260,3 +260,16 @@ func TestExportImportThread(t *testing.T) {
 		t.Errorf("thread list %+v", s.threads)
 	}
 }
+
+func TestExportGraphPicture(t *testing.T) {
+	s := newStudio(t, nil)
+	var svg, png bufCloser
+	act(func() { s.exportGraph(&svg, false, "g.svg"); s.exportGraph(&png, true, "g.png") })
+	idle(t, s)
+	if !strings.Contains(svg.String(), "<svg") || !strings.Contains(svg.String(), "research") {
+		t.Errorf("SVG export %.200q", svg.String())
+	}
+	if !bytes.HasPrefix(png.Bytes(), []byte("\x89PNG")) {
+		t.Errorf("PNG export starts %q", png.Bytes()[:min(8, png.Len())])
+	}
+}

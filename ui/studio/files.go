@@ -291,34 +291,40 @@ func (s *Studio) exportGraphDialog() {
 	if topo == nil {
 		return
 	}
-	geom := s.gp.view.Geometry()
-	hl := s.computeHighlight()
 	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
 		if err != nil || w == nil {
 			return
 		}
-		png := strings.EqualFold(w.URI().Extension(), ".png")
-		goBG(s.sess, func() (struct{}, error) {
-			defer w.Close()
-			var data []byte
-			var err error
-			if png {
-				data, err = render.PNG(geom, hl, render.PNGOptions{})
-			} else {
-				data, err = s.layouter.SVG(context.Background(), topo, render.DOTOptions{})
-			}
-			if err == nil {
-				_, err = w.Write(data)
-			}
-			return struct{}{}, err
-		}, func(_ struct{}, err error) {
-			if err != nil {
-				s.showError("Exporting the graph", err)
-				return
-			}
-			s.sb.flash("Exported " + w.URI().Name())
-		})
+		s.exportGraph(w, strings.EqualFold(w.URI().Extension(), ".png"), w.URI().Name())
 	}, s.win)
 	d.SetFileName(strings.ReplaceAll(name, " ", "-") + ".svg")
 	d.Show()
+}
+
+// exportGraph writes the graph to w and closes it: a PNG drawn like the
+// view with the current highlights, or Graphviz's SVG.
+func (s *Studio) exportGraph(w io.WriteCloser, png bool, name string) {
+	_, _, _, topo := s.sess.graphInfo()
+	geom := s.gp.view.Geometry()
+	hl := s.computeHighlight()
+	goBG(s.sess, func() (struct{}, error) {
+		defer w.Close()
+		var data []byte
+		var err error
+		if png {
+			data, err = render.PNG(geom, hl, render.PNGOptions{})
+		} else {
+			data, err = s.layouter.SVG(context.Background(), topo, render.DOTOptions{})
+		}
+		if err == nil {
+			_, err = w.Write(data)
+		}
+		return struct{}{}, err
+	}, func(_ struct{}, err error) {
+		if err != nil {
+			s.showError("Exporting the graph", err)
+			return
+		}
+		s.sb.flash("Exported " + name)
+	})
 }

@@ -19,6 +19,7 @@ type statusBar struct {
 	note     *widget.Label
 	progress *widget.ProgressBarInfinite
 	stop     chan struct{}
+	busy     int // long jobs in progress
 }
 
 func newStatusBar(s *Studio) *statusBar {
@@ -67,13 +68,23 @@ func (b *statusBar) update() {
 	b.text.SetText(strings.Join(parts, " · "))
 }
 
-// setBusy shows progress and ticks the elapsed time while a run goes.
+// setBusy counts long work in progress (runs, opening a store, reading a
+// long timeline): while any goes, a progress bar moves and the elapsed
+// time ticks. Calls must pair: true when work starts, false when it ends.
 func (b *statusBar) setBusy(busy bool) {
+	if busy {
+		b.busy++
+	} else if b.busy > 0 {
+		b.busy--
+	}
+	if b.busy > 0 && b.stop != nil {
+		return // already ticking
+	}
 	if b.stop != nil {
 		close(b.stop)
 		b.stop = nil
 	}
-	if !busy {
+	if b.busy == 0 {
 		b.progress.Stop()
 		b.progress.Hide()
 		return

@@ -298,6 +298,7 @@ func (s *Studio) reloadTimeline(selectHead bool) {
 // time; the first page is shown (and its head selected) at once.
 func (s *Studio) loadTimeline(thread string, selectHead bool) {
 	gen := s.threadGen.Load()
+	s.sb.setBusy(true)
 	goBG(s.sess, func() (struct{}, error) {
 		before := ""
 		for first := true; ; first = false {
@@ -324,6 +325,7 @@ func (s *Studio) loadTimeline(thread string, selectHead bool) {
 			before = hs[len(hs)-1].Ref.CheckpointID
 		}
 	}, func(_ struct{}, err error) {
+		s.sb.setBusy(false)
 		if err != nil && thread == s.thread {
 			s.showError("Reading the timeline", err)
 		}
