@@ -620,3 +620,10 @@ func (gr *Graph) Replace(channel string, v any) (Write, error) {
 	}
 	return w, nil
 }
+
+// Breakpoints returns the static breakpoints given at Compile (before and
+// after nodes; "*" means every node), for tools that show them. nil means
+// none.
+func (gr *Graph) Breakpoints() (before, after []string) {
+	return slices.Clone(gr.before), slices.Clone(gr.after)
+}

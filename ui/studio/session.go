@@ -36,9 +36,10 @@ type session struct {
 	ops sync.WaitGroup
 }
 
-// graphTag is the metadata key the studio stores the graph name under, so
-// the thread list can show the threads of the selected graph.
-const graphTag = "studio_graph"
+// graphTag is the metadata key under which the engine records, in every
+// checkpoint, the graph that wrote it: the thread list shows the threads of
+// the selected graph, whoever ran them (studio, CLI, server, workers).
+const graphTag = engine.MetaGraph
 
 // goBG runs work on a goroutine, recovering panics, and then apply (if not
 // nil) on the UI goroutine with the result.
@@ -277,7 +278,6 @@ func (s *session) run(req runRequest) (*runOutcome, error) {
 	s.pause.Store(false)
 	opts := []engine.RunOption{
 		engine.WithThread(req.Thread),
-		engine.WithMetadata(map[string]any{graphTag: g.Name()}),
 		engine.WithStopCheck(s.pause.Load),
 	}
 	// Breakpoints set in the studio replace the graph's compiled ones of
@@ -331,8 +331,7 @@ func (s *session) fork(ctx context.Context, thread, id, channel string, value []
 	if err != nil {
 		return checkpoint.Ref{}, err
 	}
-	return g.UpdateState(ctx, engine.Updates(w), asNode, engine.WithThread(thread), engine.WithCheckpoint(id),
-		engine.WithMetadata(map[string]any{graphTag: g.Name()}))
+	return g.UpdateState(ctx, engine.Updates(w), asNode, engine.WithThread(thread), engine.WithCheckpoint(id))
 }
 
 // replaceWrite decodes JSON into the channel's Go type and returns the write
