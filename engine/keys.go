@@ -128,8 +128,14 @@ func Reducer[T any](name, opName string, op func(acc, v T) T) ReducerKey[T] {
 }
 
 func zeroFor[T any]() func() (any, bool) {
-	switch reflect.TypeFor[T]().Kind() {
-	case reflect.Slice, reflect.Map, reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+	t := reflect.TypeFor[T]()
+	switch t.Kind() {
+	case reflect.Slice:
+		// An empty list, not a nil one: it reads (and saves) as [].
+		return func() (any, bool) { return reflect.MakeSlice(t, 0, 0).Interface(), true }
+	case reflect.Map:
+		return func() (any, bool) { return reflect.MakeMap(t).Interface(), true }
+	case reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
 		return func() (any, bool) { var z T; return z, true }
 	}
