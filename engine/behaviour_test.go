@@ -121,7 +121,9 @@ func TestFailureCancelsSiblingsAndKeepsFinishedWrites(t *testing.T) {
 	var sawCancel atomic.Bool
 	saver := memory.New()
 	g := compile(t, engine.NewGraph("sib", out).
-		AddNode("fast", func(context.Context, engine.State) (engine.Output, error) { return engine.Updates(out.Add("fast")), nil }).
+		AddNode("fast", func(context.Context, engine.State) (engine.Output, error) {
+			return engine.Updates(out.Add("fast")), nil
+		}).
 		AddNode("fail", func(context.Context, engine.State) (engine.Output, error) {
 			time.Sleep(20 * time.Millisecond)
 			return nil, errors.New("broken")
@@ -270,7 +272,9 @@ func TestParentCommandFromSubgraph(t *testing.T) {
 		}).AddEdge(engine.START, "decide"))
 	g := compile(t, engine.NewGraph("parent", log).
 		AddSubgraph("child", sub, engine.Destinations("after")).
-		AddNode("after", func(context.Context, engine.State) (engine.Output, error) { return engine.Updates(log.Add("after")), nil }).
+		AddNode("after", func(context.Context, engine.State) (engine.Output, error) {
+			return engine.Updates(log.Add("after")), nil
+		}).
 		AddEdge(engine.START, "child"))
 	res := invoke(t, g, engine.Values{})
 	if fmt.Sprint(res.Values["log"]) != "[from child after]" {
