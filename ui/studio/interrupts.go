@@ -24,6 +24,7 @@ type interruptPanel struct {
 	cards   *fyne.Container
 	empty   *widget.Label
 	resumeB *widget.Button
+	leaveB  *widget.Button
 	items   []*interruptCard
 }
 
@@ -42,6 +43,10 @@ func newInterruptPanel(s *Studio) *interruptPanel {
 	p.resumeB = widget.NewButtonWithIcon("Resume", theme.MediaPlayIcon(), p.submit)
 	p.resumeB.Importance = widget.HighImportance
 	p.resumeB.Hide()
+	// For stores shared with worker processes: store the answer and let a
+	// worker resume the thread (weft worker) instead of running it here.
+	p.leaveB = widget.NewButtonWithIcon("Leave for workers", theme.MailSendIcon(), p.leave)
+	p.leaveB.Hide()
 	p.obj = container.NewBorder(nil, nil, nil, nil, container.NewStack(p.empty, container.NewVScroll(p.cards)))
 	return p
 }
@@ -53,6 +58,7 @@ func (p *interruptPanel) show(ints []engine.PendingInterrupt) {
 	if len(ints) == 0 {
 		p.empty.Show()
 		p.resumeB.Hide()
+		p.leaveB.Hide()
 		p.cards.Refresh()
 		return
 	}
@@ -63,11 +69,13 @@ func (p *interruptPanel) show(ints []engine.PendingInterrupt) {
 	}
 	if len(ints) > 1 {
 		p.resumeB.SetText(fmt.Sprintf("Resume with %d answers", len(ints)))
-		p.cards.Add(container.NewHBox(layoutSpacer(), p.resumeB))
+		p.cards.Add(container.NewHBox(layoutSpacer(), p.leaveB, p.resumeB))
 	} else {
 		p.resumeB.SetText("Resume")
+		p.cards.Add(container.NewHBox(layoutSpacer(), p.leaveB))
 	}
 	p.resumeB.Show()
+	p.leaveB.Show()
 	p.cards.Refresh()
 }
 
@@ -140,6 +148,21 @@ func (p *interruptPanel) choose(c *interruptCard, opt any) {
 
 // submit validates every answer and resumes the run.
 func (p *interruptPanel) submit() {
+	if one, byID, ok := p.collect(); ok {
+		p.s.resume(one, byID)
+	}
+}
+
+// leave validates every answer and stores them for a worker process.
+func (p *interruptPanel) leave() {
+	if one, byID, ok := p.collect(); ok {
+		p.s.leaveForWorkers(one, byID)
+	}
+}
+
+// collect validates the answers, marking bad ones next to their field: the
+// single answer, or the answers by id when several are pending.
+func (p *interruptPanel) collect() (any, map[string]any, bool) {
 	answers := map[string]any{}
 	ok := true
 	for _, c := range p.items {
@@ -164,13 +187,12 @@ func (p *interruptPanel) submit() {
 		answers[c.it.ID] = v
 	}
 	if !ok || len(p.items) == 0 {
-		return
+		return nil, nil, false
 	}
 	if len(p.items) == 1 {
-		p.s.resume(answers[p.items[0].it.ID], nil)
-		return
+		return answers[p.items[0].it.ID], nil, true
 	}
-	p.s.resume(nil, answers)
+	return nil, answers, true
 }
 
 type payloadField struct {

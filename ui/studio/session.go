@@ -334,6 +334,13 @@ func (s *session) fork(ctx context.Context, thread, id, channel string, value []
 	return g.UpdateState(ctx, engine.Updates(w), asNode, engine.WithThread(thread), engine.WithCheckpoint(id))
 }
 
+// submit stores answers on the thread's latest checkpoint without running
+// anything: a worker process sharing the store (weft worker) resumes it.
+func (s *session) submit(ctx context.Context, thread string, cmd engine.Command) (checkpoint.Ref, error) {
+	g, _ := s.current()
+	return g.SubmitAnswer(ctx, cmd, engine.WithThread(thread))
+}
+
 // replaceWrite decodes JSON into the channel's Go type and returns the write
 // that sets the channel outright (skipping its reducer).
 func (s *session) replaceWrite(channel string, value []byte) (engine.Write, error) {

@@ -551,6 +551,29 @@ func (s *Studio) resume(one any, byID map[string]any) {
 	s.startRun(kindResume, runRequest{Input: cmd})
 }
 
+// leaveForWorkers stores the answers without running the thread, for the
+// worker processes that share a PostgreSQL (or SQLite) store: one of them
+// resumes the thread with them (weft worker); the studio shows the result
+// when the thread is reloaded.
+func (s *Studio) leaveForWorkers(one any, byID map[string]any) {
+	cmd := engine.Command{Resume: one}
+	if byID != nil {
+		cmd = engine.Command{ResumeByID: byID}
+	}
+	thread := s.thread
+	goBG(s.sess, func() (checkpoint.Ref, error) {
+		return s.sess.submit(context.Background(), thread, cmd)
+	}, func(_ checkpoint.Ref, err error) {
+		if err != nil {
+			s.showError("Leaving the answer for workers", err)
+			return
+		}
+		s.runState = "answer stored · a worker will resume this thread"
+		s.ip.show(nil)
+		s.refreshStatus()
+	})
+}
+
 // startThread creates thread id from input and runs its first step, so
 // the graph shows what runs next.
 func (s *Studio) startThread(id string, input engine.Values) {

@@ -1,6 +1,7 @@
 package studio
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/memory"
+	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/examples"
 )
 
@@ -377,5 +379,32 @@ func TestNoGraphsAndRecentInputs(t *testing.T) {
 	act(s.newThreadDialog)
 	if f := s.th.form; f == nil || len(f.recent.Options) == 0 || f.recent.Disabled() {
 		t.Error("the new-thread dialog should offer the recent input")
+	}
+}
+
+// On a store shared with worker processes, the reviewer leaves the answer
+// and a worker (here: the engine on the same store) finishes the thread.
+func TestLeaveAnswerForWorkers(t *testing.T) {
+	saver := memory.New()
+	s := newStudio(t, saver)
+	startThread(t, s, "w1")
+	act(func() { test.Tap(s.tb.run) })
+	idle(t, s)
+	if len(s.ip.items) != 1 {
+		t.Fatalf("no question waiting: %d", len(s.ip.items))
+	}
+	act(func() { s.ip.items[0].answer.SetText(`"approve"`); test.Tap(s.ip.leaveB) })
+	idle(t, s)
+	if !strings.Contains(s.runState, "a worker will resume") || len(s.ip.items) != 0 {
+		t.Fatalf("state %q, %d questions", s.runState, len(s.ip.items))
+	}
+	g := s.cfg.Graphs[0].Graph.WithSaver(saver)
+	waiting, err := g.AnswerWaiting(context.Background(), engine.WithThread("w1"))
+	if err != nil || !waiting {
+		t.Fatalf("the answer is not waiting for a worker: %v %v", waiting, err)
+	}
+	res, err := g.Invoke(context.Background(), nil, engine.WithThread("w1"))
+	if err != nil || !res.Done || res.Values["published"] == "" {
+		t.Fatalf("worker run: %v %+v", err, res)
 	}
 }
