@@ -179,20 +179,10 @@ func (gr *Graph) newRuntime(ctx context.Context, cfg *runConfig, em *emitter) (*
 	for i, s := range gr.specs {
 		rt.ch[i] = s.newCh()
 	}
-	rt.ver = make([]int64, n)
-	rt.savedVer = make([]int64, n)
-	rt.seen = map[string][]int64{}
-	rt.buckets = make([][]any, n)
+	vers := make([]int64, 2*n) // one allocation: snapshots build many runtimes
+	rt.ver, rt.savedVer = vers[:n:n], vers[n:]
+	rt.seen = make(map[string][]int64, len(gr.nodes)+2)
 	rt.cpRef = checkpoint.Ref{ThreadID: cfg.thread, NS: cfg.ns}
-	rt.extra = make(map[string]any, len(cfg.metadata)+1)
-	for k, v := range cfg.metadata {
-		rt.extra[k] = v
-	}
-	rt.extra[MetaGraph] = gr.name
-	rt.parents = cfg.parents
-	if rt.parents == nil {
-		rt.parents = map[string]string{} // shared by the run's checkpoints; never modified
-	}
 	return rt, nil
 }
 
@@ -687,6 +677,9 @@ func (rt *runtime) apply(tasks []*task) ([]int, error) {
 		}
 	}
 	rt.touched = rt.touched[:0]
+	if rt.buckets == nil {
+		rt.buckets = make([][]any, len(rt.ch))
+	}
 	for _, t := range tasks {
 		for _, w := range t.writes {
 			if w.ch < 0 {
@@ -1611,6 +1604,17 @@ func (rt *runtime) put(source checkpoint.Source, tasks []string) error {
 			cp.UpdatedChannels = append(cp.UpdatedChannels, g.specs[c].name)
 		}
 		sort.Strings(cp.UpdatedChannels)
+	}
+	if rt.extra == nil {
+		rt.extra = make(map[string]any, len(rt.cfg.metadata)+1)
+		for k, v := range rt.cfg.metadata {
+			rt.extra[k] = v
+		}
+		rt.extra[MetaGraph] = g.name
+		rt.parents = rt.cfg.parents
+		if rt.parents == nil {
+			rt.parents = map[string]string{} // shared by the run's checkpoints; never modified
+		}
 	}
 	md := checkpoint.Metadata{Source: source, Step: rt.step, Parents: rt.parents, RunID: rt.cfg.runID, Tasks: tasks, Extra: rt.extra}
 	parent := rt.cpRef
