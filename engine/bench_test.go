@@ -5,27 +5,18 @@ import (
 	"testing"
 
 	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/examples/bench"
 )
 
-var (
-	benchCount = engine.LastValue[int]("count")
-	benchLog   = engine.List[string]("log")
-)
+var benchCount = bench.Count
 
-// chain10 is B1's graph: 10 nodes in a line, each adding 1 to count and
-// appending its name to log.
+// chain10 is B1's graph (package examples/bench).
 func chain10(t testing.TB, opts ...engine.CompileOption) *engine.Graph {
-	b := engine.NewGraph("chain10", benchCount, benchLog)
-	prev := engine.START
-	for i := range 10 {
-		name := string(rune('a' + i))
-		b.AddNode(name, func(_ context.Context, s engine.State) (engine.Output, error) {
-			return engine.Update{benchCount.Set(benchCount.Get(s) + 1), benchLog.Add(name)}, nil
-		})
-		b.AddEdge(prev, name)
-		prev = name
+	g, err := bench.Chain10(opts...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return compile(t, b, opts...)
+	return g
 }
 
 func BenchmarkB1Chain10(b *testing.B) {

@@ -15,27 +15,12 @@ import (
 
 	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/examples/bench"
 )
 
-var (
-	benchCount = engine.LastValue[int]("count")
-	benchLog   = engine.List[string]("log")
-)
-
-// chain10 is B1's graph (engine/bench_test.go): 10 nodes in a line, each
-// adding 1 to count and appending its name to log.
+// chain10 is B1's graph (package examples/bench).
 func chain10(t testing.TB) *engine.Graph {
-	b := engine.NewGraph("chain10", benchCount, benchLog)
-	prev := engine.START
-	for i := range 10 {
-		name := string(rune('a' + i))
-		b.AddNode(name, func(_ context.Context, s engine.State) (engine.Output, error) {
-			return engine.Update{benchCount.Set(benchCount.Get(s) + 1), benchLog.Add(name)}, nil
-		})
-		b.AddEdge(prev, name)
-		prev = name
-	}
-	g, err := b.Compile()
+	g, err := bench.Chain10()
 	if err != nil {
 		t.Fatal(err)
 	}
