@@ -28,6 +28,7 @@ type InterruptError struct {
 	Interrupts []PendingInterrupt
 }
 
+// Error describes the InterruptError.
 func (e *InterruptError) Error() string {
 	if len(e.Interrupts) == 1 {
 		return fmt.Sprintf("interrupted at node %q (interrupt %s)", e.Interrupts[0].Node, e.Interrupts[0].ID)

@@ -86,12 +86,14 @@ type InvalidUpdateError struct {
 	Msg string
 }
 
+// Error describes the InvalidUpdateError.
 func (e *InvalidUpdateError) Error() string { return e.Msg }
 
 // RecursionLimitError says a run reached its recursion limit without
 // stopping (LangGraph's GraphRecursionError, code GRAPH_RECURSION_LIMIT).
 type RecursionLimitError struct{ Limit int }
 
+// Error describes the RecursionLimitError.
 func (e *RecursionLimitError) Error() string {
 	return fmt.Sprintf("Recursion limit of %d reached without hitting a stop condition. You can increase the limit with engine.WithRecursionLimit", e.Limit)
 }
@@ -107,6 +109,7 @@ type NodeError struct {
 	Stack string
 }
 
+// Error describes the NodeError.
 func (e *NodeError) Error() string {
 	where := e.Node
 	if e.NS != "" {
@@ -118,6 +121,7 @@ func (e *NodeError) Error() string {
 	return fmt.Sprintf("node %q: %v", where, e.Err)
 }
 
+// Unwrap returns the underlying error(s), for errors.Is and errors.As.
 func (e *NodeError) Unwrap() error { return e.Err }
 
 // CompileError reports what is wrong with a graph definition.
@@ -126,6 +130,7 @@ type CompileError struct {
 	Errs  []error
 }
 
+// Error describes the CompileError.
 func (e *CompileError) Error() string {
 	var b strings.Builder
 	if e.Graph != "" {
@@ -140,6 +145,7 @@ func (e *CompileError) Error() string {
 	return b.String()
 }
 
+// Unwrap returns the underlying error(s), for errors.Is and errors.As.
 func (e *CompileError) Unwrap() []error { return e.Errs }
 
 // ErrEmptyInput is returned for a run with no input on a thread that has no
@@ -157,5 +163,7 @@ func Permanent(err error) error {
 
 type permanentError struct{ err error }
 
+// Error describes the permanentError.
 func (e *permanentError) Error() string { return e.err.Error() }
+// Unwrap returns the underlying error(s), for errors.Is and errors.As.
 func (e *permanentError) Unwrap() error { return e.err }
