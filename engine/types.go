@@ -165,5 +165,6 @@ type permanentError struct{ err error }
 
 // Error describes the permanentError.
 func (e *permanentError) Error() string { return e.err.Error() }
+
 // Unwrap returns the underlying error(s), for errors.Is and errors.As.
 func (e *permanentError) Unwrap() error { return e.err }
