@@ -80,6 +80,26 @@ func BenchmarkB5History(b *testing.B) {
 	}
 }
 
+// B5List lists the same 1,002 checkpoints straight from the saver, as
+// tuples (values and pending writes, no snapshots): the saver's share of
+// B5History.
+func BenchmarkB5List(b *testing.B) {
+	g := b5Thread(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		n := 0
+		for _, err := range g.Saver().List(ctx, checkpoint.ListOptions{ThreadID: "b5"}) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+		if n != 1002 {
+			b.Fatal(n)
+		}
+	}
+}
+
 // B5GetState reads the state at the latest checkpoint of B5's thread.
 func BenchmarkB5GetState(b *testing.B) {
 	g := b5Thread(b)
