@@ -50,6 +50,7 @@ var builtins = map[string]Command{
 	"state":   {"show a thread's state: state THREAD [CHECKPOINT]", cmdState},
 	"resume":  {"answer a thread's interrupt and run on: resume THREAD -answer JSON [-id INTERRUPT]", cmdResume},
 	"prune":   {"delete old checkpoints: prune -keep N [THREAD…] | prune -older-than 720h", cmdPrune},
+	"delete":  {"delete threads and all their checkpoints: delete THREAD…", cmdDelete},
 	"answer":  {"store an answer for a worker to pick up, without running: answer THREAD -answer JSON [-id INTERRUPT]", cmdAnswer},
 	"worker":  {"resume threads whose answers are waiting, until none is left: worker [-watch 2s]", cmdWorker},
 }
@@ -509,4 +510,28 @@ func cmdWorker(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, 
 		done = []ResultJSON{}
 	}
 	return printJSON(w, done)
+}
+
+func cmdDelete(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("delete", flag.ContinueOnError)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("usage: delete THREAD…")
+	}
+	for _, id := range pos {
+		if _, err := s.Get(ctx, checkpoint.Ref{ThreadID: id}); errors.Is(err, checkpoint.ErrNotFound) {
+			return fmt.Errorf("thread %q not found in this store; nothing was deleted", id)
+		} else if err != nil {
+			return err
+		}
+	}
+	for _, id := range pos {
+		if err := s.DeleteThread(ctx, id); err != nil {
+			return fmt.Errorf("deleting thread %q: %w", id, err)
+		}
+	}
+	return printJSON(w, map[string]any{"deleted_threads": pos})
 }

@@ -209,3 +209,21 @@ func TestAnswerThenWorkerPostgres(t *testing.T) {
 		t.Errorf("final state: %s", out)
 	}
 }
+
+func TestDelete(t *testing.T) {
+	graphs := demoGraphs(t)
+	db := filepath.Join(t.TempDir(), "weft.db")
+	seed(t, db, graphs)
+	if _, errs, code := runCLI(t, graphs, "delete", "t1", "nope", "-db", db); code != 1 || !strings.Contains(errs, `thread "nope" not found`) {
+		t.Fatalf("a missing thread: code %d %s", code, errs)
+	}
+	if out, _, _ := runCLI(t, graphs, "threads", "-db", db); !strings.Contains(out, `"t1"`) {
+		t.Fatal("a failed delete must delete nothing")
+	}
+	if out, errs, code := runCLI(t, graphs, "delete", "t1", "-db", db); code != 0 {
+		t.Fatalf("delete: %s %s", out, errs)
+	}
+	if out, _, _ := runCLI(t, graphs, "threads", "-db", db); strings.TrimSpace(out) != "[]" {
+		t.Errorf("after delete: %s", out)
+	}
+}

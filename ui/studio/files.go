@@ -37,6 +37,7 @@ func (s *Studio) menus() *fyne.MainMenu {
 		fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem("Export thread…", s.exportThreadDialog),
 		fyne.NewMenuItem("Import thread…", s.importThreadDialog),
+		fyne.NewMenuItem("Delete thread…", s.deleteThreadDialog),
 		fyne.NewMenuItem("Export graph picture…", s.exportGraphDialog),
 	)
 	run := fyne.NewMenu("Run",
@@ -236,6 +237,39 @@ func (s *Studio) exportThread(thread string, w io.WriteCloser) {
 			return
 		}
 		s.sb.flash("Exported thread " + thread)
+	})
+}
+
+// deleteThreadDialog deletes the selected thread, every namespace of it,
+// after a confirmation that names it.
+func (s *Studio) deleteThreadDialog() {
+	if s.thread == "" {
+		s.sb.flash("Select a thread to delete")
+		return
+	}
+	thread := s.thread
+	dialog.ShowConfirm("Delete thread", "Delete thread "+thread+" and all its checkpoints? Export it first to keep a copy.", func(ok bool) {
+		if ok {
+			s.deleteThread(thread)
+		}
+	}, s.win)
+}
+
+// deleteThread removes thread from the store and from the views.
+func (s *Studio) deleteThread(thread string) {
+	_, saver := s.sess.current()
+	goBG(s.sess, func() (struct{}, error) {
+		return struct{}{}, saver.DeleteThread(context.Background(), thread)
+	}, func(_ struct{}, err error) {
+		if err != nil {
+			s.showError("Deleting thread", err)
+			return
+		}
+		if s.thread == thread {
+			s.clearThread("")
+		}
+		s.sb.flash("Deleted thread " + thread)
+		s.refreshThreads(true)
 	})
 }
 

@@ -408,3 +408,22 @@ func TestLeaveAnswerForWorkers(t *testing.T) {
 		t.Fatalf("worker run: %v %+v", err, res)
 	}
 }
+
+func TestDeleteThread(t *testing.T) {
+	saver := memory.New()
+	s := newStudio(t, saver)
+	startThread(t, s, "gone")
+	startThread(t, s, "kept")
+	act(func() { s.deleteThread("kept") })
+	idle(t, s)
+	if _, err := saver.Get(context.Background(), checkpoint.Ref{ThreadID: "kept"}); err == nil {
+		t.Fatal("the thread is still in the store")
+	}
+	ids := map[string]bool{}
+	for _, r := range s.threads {
+		ids[r.ID] = true
+	}
+	if ids["kept"] || !ids["gone"] || s.thread == "kept" {
+		t.Errorf("threads %v, selected %q", ids, s.thread)
+	}
+}
