@@ -831,9 +831,6 @@ func (rt *runtime) loop() (*Result, error) {
 			before = rt.cfg.before
 		}
 		if rt.shouldInterrupt(before, tasks) {
-			if err := rt.putBreakpointValues(); err != nil {
-				return nil, err
-			}
 			return rt.result(tasks, nil, "before", ran, false), nil
 		}
 		if rt.cfg.stopCheck != nil && ran == 0 && rt.cfg.stopCheck() {
@@ -899,9 +896,6 @@ func (rt *runtime) loop() (*Result, error) {
 	}
 }
 
-// putBreakpointValues exists so a static "before" interrupt leaves no new
-// checkpoint, as in LangGraph; nothing to store.
-func (rt *runtime) putBreakpointValues() error { return nil }
 
 func (rt *runtime) shouldInterrupt(names []string, tasks []*task) bool {
 	if len(names) == 0 {
@@ -1525,9 +1519,6 @@ func encodeWrite(s *chanSpec, v any) ([]byte, error) {
 			return nil, err
 		}
 		return json.Marshal(overwriteForm{b})
-	}
-	if s.name == checkpoint.Tasks {
-		return s.codec.encode(v)
 	}
 	return s.codec.encode(v)
 }
