@@ -896,7 +896,6 @@ func (rt *runtime) loop() (*Result, error) {
 	}
 }
 
-
 func (rt *runtime) shouldInterrupt(names []string, tasks []*task) bool {
 	if len(names) == 0 {
 		return false
