@@ -88,8 +88,9 @@ func writerResearch(ctx context.Context, s engine.State) (engine.Output, error) 
 	angle, _ := engine.ArgAs[string](s)
 	note := scriptedNote(angle)
 	// Stream the note word by word, as a model's tokens would arrive.
+	id := "research-" + slug(angle)
 	for _, w := range strings.Fields(note) {
-		engine.EmitMessage(ctx, engine.Message{ID: "research-" + angle, Role: engine.RoleAssistant, Content: w + " "})
+		engine.EmitMessage(ctx, engine.Message{ID: id, Role: engine.RoleAssistant, Content: w + " "})
 	}
 	return engine.Updates(WriterNotes.Add(note)), nil
 }
@@ -180,4 +181,21 @@ func parseReview(raw any) (ReviewAnswer, error) {
 func writerPublish(_ context.Context, s engine.State) (engine.Output, error) {
 	return engine.Updates(WriterPublished.Set(WriterDraft.Get(s)),
 		WriterMessages.Add(engine.Message{ID: "published", Role: engine.RoleAssistant, Content: "Published."})), nil
+}
+
+// slug makes an id-friendly form of s: lower-case letters and digits, other
+// runs as one '-'.
+func slug(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return strings.TrimSuffix(b.String(), "-")
 }
