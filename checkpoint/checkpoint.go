@@ -7,8 +7,11 @@
 //   - Channel values are opaque bytes: the engine serializes them (it knows
 //     each channel's Go type); a saver only stores and returns them. That keeps
 //     this package free of the engine's internals and makes deep copies trivial.
-//   - Channel versions are int64 counters (LangGraph's base saver uses int+1;
-//     its Python savers use padded strings only to stay sortable as text).
+//   - Channel versions are int64. The high 32 bits count steps (one more
+//     per super-step that bumps the channel); the low 32 bits are random, so
+//     two branches forked from one checkpoint never give different values
+//     the same version (LangGraph's savers add a random fraction to their
+//     string versions for the same reason). VersionStep extracts the count.
 //   - Checkpoint ids are UUIDv7 strings, so string order is creation order.
 //   - Metadata carries the names of the tasks whose writes produced the
 //     checkpoint (Tasks), so a timeline can show "what ran" without loading
@@ -279,6 +282,10 @@ var (
 	// example a file written by a newer version of Weft.
 	ErrReadOnly = errors.New("checkpoint store is read-only")
 )
+
+// VersionStep returns the step count of a channel version (its high 32
+// bits), for display and for savers that read versions in ranges.
+func VersionStep(v int64) int64 { return v >> 32 }
 
 // NewID returns a new checkpoint id: a UUIDv7, so ids sort by creation time.
 // Within one process ids are strictly increasing even within a millisecond.

@@ -784,8 +784,9 @@ func nextVersion(v int64) int64 {
 const versionShift = 32
 
 // VersionStep returns the step-counter part of a channel version, for
-// display: versions compare as whole numbers, but their low bits are random.
-func VersionStep(v int64) int64 { return v >> versionShift }
+// display: versions compare as whole numbers, but their low bits are random
+// (see checkpoint.VersionStep).
+func VersionStep(v int64) int64 { return checkpoint.VersionStep(v) }
 
 // loop runs super-steps until the graph is done or stops.
 func (rt *runtime) loop() (*Result, error) {

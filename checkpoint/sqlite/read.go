@@ -464,10 +464,14 @@ CROSS JOIN writes AS w ON w.thread_id = ?1 AND w.checkpoint_ns = ?2 AND w.checkp
 FROM writes AS w WHERE w.thread_id = ?1 AND w.checkpoint_ns = ?2 AND w.checkpoint_id BETWEEN ?3 AND ?4`
 )
 
-// maxVersionGap is the largest run of unused versions a range may span.
+// maxVersionGap is the largest run of unused steps a range may span.
 const maxVersionGap = 4
 
-// versionRanges returns the sorted runs [lo, hi] covering versions.
+// versionRanges returns the sorted runs [lo, hi] covering versions. Gaps
+// are measured in steps (checkpoint.VersionStep), not in raw versions: the
+// low bits of a version tell branches apart and are not contiguous, so a
+// range that spans a few steps reads the values of a whole stretch of
+// history in one scan (values of other branches in it are skipped).
 func versionRanges(versions map[string][]int64) [][2]int64 {
 	var all []int64
 	for _, vs := range versions {
@@ -476,7 +480,7 @@ func versionRanges(versions map[string][]int64) [][2]int64 {
 	slices.Sort(all)
 	var out [][2]int64
 	for _, v := range all {
-		if n := len(out); n > 0 && v <= out[n-1][1]+maxVersionGap+1 {
+		if n := len(out); n > 0 && checkpoint.VersionStep(v) <= checkpoint.VersionStep(out[n-1][1])+maxVersionGap+1 {
 			out[n-1][1] = max(out[n-1][1], v)
 			continue
 		}

@@ -21,8 +21,11 @@ func TestSortWrites(t *testing.T) {
 }
 
 func TestVersionRanges(t *testing.T) {
-	got := versionRanges(map[string][]int64{"a": {1, 500, 501}, "b": {503, 510}, "c": {520}})
-	want := [][2]int64{{1, 1}, {500, 503}, {510, 510}, {520, 520}}
+	// Versions as the engine makes them: a step count in the high bits and
+	// random low bits. Gaps are counted in steps.
+	v := func(step, low int64) int64 { return step<<32 | low }
+	got := versionRanges(map[string][]int64{"a": {v(1, 7), v(500, 9), v(501, 3)}, "b": {v(503, 1), v(510, 5)}, "c": {v(520, 2)}})
+	want := [][2]int64{{v(1, 7), v(1, 7)}, {v(500, 9), v(503, 1)}, {v(510, 5), v(510, 5)}, {v(520, 2), v(520, 2)}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("versionRanges = %v, want %v", got, want)
 	}
