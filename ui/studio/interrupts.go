@@ -46,6 +46,7 @@ func newInterruptPanel(s *Studio) *interruptPanel {
 	// For stores shared with worker processes: store the answer and let a
 	// worker resume the thread (weft worker) instead of running it here.
 	p.leaveB = widget.NewButtonWithIcon("Leave for workers", theme.MailSendIcon(), p.leave)
+	p.leaveB.Importance = widget.LowImportance
 	p.leaveB.Hide()
 	p.obj = container.NewBorder(nil, nil, nil, nil, container.NewStack(p.empty, container.NewVScroll(p.cards)))
 	return p
@@ -72,7 +73,6 @@ func (p *interruptPanel) show(ints []engine.PendingInterrupt) {
 		p.cards.Add(container.NewHBox(layoutSpacer(), p.leaveB, p.resumeB))
 	} else {
 		p.resumeB.SetText("Resume")
-		p.cards.Add(container.NewHBox(layoutSpacer(), p.leaveB))
 	}
 	p.resumeB.Show()
 	p.leaveB.Show()
@@ -113,6 +113,9 @@ func (p *interruptPanel) newCard(it engine.PendingInterrupt, several bool) *inte
 	}
 	body.Add(container.NewBorder(nil, nil, container.NewHBox(btns...), resume, c.answer))
 	body.Add(c.errLbl)
+	if !several {
+		body.Add(container.NewHBox(layoutSpacer(), p.leaveB))
+	}
 	for _, f := range fields {
 		key := widget.NewLabelWithStyle(f.key, fyne.TextAlignLeading, fyne.TextStyle{Italic: true})
 		val := widget.NewLabel(f.value)
