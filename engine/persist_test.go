@@ -449,3 +449,28 @@ func TestSubmitAnswerForAWorker(t *testing.T) {
 		t.Fatalf("final: %+v", res.Values)
 	}
 }
+
+// With durability exit, history keeps one checkpoint per run, and an
+// interrupt is still stored and answerable.
+func TestDurabilityExit(t *testing.T) {
+	g := twoInterruptsGraph(t)
+	th := engine.WithThread("x")
+	exit := engine.WithDurability(engine.DurabilityExit)
+	res := invoke(t, g, engine.Values{"my_key": "DE"}, th, exit)
+	if len(res.Interrupts) != 1 {
+		t.Fatalf("interrupts %v", res.Interrupts)
+	}
+	snaps, err := g.History(ctx, checkpoint.ListOptions{}, th)
+	if err != nil || len(snaps) != 1 || len(snaps[0].Interrupts) != 1 || strings.Join(snaps[0].Next, ",") != "node" {
+		t.Fatalf("after the first run: %d checkpoints, %v", len(snaps), err)
+	}
+	invoke(t, g, engine.Command{Resume: "one"}, th, exit)
+	res = invoke(t, g, engine.Command{Resume: "two"}, th, exit)
+	if !res.Done || res.Values["my_key"] != "DEone two" {
+		t.Fatalf("final %+v", res.Values)
+	}
+	snaps, _ = g.History(ctx, checkpoint.ListOptions{}, th)
+	if len(snaps) != 2 {
+		t.Errorf("%d checkpoints, want one per run that moved the thread", len(snaps))
+	}
+}
