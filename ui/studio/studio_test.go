@@ -427,3 +427,26 @@ func TestDeleteThread(t *testing.T) {
 		t.Errorf("threads %v, selected %q", ids, s.thread)
 	}
 }
+
+// Threads another process ran (the CLI, the AG-UI server, a worker) show
+// under the graph that wrote them, and only there.
+func TestThreadsOfOtherProcessesShowUnderTheirGraph(t *testing.T) {
+	saver := memory.New()
+	agent := demoGraphs(t)[1]
+	if _, err := agent.Graph.WithSaver(saver).Invoke(context.Background(), agent.Example, engine.WithThread("from-server")); err != nil {
+		t.Fatal(err)
+	}
+	s := newStudio(t, saver)
+	idle(t, s)
+	if len(s.threads) != 0 {
+		t.Fatalf("the writer lists %d threads of the agent", len(s.threads))
+	}
+	act(func() { s.selectGraph(1) })
+	idle(t, s)
+	if len(s.threads) != 1 || s.threads[0].ID != "from-server" || s.thread != "from-server" {
+		t.Fatalf("agent threads %+v, selected %q", s.threads, s.thread)
+	}
+	if s.view == nil || len(s.view.Snap.Interrupts) != 1 {
+		t.Errorf("the thread's waiting question is not shown")
+	}
+}
