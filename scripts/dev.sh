@@ -63,16 +63,18 @@ smoke() {
   local dir shot
   dir=$(mktemp -d)
   shot="$dir/shot.png"
-  Xvfb :97 -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
+  local n=97
+  while [ -e "/tmp/.X$n-lock" ]; do n=$((n + 1)); done # a display nobody uses
+  Xvfb ":$n" -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
   local xpid=$!
   sleep 1
-  DISPLAY=:97 ./weft -db "$dir/smoke.db" >"$dir/app.log" 2>&1 &
+  DISPLAY=":$n" ./weft -db "$dir/smoke.db" >"$dir/app.log" 2>&1 &
   local apid=$!
   sleep 8
   if ! kill -0 "$apid" 2>/dev/null; then
     echo "smoke: the studio exited early:"; cat "$dir/app.log"; kill "$xpid"; return 1
   fi
-  DISPLAY=:97 import -window root "$shot"
+  DISPLAY=":$n" import -window root "$shot"
   kill "$apid" "$xpid" 2>/dev/null || true
   wait "$apid" 2>/dev/null || true
   # A blank screen has a single colour: demand a real picture.
