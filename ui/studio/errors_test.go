@@ -116,8 +116,8 @@ func TestForeignStoreExplained(t *testing.T) {
 	good := filepath.Join(dir, "weft.db")
 	act(func() { s.OpenStore(good) })
 	idle(t, s)
-	if s.storeName != "weft.db" || !strings.Contains(s.sb.text.Text, "weft.db") {
-		t.Errorf("store %q status %q", s.storeName, s.sb.text.Text)
+	if s.storeName != "weft.db" || !strings.Contains(s.sb.String(), "weft.db") {
+		t.Errorf("store %q status %q", s.storeName, s.sb.String())
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/data/binding"
 	"fyne.io/fyne/v2/widget"
 )
 
@@ -15,6 +16,7 @@ import (
 type statusBar struct {
 	s        *Studio
 	obj      fyne.CanvasObject
+	line     binding.String // the status line; the label shows it
 	text     *widget.Label
 	note     *widget.Label
 	progress *widget.ProgressBarInfinite
@@ -24,7 +26,8 @@ type statusBar struct {
 
 func newStatusBar(s *Studio) *statusBar {
 	b := &statusBar{s: s}
-	b.text = widget.NewLabel("")
+	b.line = binding.NewString()
+	b.text = widget.NewLabelWithData(b.line)
 	b.text.Truncation = fyne.TextTruncateEllipsis
 	b.note = widget.NewLabel("")
 	b.note.Importance = widget.LowImportance
@@ -36,7 +39,9 @@ func newStatusBar(s *Studio) *statusBar {
 	return b
 }
 
-// update rewrites the status line from the studio's state.
+// update rewrites the status line from the studio's state. It goes
+// through a binding, as UI state in Fyne should: the label follows on its
+// own.
 func (b *statusBar) update() {
 	s := b.s
 	parts := []string{s.storeName}
@@ -65,7 +70,7 @@ func (b *statusBar) update() {
 	if s.lastStep > 0 && !s.sess.running.Load() {
 		parts = append(parts, "last run "+fmtDuration(s.lastStep))
 	}
-	b.text.SetText(strings.Join(parts, " · "))
+	_ = b.line.Set(strings.Join(parts, " · "))
 }
 
 // setBusy counts long work in progress (runs, opening a store, reading a
@@ -145,4 +150,10 @@ func fmtDuration(d time.Duration) string {
 		return fmt.Sprintf("%d ms", d.Milliseconds())
 	}
 	return fmt.Sprintf("%.1f s", d.Seconds())
+}
+
+// String returns the current status line.
+func (b *statusBar) String() string {
+	v, _ := b.line.Get()
+	return v
 }

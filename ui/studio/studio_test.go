@@ -75,8 +75,8 @@ func TestOpensOnWriter(t *testing.T) {
 	if !s.th.empty.Visible() {
 		t.Error("empty thread list should say so")
 	}
-	if !strings.Contains(s.sb.text.Text, "test.db") {
-		t.Errorf("status %q", s.sb.text.Text)
+	if !strings.Contains(s.sb.String(), "test.db") {
+		t.Errorf("status %q", s.sb.String())
 	}
 }
 
@@ -157,8 +157,8 @@ func TestNewcomerFlow(t *testing.T) {
 	if got := len(s.insp.changes); got != 3 {
 		t.Errorf("diff at research step: %d changes, want 3 added notes: %+v", got, s.insp.changes)
 	}
-	if !strings.Contains(s.sb.text.Text, "(history)") {
-		t.Errorf("status %q should say we look at history", s.sb.text.Text)
+	if !strings.Contains(s.sb.String(), "(history)") {
+		t.Errorf("status %q should say we look at history", s.sb.String())
 	}
 
 	// Run to the review interrupt; Revise, then Approve.
