@@ -1,0 +1,320 @@
+package engine
+
+// This file turns a run into stored data: writes and checkpoints encoded
+// for the saver, and the background writer of async durability.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/weftstudio/weft/checkpoint"
+)
+
+// encodeWrites serializes writes for PutWrites, channel by channel.
+func (rt *runtime) encodeWrites(ws []cwrite) ([]checkpoint.Write, error) {
+	out := make([]checkpoint.Write, 0, len(ws))
+	for _, w := range ws {
+		s := rt.g.specs[w.ch]
+		if s.kind == "untracked" {
+			continue
+		}
+		b, err := encodeWrite(s, w.v)
+		if err != nil {
+			return nil, fmt.Errorf("channel %q: %w", s.name, err)
+		}
+		out = append(out, checkpoint.Write{Channel: s.name, Value: b})
+	}
+	return out, nil
+}
+
+type overwriteForm struct {
+	Overwrite json.RawMessage `json:"__overwrite__"`
+}
+
+func encodeWrite(s *chanSpec, v any) ([]byte, error) {
+	if ow, ok := v.(Overwrite); ok {
+		b, err := s.codec.encode(ow.Value)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(overwriteForm{b})
+	}
+	return s.codec.encode(v)
+}
+
+func decodeWrite(s *chanSpec, b []byte) (any, error) {
+	if s.kind == "reducer" && len(b) > 16 && string(b[:16]) == `{"__overwrite__"` {
+		var f overwriteForm
+		if err := json.Unmarshal(b, &f); err == nil && f.Overwrite != nil {
+			v, err := s.codec.decode(f.Overwrite)
+			return Overwrite{v}, err
+		}
+	}
+	return s.codec.decode(b)
+}
+
+func (rt *runtime) decodePending(pw checkpoint.PendingWrite) (cwrite, error) {
+	i, ok := rt.g.chanIdx[pw.Channel]
+	if !ok {
+		return cwrite{ch: -1}, fmt.Errorf("checkpoint %s: pending write of task %s to channel %q, which graph %q does not declare", rt.cpID, pw.TaskID, pw.Channel, rt.g.name)
+	}
+	v, err := decodeWrite(rt.g.specs[i], pw.Value)
+	if err != nil {
+		return cwrite{ch: -1}, fmt.Errorf("checkpoint %s: pending write of task %s to %q: %w", rt.cpID, pw.TaskID, pw.Channel, err)
+	}
+	return cwrite{i, v}, nil
+}
+
+// seenMap returns the versions-seen map of a node for a checkpoint. Most
+// nodes did not run in a given step, so the map of the previous checkpoint
+// is shared: checkpoints never modify these maps once built, and savers
+// copy what they keep.
+func (rt *runtime) seenMap(node string, s []int64) map[string]int64 {
+	if c, ok := rt.seenCache[node]; ok && slices.Equal(c.snap, s) {
+		return c.m
+	}
+	m := make(map[string]int64)
+	for i, v := range s {
+		if v != 0 {
+			m[rt.g.specs[i].name] = v
+		}
+	}
+	if rt.seenCache == nil {
+		rt.seenCache = map[string]seenEntry{}
+	}
+	rt.seenCache[node] = seenEntry{slices.Clone(s), m}
+	return m
+}
+
+type seenEntry struct {
+	snap []int64
+	m    map[string]int64
+}
+
+// put stores a checkpoint of the current channels (per durability).
+func (rt *runtime) put(source checkpoint.Source, tasks []string) error {
+	if rt.saver == nil {
+		rt.step++
+		return nil
+	}
+	g := rt.g
+	cp := checkpoint.Checkpoint{V: checkpoint.FormatVersion, ID: checkpoint.NewID(), TS: time.Now().UTC(),
+		ChannelVersions: make(map[string]int64, len(rt.ver)), VersionsSeen: make(map[string]map[string]int64, len(rt.seen))}
+	for i, v := range rt.ver {
+		if v != 0 {
+			cp.ChannelVersions[g.specs[i].name] = v
+		}
+	}
+	for node, s := range rt.seen {
+		cp.VersionsSeen[node] = rt.seenMap(node, s)
+	}
+	if rt.updated != nil {
+		cp.UpdatedChannels = make([]string, 0, len(rt.updated))
+		for _, c := range rt.updated {
+			cp.UpdatedChannels = append(cp.UpdatedChannels, g.specs[c].name)
+		}
+		sort.Strings(cp.UpdatedChannels)
+	}
+	if rt.extra == nil {
+		rt.extra = make(map[string]any, len(rt.cfg.metadata)+1)
+		for k, v := range rt.cfg.metadata {
+			rt.extra[k] = v
+		}
+		rt.extra[MetaGraph] = g.name
+		rt.parents = rt.cfg.parents
+		if rt.parents == nil {
+			rt.parents = map[string]string{} // shared by the run's checkpoints; never modified
+		}
+	}
+	md := checkpoint.Metadata{Source: source, Step: rt.step, Parents: rt.parents, RunID: rt.cfg.runID, Tasks: tasks, Extra: rt.extra}
+	parent := rt.cpRef
+	rt.cpID = cp.ID
+	rt.cpRef = checkpoint.Ref{ThreadID: rt.cfg.thread, NS: rt.ns, CheckpointID: cp.ID}
+	rt.step++
+	rt.pending = nil
+	if rt.cfg.durability == DurabilityExit {
+		if rt.exitCP != nil {
+			parent = rt.exitCP.parent
+		}
+		rt.exitCP = &deferredPut{parent, cp, md}
+		return nil
+	}
+	return rt.store(parent, cp, md)
+}
+
+func (rt *runtime) store(parent checkpoint.Ref, cp checkpoint.Checkpoint, md checkpoint.Metadata) error {
+	g := rt.g
+	n := 0
+	for i, v := range rt.ver {
+		if v != rt.savedVer[i] {
+			n++
+		}
+	}
+	newVersions := make(map[string]int64, n)
+	cp.ChannelValues = make(map[string][]byte, n)
+	for i, v := range rt.ver {
+		if v == rt.savedVer[i] {
+			continue
+		}
+		name := g.specs[i].name
+		newVersions[name] = v
+		b, ok, err := rt.ch[i].save()
+		if err != nil {
+			return fmt.Errorf("checkpoint of graph %q, channel %q: %w", g.name, name, err)
+		}
+		if ok {
+			cp.ChannelValues[name] = b
+		}
+	}
+	copy(rt.savedVer, rt.ver)
+	// Nothing in cp is modified after this point (seen maps are shared but
+	// immutable), so a saver that can keep them without copying may.
+	put := rt.saver.Put
+	if op, ok := rt.saver.(checkpoint.OwnedPutter); ok {
+		put = op.PutOwned
+	}
+	if rt.bg != nil {
+		rt.bg.op(&checkpoint.Op{Ref: parent, Checkpoint: &cp, Metadata: md, NewVersions: newVersions})
+		return nil
+	}
+	if _, err := put(rt.ctx, parent, cp, md, newVersions); err != nil {
+		return fmt.Errorf("saving checkpoint of thread %q: %w", rt.cfg.thread, err)
+	}
+	return nil
+}
+
+// flushExit stores the final checkpoint and the writes of the step in
+// progress (durability exit).
+func (rt *runtime) flushExit() error {
+	if p := rt.exitCP; p != nil {
+		if err := rt.store(p.parent, p.cp, p.md); err != nil {
+			return err
+		}
+	}
+	for _, w := range rt.exitWrite {
+		if err := w(); err != nil {
+			return fmt.Errorf("saving pending writes: %w", err)
+		}
+	}
+	return nil
+}
+
+type deferredPut struct {
+	parent checkpoint.Ref
+	cp     checkpoint.Checkpoint
+	md     checkpoint.Metadata
+}
+
+// bgWriter performs saver calls in order on a goroutine of its own
+// (durability async). What piles up while it is busy goes to the saver in
+// one WriteBatch when the saver offers it (one transaction instead of one
+// per call); after the first error every later write is skipped.
+type bgWriter struct {
+	ch    chan bgItem
+	done  chan struct{}
+	ctx   context.Context
+	saver checkpoint.Saver
+	mu    sync.Mutex
+	err   error
+}
+
+// bgItem is a Put or PutWrites (op), or a marker that runs once everything
+// before it is written.
+type bgItem struct {
+	op     *checkpoint.Op
+	marker func()
+}
+
+func newBGWriter(ctx context.Context, saver checkpoint.Saver) *bgWriter {
+	w := &bgWriter{ch: make(chan bgItem, 32), done: make(chan struct{}), ctx: ctx, saver: saver}
+	go w.run()
+	return w
+}
+
+func (w *bgWriter) run() {
+	defer close(w.done)
+	var batch []checkpoint.Op
+	for it := range w.ch {
+		items := []bgItem{it}
+	drain:
+		for {
+			select {
+			case more, ok := <-w.ch:
+				if !ok {
+					break drain
+				}
+				items = append(items, more)
+			default:
+				break drain
+			}
+		}
+		for _, it := range items {
+			if it.op != nil {
+				batch = append(batch, *it.op)
+				continue
+			}
+			w.write(batch)
+			batch = batch[:0]
+			it.marker()
+		}
+		w.write(batch)
+		batch = batch[:0]
+	}
+}
+
+func (w *bgWriter) write(ops []checkpoint.Op) {
+	if len(ops) == 0 || w.failed() != nil {
+		return
+	}
+	var err error
+	if bw, ok := w.saver.(checkpoint.BatchWriter); ok && len(ops) > 1 {
+		err = bw.WriteBatch(w.ctx, ops)
+	} else {
+		put := w.saver.Put
+		if op, ok := w.saver.(checkpoint.OwnedPutter); ok {
+			put = op.PutOwned
+		}
+		for _, op := range ops {
+			if op.Checkpoint != nil {
+				_, err = put(w.ctx, op.Ref, *op.Checkpoint, op.Metadata, op.NewVersions)
+			} else {
+				err = w.saver.PutWrites(w.ctx, op.Ref, op.Writes, op.TaskID, op.TaskPath)
+			}
+			if err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		w.mu.Lock()
+		w.err = err
+		w.mu.Unlock()
+	}
+}
+
+func (w *bgWriter) op(op *checkpoint.Op) { w.ch <- bgItem{op: op} }
+
+// flush waits until every queued write is done and returns the first error.
+func (w *bgWriter) flush() error {
+	done := make(chan struct{})
+	w.ch <- bgItem{marker: func() { close(done) }}
+	<-done
+	return w.failed()
+}
+
+func (w *bgWriter) failed() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+func (w *bgWriter) close() error {
+	close(w.ch)
+	<-w.done
+	return w.failed()
+}
