@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -393,7 +394,7 @@ func (gr *Graph) buildTopology(g *StateGraph) Topology {
 // each value encoded by its channel's codec, so types survive.
 type valuesCodec struct{ g *Graph }
 
-func (c valuesCodec) goType() reflectType { return reflectTypeOf[Values]() }
+func (c valuesCodec) goType() reflect.Type { return reflect.TypeFor[Values]() }
 
 func (c valuesCodec) check(v any) error {
 	if _, ok := v.(Values); ok {
@@ -452,7 +453,7 @@ type sendForm struct {
 
 type sendsCodec struct{ g *Graph }
 
-func (c sendsCodec) goType() reflectType { return reflectTypeOf[[]Send]() }
+func (c sendsCodec) goType() reflect.Type { return reflect.TypeFor[[]Send]() }
 func (c sendsCodec) check(v any) error {
 	switch v.(type) {
 	case Send, []Send:

@@ -215,7 +215,3 @@ func walkStorable(t reflect.Type, seen map[reflect.Type]bool, path string) error
 	}
 	return nil
 }
-
-type reflectType = reflect.Type
-
-func reflectTypeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }

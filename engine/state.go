@@ -173,7 +173,7 @@ func (gr *Graph) snapshotOf(ctx context.Context, cfg *runConfig, tp *checkpoint.
 		switch pw.Channel {
 		case checkpoint.Error:
 			var msg string
-			_ = jsonUnmarshal(pw.Value, &msg)
+			_ = json.Unmarshal(pw.Value, &msg)
 			ts.Error = msg
 		case checkpoint.Interrupt:
 			ints, err := decodeInterrupts(pw.Value)
@@ -433,8 +433,6 @@ func (rt *runtime) inferAsNode() (string, error) {
 	}
 	return best, nil
 }
-
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 
 // SubmitAnswer stores cmd (answers to pending interrupts, and optionally an
 // update and goto) on the thread's latest checkpoint without running

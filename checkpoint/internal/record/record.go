@@ -377,43 +377,9 @@ func sortConds(c []Cond) {
 	}
 }
 
-// Generic returns md in the shape filters compare against: the stored JSON
-// decoded into map[string]any.
-func Generic(mdJSON []byte) (map[string]any, error) {
-	var m map[string]any
-	if err := json.Unmarshal(mdJSON, &m); err != nil {
-		return nil, fmt.Errorf("decode metadata: %w", err)
-	}
-	return m, nil
-}
-
-// Match reports whether generic metadata (see Generic) satisfies every
-// condition.
-func Match(generic map[string]any, conds []Cond) bool {
-	for _, c := range conds {
-		var v any
-		var ok bool
-		if c.TopLevel {
-			v, ok = generic[c.Key]
-		} else if extra, isMap := generic["extra"].(map[string]any); isMap {
-			v, ok = extra[c.Key]
-		}
-		if c.Kind == KindNull {
-			if ok && v != nil {
-				return false
-			}
-			continue
-		}
-		if !ok || !reflect.DeepEqual(v, c.Value) {
-			return false
-		}
-	}
-	return true
-}
-
 // MatchMetadata reports whether md satisfies every condition, comparing as
-// Match does on md's stored JSON form: md must come from DecodeMetadata (its
-// Extra values in encoding/json shapes).
+// SQLite compares md's stored JSON form: md must come from DecodeMetadata
+// (its Extra values in encoding/json shapes).
 func MatchMetadata(md *checkpoint.Metadata, conds []Cond) bool {
 	for _, c := range conds {
 		var v any
