@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/weftstudio/weft/checkpoint"
 )
@@ -30,6 +31,9 @@ type Graph struct {
 	before      []string
 	after       []string
 	topo        Topology
+	// scratch pools putScratch between runs; shared by WithSaver copies,
+	// which have the same channels and nodes.
+	scratch *sync.Pool
 }
 
 type node struct {
@@ -60,7 +64,7 @@ func (g *StateGraph) Compile(opts ...CompileOption) (*Graph, error) {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
-	out := &Graph{name: g.name, chanIdx: map[string]int{}, nodeIdx: map[string]int{}, saver: cc.saver,
+	out := &Graph{name: g.name, chanIdx: map[string]int{}, nodeIdx: map[string]int{}, saver: cc.saver, scratch: &sync.Pool{},
 		before: cc.interruptBefore, after: cc.interruptAfter}
 	addSpec := func(s *chanSpec) int {
 		out.chanIdx[s.name] = len(out.specs)

@@ -129,12 +129,16 @@ func taskFrom(ctx context.Context) *taskCtx {
 }
 
 func hashID(parts ...string) string {
-	h := sha256.New()
+	var buf [256]byte // most ids hash less; longer input just allocates
+	b := buf[:0]
 	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
+		b = append(b, p...)
+		b = append(b, 0)
 	}
-	return hex.EncodeToString(h.Sum(nil)[:16])
+	sum := sha256.Sum256(b)
+	var out [32]byte
+	hex.Encode(out[:], sum[:16])
+	return string(out[:])
 }
 
 // interruptForm is the stored form of a PendingInterrupt: the payload keeps

@@ -70,30 +70,84 @@ func (rt *runtime) decodePending(pw checkpoint.PendingWrite) (cwrite, error) {
 	return cwrite{i, v}, nil
 }
 
-// seenMap returns the versions-seen map of a node for a checkpoint. Most
-// nodes did not run in a given step, so the map of the previous checkpoint
-// is shared: checkpoints never modify these maps once built, and savers
-// copy what they keep.
-func (rt *runtime) seenMap(node string, s []int64) map[string]int64 {
-	if c, ok := rt.seenCache[node]; ok && slices.Equal(c.snap, s) {
-		return c.m
-	}
-	m := make(map[string]int64)
-	for i, v := range s {
-		if v != 0 {
-			m[rt.g.specs[i].name] = v
-		}
-	}
-	if rt.seenCache == nil {
-		rt.seenCache = map[string]seenEntry{}
-	}
-	rt.seenCache[node] = seenEntry{slices.Clone(s), m}
-	return m
+// putScratch is what put rebuilds for each checkpoint. When the saver is
+// called inline (see reusePut) the maps are rebuilt in place, and the
+// scratch goes back to its graph's pool after the run, so a run of a few
+// steps allocates none of them.
+type putScratch struct {
+	versions    map[string]int64
+	seen        map[string]map[string]int64
+	updated     []string
+	newVersions map[string]int64
+	values      map[string][]byte
+	// seenCache holds each node's versions-seen map with the versions it
+	// was built from; a map always matches its snap, so an entry left from
+	// an earlier run of the graph is still right when it matches.
+	seenCache map[string]*seenEntry
 }
 
 type seenEntry struct {
 	snap []int64
 	m    map[string]int64
+}
+
+// reusePut reports whether checkpoints go to the saver inline, as soon as
+// they are built. Put keeps nothing it is given, so the maps describing
+// one checkpoint can then be rebuilt in place for the next instead of
+// allocated afresh (durability async and exit hand them to a later write).
+func (rt *runtime) reusePut() bool {
+	return rt.bg == nil && rt.cfg.durability != DurabilityExit
+}
+
+// scratchFor returns the runtime's put scratch, taking one from the pool
+// when maps are reused.
+func (rt *runtime) scratchFor(reuse bool) *putScratch {
+	if rt.scratch == nil {
+		if reuse {
+			rt.scratch, _ = rt.g.scratch.Get().(*putScratch)
+		}
+		if rt.scratch == nil {
+			rt.scratch = &putScratch{seenCache: map[string]*seenEntry{}}
+		}
+	}
+	return rt.scratch
+}
+
+// releaseScratch returns the scratch to the pool once the run is over and
+// nothing can use its maps any more.
+func (rt *runtime) releaseScratch() {
+	if rt.scratch != nil && rt.reusePut() {
+		rt.g.scratch.Put(rt.scratch)
+	}
+	rt.scratch = nil
+}
+
+// seenMap returns the versions-seen map of a node for a checkpoint. Most
+// nodes did not run in a given step, so the map of the previous checkpoint
+// serves again. With reuse a changed map is rebuilt in place; otherwise
+// the checkpoint goes to a writer that stores it later, and a changed map
+// is a new one (a map already handed over is never modified).
+func (rt *runtime) seenMap(sc *putScratch, node string, s []int64, reuse bool) map[string]int64 {
+	c, ok := sc.seenCache[node]
+	if ok && slices.Equal(c.snap, s) {
+		return c.m
+	}
+	switch {
+	case !ok:
+		c = &seenEntry{m: make(map[string]int64)}
+		sc.seenCache[node] = c
+	case reuse:
+		clear(c.m)
+	default:
+		c.m = make(map[string]int64)
+	}
+	for i, v := range s {
+		if v != 0 {
+			c.m[rt.g.specs[i].name] = v
+		}
+	}
+	c.snap = append(c.snap[:0], s...)
+	return c.m
 }
 
 // put stores a checkpoint of the current channels (per durability).
@@ -103,22 +157,40 @@ func (rt *runtime) put(source checkpoint.Source, tasks []string) error {
 		return nil
 	}
 	g := rt.g
-	cp := checkpoint.Checkpoint{V: checkpoint.FormatVersion, ID: checkpoint.NewID(), TS: time.Now().UTC(),
-		ChannelVersions: make(map[string]int64, len(rt.ver)), VersionsSeen: make(map[string]map[string]int64, len(rt.seen))}
+	reuse := rt.reusePut()
+	sc := rt.scratchFor(reuse)
+	cp := checkpoint.Checkpoint{V: checkpoint.FormatVersion, ID: checkpoint.NewID(), TS: time.Now().UTC()}
+	if reuse && sc.versions != nil {
+		cp.ChannelVersions, cp.VersionsSeen = sc.versions, sc.seen
+		clear(cp.ChannelVersions)
+		clear(cp.VersionsSeen)
+	} else {
+		cp.ChannelVersions, cp.VersionsSeen = make(map[string]int64, len(rt.ver)), make(map[string]map[string]int64, len(rt.seen))
+		if reuse {
+			sc.versions, sc.seen = cp.ChannelVersions, cp.VersionsSeen
+		}
+	}
 	for i, v := range rt.ver {
 		if v != 0 {
 			cp.ChannelVersions[g.specs[i].name] = v
 		}
 	}
 	for node, s := range rt.seen {
-		cp.VersionsSeen[node] = rt.seenMap(node, s)
+		cp.VersionsSeen[node] = rt.seenMap(sc, node, s, reuse)
 	}
 	if rt.updated != nil {
-		cp.UpdatedChannels = make([]string, 0, len(rt.updated))
+		if reuse {
+			cp.UpdatedChannels = sc.updated[:0]
+		} else {
+			cp.UpdatedChannels = make([]string, 0, len(rt.updated))
+		}
 		for _, c := range rt.updated {
 			cp.UpdatedChannels = append(cp.UpdatedChannels, g.specs[c].name)
 		}
 		sort.Strings(cp.UpdatedChannels)
+		if reuse {
+			sc.updated = cp.UpdatedChannels
+		}
 	}
 	if rt.extra == nil {
 		rt.extra = make(map[string]any, len(rt.cfg.metadata)+1)
@@ -155,8 +227,18 @@ func (rt *runtime) store(parent checkpoint.Ref, cp checkpoint.Checkpoint, md che
 			n++
 		}
 	}
-	newVersions := make(map[string]int64, n)
-	cp.ChannelValues = make(map[string][]byte, n)
+	var newVersions map[string]int64
+	if reuse := rt.reusePut(); reuse {
+		sc := rt.scratchFor(reuse)
+		if sc.newVersions == nil {
+			sc.newVersions, sc.values = make(map[string]int64, n), make(map[string][]byte, n)
+		}
+		newVersions, cp.ChannelValues = sc.newVersions, sc.values
+		clear(newVersions)
+		clear(cp.ChannelValues)
+	} else {
+		newVersions, cp.ChannelValues = make(map[string]int64, n), make(map[string][]byte, n)
+	}
 	for i, v := range rt.ver {
 		if v == rt.savedVer[i] {
 			continue
@@ -172,8 +254,8 @@ func (rt *runtime) store(parent checkpoint.Ref, cp checkpoint.Checkpoint, md che
 		}
 	}
 	copy(rt.savedVer, rt.ver)
-	// Nothing in cp is modified after this point (seen maps are shared but
-	// immutable), so a saver that can keep them without copying may.
+	// Every value in cp.ChannelValues was encoded for this checkpoint alone,
+	// so a saver that can keep the bytes without copying may.
 	put := rt.saver.Put
 	if op, ok := rt.saver.(checkpoint.OwnedPutter); ok {
 		put = op.PutOwned

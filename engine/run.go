@@ -115,7 +115,7 @@ type runtime struct {
 	updFlip   int
 	seenBlock []int64
 	mask      []bool
-	seenCache map[string]seenEntry
+	scratch   *putScratch // what put rebuilds for each checkpoint; nil before the first
 	taskBuf   []*task
 	live      []*task // tasks handed out by prepare for the current step
 	free      []*task
@@ -258,6 +258,7 @@ func (gr *Graph) execute(ctx context.Context, input Input, cfg *runConfig, em *e
 			}()
 		}
 	}
+	defer rt.releaseScratch()
 	rt.stop = rt.step + cfg.limit + 1
 	if err := rt.first(input); err != nil {
 		return nil, err

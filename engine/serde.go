@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
+	"strconv"
 	"sync"
 )
 
@@ -39,7 +41,67 @@ func (c typedCodec[T]) encode(v any) ([]byte, error) {
 	if reflect.TypeFor[T]().Kind() == reflect.Interface {
 		return encodeDynamic(v)
 	}
+	if b, ok := appendSimpleJSON(nil, v); ok {
+		return b, nil
+	}
 	return json.Marshal(v)
+}
+
+// appendSimpleJSON appends v as JSON for the types most channels hold (ints,
+// bools, plain strings and string lists), exactly as json.Marshal writes
+// them, without reflection: encoding runs for every write and every stored
+// value. It reports false for anything else, including strings
+// encoding/json would escape, leaving those to json.Marshal.
+func appendSimpleJSON(b []byte, v any) ([]byte, bool) {
+	switch x := v.(type) {
+	case int:
+		return strconv.AppendInt(b, int64(x), 10), true
+	case int64:
+		return strconv.AppendInt(b, x, 10), true
+	case bool:
+		return strconv.AppendBool(b, x), true
+	case string:
+		if !plainJSONString(x) {
+			return nil, false
+		}
+		b = append(b, '"')
+		b = append(b, x...)
+		return append(b, '"'), true
+	case []string:
+		if x == nil {
+			return append(b, "null"...), true
+		}
+		n := 2
+		for _, e := range x {
+			if !plainJSONString(e) {
+				return nil, false
+			}
+			n += len(e) + 3
+		}
+		b = slices.Grow(b, n)
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '"')
+			b = append(b, e...)
+			b = append(b, '"')
+		}
+		return append(b, ']'), true
+	}
+	return nil, false
+}
+
+// plainJSONString reports whether json.Marshal writes s unchanged between
+// quotes: printable ASCII without the characters it escapes.
+func plainJSONString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 func (c typedCodec[T]) decode(b []byte) (any, error) {

@@ -13,6 +13,7 @@ import (
 func safetyCases() []testCase {
 	return []testCase{
 		{name: "mutating_put_arguments_keeps_history", run: mutatePutArgs},
+		{name: "reusing_owned_put_maps_keeps_history", run: reuseOwnedPutMaps, needs: ownedPutter, capability: "checkpoint.OwnedPutter"},
 		{name: "mutating_write_arguments_keeps_history", run: mutateWriteArgs},
 		{name: "mutating_returned_tuples_keeps_history", run: mutateReturned},
 		{name: "mutating_listed_tuples_keeps_history", run: mutateListed},
@@ -91,6 +92,46 @@ func mutatePutArgs(t *testing.T, s checkpoint.Saver) {
 	scribble(&checkpoint.Tuple{Checkpoint: cp, Metadata: md})
 	nv["a"] = 5
 	expectTuple(t, "after mutating Put's arguments", mustGet(t, s, ref), w)
+}
+
+func ownedPutter(s checkpoint.Saver) bool { _, ok := s.(checkpoint.OwnedPutter); return ok }
+
+// PutOwned may keep the value bytes, but the maps, slices and metadata stay
+// the caller's: reusing them for the next checkpoint (as the engine does)
+// rewrites neither checkpoint.
+func reuseOwnedPutMaps(t *testing.T, s checkpoint.Saver) {
+	op := s.(checkpoint.OwnedPutter)
+	thread := newThread("owned")
+	cp, md := richCP()
+	w1 := want(checkpoint.Ref{ThreadID: thread, CheckpointID: cp.ID}, "", cp, md, cp.ChannelValues)
+	w1 = w1.Clone()
+	nv := vers("a", 1, "b", 1)
+	ref1, err := op.PutOwned(t.Context(), checkpoint.Ref{ThreadID: thread}, cp, md, nv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The next checkpoint reuses every map and slice, changed in place.
+	cp.ID = checkpoint.NewID()
+	cp.ChannelValues = map[string][]byte{"a": []byte("A2")}
+	cp.ChannelVersions["a"] = 2
+	cp.VersionsSeen["node"]["a"] = 2
+	cp.UpdatedChannels[0], cp.UpdatedChannels = "a", cp.UpdatedChannels[:1]
+	clear(nv)
+	nv["a"] = 2
+	md.Step = 2
+	md.Tasks[0] = "other"
+	md.Parents[""] = "q"
+	md.Extra["nested"].(map[string]any)["list"].([]any)[0] = "y"
+	w2 := want(checkpoint.Ref{ThreadID: thread, CheckpointID: cp.ID}, ref1.CheckpointID, cp, md, map[string][]byte{"a": []byte("A2"), "b": []byte("BBBB")})
+	w2 = w2.Clone()
+	ref2, err := op.PutOwned(t.Context(), ref1, cp, md, nv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scribble(&checkpoint.Tuple{Checkpoint: checkpoint.Checkpoint{ChannelValues: map[string][]byte{}, ChannelVersions: cp.ChannelVersions, VersionsSeen: cp.VersionsSeen, UpdatedChannels: cp.UpdatedChannels}, Metadata: md})
+	clear(nv)
+	expectTuple(t, "first checkpoint", mustGet(t, s, ref1), w1)
+	expectTuple(t, "second checkpoint", mustGet(t, s, ref2), w2)
 }
 
 // Mutating a write's value after PutWrites never rewrites history.

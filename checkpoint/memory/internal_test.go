@@ -2,6 +2,9 @@ package memory
 
 import (
 	"bytes"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,5 +57,42 @@ func TestValuesHeldEncrypted(t *testing.T) {
 				t.Fatalf("Get = %+v, %v", tp, err)
 			}
 		})
+	}
+}
+
+// Headers read back as they were put, nil and empty kept apart, and a
+// damaged header is an error naming the checkpoint rather than a wrong
+// checkpoint.
+func TestHeaderRoundTrip(t *testing.T) {
+	var n names
+	for _, cp := range []checkpoint.Checkpoint{
+		{V: 4},
+		{V: 4, ChannelVersions: map[string]int64{}, VersionsSeen: map[string]map[string]int64{}, UpdatedChannels: []string{}},
+		{V: 1, ChannelVersions: map[string]int64{"a": 1, "b": -1 << 62, "c": 1<<62 + 5},
+			VersionsSeen:    map[string]map[string]int64{"n1": {"a": 1}, "n2": nil, "n3": {}},
+			UpdatedChannels: []string{"b", "a"}},
+	} {
+		b := n.encodeHeader(&cp)
+		got, err := n.decodeHeader(b, "id", time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := cp
+		want.ID = "id"
+		if want.ChannelVersions == nil {
+			want.ChannelVersions = map[string]int64{}
+		}
+		if want.VersionsSeen == nil {
+			want.VersionsSeen = map[string]map[string]int64{}
+		}
+		want.ChannelValues = map[string][]byte{}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("round trip:\n got %#v\nwant %#v", got, want)
+		}
+		for _, bad := range [][]byte{b[:len(b)-1], append(slices.Clone(b), 0), {0xff}} {
+			if _, err := n.decodeHeader(bad, "id", time.Time{}); err == nil || !strings.Contains(err.Error(), "checkpoint id") {
+				t.Errorf("damaged header %x: err = %v", bad, err)
+			}
+		}
 	}
 }

@@ -2,10 +2,12 @@
 // runs that need no history after the process ends.
 //
 // It stores data in the same shape as the SQLite saver, so both behave the
-// same: a checkpoint header and its metadata as JSON, one value per (thread,
-// namespace, channel, version), and writes keyed by (task id, index). Values
-// are copied in and out: mutating anything passed to Put or PutWrites, or
-// returned by Get or List, never changes what is stored.
+// same: a checkpoint header, one value per (thread, namespace, channel,
+// version), and writes keyed by (task id, index). Headers are kept in a
+// compact binary form (header.go) so that a store of many threads costs the
+// garbage collector little. Values are copied in and out: mutating anything
+// passed to Put or PutWrites, or returned by Get or List, never changes what
+// is stored.
 //
 // Besides checkpoint.Saver it implements every optional capability:
 // ThreadLister, Pruner, Copier, StatsReporter and HeaderLister. A Saver is
@@ -32,6 +34,7 @@ import (
 type Saver struct {
 	mu      sync.RWMutex
 	threads map[string]*thread
+	names   names // of channels and nodes, for stored headers
 	cipher  *crypt.Cipher
 	err     error // a configuration error every method returns
 }
@@ -84,12 +87,11 @@ type blobKey struct {
 	version int64
 }
 
-type writeKey struct {
-	taskID string
-	idx    int
-}
-
+// storedWrite is one pending write. A checkpoint's writes are few (one
+// slice per checkpoint, searched linearly), so a slice beats a map here.
 type storedWrite struct {
+	taskID   string
+	idx      int
 	channel  string
 	value    []byte // sealed; nil for a write of no value
 	taskPath string
@@ -100,20 +102,24 @@ type space struct {
 	ids    []string // checkpoint ids, ascending
 	cps    map[string]*stored
 	blobs  map[blobKey][]byte // sealed values; nil for an empty channel
-	writes map[string]map[writeKey]storedWrite
-	// lastSeen holds the versions-seen maps last stored per node, to share.
-	lastSeen map[string]map[string]int64
+	writes map[string][]storedWrite
+	// lastMD is the metadata last stored, whose Parents and Extra the next
+	// checkpoint shares when equal (a run passes the same ones every step).
+	lastMD    checkpoint.Metadata
+	hasLastMD bool
 }
 
+// stored is one checkpoint. The header is kept encoded (see header.go): one
+// pointer-free allocation instead of a map per channel and node.
 type stored struct {
 	parentID string
 	ts       time.Time
-	hdr      checkpoint.Checkpoint // a private copy without values; never mutated
-	md       checkpoint.Metadata   // as the SQLite saver would return it; never mutated
+	hdr      []byte              // see header.go
+	md       checkpoint.Metadata // as the SQLite saver would return it; never mutated
 }
 
 func newSpace() *space {
-	return &space{cps: map[string]*stored{}, blobs: map[blobKey][]byte{}, writes: map[string]map[writeKey]storedWrite{}, lastSeen: map[string]map[string]int64{}}
+	return &space{cps: map[string]*stored{}, blobs: map[blobKey][]byte{}, writes: map[string][]storedWrite{}}
 }
 
 func (s *Saver) space(threadID, ns string, create bool) *space {
@@ -147,14 +153,15 @@ func (s *Saver) InProcess() bool { return true }
 
 // Put stores cp as a child of parent; see checkpoint.Saver. Only channels in
 // newVersions get a stored value (absent from cp.ChannelValues means empty);
-// a value already stored for that channel and version is kept.
+// a value already stored for that channel and version is kept. Nothing
+// passed in is kept: the caller may reuse it.
 func (s *Saver) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Checkpoint, md checkpoint.Metadata, newVersions map[string]int64) (checkpoint.Ref, error) {
 	return s.put(ctx, parent, cp, md, newVersions, false)
 }
 
-// PutOwned is Put for a caller that never modifies cp, md or newVersions
-// afterwards (see checkpoint.OwnedPutter): nothing is copied. Stored data is
-// still copied on the way out, so readers cannot change it either.
+// PutOwned is Put that keeps the value bytes of cp.ChannelValues instead of
+// copying them (see checkpoint.OwnedPutter). Stored data is still copied on
+// the way out, so readers cannot change it either.
 func (s *Saver) PutOwned(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Checkpoint, md checkpoint.Metadata, newVersions map[string]int64) (checkpoint.Ref, error) {
 	return s.put(ctx, parent, cp, md, newVersions, true)
 }
@@ -166,32 +173,36 @@ func (s *Saver) put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Ch
 	if err := record.CheckPut(parent, &cp, &md); err != nil {
 		return checkpoint.Ref{}, err
 	}
-	// Keep the header as a private copy rather than JSON: the memory saver
-	// is what engine tests and benchmarks run on, and JSON would be most of
-	// its cost. Metadata goes through JSON only when Extra holds values JSON
-	// would change (numbers other than float64, structs), so it reads back
-	// exactly as the SQLite saver returns it.
-	hdr := cp
-	hdr.ChannelValues = nil
-	if !owned {
-		hdr.ChannelVersions = maps.Clone(cp.ChannelVersions)
-		hdr.UpdatedChannels = slices.Clone(cp.UpdatedChannels)
-		hdr.VersionsSeen = make(map[string]map[string]int64, len(cp.VersionsSeen)) // inner maps: see below
+	// Metadata goes through JSON only when Extra holds values JSON would
+	// change (numbers other than float64, structs), so it reads back exactly
+	// as the SQLite saver returns it.
+	var mdJSON *checkpoint.Metadata
+	if !jsonNative(md.Extra) {
+		b, err := record.EncodeMetadata(&md)
+		if err == nil {
+			var m checkpoint.Metadata
+			m, err = record.DecodeMetadata(b)
+			mdJSON = &m
+		}
+		if err != nil {
+			return checkpoint.Ref{}, fmt.Errorf("put checkpoint %q in thread %q: %w", cp.ID, parent.ThreadID, err)
+		}
 	}
-	if hdr.ChannelVersions == nil {
-		hdr.ChannelVersions = map[string]int64{}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sp := s.space(parent.ThreadID, parent.NS, true)
+	rec := &stored{parentID: parent.CheckpointID, ts: cp.TS.UTC(), hdr: s.names.encodeHeader(&cp)}
+	if mdJSON != nil {
+		rec.md = *mdJSON
+	} else {
+		rec.md = sp.keepMetadata(&md)
 	}
-	if hdr.VersionsSeen == nil {
-		hdr.VersionsSeen = map[string]map[string]int64{}
-	}
-	mdStored, err := storedMetadata(&md, owned)
-	if err != nil {
-		return checkpoint.Ref{}, fmt.Errorf("put checkpoint %q in thread %q: %w", cp.ID, parent.ThreadID, err)
-	}
-	rec := &stored{parentID: parent.CheckpointID, ts: cp.TS.UTC(), hdr: hdr, md: mdStored}
-	// Seal outside the lock; only values not yet stored are kept below.
-	values := make(map[blobKey][]byte, len(newVersions))
+	// A value already stored for a (channel, version) is kept.
 	for ch, v := range newVersions {
+		k := blobKey{ch, v}
+		if _, ok := sp.blobs[k]; ok {
+			continue
+		}
 		var val []byte
 		if b, ok := cp.ChannelValues[ch]; ok {
 			if !owned {
@@ -199,33 +210,7 @@ func (s *Saver) put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Ch
 			}
 			val = s.cipher.Seal(nonNil(b))
 		}
-		values[blobKey{ch, v}] = val
-	}
-
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sp := s.space(parent.ThreadID, parent.NS, true)
-	// Most nodes saw the same versions as in the previous checkpoint: share
-	// the stored copy (stored maps are never modified, and reads copy them).
-	for node, m := range cp.VersionsSeen {
-		if owned {
-			break
-		}
-		if prev, ok := sp.lastSeen[node]; ok && maps.Equal(prev, m) {
-			hdr.VersionsSeen[node] = prev
-			continue
-		}
-		c := maps.Clone(m)
-		if c == nil {
-			c = map[string]int64{}
-		}
-		hdr.VersionsSeen[node] = c
-		sp.lastSeen[node] = c
-	}
-	for k, v := range values {
-		if _, ok := sp.blobs[k]; !ok {
-			sp.blobs[k] = v
-		}
+		sp.blobs[k] = val
 	}
 	if _, ok := sp.cps[cp.ID]; !ok {
 		i, _ := slices.BinarySearch(sp.ids, cp.ID)
@@ -233,6 +218,34 @@ func (s *Saver) put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Ch
 	}
 	sp.cps[cp.ID] = rec
 	return checkpoint.Ref{ThreadID: parent.ThreadID, NS: parent.NS, CheckpointID: cp.ID}, nil
+}
+
+// keepMetadata returns a private copy of md (whose Extra is JSON-native),
+// sharing Parents and Extra with the previous checkpoint's when they are
+// equal: stored metadata is never mutated, and reads copy it. The caller
+// holds s.mu.
+func (sp *space) keepMetadata(md *checkpoint.Metadata) checkpoint.Metadata {
+	out := *md
+	out.Tasks = slices.Clone(md.Tasks)
+	prev := &sp.lastMD
+	if sp.hasLastMD && maps.Equal(prev.Parents, md.Parents) {
+		out.Parents = prev.Parents
+	} else {
+		out.Parents = maps.Clone(md.Parents)
+		if out.Parents == nil {
+			out.Parents = map[string]string{}
+		}
+	}
+	switch {
+	case len(md.Extra) == 0:
+		out.Extra = nil
+	case sp.hasLastMD && jsonEqual(prev.Extra, md.Extra):
+		out.Extra = prev.Extra
+	default:
+		out.Extra = md.Clone().Extra
+	}
+	sp.lastMD, sp.hasLastMD = out, true
+	return out
 }
 
 // nonNil returns b, or an empty non-nil slice for nil: a channel present in
@@ -252,30 +265,25 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 	if err := record.CheckWrites(ref, taskID); err != nil {
 		return err
 	}
-	type pending struct {
-		key     writeKey
-		w       storedWrite
-		special bool
-	}
-	batch := make([]pending, len(writes))
-	for i, w := range writes {
-		idx, special := record.WriteIndex(i, w.Channel)
-		batch[i] = pending{writeKey{taskID, idx}, storedWrite{w.Channel, s.cipher.Seal(record.CloneBytes(w.Value)), taskPath}, special}
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sp := s.space(ref.ThreadID, ref.NS, true)
-	m := sp.writes[ref.CheckpointID]
-	if m == nil {
-		m = map[writeKey]storedWrite{}
-		sp.writes[ref.CheckpointID] = m
-	}
-	for _, p := range batch {
-		if _, ok := m[p.key]; ok && !p.special {
-			continue
+	ws := slices.Grow(sp.writes[ref.CheckpointID], len(writes))
+next:
+	for i, w := range writes {
+		idx, special := record.WriteIndex(i, w.Channel)
+		sw := storedWrite{taskID, idx, w.Channel, s.cipher.Seal(record.CloneBytes(w.Value)), taskPath}
+		for j := range ws {
+			if ws[j].taskID == taskID && ws[j].idx == idx {
+				if special {
+					ws[j] = sw
+				}
+				continue next
+			}
 		}
-		m[p.key] = p.w
+		ws = append(ws, sw)
 	}
+	sp.writes[ref.CheckpointID] = ws
 	return nil
 }
 
@@ -308,9 +316,10 @@ func (s *Saver) Get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 // tuple builds the tuple of a stored checkpoint. The caller holds s.mu.
 func (s *Saver) tuple(threadID, ns, id string, sp *space) (*checkpoint.Tuple, error) {
 	rec := sp.cps[id]
-	cp := rec.hdr.Clone()
-	cp.ID, cp.TS = id, rec.ts
-	cp.ChannelValues = make(map[string][]byte, len(cp.ChannelVersions))
+	cp, err := s.names.decodeHeader(rec.hdr, id, rec.ts)
+	if err != nil {
+		return nil, fmt.Errorf("thread %q ns %q: %w", threadID, ns, err)
+	}
 	for ch, v := range cp.ChannelVersions {
 		sealed, ok := sp.blobs[blobKey{ch, v}]
 		if !ok || sealed == nil {
@@ -331,21 +340,16 @@ func (s *Saver) tuple(threadID, ns, id string, sp *space) (*checkpoint.Tuple, er
 	if rec.parentID != "" {
 		t.Parent = &checkpoint.Ref{ThreadID: threadID, NS: ns, CheckpointID: rec.parentID}
 	}
-	ws := sp.writes[id]
-	keys := make([]writeKey, 0, len(ws))
-	for k := range ws {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b writeKey) int {
+	ws := slices.Clone(sp.writes[id])
+	slices.SortFunc(ws, func(a, b storedWrite) int {
 		return cmp.Or(cmp.Compare(a.taskID, b.taskID), cmp.Compare(a.idx, b.idx))
 	})
-	for _, k := range keys {
-		w := ws[k]
+	for _, w := range ws {
 		val, err := s.open(w.value)
 		if err != nil {
-			return nil, fmt.Errorf("write %d of task %q to checkpoint %q in thread %q: %w", k.idx, k.taskID, id, threadID, err)
+			return nil, fmt.Errorf("write %d of task %q to checkpoint %q in thread %q: %w", w.idx, w.taskID, id, threadID, err)
 		}
-		t.PendingWrites = append(t.PendingWrites, checkpoint.PendingWrite{TaskID: k.taskID, Channel: w.channel, Value: val, TaskPath: w.taskPath})
+		t.PendingWrites = append(t.PendingWrites, checkpoint.PendingWrite{TaskID: w.taskID, Channel: w.channel, Value: val, TaskPath: w.taskPath})
 	}
 	return t, nil
 }
@@ -498,7 +502,7 @@ func (s *Saver) Prune(ctx context.Context, threadIDs []string, keepLatest int) e
 			continue
 		}
 		for ns, sp := range t.spaces {
-			if err := pruneSpace(sp, keepLatest); err != nil {
+			if err := pruneSpace(sp, &s.names, keepLatest); err != nil {
 				return fmt.Errorf("prune thread %q ns %q: %w", tid, ns, err)
 			}
 			if len(sp.ids) == 0 && len(sp.writes) == 0 && len(sp.blobs) == 0 {
@@ -512,7 +516,7 @@ func (s *Saver) Prune(ctx context.Context, threadIDs []string, keepLatest int) e
 	return nil
 }
 
-func pruneSpace(sp *space, keep int) error {
+func pruneSpace(sp *space, nm *names, keep int) error {
 	if drop := len(sp.ids) - keep; drop > 0 {
 		for _, id := range sp.ids[:drop] {
 			delete(sp.cps, id)
@@ -525,8 +529,12 @@ func pruneSpace(sp *space, keep int) error {
 		}
 	}
 	used := map[blobKey]bool{}
-	for _, rec := range sp.cps {
-		for ch, v := range rec.hdr.ChannelVersions {
+	for id, rec := range sp.cps {
+		cp, err := nm.decodeHeader(rec.hdr, id, rec.ts)
+		if err != nil {
+			return err
+		}
+		for ch, v := range cp.ChannelVersions {
 			used[blobKey{ch, v}] = true
 		}
 	}
@@ -575,14 +583,7 @@ func (s *Saver) CopyThread(ctx context.Context, srcThreadID, dstThreadID string)
 			dst.cps[id] = rec
 		}
 		for id, ws := range sp.writes {
-			m := dst.writes[id]
-			if m == nil {
-				m = make(map[writeKey]storedWrite, len(ws))
-				dst.writes[id] = m
-			}
-			for k, w := range ws {
-				m[k] = w
-			}
+			dst.writes[id] = mergeWrites(dst.writes[id], ws)
 		}
 	}
 	return nil
@@ -655,28 +656,55 @@ func (s *Saver) Stats(ctx context.Context) (checkpoint.Stats, error) {
 	return st, nil
 }
 
-// storedMetadata returns md as the SQLite saver would read it back: a deep
-// copy when Extra holds only values JSON keeps as they are (strings, bools,
-// float64, nil, and maps and slices of those), a JSON round trip otherwise.
-func storedMetadata(md *checkpoint.Metadata, owned bool) (checkpoint.Metadata, error) {
-	if jsonNative(md.Extra) {
-		out := *md
-		if !owned {
-			out = md.Clone()
+// mergeWrites returns dst with every write of src added, replacing a write
+// of dst with the same task and index. It never modifies dst in place, since
+// dst may be shared with another thread by an earlier CopyThread.
+func mergeWrites(dst, src []storedWrite) []storedWrite {
+	out := slices.Clone(dst)
+next:
+	for _, w := range src {
+		for j := range out {
+			if out[j].taskID == w.taskID && out[j].idx == w.idx {
+				out[j] = w
+				continue next
+			}
 		}
-		if out.Parents == nil {
-			out.Parents = map[string]string{}
-		}
-		if len(out.Extra) == 0 {
-			out.Extra = nil
-		}
-		return out, nil
+		out = append(out, w)
 	}
-	b, err := record.EncodeMetadata(md)
-	if err != nil {
-		return checkpoint.Metadata{}, err
+	return out
+}
+
+// jsonEqual reports whether two JSON-native values (see jsonNative) are
+// equal.
+func jsonEqual(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) || (x == nil) != (y == nil) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !jsonEqual(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) || (x == nil) != (y == nil) {
+			return false
+		}
+		for i := range x {
+			if !jsonEqual(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case nil, string, bool, float64:
+		return a == b
 	}
-	return record.DecodeMetadata(b)
+	return false
 }
 
 func jsonNative(v any) bool {

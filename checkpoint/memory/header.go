@@ -1,0 +1,179 @@
+package memory
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/weftstudio/weft/checkpoint"
+)
+
+// A checkpoint header (format version, channel versions, versions seen,
+// updated channels) is kept as one pointer-free byte slice: varints, with
+// channel and node names replaced by their index in the saver's name table.
+// A store of many threads then costs the garbage collector little, and Put
+// neither sorts nor formats numbers as JSON would. Maps and slices are
+// written as length+1, so 0 stands for nil and nil and empty read back as
+// they were put.
+
+// names interns channel and node names for headers. The table only grows: a
+// program has few distinct names, and headers of deleted threads may share
+// them with live ones. The caller of each method holds the saver's lock.
+type names struct {
+	ids  map[string]uint64
+	list []string
+}
+
+func (n *names) id(s string) uint64 {
+	if i, ok := n.ids[s]; ok {
+		return i
+	}
+	if n.ids == nil {
+		n.ids = map[string]uint64{}
+	}
+	i := uint64(len(n.list))
+	n.ids[s] = i
+	n.list = append(n.list, s)
+	return i
+}
+
+func (n *names) appendVersions(b []byte, m map[string]int64) []byte {
+	if m == nil {
+		return append(b, 0)
+	}
+	b = binary.AppendUvarint(b, uint64(len(m))+1)
+	for k, v := range m {
+		b = binary.AppendUvarint(b, n.id(k))
+		b = binary.AppendVarint(b, v)
+	}
+	return b
+}
+
+// encodeHeader returns cp's header in its stored form.
+func (n *names) encodeHeader(cp *checkpoint.Checkpoint) []byte {
+	size := 8 + 10*len(cp.ChannelVersions)
+	for _, m := range cp.VersionsSeen {
+		size += 2 + 10*len(m)
+	}
+	b := make([]byte, 0, size+2*len(cp.UpdatedChannels))
+	b = binary.AppendVarint(b, int64(cp.V))
+	b = n.appendVersions(b, cp.ChannelVersions)
+	if cp.VersionsSeen == nil {
+		b = append(b, 0)
+	} else {
+		b = binary.AppendUvarint(b, uint64(len(cp.VersionsSeen))+1)
+		for node, m := range cp.VersionsSeen {
+			b = binary.AppendUvarint(b, n.id(node))
+			b = n.appendVersions(b, m)
+		}
+	}
+	if cp.UpdatedChannels == nil {
+		return append(b, 0)
+	}
+	b = binary.AppendUvarint(b, uint64(len(cp.UpdatedChannels))+1)
+	for _, c := range cp.UpdatedChannels {
+		b = binary.AppendUvarint(b, n.id(c))
+	}
+	return b
+}
+
+var errHeader = errors.New("damaged header")
+
+// headerReader reads what encodeHeader wrote; the first error sticks.
+type headerReader struct {
+	b     []byte
+	names *names
+	err   error
+}
+
+func (r *headerReader) uvarint() uint64 {
+	v, k := binary.Uvarint(r.b)
+	if k <= 0 {
+		r.err, r.b = errHeader, nil
+		return 0
+	}
+	r.b = r.b[k:]
+	return v
+}
+
+func (r *headerReader) varint() int64 {
+	v, k := binary.Varint(r.b)
+	if k <= 0 {
+		r.err, r.b = errHeader, nil
+		return 0
+	}
+	r.b = r.b[k:]
+	return v
+}
+
+func (r *headerReader) name() string {
+	i := r.uvarint()
+	if i >= uint64(len(r.names.list)) {
+		r.err, r.b = errHeader, nil
+		return ""
+	}
+	return r.names.list[i]
+}
+
+// count reads a length+1; ok is false for nil.
+func (r *headerReader) count() (n int, ok bool) {
+	c := r.uvarint()
+	if c == 0 || c-1 > uint64(len(r.b)) { // every entry takes a byte at least
+		if c != 0 {
+			r.err, r.b = errHeader, nil
+		}
+		return 0, false
+	}
+	return int(c - 1), true
+}
+
+func (r *headerReader) versions() map[string]int64 {
+	n, ok := r.count()
+	if !ok {
+		return nil
+	}
+	m := make(map[string]int64, n)
+	for range n {
+		k := r.name()
+		m[k] = r.varint()
+	}
+	return m
+}
+
+// decodeHeader rebuilds a checkpoint without values from its stored header.
+// ChannelValues (empty, for the caller to fill), ChannelVersions and
+// VersionsSeen are never nil on return, as with the SQLite saver.
+func (n *names) decodeHeader(b []byte, id string, ts time.Time) (checkpoint.Checkpoint, error) {
+	r := headerReader{b: b, names: n}
+	cp := checkpoint.Checkpoint{ID: id, TS: ts}
+	cp.V = int(r.varint())
+	cp.ChannelVersions = r.versions()
+	if c, ok := r.count(); ok {
+		cp.VersionsSeen = make(map[string]map[string]int64, c)
+		for range c {
+			node := r.name()
+			cp.VersionsSeen[node] = r.versions()
+		}
+	}
+	if c, ok := r.count(); ok {
+		cp.UpdatedChannels = make([]string, c)
+		for i := range cp.UpdatedChannels {
+			cp.UpdatedChannels[i] = r.name()
+		}
+	}
+	if r.err == nil && len(r.b) != 0 {
+		r.err = errHeader
+	}
+	if r.err != nil {
+		return checkpoint.Checkpoint{}, fmt.Errorf("checkpoint %s: %w", id, r.err)
+	}
+	if cp.ChannelVersions == nil {
+		cp.ChannelVersions = map[string]int64{}
+	}
+	if cp.VersionsSeen == nil {
+		cp.VersionsSeen = map[string]map[string]int64{}
+	}
+	cp.ChannelValues = make(map[string][]byte, len(cp.ChannelVersions))
+	return cp, nil
+}
