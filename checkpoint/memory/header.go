@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/weftstudio/weft/checkpoint"
 )
@@ -23,12 +24,35 @@ import (
 type names struct {
 	ids  map[string]uint64
 	list []string
+	// recent caches ids by the address and length of a string's bytes:
+	// callers pass the same name strings checkpoint after checkpoint, and
+	// this check costs a fraction of a map lookup. Strings are immutable,
+	// so equal address and length mean equal text.
+	recent [1 << 6]recentName
+}
+
+type recentName struct {
+	p  *byte
+	n  int
+	id uint64
 }
 
 func (n *names) id(s string) uint64 {
-	if i, ok := n.ids[s]; ok {
-		return i
+	p := unsafe.StringData(s)
+	h := (uint64(uintptr(unsafe.Pointer(p))) ^ uint64(len(s))) * 0x9E3779B97F4A7C15 // Fibonacci hashing: names often sit in one 16-byte block
+	slot := &n.recent[h>>(64-6)]
+	if slot.p == p && slot.n == len(s) && p != nil {
+		return slot.id
 	}
+	i, ok := n.ids[s]
+	if !ok {
+		i = n.add(s)
+	}
+	*slot = recentName{p, len(s), i}
+	return i
+}
+
+func (n *names) add(s string) uint64 {
 	if n.ids == nil {
 		n.ids = map[string]uint64{}
 	}

@@ -36,13 +36,15 @@ func TestValuesHeldEncrypted(t *testing.T) {
 			}
 			held := 0
 			for _, sp := range s.threads["t"].spaces {
-				for _, b := range sp.blobs {
-					if bytes.Contains(b, []byte(secret)) {
-						held++
+				for _, c := range sp.blobs {
+					for _, e := range c.vs {
+						if bytes.Contains(e.value, []byte(secret)) {
+							held++
+						}
 					}
 				}
-				for _, ws := range sp.writes {
-					for _, w := range ws {
+				for _, rec := range sp.cps {
+					for _, w := range rec.writes {
 						if bytes.Contains(w.value, []byte(secret)) {
 							held++
 						}
@@ -94,5 +96,46 @@ func TestHeaderRoundTrip(t *testing.T) {
 				t.Errorf("damaged header %x: err = %v", bad, err)
 			}
 		}
+	}
+}
+
+// Threads that share value slices after CopyThread never see each other's
+// later values, whether appended or inserted (a fork's lower version).
+func TestCopiedThreadsDoNotShareLaterValues(t *testing.T) {
+	ctx := t.Context()
+	s := New()
+	put := func(thread string, v int64, val string) {
+		t.Helper()
+		cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), TS: time.Now(),
+			ChannelValues: map[string][]byte{"a": []byte(val)}, ChannelVersions: map[string]int64{"a": v}}
+		if _, err := s.PutOwned(ctx, checkpoint.Ref{ThreadID: thread}, cp, checkpoint.Metadata{Source: checkpoint.SourceInput}, cp.ChannelVersions); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for v := int64(10); v <= 40; v += 10 { // room in the slice for an append
+		put("t", v, "t")
+	}
+	if err := s.CopyThread(ctx, "t", "u"); err != nil {
+		t.Fatal(err)
+	}
+	put("t", 50, "t-only")
+	put("u", 60, "u-only")
+	put("u", 15, "u-fork")
+	put("t", 5, "t-fork")
+	versions := func(thread string) []int64 {
+		var out []int64
+		for _, e := range s.threads[thread].spaces[""].blobs["a"].vs {
+			out = append(out, e.version)
+			if v, _ := s.threads[thread].spaces[""].blobs.get("a", e.version); v == nil {
+				t.Errorf("thread %s: version %d not found", thread, e.version)
+			}
+		}
+		return out
+	}
+	if got, want := versions("t"), []int64{5, 10, 20, 30, 40, 50}; !slices.Equal(got, want) {
+		t.Errorf("thread t versions %v, want %v", got, want)
+	}
+	if got, want := versions("u"), []int64{10, 15, 20, 30, 40, 60}; !slices.Equal(got, want) {
+		t.Errorf("thread u versions %v, want %v", got, want)
 	}
 }

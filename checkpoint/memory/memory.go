@@ -21,6 +21,7 @@ import (
 	"iter"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -87,6 +88,68 @@ type blobKey struct {
 	version int64
 }
 
+// verBlob is one stored value of a channel.
+type verBlob struct {
+	version int64
+	value   []byte // sealed; nil for an empty channel
+}
+
+// blobs holds a space's channel values: per channel, sorted by version. A
+// line of steps appends (versions grow with the step); only a fork inserts.
+// Arrays may be shared with a copied thread, so they are never changed in
+// place except by appending past every sharer's length (see CopyThread).
+type blobs map[string]*chanValues
+
+type chanValues struct{ vs []verBlob }
+
+func cmpVersion(e verBlob, v int64) int { return cmp.Compare(e.version, v) }
+
+func (b blobs) get(ch string, v int64) ([]byte, bool) {
+	if c := b[ch]; c != nil {
+		return c.get(v)
+	}
+	return nil, false
+}
+
+// channel returns a channel's values, adding an empty entry if need be.
+func (b blobs) channel(ch string) *chanValues {
+	c := b[ch]
+	if c == nil {
+		c = &chanValues{}
+		b[ch] = c
+	}
+	return c
+}
+
+func (c *chanValues) get(v int64) ([]byte, bool) {
+	i, ok := slices.BinarySearchFunc(c.vs, v, cmpVersion)
+	if !ok {
+		return nil, false
+	}
+	return c.vs[i].value, true
+}
+
+// add stores the value for version v, which must not be stored yet.
+func (c *chanValues) add(v int64, value []byte) {
+	if n := len(c.vs); n == 0 || c.vs[n-1].version < v {
+		c.vs = append(c.vs, verBlob{v, value})
+		return
+	}
+	i, _ := slices.BinarySearchFunc(c.vs, v, cmpVersion)
+	c.vs = slices.Insert(slices.Clip(c.vs), i, verBlob{v, value}) // Clip: a copy, never a shared array
+}
+
+// count returns the number of stored values and their total size.
+func (b blobs) count() (n int, size int64) {
+	for _, c := range b {
+		n += len(c.vs)
+		for _, e := range c.vs {
+			size += int64(len(e.value))
+		}
+	}
+	return n, size
+}
+
 // storedWrite is one pending write. A checkpoint's writes are few (one
 // slice per checkpoint, searched linearly), so a slice beats a map here.
 type storedWrite struct {
@@ -99,27 +162,66 @@ type storedWrite struct {
 
 // space holds one namespace of one thread.
 type space struct {
-	ids    []string // checkpoint ids, ascending
-	cps    map[string]*stored
-	blobs  map[blobKey][]byte // sealed values; nil for an empty channel
-	writes map[string][]storedWrite
+	cps   []*stored // ascending by id: ids are UUIDv7, so Put mostly appends
+	blobs blobs
+	// orphans holds writes to checkpoints not stored (yet); a Put of the
+	// checkpoint takes them over.
+	orphans map[string][]storedWrite
 	// lastMD is the metadata last stored, whose Parents and Extra the next
 	// checkpoint shares when equal (a run passes the same ones every step).
 	lastMD    checkpoint.Metadata
 	hasLastMD bool
 }
 
+func cmpID(r *stored, id string) int { return strings.Compare(r.id, id) }
+
+// get returns the checkpoint with the given id, or nil.
+func (sp *space) get(id string) *stored {
+	if i, ok := slices.BinarySearchFunc(sp.cps, id, cmpID); ok {
+		return sp.cps[i]
+	}
+	return nil
+}
+
+// latest returns the newest checkpoint, or nil.
+func (sp *space) latest() *stored {
+	if len(sp.cps) == 0 {
+		return nil
+	}
+	return sp.cps[len(sp.cps)-1]
+}
+
+// put stores rec, replacing a checkpoint with the same id (whose writes it
+// keeps) or taking over orphan writes to it.
+func (sp *space) put(rec *stored) {
+	if n := len(sp.cps); n == 0 || sp.cps[n-1].id < rec.id {
+		sp.cps = append(sp.cps, rec)
+	} else if i, ok := slices.BinarySearchFunc(sp.cps, rec.id, cmpID); ok {
+		rec.writes = sp.cps[i].writes
+		sp.cps[i] = rec
+		return
+	} else {
+		sp.cps = slices.Insert(sp.cps, i, rec)
+	}
+	if ws, ok := sp.orphans[rec.id]; ok {
+		rec.writes = ws
+		delete(sp.orphans, rec.id)
+	}
+}
+
 // stored is one checkpoint. The header is kept encoded (see header.go): one
 // pointer-free allocation instead of a map per channel and node.
 type stored struct {
+	id       string
 	parentID string
 	ts       time.Time
 	hdr      []byte              // see header.go
 	md       checkpoint.Metadata // as the SQLite saver would return it; never mutated
+	writes   []storedWrite       // pending writes; this record's own, never shared
 }
 
 func newSpace() *space {
-	return &space{cps: map[string]*stored{}, blobs: map[blobKey][]byte{}, writes: map[string][]storedWrite{}}
+	return &space{blobs: blobs{}}
 }
 
 func (s *Saver) space(threadID, ns string, create bool) *space {
@@ -178,6 +280,7 @@ func (s *Saver) put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Ch
 	// as the SQLite saver returns it.
 	var mdJSON *checkpoint.Metadata
 	if !jsonNative(md.Extra) {
+		md := md // only this copy escapes (to encoding/json)
 		b, err := record.EncodeMetadata(&md)
 		if err == nil {
 			var m checkpoint.Metadata
@@ -191,7 +294,7 @@ func (s *Saver) put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Ch
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sp := s.space(parent.ThreadID, parent.NS, true)
-	rec := &stored{parentID: parent.CheckpointID, ts: cp.TS.UTC(), hdr: s.names.encodeHeader(&cp)}
+	rec := &stored{id: cp.ID, parentID: parent.CheckpointID, ts: cp.TS.UTC(), hdr: s.names.encodeHeader(&cp)}
 	if mdJSON != nil {
 		rec.md = *mdJSON
 	} else {
@@ -199,8 +302,8 @@ func (s *Saver) put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Ch
 	}
 	// A value already stored for a (channel, version) is kept.
 	for ch, v := range newVersions {
-		k := blobKey{ch, v}
-		if _, ok := sp.blobs[k]; ok {
+		cv := sp.blobs.channel(ch)
+		if _, ok := cv.get(v); ok {
 			continue
 		}
 		var val []byte
@@ -210,13 +313,9 @@ func (s *Saver) put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Ch
 			}
 			val = s.cipher.Seal(nonNil(b))
 		}
-		sp.blobs[k] = val
+		cv.add(v, val)
 	}
-	if _, ok := sp.cps[cp.ID]; !ok {
-		i, _ := slices.BinarySearch(sp.ids, cp.ID)
-		sp.ids = slices.Insert(sp.ids, i, cp.ID)
-	}
-	sp.cps[cp.ID] = rec
+	sp.put(rec)
 	return checkpoint.Ref{ThreadID: parent.ThreadID, NS: parent.NS, CheckpointID: cp.ID}, nil
 }
 
@@ -268,11 +367,38 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sp := s.space(ref.ThreadID, ref.NS, true)
-	ws := slices.Grow(sp.writes[ref.CheckpointID], len(writes))
+	rec := sp.get(ref.CheckpointID)
+	var ws []storedWrite
+	if rec != nil {
+		ws = rec.writes
+	} else {
+		ws = sp.orphans[ref.CheckpointID]
+	}
+	ws = slices.Grow(ws, len(writes))
+	// Without encryption the call's values share one copy (each capped so
+	// none can grow into the next); stored values are never modified.
+	var buf []byte
+	if s.cipher == nil {
+		n := 0
+		for _, w := range writes {
+			n += len(w.Value)
+		}
+		buf = make([]byte, 0, n)
+	}
 next:
 	for i, w := range writes {
 		idx, special := record.WriteIndex(i, w.Channel)
-		sw := storedWrite{taskID, idx, w.Channel, s.cipher.Seal(record.CloneBytes(w.Value)), taskPath}
+		var val []byte
+		switch {
+		case w.Value == nil:
+		case s.cipher == nil:
+			start := len(buf)
+			buf = append(buf, w.Value...)
+			val = buf[start:len(buf):len(buf)]
+		default:
+			val = s.cipher.Seal(record.CloneBytes(w.Value))
+		}
+		sw := storedWrite{taskID, idx, w.Channel, val, taskPath}
 		for j := range ws {
 			if ws[j].taskID == taskID && ws[j].idx == idx {
 				if special {
@@ -283,7 +409,14 @@ next:
 		}
 		ws = append(ws, sw)
 	}
-	sp.writes[ref.CheckpointID] = ws
+	if rec != nil {
+		rec.writes = ws
+	} else {
+		if sp.orphans == nil {
+			sp.orphans = map[string][]storedWrite{}
+		}
+		sp.orphans[ref.CheckpointID] = ws
+	}
 	return nil
 }
 
@@ -300,28 +433,32 @@ func (s *Saver) Get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	sp := s.space(ref.ThreadID, ref.NS, false)
-	id := ref.CheckpointID
-	if sp != nil && id == "" && len(sp.ids) > 0 {
-		id = sp.ids[len(sp.ids)-1]
+	var rec *stored
+	switch {
+	case sp == nil:
+	case ref.CheckpointID == "":
+		rec = sp.latest()
+	default:
+		rec = sp.get(ref.CheckpointID)
 	}
-	if sp == nil || sp.cps[id] == nil {
+	if rec == nil {
 		if ref.CheckpointID == "" {
 			return nil, fmt.Errorf("thread %q ns %q has no checkpoint: %w", ref.ThreadID, ref.NS, checkpoint.ErrNotFound)
 		}
 		return nil, fmt.Errorf("checkpoint %q in thread %q ns %q: %w", ref.CheckpointID, ref.ThreadID, ref.NS, checkpoint.ErrNotFound)
 	}
-	return s.tuple(ref.ThreadID, ref.NS, id, sp)
+	return s.tuple(ref.ThreadID, ref.NS, rec, sp)
 }
 
 // tuple builds the tuple of a stored checkpoint. The caller holds s.mu.
-func (s *Saver) tuple(threadID, ns, id string, sp *space) (*checkpoint.Tuple, error) {
-	rec := sp.cps[id]
+func (s *Saver) tuple(threadID, ns string, rec *stored, sp *space) (*checkpoint.Tuple, error) {
+	id := rec.id
 	cp, err := s.names.decodeHeader(rec.hdr, id, rec.ts)
 	if err != nil {
 		return nil, fmt.Errorf("thread %q ns %q: %w", threadID, ns, err)
 	}
 	for ch, v := range cp.ChannelVersions {
-		sealed, ok := sp.blobs[blobKey{ch, v}]
+		sealed, ok := sp.blobs.get(ch, v)
 		if !ok || sealed == nil {
 			continue
 		}
@@ -340,7 +477,7 @@ func (s *Saver) tuple(threadID, ns, id string, sp *space) (*checkpoint.Tuple, er
 	if rec.parentID != "" {
 		t.Parent = &checkpoint.Ref{ThreadID: threadID, NS: ns, CheckpointID: rec.parentID}
 	}
-	ws := slices.Clone(sp.writes[id])
+	ws := slices.Clone(rec.writes)
 	slices.SortFunc(ws, func(a, b storedWrite) int {
 		return cmp.Or(cmp.Compare(a.taskID, b.taskID), cmp.Compare(a.idx, b.idx))
 	})
@@ -373,14 +510,14 @@ func (s *Saver) selectKeys(opts checkpoint.ListOptions, conds []record.Cond) []k
 			if opts.NS != nil && *opts.NS != ns {
 				continue
 			}
-			for _, id := range sp.ids {
-				if opts.Before != "" && id >= opts.Before {
+			for _, rec := range sp.cps {
+				if opts.Before != "" && rec.id >= opts.Before {
 					break
 				}
-				if len(conds) > 0 && !record.MatchMetadata(&sp.cps[id].md, conds) {
+				if len(conds) > 0 && !record.MatchMetadata(&rec.md, conds) {
 					continue
 				}
-				keys = append(keys, key{tid, ns, id})
+				keys = append(keys, key{tid, ns, rec.id})
 			}
 		}
 	}
@@ -426,8 +563,10 @@ func (s *Saver) List(ctx context.Context, opts checkpoint.ListOptions) iter.Seq2
 			}
 			s.mu.RLock()
 			var t *checkpoint.Tuple
-			if sp := s.space(k.thread, k.ns, false); sp != nil && sp.cps[k.id] != nil {
-				t, err = s.tuple(k.thread, k.ns, k.id, sp)
+			if sp := s.space(k.thread, k.ns, false); sp != nil {
+				if rec := sp.get(k.id); rec != nil {
+					t, err = s.tuple(k.thread, k.ns, rec, sp)
+				}
 			}
 			s.mu.RUnlock()
 			if err != nil {
@@ -456,7 +595,7 @@ func (s *Saver) ListHeaders(ctx context.Context, opts checkpoint.ListOptions) ([
 	keys := s.selectKeys(opts, conds)
 	out := make([]checkpoint.Header, 0, len(keys))
 	for _, k := range keys {
-		rec := s.threads[k.thread].spaces[k.ns].cps[k.id]
+		rec := s.threads[k.thread].spaces[k.ns].get(k.id) // present: s.mu is held since selectKeys
 		h := checkpoint.Header{Ref: checkpoint.Ref{ThreadID: k.thread, NS: k.ns, CheckpointID: k.id}, TS: rec.ts, Metadata: rec.md.Clone()}
 		if rec.parentID != "" {
 			h.Parent = &checkpoint.Ref{ThreadID: k.thread, NS: k.ns, CheckpointID: rec.parentID}
@@ -505,7 +644,7 @@ func (s *Saver) Prune(ctx context.Context, threadIDs []string, keepLatest int) e
 			if err := pruneSpace(sp, &s.names, keepLatest); err != nil {
 				return fmt.Errorf("prune thread %q ns %q: %w", tid, ns, err)
 			}
-			if len(sp.ids) == 0 && len(sp.writes) == 0 && len(sp.blobs) == 0 {
+			if len(sp.cps) == 0 && len(sp.orphans) == 0 && len(sp.blobs) == 0 {
 				delete(t.spaces, ns)
 			}
 		}
@@ -517,20 +656,13 @@ func (s *Saver) Prune(ctx context.Context, threadIDs []string, keepLatest int) e
 }
 
 func pruneSpace(sp *space, nm *names, keep int) error {
-	if drop := len(sp.ids) - keep; drop > 0 {
-		for _, id := range sp.ids[:drop] {
-			delete(sp.cps, id)
-		}
-		sp.ids = slices.Clone(sp.ids[drop:])
+	if drop := len(sp.cps) - keep; drop > 0 {
+		sp.cps = slices.Clone(sp.cps[drop:])
 	}
-	for id := range sp.writes {
-		if sp.cps[id] == nil {
-			delete(sp.writes, id)
-		}
-	}
+	sp.orphans = nil // writes to checkpoints not kept
 	used := map[blobKey]bool{}
-	for id, rec := range sp.cps {
-		cp, err := nm.decodeHeader(rec.hdr, id, rec.ts)
+	for _, rec := range sp.cps {
+		cp, err := nm.decodeHeader(rec.hdr, rec.id, rec.ts)
 		if err != nil {
 			return err
 		}
@@ -538,9 +670,17 @@ func pruneSpace(sp *space, nm *names, keep int) error {
 			used[blobKey{ch, v}] = true
 		}
 	}
-	for k := range sp.blobs {
-		if !used[k] {
-			delete(sp.blobs, k)
+	for ch, c := range sp.blobs {
+		kept := make([]verBlob, 0, len(c.vs))
+		for _, e := range c.vs {
+			if used[blobKey{ch, e.version}] {
+				kept = append(kept, e)
+			}
+		}
+		if len(kept) == 0 {
+			delete(sp.blobs, ch)
+		} else {
+			sp.blobs[ch] = &chanValues{kept}
 		}
 	}
 	return nil
@@ -570,20 +710,40 @@ func (s *Saver) CopyThread(ctx context.Context, srcThreadID, dstThreadID string)
 	// Stored slices are never mutated in place, so the copy may share them.
 	for ns, sp := range src.spaces {
 		dst := s.space(dstThreadID, ns, true)
-		for k, v := range sp.blobs {
-			if _, ok := dst.blobs[k]; !ok {
-				dst.blobs[k] = v
+		for ch, c := range sp.blobs {
+			d := dst.blobs.channel(ch)
+			if len(d.vs) == 0 {
+				// Clip: appending to either thread's slice then copies,
+				// leaving the other's untouched.
+				d.vs = slices.Clip(c.vs)
+				continue
+			}
+			for _, e := range c.vs {
+				if _, ok := d.get(e.version); !ok {
+					d.add(e.version, e.value)
+				}
 			}
 		}
-		for id, rec := range sp.cps {
-			if dst.cps[id] == nil {
-				i, _ := slices.BinarySearch(dst.ids, id)
-				dst.ids = slices.Insert(dst.ids, i, id)
+		// Records are copied (each thread's writes are its own); the rest of
+		// a record is never modified, so the copies share it.
+		for _, rec := range sp.cps {
+			c := *rec
+			c.writes = nil
+			if old := dst.get(rec.id); old != nil {
+				c.writes = old.writes
 			}
-			dst.cps[id] = rec
+			dst.put(&c)
+			c.writes = mergeWrites(c.writes, rec.writes)
 		}
-		for id, ws := range sp.writes {
-			dst.writes[id] = mergeWrites(dst.writes[id], ws)
+		for id, ws := range sp.orphans {
+			if rec := dst.get(id); rec != nil {
+				rec.writes = mergeWrites(rec.writes, ws)
+				continue
+			}
+			if dst.orphans == nil {
+				dst.orphans = map[string][]storedWrite{}
+			}
+			dst.orphans[id] = mergeWrites(dst.orphans[id], ws)
 		}
 	}
 	return nil
@@ -601,15 +761,14 @@ func (s *Saver) ListThreads(ctx context.Context, limit int) ([]checkpoint.Thread
 	var out []checkpoint.ThreadInfo
 	for tid, t := range s.threads {
 		sp := t.spaces[""]
-		if sp == nil || len(sp.ids) == 0 {
+		if sp == nil || len(sp.cps) == 0 {
 			continue
 		}
-		id := sp.ids[len(sp.ids)-1]
-		rec := sp.cps[id]
+		rec := sp.latest()
 		out = append(out, checkpoint.ThreadInfo{
 			ThreadID:    tid,
-			Checkpoints: len(sp.ids),
-			Latest:      checkpoint.Ref{ThreadID: tid, CheckpointID: id},
+			Checkpoints: len(sp.cps),
+			Latest:      checkpoint.Ref{ThreadID: tid, CheckpointID: rec.id},
 			LatestMeta:  rec.md.Clone(),
 			UpdatedAt:   rec.ts,
 		})
@@ -636,16 +795,21 @@ func (s *Saver) Stats(ctx context.Context) (checkpoint.Stats, error) {
 	for _, t := range s.threads {
 		n := 0
 		for _, sp := range t.spaces {
-			n += len(sp.ids)
-			st.Blobs += len(sp.blobs)
-			for _, b := range sp.blobs {
-				st.Bytes += int64(len(b))
-			}
-			for _, ws := range sp.writes {
+			n += len(sp.cps)
+			nb, size := sp.blobs.count()
+			st.Blobs += nb
+			st.Bytes += size
+			count := func(ws []storedWrite) {
 				st.Writes += len(ws)
 				for _, w := range ws {
 					st.Bytes += int64(len(w.value))
 				}
+			}
+			for _, rec := range sp.cps {
+				count(rec.writes)
+			}
+			for _, ws := range sp.orphans {
+				count(ws)
 			}
 		}
 		st.Checkpoints += n
