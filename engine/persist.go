@@ -75,6 +75,8 @@ func (rt *runtime) decodePending(pw checkpoint.PendingWrite) (cwrite, error) {
 // scratch goes back to its graph's pool after the run, so a run of a few
 // steps allocates none of them.
 type putScratch struct {
+	fresh       bool    // new to this run: versions and seen hold another run's
+	verSnap     []int64 // the versions versions was built from
 	versions    map[string]int64
 	seen        map[string]map[string]int64
 	updated     []string
@@ -109,6 +111,7 @@ func (rt *runtime) scratchFor(reuse bool) *putScratch {
 		if rt.scratch == nil {
 			rt.scratch = &putScratch{seenCache: map[string]*seenEntry{}}
 		}
+		rt.scratch.fresh = true
 	}
 	return rt.scratch
 }
@@ -160,23 +163,45 @@ func (rt *runtime) put(source checkpoint.Source, tasks []string) error {
 	reuse := rt.reusePut()
 	sc := rt.scratchFor(reuse)
 	cp := checkpoint.Checkpoint{V: checkpoint.FormatVersion, ID: checkpoint.NewID(), TS: time.Now().UTC()}
-	if reuse && sc.versions != nil {
+	if reuse {
+		// The maps of the run's previous checkpoint, updated where the
+		// versions changed (a run only ever adds nodes to rt.seen).
+		if sc.versions == nil {
+			sc.versions, sc.seen = make(map[string]int64, len(rt.ver)), make(map[string]map[string]int64, len(rt.seen))
+		}
+		if sc.fresh {
+			clear(sc.versions)
+			clear(sc.seen)
+			sc.verSnap = append(sc.verSnap[:0], make([]int64, len(rt.ver))...)
+			sc.fresh = false
+		}
 		cp.ChannelVersions, cp.VersionsSeen = sc.versions, sc.seen
-		clear(cp.ChannelVersions)
-		clear(cp.VersionsSeen)
+		for i, v := range rt.ver {
+			switch {
+			case v == sc.verSnap[i]:
+			case v == 0:
+				delete(cp.ChannelVersions, g.specs[i].name)
+			default:
+				cp.ChannelVersions[g.specs[i].name] = v
+			}
+		}
+		copy(sc.verSnap, rt.ver)
+		for node, s := range rt.seen {
+			m := rt.seenMap(sc, node, s, true)
+			if _, ok := cp.VersionsSeen[node]; !ok {
+				cp.VersionsSeen[node] = m // maps of known nodes are rebuilt in place
+			}
+		}
 	} else {
 		cp.ChannelVersions, cp.VersionsSeen = make(map[string]int64, len(rt.ver)), make(map[string]map[string]int64, len(rt.seen))
-		if reuse {
-			sc.versions, sc.seen = cp.ChannelVersions, cp.VersionsSeen
+		for i, v := range rt.ver {
+			if v != 0 {
+				cp.ChannelVersions[g.specs[i].name] = v
+			}
 		}
-	}
-	for i, v := range rt.ver {
-		if v != 0 {
-			cp.ChannelVersions[g.specs[i].name] = v
+		for node, s := range rt.seen {
+			cp.VersionsSeen[node] = rt.seenMap(sc, node, s, false)
 		}
-	}
-	for node, s := range rt.seen {
-		cp.VersionsSeen[node] = rt.seenMap(sc, node, s, reuse)
 	}
 	if rt.updated != nil {
 		if reuse {
@@ -261,7 +286,8 @@ func (rt *runtime) store(parent checkpoint.Ref, cp checkpoint.Checkpoint, md che
 		put = op.PutOwned
 	}
 	if rt.bg != nil {
-		rt.bg.op(&checkpoint.Op{Ref: parent, Checkpoint: &cp, Metadata: md, NewVersions: newVersions})
+		queued := cp // only this copy escapes, not every inline checkpoint
+		rt.bg.op(&checkpoint.Op{Ref: parent, Checkpoint: &queued, Metadata: md, NewVersions: newVersions})
 		return nil
 	}
 	if _, err := put(rt.ctx, parent, cp, md, newVersions); err != nil {

@@ -28,7 +28,7 @@ type names struct {
 	// callers pass the same name strings checkpoint after checkpoint, and
 	// this check costs a fraction of a map lookup. Strings are immutable,
 	// so equal address and length mean equal text.
-	recent [1 << 6]recentName
+	recent [1 << 8]recentName
 }
 
 type recentName struct {
@@ -40,7 +40,7 @@ type recentName struct {
 func (n *names) id(s string) uint64 {
 	p := unsafe.StringData(s)
 	h := (uint64(uintptr(unsafe.Pointer(p))) ^ uint64(len(s))) * 0x9E3779B97F4A7C15 // Fibonacci hashing: names often sit in one 16-byte block
-	slot := &n.recent[h>>(64-6)]
+	slot := &n.recent[h>>(64-8)]
 	if slot.p == p && slot.n == len(s) && p != nil {
 		return slot.id
 	}
