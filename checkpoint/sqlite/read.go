@@ -449,18 +449,24 @@ type group struct {
 // row than a lookup. Rows in a range that no checkpoint of the page uses are
 // skipped. CROSS JOIN keeps SQLite from scanning the table first: it cannot
 // tell how few rows json_each yields.
+//
+// Every column costs the driver a few allocations per row, so NULL values
+// (an empty channel reads the same as a missing row) are filtered out
+// rather than flagged, and a write's index and NULL flag share one integer:
+// idx*2 + (value IS NULL).
 const (
-	sqlGroupBlobs = `SELECT b.channel, b.version, b.value, b.value IS NULL
+	sqlGroupBlobs = `SELECT b.channel, b.version, b.value
 FROM json_each(?3) AS r
 CROSS JOIN blobs AS b ON b.thread_id = ?1 AND b.checkpoint_ns = ?2
- AND b.version BETWEEN r.value ->> 0 AND r.value ->> 1`
+ AND b.version BETWEEN r.value ->> 0 AND r.value ->> 1
+WHERE b.value IS NOT NULL`
 	// Writes of the checkpoints listed in ?3.
-	sqlGroupWrites = `SELECT w.checkpoint_id, w.task_id, w.idx, w.channel, w.value, w.value IS NULL, w.task_path
+	sqlGroupWrites = `SELECT w.checkpoint_id, w.task_id, w.idx * 2 + (w.value IS NULL), w.channel, w.value, w.task_path
 FROM json_each(?3) AS k
 CROSS JOIN writes AS w ON w.thread_id = ?1 AND w.checkpoint_ns = ?2 AND w.checkpoint_id = k.value`
 	// Writes of the checkpoints with ids in [?3, ?4]: used when the page
 	// holds every checkpoint of the group in that range (no filter).
-	sqlGroupWritesRange = `SELECT w.checkpoint_id, w.task_id, w.idx, w.channel, w.value, w.value IS NULL, w.task_path
+	sqlGroupWritesRange = `SELECT w.checkpoint_id, w.task_id, w.idx * 2 + (w.value IS NULL), w.channel, w.value, w.task_path
 FROM writes AS w WHERE w.thread_id = ?1 AND w.checkpoint_ns = ?2 AND w.checkpoint_id BETWEEN ?3 AND ?4`
 )
 
@@ -572,12 +578,8 @@ func (s *Saver) loadValues(ctx context.Context, st *sql.Stmt, g *group, in inter
 	for rs.Next() {
 		var k valueKey
 		var channel, raw sql.RawBytes
-		var isNull bool
-		if err := rs.Scan(&channel, &k.version, &raw, &isNull); err != nil {
+		if err := rs.Scan(&channel, &k.version, &raw); err != nil {
 			return err
-		}
-		if isNull {
-			continue
 		}
 		k.channel = in.get(channel)
 		if _, needed := values[k]; !needed {
@@ -655,11 +657,11 @@ func (s *Saver) loadWrites(ctx context.Context, tx *sql.Tx, g *group, dense bool
 	idxs := make([][]int, len(g.tuples))
 	for rs.Next() {
 		var id, task, channel, raw, path sql.RawBytes
-		var idx int
-		var isNull bool
-		if err := rs.Scan(&id, &task, &idx, &channel, &raw, &isNull, &path); err != nil {
+		var packed int64
+		if err := rs.Scan(&id, &task, &packed, &channel, &raw, &path); err != nil {
 			return err
 		}
+		idx, isNull := int(packed>>1), packed&1 == 1 // see sqlGroupWrites
 		w := checkpoint.PendingWrite{TaskID: in.get(task), Channel: in.get(channel), TaskPath: in.get(path)}
 		switch {
 		case isNull:

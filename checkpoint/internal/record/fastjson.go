@@ -365,6 +365,11 @@ func fastMetadata(b []byte, md *metadataFields, intern func([]byte) string) erro
 		case "extra":
 			s.ws()
 			start := s.i
+			if m, ok := s.flatStrings(); ok {
+				md.ExtraMap = m
+				continue
+			}
+			s.i = start
 			if err = s.skip(); err == nil {
 				if s.i == start || !json.Valid(b[start:s.i]) {
 					return errSlow
@@ -377,6 +382,34 @@ func fastMetadata(b []byte, md *metadataFields, intern func([]byte) string) erro
 		if err != nil {
 			return err
 		}
+	}
+}
+
+// flatStrings reads an object whose values are all plain strings (the usual
+// metadata extra, such as {"graph": "…"}) as encoding/json would decode it
+// into any. It reports false, having consumed an unknown amount, for
+// anything else.
+func (s *scanner) flatStrings() (map[string]any, bool) {
+	if s.objectStart() != nil {
+		return nil, false
+	}
+	out := map[string]any{}
+	for first := true; ; {
+		k, ok, err := s.member(&first)
+		if err != nil {
+			return nil, false
+		}
+		if !ok {
+			return out, true
+		}
+		if s.peek() != '"' {
+			return nil, false
+		}
+		v, err := s.str()
+		if err != nil {
+			return nil, false
+		}
+		out[k] = v
 	}
 }
 
@@ -406,5 +439,7 @@ type metadataFields struct {
 	Parents map[string]string
 	RunID   string
 	Tasks   []string
-	Extra   json.RawMessage
+	Extra   json.RawMessage // Extra not yet decoded, or
+	// ExtraMap, Extra decoded by flatStrings.
+	ExtraMap map[string]any
 }

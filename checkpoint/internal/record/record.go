@@ -197,7 +197,9 @@ func DecodeMetadataWith(b []byte, intern func([]byte) string) (checkpoint.Metada
 	var f metadataFields
 	if fastMetadata(b, &f, intern) == nil {
 		md := checkpoint.Metadata{Source: checkpoint.Source(f.Source), Step: f.Step, Parents: f.Parents, RunID: f.RunID, Tasks: f.Tasks}
-		if len(f.Extra) > 0 {
+		if f.ExtraMap != nil {
+			md.Extra = f.ExtraMap
+		} else if len(f.Extra) > 0 {
 			if err := json.Unmarshal(f.Extra, &md.Extra); err != nil {
 				return checkpoint.Metadata{}, fmt.Errorf("decode metadata extra: %w", err)
 			}
