@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 )
 
 // codec turns one channel's values into bytes and back, keeping the Go type.
@@ -119,10 +120,83 @@ func (c typedCodec[T]) decode(b []byte) (any, error) {
 		return v, nil
 	}
 	var t T
+	if decodeSimpleJSON(b, &t) {
+		return t, nil
+	}
 	if err := json.Unmarshal(b, &t); err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// decodeSimpleJSON decodes b into *p for the types appendSimpleJSON writes,
+// when b is exactly what json.Unmarshal would accept and decode the same
+// way: a plain integer, true or false, a string without escapes. It reports
+// false, leaving *p alone, for anything else (leaving it to encoding/json,
+// which also gives the errors). Snapshots of a long history decode
+// thousands of values.
+func decodeSimpleJSON(b []byte, p any) bool {
+	switch p := p.(type) {
+	case *int:
+		n, ok := plainJSONInt(b)
+		if ok && int64(int(n)) == n {
+			*p = int(n)
+		}
+		return ok && int64(int(n)) == n
+	case *int64:
+		n, ok := plainJSONInt(b)
+		if ok {
+			*p = n
+		}
+		return ok
+	case *bool:
+		switch string(b) {
+		case "true":
+			*p = true
+			return true
+		case "false":
+			*p = false
+			return true
+		}
+	case *string:
+		if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
+			inner := b[1 : len(b)-1]
+			for _, c := range inner {
+				if c == '"' || c == '\\' || c < 0x20 {
+					return false
+				}
+			}
+			if utf8.Valid(inner) { // encoding/json replaces invalid UTF-8
+				*p = string(inner)
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// plainJSONInt parses a JSON integer: an optional minus, then 0 or digits
+// not starting with 0, nothing else; at most 18 digits, so it cannot
+// overflow.
+func plainJSONInt(b []byte) (int64, bool) {
+	digits := b
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 || digits[0] == '0' && len(digits) > 1 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if len(digits) != len(b) {
+		n = -n
+	}
+	return n, true
 }
 
 // registry maps Go types to stable names for values whose type a channel does

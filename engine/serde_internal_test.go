@@ -40,3 +40,37 @@ func TestAppendSimpleJSONMatchesMarshal(t *testing.T) {
 		}
 	}
 }
+
+// The reflection-free decoder agrees with json.Unmarshal wherever it
+// answers, and leaves everything else to it.
+func TestDecodeSimpleJSONMatchesUnmarshal(t *testing.T) {
+	inputs := []string{
+		`0`, `-0`, `7`, `-42`, `123456789012345678`, `1234567890123456789`, `9223372036854775807`,
+		`007`, `1.5`, `1e3`, ` 1`, `1 `, `-`, ``, `+1`,
+		`true`, `false`, `null`, `True`,
+		`""`, `"plain"`, `"a\"b"`, `"a\\b"`, `"\u00e9"`, `"héllo"`, "\"\xff\"", "\"tab\t\"", `"unterminated`, `"`,
+	}
+	for _, in := range inputs {
+		check := func(name string, fast func() (any, bool), slow func() (any, error)) {
+			got, ok := fast()
+			want, err := slow()
+			if ok && (err != nil || got != want) {
+				t.Errorf("%s %q: fast %v, json.Unmarshal %v (%v)", name, in, got, want, err)
+			}
+		}
+		check("int", func() (any, bool) { var v int; ok := decodeSimpleJSON([]byte(in), &v); return v, ok },
+			func() (any, error) { var v int; err := json.Unmarshal([]byte(in), &v); return v, err })
+		check("int64", func() (any, bool) { var v int64; ok := decodeSimpleJSON([]byte(in), &v); return v, ok },
+			func() (any, error) { var v int64; err := json.Unmarshal([]byte(in), &v); return v, err })
+		check("bool", func() (any, bool) { var v bool; ok := decodeSimpleJSON([]byte(in), &v); return v, ok },
+			func() (any, error) { var v bool; err := json.Unmarshal([]byte(in), &v); return v, err })
+		check("string", func() (any, bool) { var v string; ok := decodeSimpleJSON([]byte(in), &v); return v, ok },
+			func() (any, error) { var v string; err := json.Unmarshal([]byte(in), &v); return v, err })
+	}
+	// The common cases do take the fast path.
+	var n int
+	var s string
+	if !decodeSimpleJSON([]byte(`-42`), &n) || n != -42 || !decodeSimpleJSON([]byte(`"plain"`), &s) || s != "plain" {
+		t.Errorf("fast path not taken: %d %q", n, s)
+	}
+}

@@ -78,25 +78,41 @@ func (gr *Graph) History(ctx context.Context, sel checkpoint.ListOptions, opts .
 	ns := cfg.ns
 	sel.NS = &ns
 	// Read from the saver on one goroutine while snapshots are rebuilt on
-	// this one: the two halves of the work take about as long each.
+	// this one: the two halves of the work take about as long each. Tuples
+	// cross in batches: one hand-over per tuple cost a goroutine wake-up
+	// each whenever the rebuilding side caught up.
+	const batch = 64
 	type item struct {
 		tp  *checkpoint.Tuple
 		err error
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	items := make(chan item, 128)
+	items := make(chan []item, 8)
 	go func() {
 		defer close(items)
-		for tp, err := range gr.saver.List(ctx, sel) {
+		var buf []item
+		send := func() bool {
 			select {
-			case items <- item{tp, err}:
+			case items <- buf:
+				buf = nil
+				return true
 			case <-ctx.Done():
-				return
+				return false
 			}
+		}
+		for tp, err := range gr.saver.List(ctx, sel) {
+			buf = append(buf, item{tp, err})
 			if err != nil {
+				send()
 				return
 			}
+			if len(buf) == batch && !send() {
+				return
+			}
+		}
+		if len(buf) > 0 {
+			send()
 		}
 	}()
 	defer func() {
@@ -105,15 +121,17 @@ func (gr *Graph) History(ctx context.Context, sel checkpoint.ListOptions, opts .
 		}
 	}()
 	var out []*Snapshot
-	for it := range items {
-		if it.err != nil {
-			return nil, fmt.Errorf("history of thread %q: %w", cfg.thread, it.err)
+	for b := range items {
+		for _, it := range b {
+			if it.err != nil {
+				return nil, fmt.Errorf("history of thread %q: %w", cfg.thread, it.err)
+			}
+			s, err := gr.snapshotOf(ctx, cfg, it.tp, false)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, s)
 		}
-		s, err := gr.snapshotOf(ctx, cfg, it.tp, false)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
