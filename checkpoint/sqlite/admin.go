@@ -29,10 +29,10 @@ LIMIT ?`, limit)
 			return err
 		}
 		defer rows.Close()
+		var md sql.RawBytes // reused from row to row by Scan
 		for rows.Next() {
 			var ti checkpoint.ThreadInfo
 			var ts string
-			var md sql.RawBytes
 			if err := rows.Scan(&ti.ThreadID, &ti.Latest.CheckpointID, &ts, &md, &ti.Checkpoints); err != nil {
 				return err
 			}

@@ -575,12 +575,13 @@ func (s *Saver) loadValues(ctx context.Context, st *sql.Stmt, g *group, in inter
 		return err
 	}
 	defer rs.Close()
+	var channel, raw sql.RawBytes // reused from row to row by Scan
+	var version int64
 	for rs.Next() {
-		var k valueKey
-		var channel, raw sql.RawBytes
-		if err := rs.Scan(&channel, &k.version, &raw); err != nil {
+		if err := rs.Scan(&channel, &version, &raw); err != nil {
 			return err
 		}
+		k := valueKey{version: version}
 		k.channel = in.get(channel)
 		if _, needed := values[k]; !needed {
 			continue
@@ -655,14 +656,27 @@ func (s *Saver) loadWrites(ctx context.Context, tx *sql.Tx, g *group, dense bool
 	}
 	defer rs.Close()
 	idxs := make([][]int, len(g.tuples))
+	// Rows come grouped by checkpoint and task (the primary key's order), so
+	// the previous row's checkpoint and task usually serve again: cheaper
+	// than a map lookup, and task ids, unique to a step, are not worth
+	// interning.
+	var lastID []byte
+	lastIdx, lastOK := 0, false
+	var lastTask []byte
+	var lastTaskID string
+	// Declared once: Scan reuses a RawBytes' buffer from row to row.
+	var id, task, channel, raw, path sql.RawBytes
+	var packed int64
 	for rs.Next() {
-		var id, task, channel, raw, path sql.RawBytes
-		var packed int64
 		if err := rs.Scan(&id, &task, &packed, &channel, &raw, &path); err != nil {
 			return err
 		}
 		idx, isNull := int(packed>>1), packed&1 == 1 // see sqlGroupWrites
-		w := checkpoint.PendingWrite{TaskID: in.get(task), Channel: in.get(channel), TaskPath: in.get(path)}
+		if lastTask == nil || string(task) != string(lastTask) {
+			lastTaskID = string(task)
+			lastTask = append(lastTask[:0], task...)
+		}
+		w := checkpoint.PendingWrite{TaskID: lastTaskID, Channel: in.get(channel), TaskPath: in.get(path)}
 		switch {
 		case isNull:
 		case s.cipher == nil:
@@ -681,7 +695,11 @@ func (s *Saver) loadWrites(ctx context.Context, tx *sql.Tx, g *group, dense bool
 			}
 			w.Value = v
 		}
-		i, ok := g.byID[string(id)]
+		if lastID == nil || string(id) != string(lastID) {
+			lastIdx, lastOK = g.byID[string(id)]
+			lastID = append(lastID[:0], id...)
+		}
+		i, ok := lastIdx, lastOK
 		if !ok {
 			continue // in the id range but not on the page
 		}
