@@ -180,6 +180,35 @@ func (gr *Graph) newRuntime(ctx context.Context, cfg *runConfig, em *emitter) (*
 	return rt, nil
 }
 
+// renewRuntime resets rt, a runtime newRuntime made for gr and cfg's
+// thread, for another checkpoint, keeping its buffers: History rebuilds a
+// thousand snapshots in a row, and a fresh runtime each time was most of
+// what that allocated. Nothing may hold on to rt's tasks or channels.
+func (gr *Graph) renewRuntime(ctx context.Context, cfg *runConfig, rt *runtime) *runtime {
+	saver, em := rt.saver, rt.em
+	ch, ver, savedVer, seen := rt.ch, rt.ver, rt.savedVer, rt.seen
+	free, live := append(rt.free, rt.live...), rt.live[:0]
+	taskBuf, cands, todo, touched := rt.taskBuf[:0], rt.cands[:0], rt.todo[:0], rt.touched[:0]
+	updBuf := [2][]int{rt.updBuf[0][:0], rt.updBuf[1][:0]}
+	mask, buckets := rt.mask, rt.buckets
+	*rt = runtime{g: gr, ctx: ctx, cfg: cfg, saver: saver, em: em, ns: cfg.ns,
+		ch: ch, ver: ver, savedVer: savedVer, seen: seen, free: free, live: live,
+		taskBuf: taskBuf, cands: cands, todo: todo, touched: touched, updBuf: updBuf,
+		mask: mask, buckets: buckets}
+	for i, s := range gr.specs {
+		rt.ch[i] = s.newCh()
+	}
+	clear(rt.ver)
+	clear(rt.savedVer)
+	clear(rt.seen)
+	clear(rt.mask)
+	for i := range rt.buckets {
+		rt.buckets[i] = rt.buckets[i][:0]
+	}
+	rt.cpRef = checkpoint.Ref{ThreadID: cfg.thread, NS: cfg.ns}
+	return rt
+}
+
 // load restores the checkpoint tuple into the runtime's channels.
 func (rt *runtime) load(t *checkpoint.Tuple) error {
 	g := rt.g

@@ -60,7 +60,7 @@ func (gr *Graph) GetState(ctx context.Context, opts ...RunOption) (*Snapshot, er
 	if err != nil {
 		return nil, fmt.Errorf("thread %q: %w", cfg.thread, err)
 	}
-	return gr.snapshotOf(ctx, cfg, tp, cfg.checkpointID == "")
+	return gr.snapshotOf(ctx, cfg, tp, cfg.checkpointID == "", nil)
 }
 
 // History lists the thread's checkpoints as snapshots, newest first. opts
@@ -121,12 +121,13 @@ func (gr *Graph) History(ctx context.Context, sel checkpoint.ListOptions, opts .
 		}
 	}()
 	var out []*Snapshot
+	var rt *runtime // one runtime serves every snapshot in turn
 	for b := range items {
 		for _, it := range b {
 			if it.err != nil {
 				return nil, fmt.Errorf("history of thread %q: %w", cfg.thread, it.err)
 			}
-			s, err := gr.snapshotOf(ctx, cfg, it.tp, false)
+			s, err := gr.snapshotOf(ctx, cfg, it.tp, false, &rt)
 			if err != nil {
 				return nil, err
 			}
@@ -140,11 +141,18 @@ func (gr *Graph) History(ctx context.Context, sel checkpoint.ListOptions, opts .
 }
 
 // snapshotOf rebuilds the channels of a stored checkpoint and plans its next
-// step to say what would run.
-func (gr *Graph) snapshotOf(ctx context.Context, cfg *runConfig, tp *checkpoint.Tuple, applyPending bool) (*Snapshot, error) {
-	rt, err := gr.newRuntime(ctx, cfg, nil)
-	if err != nil {
+// step to say what would run. With reuse non-nil it rebuilds in *reuse's
+// runtime when there is one (see renewRuntime) and leaves its runtime there.
+func (gr *Graph) snapshotOf(ctx context.Context, cfg *runConfig, tp *checkpoint.Tuple, applyPending bool, reuse **runtime) (*Snapshot, error) {
+	var rt *runtime
+	var err error
+	if reuse != nil && *reuse != nil {
+		rt = gr.renewRuntime(ctx, cfg, *reuse)
+	} else if rt, err = gr.newRuntime(ctx, cfg, nil); err != nil {
 		return nil, err
+	}
+	if reuse != nil {
+		*reuse = rt
 	}
 	if err := rt.load(tp); err != nil {
 		return nil, err

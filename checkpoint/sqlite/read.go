@@ -500,11 +500,26 @@ type valueKey struct {
 	version int64
 }
 
-// blobValue is a fetched value; owned reports that a tuple already holds the
-// slice, so the next one needs a copy.
+// blobValue is a fetched value (found) or a wanted one (not found yet);
+// owned reports that a tuple already holds the slice, so the next one needs
+// a copy.
 type blobValue struct {
-	b     []byte
-	owned bool
+	b            []byte
+	found, owned bool
+}
+
+// byteArena copies many small values into shared chunks: one allocation for
+// a page's values instead of one each. Each copy is capped at its length,
+// so appending to one never writes into the next.
+type byteArena struct{ buf []byte }
+
+func (a *byteArena) copy(b []byte) []byte {
+	if cap(a.buf)-len(a.buf) < len(b) {
+		a.buf = make([]byte, 0, max(16<<10, len(b)))
+	}
+	start := len(a.buf)
+	a.buf = append(a.buf, b...)
+	return a.buf[start:len(a.buf):len(a.buf)]
 }
 
 // load fills the values and pending writes of tuples read by queryTuples:
@@ -564,12 +579,17 @@ func (s *Saver) loadValues(ctx context.Context, st *sql.Stmt, g *group, in inter
 	if err != nil {
 		return err
 	}
-	values := map[valueKey]*blobValue{}
+	n := 0
+	for _, vs := range g.versions {
+		n += len(vs)
+	}
+	values := make(map[valueKey]blobValue, n)
 	for ch, vs := range g.versions {
 		for _, v := range vs {
-			values[valueKey{ch, v}] = nil
+			values[valueKey{ch, v}] = blobValue{}
 		}
 	}
+	var arena byteArena
 	rs, err := st.QueryContext(ctx, g.thread, g.ns, string(param))
 	if err != nil {
 		return err
@@ -588,7 +608,7 @@ func (s *Saver) loadValues(ctx context.Context, st *sql.Stmt, g *group, in inter
 		}
 		var v []byte
 		if s.cipher == nil {
-			v = append(make([]byte, 0, len(raw)), raw...)
+			v = arena.copy(raw)
 		} else {
 			plain, err := s.cipher.Open(raw)
 			if err != nil {
@@ -600,15 +620,16 @@ func (s *Saver) loadValues(ctx context.Context, st *sql.Stmt, g *group, in inter
 		if err != nil {
 			return fmt.Errorf("value of channel %q version %d in thread %q ns %q in %s: %w", k.channel, k.version, g.thread, g.ns, s.path, err)
 		}
-		values[k] = &blobValue{b: v}
+		values[k] = blobValue{b: v, found: true}
 	}
 	if err := rs.Err(); err != nil {
 		return err
 	}
 	for _, t := range g.tuples {
 		for ch, v := range t.Checkpoint.ChannelVersions {
-			bv := values[valueKey{ch, v}]
-			if bv == nil {
+			k := valueKey{ch, v}
+			bv := values[k]
+			if !bv.found {
 				continue
 			}
 			if bv.owned {
@@ -616,6 +637,7 @@ func (s *Saver) loadValues(ctx context.Context, st *sql.Stmt, g *group, in inter
 			} else {
 				t.Checkpoint.ChannelValues[ch] = bv.b
 				bv.owned = true
+				values[k] = bv
 			}
 		}
 	}
@@ -664,6 +686,7 @@ func (s *Saver) loadWrites(ctx context.Context, tx *sql.Tx, g *group, dense bool
 	lastIdx, lastOK := 0, false
 	var lastTask []byte
 	var lastTaskID string
+	var arena byteArena
 	// Declared once: Scan reuses a RawBytes' buffer from row to row.
 	var id, task, channel, raw, path sql.RawBytes
 	var packed int64
@@ -680,7 +703,7 @@ func (s *Saver) loadWrites(ctx context.Context, tx *sql.Tx, g *group, dense bool
 		switch {
 		case isNull:
 		case s.cipher == nil:
-			w.Value = append(make([]byte, 0, len(raw)), raw...)
+			w.Value = arena.copy(raw)
 		default:
 			plain, err := s.cipher.Open(raw)
 			if err != nil {
