@@ -61,8 +61,21 @@ func (s *scanner) null() bool {
 
 // str reads a string without escapes.
 func (s *scanner) str() (string, error) {
-	if err := s.expect('"'); err != nil {
+	b, err := s.rawStr()
+	if err != nil {
 		return "", err
+	}
+	if s.intern != nil {
+		return s.intern(b), nil
+	}
+	return string(b), nil
+}
+
+// rawStr reads a string without escapes and returns its bytes (part of the
+// input).
+func (s *scanner) rawStr() ([]byte, error) {
+	if err := s.expect('"'); err != nil {
+		return nil, err
 	}
 	start := s.i
 	checked := false
@@ -70,27 +83,21 @@ func (s *scanner) str() (string, error) {
 		c := s.b[s.i]
 		switch {
 		case c == '"':
-			var v string
-			if s.intern != nil {
-				v = s.intern(s.b[start:s.i])
-			} else {
-				v = string(s.b[start:s.i])
-			}
 			s.i++
-			return v, nil
+			return s.b[start : s.i-1], nil
 		case c == '\\' || c < 0x20:
-			return "", errSlow
+			return nil, errSlow
 		case c >= 0x80 && !checked:
 			// encoding/json replaces invalid UTF-8; only valid text stays fast.
 			end := bytes.IndexByte(s.b[s.i:], '"')
 			if end < 0 || !utf8.Valid(s.b[s.i:s.i+end]) {
-				return "", errSlow
+				return nil, errSlow
 			}
 			checked = true
 		}
 		s.i++
 	}
-	return "", errSlow
+	return nil, errSlow
 }
 
 // int reads an integer (no fraction, no exponent).
@@ -131,24 +138,37 @@ func (s *scanner) objectStart() error { return s.expect('{') }
 // member reads the next key of an object (and its ':'), or reports false at
 // the closing '}'. first must be true for the first call of an object.
 func (s *scanner) member(first *bool) (string, bool, error) {
+	k, ok, err := s.memberRaw(first)
+	if err != nil || !ok {
+		return "", ok, err
+	}
+	if s.intern != nil {
+		return s.intern(k), true, nil
+	}
+	return string(k), true, nil
+}
+
+// memberRaw is member returning the key's bytes: for the fixed keys of the
+// header and metadata, compared without making a string.
+func (s *scanner) memberRaw(first *bool) ([]byte, bool, error) {
 	c := s.peek()
 	if c == '}' {
 		s.i++
-		return "", false, nil
+		return nil, false, nil
 	}
 	if !*first {
 		if c != ',' {
-			return "", false, errSlow
+			return nil, false, errSlow
 		}
 		s.i++
 	}
 	*first = false
-	k, err := s.str()
+	k, err := s.rawStr()
 	if err != nil {
-		return "", false, err
+		return nil, false, err
 	}
 	if err := s.expect(':'); err != nil {
-		return "", false, err
+		return nil, false, err
 	}
 	return k, true, nil
 }
@@ -277,19 +297,19 @@ func fastHeader(b []byte, h *Header, intern func([]byte) string) error {
 	}
 	var seen uint
 	for first := true; ; {
-		k, ok, err := s.member(&first)
+		k, ok, err := s.memberRaw(&first)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			return s.end()
 		}
-		bit := uint(1) << headerKeys[k] // unknown keys: bit 0, refused below
+		bit := uint(1) << headerKeys[string(k)] // unknown keys: bit 0, refused below
 		if seen&bit != 0 {
 			return errSlow // a repeated key: encoding/json merges objects
 		}
 		seen |= bit
-		switch k {
+		switch string(k) {
 		case "v":
 			var v int64
 			v, err = s.int()
@@ -337,19 +357,19 @@ func fastMetadata(b []byte, md *metadataFields, intern func([]byte) string) erro
 	}
 	var seen uint
 	for first := true; ; {
-		k, ok, err := s.member(&first)
+		k, ok, err := s.memberRaw(&first)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			return s.end()
 		}
-		bit := uint(1) << metadataKeys[k]
+		bit := uint(1) << metadataKeys[string(k)]
 		if seen&bit != 0 {
 			return errSlow // a repeated key: encoding/json merges objects
 		}
 		seen |= bit
-		switch k {
+		switch string(k) {
 		case "source":
 			md.Source, err = s.str()
 		case "step":
