@@ -1,10 +1,8 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"iter"
 	"slices"
@@ -136,56 +134,6 @@ func condArg(c record.Cond) any {
 	return c.Value
 }
 
-// queryTuples runs a checkpoints query built by selectRows (with the header
-// column) and returns its rows as tuples without values or writes.
-// fixed, when not nil, gives the thread and namespace the query did not
-// select.
-func (s *Saver) queryTuples(ctx context.Context, tx *sql.Tx, q string, args []any, fixed *checkpoint.Ref, in interner) ([]*checkpoint.Tuple, error) {
-	st, err := s.stmt(ctx, tx, q)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := st.QueryContext(ctx, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*checkpoint.Tuple
-	var thread, ns, id, parent, ts, md, header sql.RawBytes
-	dest := []any{&thread, &ns, &id, &parent, &ts, &md, &header}
-	if fixed != nil {
-		dest = dest[2:]
-	}
-	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			return nil, err
-		}
-		t := &checkpoint.Tuple{PendingWrites: []checkpoint.PendingWrite{}}
-		if fixed != nil {
-			t.Ref = *fixed
-		} else {
-			t.Ref = checkpoint.Ref{ThreadID: in.get(thread), NS: in.get(ns)}
-		}
-		t.Ref.CheckpointID = string(id)
-		r := t.Ref
-		when, err := record.ParseTSBytes(ts)
-		if err != nil {
-			return nil, fmt.Errorf("checkpoint %q in thread %q: %w", r.CheckpointID, r.ThreadID, err)
-		}
-		if t.Checkpoint, err = record.DecodeHeaderWith(header, r.CheckpointID, when, in.get); err != nil {
-			return nil, fmt.Errorf("thread %q ns %q: %w", r.ThreadID, r.NS, err)
-		}
-		if t.Metadata, err = record.DecodeMetadataWith(md, in.get); err != nil {
-			return nil, fmt.Errorf("checkpoint %q in thread %q: %w", r.CheckpointID, r.ThreadID, err)
-		}
-		if len(parent) > 0 {
-			t.Parent = &checkpoint.Ref{ThreadID: r.ThreadID, NS: r.NS, CheckpointID: string(parent)}
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
-}
-
 // Get returns the checkpoint ref names, or the latest of its thread and
 // namespace when ref.CheckpointID is ""; see checkpoint.Saver. It returns an
 // error wrapping checkpoint.ErrNotFound when there is none.
@@ -202,25 +150,25 @@ func (s *Saver) Get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 		q = "SELECT checkpoint_id, parent_checkpoint_id, ts, metadata, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
 		args = []any{ref.ThreadID, ref.NS, ref.CheckpointID}
 	}
-	var tuples []*checkpoint.Tuple
+	var p *page
 	err := s.read(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
-		in := interner{}
-		if tuples, err = s.queryTuples(ctx, tx, q, args, &checkpoint.Ref{ThreadID: ref.ThreadID, NS: ref.NS}, in); err != nil {
-			return err
-		}
-		return s.load(ctx, tx, tuples, true, in)
+		p, err = s.readPage(ctx, tx, q, args, &checkpoint.Ref{ThreadID: ref.ThreadID, NS: ref.NS}, true, interner{})
+		return err
 	})
+	if err == nil {
+		err = s.assemble(p, interner{})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("get checkpoint %q in thread %q ns %q from %s: %w", ref.CheckpointID, ref.ThreadID, ref.NS, s.path, err)
 	}
-	if len(tuples) == 0 {
+	if len(p.tuples) == 0 {
 		if ref.CheckpointID == "" {
 			return nil, fmt.Errorf("thread %q ns %q has no checkpoint: %w", ref.ThreadID, ref.NS, checkpoint.ErrNotFound)
 		}
 		return nil, fmt.Errorf("checkpoint %q in thread %q ns %q: %w", ref.CheckpointID, ref.ThreadID, ref.NS, checkpoint.ErrNotFound)
 	}
-	return tuples[0], nil
+	return p.tuples[0], nil
 }
 
 // maxCachedStmts bounds the read statement cache; List and ListHeaders build
@@ -302,7 +250,8 @@ func (s *Saver) narrowNS(ctx context.Context, opts checkpoint.ListOptions) (_ ch
 // then namespace); see checkpoint.Saver and checkpoint.ListOptions. It reads
 // pages of checkpoints, each in its own read transaction with one query for
 // the page's values and one for its writes, and holds no connection while the
-// caller ranges.
+// caller ranges. A page is read on a goroutine of its own while the caller's
+// goroutine decodes and consumes the one before (see page).
 func (s *Saver) List(ctx context.Context, opts checkpoint.ListOptions) iter.Seq2[*checkpoint.Tuple, error] {
 	return func(yield func(*checkpoint.Tuple, error) bool) {
 		conds, err := record.CompileFilter(opts.Filter)
@@ -319,43 +268,72 @@ func (s *Saver) List(ctx context.Context, opts checkpoint.ListOptions) iter.Seq2
 		if empty {
 			return
 		}
-		remaining := opts.Limit
-		var after *cursor
-		for {
-			n := pageSize
-			if remaining > 0 && remaining < n {
-				n = remaining
+		ctx, cancel := context.WithCancel(ctx)
+		pages := make(chan *page, 1)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			defer close(pages)
+			s.readPages(ctx, opts, conds, pages)
+		}()
+		defer func() {
+			cancel()
+			for range pages { // let the reader finish its page and stop
 			}
-			q, args := selectRows(opts, conds, true, after, n)
-			var page []*checkpoint.Tuple
-			err := s.read(ctx, func(ctx context.Context, tx *sql.Tx) error {
-				in := make(interner, 64)
-				var err error
-				if page, err = s.queryTuples(ctx, tx, q, args, fixedRef(opts), in); err != nil {
-					return err
-				}
-				return s.load(ctx, tx, page, len(conds) == 0, in)
-			})
+			<-done
+		}()
+		in := make(interner, 64)
+		for p := range pages {
+			err := p.err
+			if err == nil {
+				err = s.assemble(p, in)
+			}
 			if err != nil {
 				yield(nil, fmt.Errorf("list checkpoints (%s) in %s: %w", describeOpts(req), s.path, err))
 				return
 			}
-			for _, t := range page {
+			for _, t := range p.tuples {
 				if !yield(t, nil) {
 					return
 				}
 			}
-			if len(page) < n {
+		}
+	}
+}
+
+// readPages reads the pages of a listing in order and sends them to out,
+// stopping after the last, after a page that failed (its err set) or once
+// ctx is done.
+func (s *Saver) readPages(ctx context.Context, opts checkpoint.ListOptions, conds []record.Cond, out chan<- *page) {
+	remaining := opts.Limit
+	var after *cursor
+	in := make(interner, 64)
+	for {
+		n := pageSize
+		if remaining > 0 && remaining < n {
+			n = remaining
+		}
+		q, args := selectRows(opts, conds, true, after, n)
+		var p *page
+		err := s.read(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			var err error
+			p, err = s.readPage(ctx, tx, q, args, fixedRef(opts), len(conds) == 0, in)
+			return err
+		})
+		if err != nil {
+			p = &page{err: err}
+		}
+		out <- p // the consumer receives until out closes, even after it stops
+		if err != nil || ctx.Err() != nil || len(p.tuples) < n {
+			return
+		}
+		if remaining > 0 {
+			if remaining -= len(p.tuples); remaining == 0 {
 				return
 			}
-			if remaining > 0 {
-				if remaining -= len(page); remaining == 0 {
-					return
-				}
-			}
-			last := page[len(page)-1].Ref
-			after = &cursor{last.CheckpointID, last.ThreadID, last.NS}
 		}
+		last := p.tuples[len(p.tuples)-1].Ref
+		after = &cursor{last.CheckpointID, last.ThreadID, last.NS}
 	}
 }
 
@@ -434,15 +412,6 @@ func (s *Saver) ListHeaders(ctx context.Context, opts checkpoint.ListOptions) ([
 	return out, nil
 }
 
-// group is the rows of one page that share a thread and namespace: their
-// values and writes are fetched with one query each.
-type group struct {
-	thread, ns string
-	tuples     []*checkpoint.Tuple
-	byID       map[string]int // checkpoint id → index in tuples
-	versions   map[string][]int64
-}
-
 // Values are read by ranges of versions: a page's checkpoints use runs of
 // consecutive versions (every step bumps the versions of the channels it
 // changes to max+1), and a range scan of the primary key is much cheaper per
@@ -493,274 +462,4 @@ func versionRanges(versions map[string][]int64) [][2]int64 {
 		out = append(out, [2]int64{v, v})
 	}
 	return out
-}
-
-type valueKey struct {
-	channel string
-	version int64
-}
-
-// blobValue is a fetched value (found) or a wanted one (not found yet);
-// owned reports that a tuple already holds the slice, so the next one needs
-// a copy.
-type blobValue struct {
-	b            []byte
-	found, owned bool
-}
-
-// byteArena copies many small values into shared chunks: one allocation for
-// a page's values instead of one each. Each copy is capped at its length,
-// so appending to one never writes into the next.
-type byteArena struct{ buf []byte }
-
-func (a *byteArena) copy(b []byte) []byte {
-	if cap(a.buf)-len(a.buf) < len(b) {
-		a.buf = make([]byte, 0, max(16<<10, len(b)))
-	}
-	start := len(a.buf)
-	a.buf = append(a.buf, b...)
-	return a.buf[start:len(a.buf):len(a.buf)]
-}
-
-// load fills the values and pending writes of tuples read by queryTuples:
-// per thread and namespace of the page, one query fetches every referenced
-// value and another every write.
-//
-// dense says the page holds every checkpoint of each of its threads and
-// namespaces between its oldest and newest ids (true when no metadata filter
-// skips any), so writes can be read by id range.
-func (s *Saver) load(ctx context.Context, tx *sql.Tx, tuples []*checkpoint.Tuple, dense bool, in interner) error {
-	if len(tuples) == 0 {
-		return nil
-	}
-	var groups []*group
-	for _, t := range tuples {
-		r := t.Ref
-		var g *group
-		for _, x := range groups {
-			if x.thread == r.ThreadID && x.ns == r.NS {
-				g = x
-				break
-			}
-		}
-		if g == nil {
-			g = &group{thread: r.ThreadID, ns: r.NS, byID: map[string]int{}, versions: map[string][]int64{}}
-			groups = append(groups, g)
-		}
-		g.byID[r.CheckpointID] = len(g.tuples)
-		g.tuples = append(g.tuples, t)
-		for ch, v := range t.Checkpoint.ChannelVersions {
-			if vs := g.versions[ch]; len(vs) == 0 || vs[len(vs)-1] != v {
-				g.versions[ch] = append(vs, v) // consecutive checkpoints often share a version
-			}
-		}
-	}
-	blobs, err := s.stmt(ctx, tx, sqlGroupBlobs)
-	if err != nil {
-		return err
-	}
-	for _, g := range groups {
-		if err := s.loadValues(ctx, blobs, g, in); err != nil {
-			return err
-		}
-		if err := s.loadWrites(ctx, tx, g, dense, in); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// loadValues fills the channel values of a group's tuples.
-func (s *Saver) loadValues(ctx context.Context, st *sql.Stmt, g *group, in interner) error {
-	if len(g.versions) == 0 {
-		return nil
-	}
-	param, err := json.Marshal(versionRanges(g.versions))
-	if err != nil {
-		return err
-	}
-	n := 0
-	for _, vs := range g.versions {
-		n += len(vs)
-	}
-	values := make(map[valueKey]blobValue, n)
-	for ch, vs := range g.versions {
-		for _, v := range vs {
-			values[valueKey{ch, v}] = blobValue{}
-		}
-	}
-	var arena byteArena
-	rs, err := st.QueryContext(ctx, g.thread, g.ns, string(param))
-	if err != nil {
-		return err
-	}
-	defer rs.Close()
-	var channel, raw sql.RawBytes // reused from row to row by Scan
-	var version int64
-	for rs.Next() {
-		if err := rs.Scan(&channel, &version, &raw); err != nil {
-			return err
-		}
-		k := valueKey{version: version}
-		k.channel = in.get(channel)
-		if _, needed := values[k]; !needed {
-			continue
-		}
-		var v []byte
-		if s.cipher == nil {
-			v = arena.copy(raw)
-		} else {
-			plain, err := s.cipher.Open(raw)
-			if err != nil {
-				return fmt.Errorf("value of channel %q version %d in thread %q ns %q: %w", k.channel, k.version, g.thread, g.ns, err)
-			}
-			v = plain
-		}
-		v, err := record.Unpack(v)
-		if err != nil {
-			return fmt.Errorf("value of channel %q version %d in thread %q ns %q in %s: %w", k.channel, k.version, g.thread, g.ns, s.path, err)
-		}
-		values[k] = blobValue{b: v, found: true}
-	}
-	if err := rs.Err(); err != nil {
-		return err
-	}
-	for _, t := range g.tuples {
-		for ch, v := range t.Checkpoint.ChannelVersions {
-			k := valueKey{ch, v}
-			bv := values[k]
-			if !bv.found {
-				continue
-			}
-			if bv.owned {
-				t.Checkpoint.ChannelValues[ch] = record.CloneBytes(bv.b)
-			} else {
-				t.Checkpoint.ChannelValues[ch] = bv.b
-				bv.owned = true
-				values[k] = bv
-			}
-		}
-	}
-	return nil
-}
-
-// loadWrites fills the pending writes of a group's tuples.
-func (s *Saver) loadWrites(ctx context.Context, tx *sql.Tx, g *group, dense bool, in interner) error {
-	var rs *sql.Rows
-	if dense {
-		lo, hi := g.tuples[0].Ref.CheckpointID, g.tuples[0].Ref.CheckpointID
-		for _, t := range g.tuples {
-			lo, hi = min(lo, t.Ref.CheckpointID), max(hi, t.Ref.CheckpointID)
-		}
-		st, err := s.stmt(ctx, tx, sqlGroupWritesRange)
-		if err != nil {
-			return err
-		}
-		if rs, err = st.QueryContext(ctx, g.thread, g.ns, lo, hi); err != nil {
-			return err
-		}
-	} else {
-		ids := make([]string, len(g.tuples))
-		for i, t := range g.tuples {
-			ids[i] = t.Ref.CheckpointID
-		}
-		param, err := json.Marshal(ids)
-		if err != nil {
-			return err
-		}
-		st, err := s.stmt(ctx, tx, sqlGroupWrites)
-		if err != nil {
-			return err
-		}
-		if rs, err = st.QueryContext(ctx, g.thread, g.ns, string(param)); err != nil {
-			return err
-		}
-	}
-	defer rs.Close()
-	idxs := make([][]int, len(g.tuples))
-	// Rows come grouped by checkpoint and task (the primary key's order), so
-	// the previous row's checkpoint and task usually serve again: cheaper
-	// than a map lookup, and task ids, unique to a step, are not worth
-	// interning.
-	var lastID []byte
-	lastIdx, lastOK := 0, false
-	var lastTask []byte
-	var lastTaskID string
-	var arena byteArena
-	// Declared once: Scan reuses a RawBytes' buffer from row to row.
-	var id, task, channel, raw, path sql.RawBytes
-	var packed int64
-	for rs.Next() {
-		if err := rs.Scan(&id, &task, &packed, &channel, &raw, &path); err != nil {
-			return err
-		}
-		idx, isNull := int(packed>>1), packed&1 == 1 // see sqlGroupWrites
-		if lastTask == nil || string(task) != string(lastTask) {
-			lastTaskID = string(task)
-			lastTask = append(lastTask[:0], task...)
-		}
-		w := checkpoint.PendingWrite{TaskID: lastTaskID, Channel: in.get(channel), TaskPath: in.get(path)}
-		switch {
-		case isNull:
-		case s.cipher == nil:
-			w.Value = arena.copy(raw)
-		default:
-			plain, err := s.cipher.Open(raw)
-			if err != nil {
-				return fmt.Errorf("write %d of task %q to checkpoint %q in thread %q: %w", idx, w.TaskID, id, g.thread, err)
-			}
-			w.Value = plain
-		}
-		if w.Value != nil {
-			v, err := record.Unpack(w.Value)
-			if err != nil {
-				return fmt.Errorf("write %d of task %q to checkpoint %q in thread %q in %s: %w", idx, w.TaskID, id, g.thread, s.path, err)
-			}
-			w.Value = v
-		}
-		if lastID == nil || string(id) != string(lastID) {
-			lastIdx, lastOK = g.byID[string(id)]
-			lastID = append(lastID[:0], id...)
-		}
-		i, ok := lastIdx, lastOK
-		if !ok {
-			continue // in the id range but not on the page
-		}
-		g.tuples[i].PendingWrites = append(g.tuples[i].PendingWrites, w)
-		idxs[i] = append(idxs[i], idx)
-	}
-	if err := rs.Err(); err != nil {
-		return err
-	}
-	// The primary key scan yields each checkpoint's writes by task id and
-	// index already; make sure of it without relying on the plan.
-	for i, t := range g.tuples {
-		sortWrites(t.PendingWrites, idxs[i])
-	}
-	return nil
-}
-
-// sortWrites orders ws (with their indexes) by task id, then index.
-func sortWrites(ws []checkpoint.PendingWrite, idxs []int) {
-	sorted := true
-	for i := 1; i < len(ws) && sorted; i++ {
-		sorted = ws[i-1].TaskID < ws[i].TaskID || ws[i-1].TaskID == ws[i].TaskID && idxs[i-1] <= idxs[i]
-	}
-	if sorted {
-		return
-	}
-	type pair struct {
-		w   checkpoint.PendingWrite
-		idx int
-	}
-	ps := make([]pair, len(ws))
-	for i := range ws {
-		ps[i] = pair{ws[i], idxs[i]}
-	}
-	slices.SortStableFunc(ps, func(a, b pair) int {
-		return cmp.Or(cmp.Compare(a.w.TaskID, b.w.TaskID), cmp.Compare(a.idx, b.idx))
-	})
-	for i, p := range ps {
-		ws[i], idxs[i] = p.w, p.idx
-	}
 }

@@ -1,0 +1,422 @@
+package sqlite
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/internal/record"
+)
+
+// page is a batch of checkpoints read in one read transaction, in two
+// halves. readPage runs the queries and keeps the rows as stored, decoding
+// only the headers (their versions say which values to read); assemble
+// decodes the rest into the tuples. List reads the next page on another
+// goroutine while the caller's goroutine assembles this one: the driver's
+// per-row work and the decoding then use both cores.
+type page struct {
+	tuples []*checkpoint.Tuple // headers decoded; no metadata, values or writes yet
+	md     [][]byte            // stored metadata of each tuple
+	groups []*group
+	arena  byteArena // the rows' bytes: the driver reuses its buffers
+	err    error     // a page that could not be read
+}
+
+// group is the rows of one page that share a thread and namespace: their
+// values and writes are fetched with one query each.
+type group struct {
+	thread, ns string
+	tuples     []*checkpoint.Tuple
+	byID       map[string]int // checkpoint id → index in tuples
+	versions   map[string][]int64
+	values     []storedValue
+	writes     []storedWrite
+}
+
+// storedValue and storedWrite are rows as read, their bytes in the page's
+// arena.
+type storedValue struct {
+	channel []byte
+	version int64
+	value   []byte
+}
+
+type storedWrite struct {
+	id, task, channel, path, value []byte
+	packed                         int64 // idx*2 + (value IS NULL), see sqlGroupWrites
+}
+
+// byteArena copies many small values into shared chunks: one allocation for
+// many rows instead of one each. Each copy is capped at its length, so
+// appending to one never writes into the next.
+type byteArena struct{ buf []byte }
+
+func (a *byteArena) copy(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	if len(b) == 0 {
+		return []byte{} // empty, not NULL
+	}
+	if cap(a.buf)-len(a.buf) < len(b) {
+		a.buf = make([]byte, 0, max(16<<10, len(b)))
+	}
+	start := len(a.buf)
+	a.buf = append(a.buf, b...)
+	return a.buf[start:len(a.buf):len(a.buf)]
+}
+
+// readPage runs a checkpoints query built by selectRows (with the header
+// column) and the queries for the values and writes of its rows. fixed,
+// when not nil, gives the thread and namespace the query did not select.
+// dense says the page holds every checkpoint of each of its threads and
+// namespaces between its oldest and newest ids (true when no metadata filter
+// skips any), so writes can be read by id range. in interns the names of the
+// headers; it must not be shared with another goroutine.
+func (s *Saver) readPage(ctx context.Context, tx *sql.Tx, q string, args []any, fixed *checkpoint.Ref, dense bool, in interner) (*page, error) {
+	st, err := s.stmt(ctx, tx, q)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	p := &page{}
+	var thread, ns, id, parent, ts, md, header sql.RawBytes
+	dest := []any{&thread, &ns, &id, &parent, &ts, &md, &header}
+	if fixed != nil {
+		dest = dest[2:]
+	}
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		t := &checkpoint.Tuple{PendingWrites: []checkpoint.PendingWrite{}}
+		if fixed != nil {
+			t.Ref = *fixed
+		} else {
+			t.Ref = checkpoint.Ref{ThreadID: in.get(thread), NS: in.get(ns)}
+		}
+		t.Ref.CheckpointID = string(id)
+		r := t.Ref
+		when, err := record.ParseTSBytes(ts)
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint %q in thread %q: %w", r.CheckpointID, r.ThreadID, err)
+		}
+		if t.Checkpoint, err = record.DecodeHeaderWith(header, r.CheckpointID, when, in.get); err != nil {
+			return nil, fmt.Errorf("thread %q ns %q: %w", r.ThreadID, r.NS, err)
+		}
+		if len(parent) > 0 {
+			t.Parent = &checkpoint.Ref{ThreadID: r.ThreadID, NS: r.NS, CheckpointID: string(parent)}
+		}
+		p.tuples = append(p.tuples, t)
+		p.md = append(p.md, p.arena.copy(md))
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(p.tuples) == 0 {
+		return p, nil
+	}
+	for _, t := range p.tuples {
+		r := t.Ref
+		var g *group
+		for _, x := range p.groups {
+			if x.thread == r.ThreadID && x.ns == r.NS {
+				g = x
+				break
+			}
+		}
+		if g == nil {
+			g = &group{thread: r.ThreadID, ns: r.NS, byID: map[string]int{}, versions: map[string][]int64{}}
+			p.groups = append(p.groups, g)
+		}
+		g.byID[r.CheckpointID] = len(g.tuples)
+		g.tuples = append(g.tuples, t)
+		for ch, v := range t.Checkpoint.ChannelVersions {
+			if vs := g.versions[ch]; len(vs) == 0 || vs[len(vs)-1] != v {
+				g.versions[ch] = append(vs, v) // consecutive checkpoints often share a version
+			}
+		}
+	}
+	blobs, err := s.stmt(ctx, tx, sqlGroupBlobs)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range p.groups {
+		if err := p.readValues(ctx, blobs, g); err != nil {
+			return nil, err
+		}
+		if err := s.readWrites(ctx, tx, p, g, dense); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// readValues reads the stored values a group's checkpoints name.
+func (p *page) readValues(ctx context.Context, st *sql.Stmt, g *group) error {
+	if len(g.versions) == 0 {
+		return nil
+	}
+	param, err := json.Marshal(versionRanges(g.versions))
+	if err != nil {
+		return err
+	}
+	rs, err := st.QueryContext(ctx, g.thread, g.ns, string(param))
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	var channel, raw sql.RawBytes // reused from row to row by Scan
+	var version int64
+	for rs.Next() {
+		if err := rs.Scan(&channel, &version, &raw); err != nil {
+			return err
+		}
+		g.values = append(g.values, storedValue{p.arena.copy(channel), version, p.arena.copy(raw)})
+	}
+	return rs.Err()
+}
+
+// readWrites reads the pending writes of a group's checkpoints.
+func (s *Saver) readWrites(ctx context.Context, tx *sql.Tx, p *page, g *group, dense bool) error {
+	var rs *sql.Rows
+	if dense {
+		lo, hi := g.tuples[0].Ref.CheckpointID, g.tuples[0].Ref.CheckpointID
+		for _, t := range g.tuples {
+			lo, hi = min(lo, t.Ref.CheckpointID), max(hi, t.Ref.CheckpointID)
+		}
+		st, err := s.stmt(ctx, tx, sqlGroupWritesRange)
+		if err != nil {
+			return err
+		}
+		if rs, err = st.QueryContext(ctx, g.thread, g.ns, lo, hi); err != nil {
+			return err
+		}
+	} else {
+		ids := make([]string, len(g.tuples))
+		for i, t := range g.tuples {
+			ids[i] = t.Ref.CheckpointID
+		}
+		param, err := json.Marshal(ids)
+		if err != nil {
+			return err
+		}
+		st, err := s.stmt(ctx, tx, sqlGroupWrites)
+		if err != nil {
+			return err
+		}
+		if rs, err = st.QueryContext(ctx, g.thread, g.ns, string(param)); err != nil {
+			return err
+		}
+	}
+	defer rs.Close()
+	// Declared once: Scan reuses a RawBytes' buffer from row to row.
+	var id, task, channel, raw, path sql.RawBytes
+	var packed int64
+	var last storedWrite
+	for rs.Next() {
+		if err := rs.Scan(&id, &task, &packed, &channel, &raw, &path); err != nil {
+			return err
+		}
+		// Rows come grouped by checkpoint and task (the primary key's
+		// order): the previous row's copies usually serve again.
+		w := storedWrite{packed: packed, value: p.arena.copy(raw)}
+		w.id = reuse(&p.arena, last.id, id)
+		w.task = reuse(&p.arena, last.task, task)
+		w.channel = reuse(&p.arena, last.channel, channel)
+		w.path = reuse(&p.arena, last.path, path)
+		g.writes = append(g.writes, w)
+		last = w
+	}
+	return rs.Err()
+}
+
+// reuse returns prev when it holds the same bytes as b, else a copy of b.
+func reuse(a *byteArena, prev, b []byte) []byte {
+	if prev != nil && string(prev) == string(b) {
+		return prev
+	}
+	if b == nil {
+		return []byte{} // NOT NULL columns: never nil
+	}
+	return a.copy(b)
+}
+
+// assemble decodes what readPage kept as stored into the page's tuples:
+// metadata, channel values and pending writes. in interns names; it must not
+// be shared with another goroutine.
+func (s *Saver) assemble(p *page, in interner) error {
+	for i, t := range p.tuples {
+		var err error
+		if t.Metadata, err = record.DecodeMetadataWith(p.md[i], in.get); err != nil {
+			return fmt.Errorf("checkpoint %q in thread %q: %w", t.Ref.CheckpointID, t.Ref.ThreadID, err)
+		}
+	}
+	for _, g := range p.groups {
+		if err := s.assembleValues(g, in); err != nil {
+			return err
+		}
+		if err := s.assembleWrites(g, in); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type valueKey struct {
+	channel string
+	version int64
+}
+
+// blobValue is a fetched value (found) or a wanted one (not found yet);
+// owned reports that a tuple already holds the slice, so the next one needs
+// a copy.
+type blobValue struct {
+	b            []byte
+	found, owned bool
+}
+
+// assembleValues fills the channel values of a group's tuples.
+func (s *Saver) assembleValues(g *group, in interner) error {
+	n := 0
+	for _, vs := range g.versions {
+		n += len(vs)
+	}
+	values := make(map[valueKey]blobValue, n)
+	for ch, vs := range g.versions {
+		for _, v := range vs {
+			values[valueKey{ch, v}] = blobValue{}
+		}
+	}
+	for _, row := range g.values {
+		k := valueKey{in.get(row.channel), row.version}
+		if _, needed := values[k]; !needed {
+			continue // in a range read, but another branch's
+		}
+		v := row.value
+		if s.cipher != nil {
+			plain, err := s.cipher.Open(v)
+			if err != nil {
+				return fmt.Errorf("value of channel %q version %d in thread %q ns %q: %w", k.channel, k.version, g.thread, g.ns, err)
+			}
+			v = plain
+		}
+		v, err := record.Unpack(v)
+		if err != nil {
+			return fmt.Errorf("value of channel %q version %d in thread %q ns %q in %s: %w", k.channel, k.version, g.thread, g.ns, s.path, err)
+		}
+		values[k] = blobValue{b: nonNil(v), found: true}
+	}
+	for _, t := range g.tuples {
+		for ch, v := range t.Checkpoint.ChannelVersions {
+			k := valueKey{ch, v}
+			bv := values[k]
+			if !bv.found {
+				continue
+			}
+			if bv.owned {
+				t.Checkpoint.ChannelValues[ch] = record.CloneBytes(bv.b)
+			} else {
+				t.Checkpoint.ChannelValues[ch] = bv.b
+				bv.owned = true
+				values[k] = bv
+			}
+		}
+	}
+	return nil
+}
+
+// assembleWrites fills the pending writes of a group's tuples.
+func (s *Saver) assembleWrites(g *group, in interner) error {
+	idxs := make([][]int, len(g.tuples))
+	var prev storedWrite
+	i, ok := 0, false
+	taskID := ""
+	for j, row := range g.writes {
+		// Consecutive rows share their checkpoint and task slices (see
+		// readWrites): compare those, not the bytes.
+		if j == 0 || !sameSlice(row.id, prev.id) {
+			i, ok = g.byID[string(row.id)]
+		}
+		if j == 0 || !sameSlice(row.task, prev.task) {
+			taskID = string(row.task) // unique to a step: not worth interning
+		}
+		prev = row
+		if !ok {
+			continue // in the id range but not on the page
+		}
+		idx, isNull := int(row.packed>>1), row.packed&1 == 1
+		w := checkpoint.PendingWrite{TaskID: taskID, Channel: in.get(row.channel), TaskPath: in.get(row.path)}
+		if !isNull {
+			v := row.value
+			if s.cipher != nil {
+				plain, err := s.cipher.Open(v)
+				if err != nil {
+					return fmt.Errorf("write %d of task %q to checkpoint %q in thread %q: %w", idx, w.TaskID, row.id, g.thread, err)
+				}
+				v = plain
+			}
+			v, err := record.Unpack(v)
+			if err != nil {
+				return fmt.Errorf("write %d of task %q to checkpoint %q in thread %q in %s: %w", idx, w.TaskID, row.id, g.thread, s.path, err)
+			}
+			w.Value = nonNil(v)
+		}
+		t := g.tuples[i]
+		t.PendingWrites = append(t.PendingWrites, w)
+		idxs[i] = append(idxs[i], idx)
+	}
+	// The primary key scan yields each checkpoint's writes by task id and
+	// index already; make sure of it without relying on the plan.
+	for i, t := range g.tuples {
+		sortWrites(t.PendingWrites, idxs[i])
+	}
+	return nil
+}
+
+// nonNil returns b, or an empty slice for nil: a value that is not NULL is
+// present even when empty.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// sameSlice reports whether a and b are the same slice (as reuse returns).
+func sameSlice(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// sortWrites orders ws (with their indexes) by task id, then index.
+func sortWrites(ws []checkpoint.PendingWrite, idxs []int) {
+	sorted := true
+	for i := 1; i < len(ws) && sorted; i++ {
+		sorted = ws[i-1].TaskID < ws[i].TaskID || ws[i-1].TaskID == ws[i].TaskID && idxs[i-1] <= idxs[i]
+	}
+	if sorted {
+		return
+	}
+	type pair struct {
+		w   checkpoint.PendingWrite
+		idx int
+	}
+	ps := make([]pair, len(ws))
+	for i := range ws {
+		ps[i] = pair{ws[i], idxs[i]}
+	}
+	slices.SortStableFunc(ps, func(a, b pair) int {
+		return cmp.Or(cmp.Compare(a.w.TaskID, b.w.TaskID), cmp.Compare(a.idx, b.idx))
+	})
+	for i, p := range ps {
+		ws[i], idxs[i] = p.w, p.idx
+	}
+}
