@@ -13,28 +13,37 @@ import (
 )
 
 // page is a batch of checkpoints read in one read transaction, in two
-// halves. readPage runs the queries and keeps the rows as stored, decoding
-// only the headers (their versions say which values to read); assemble
-// decodes the rest into the tuples. List reads the next page on another
-// goroutine while the caller's goroutine assembles this one: the driver's
-// per-row work and the decoding then use both cores.
+// halves. readPage runs the queries and keeps the rows as stored (it only
+// picks the channel versions out of the headers, to know which values to
+// read); assemble decodes them into tuples. List reads the next page on
+// another goroutine while the caller's goroutine assembles this one: the
+// driver's per-row work and the decoding then use both cores.
 type page struct {
-	tuples []*checkpoint.Tuple // headers decoded; no metadata, values or writes yet
-	md     [][]byte            // stored metadata of each tuple
+	rows   []storedCheckpoint
 	groups []*group
-	arena  byteArena // the rows' bytes: the driver reuses its buffers
-	err    error     // a page that could not be read
+	arena  byteArena           // the rows' bytes: the driver reuses its buffers
+	tuples []*checkpoint.Tuple // made by assemble, in the order of rows
+	err    error               // a page that could not be read
+}
+
+// storedCheckpoint is a checkpoints row as read.
+type storedCheckpoint struct {
+	ref                checkpoint.Ref
+	parent, ts, md, hd []byte
+	group              *group
 }
 
 // group is the rows of one page that share a thread and namespace: their
 // values and writes are fetched with one query each.
 type group struct {
 	thread, ns string
-	tuples     []*checkpoint.Tuple
-	byID       map[string]int // checkpoint id → index in tuples
-	versions   map[string][]int64
+	ids        []string // of its checkpoints, in page order
+	versions   []int64  // every version its checkpoints name, unsorted
 	values     []storedValue
 	writes     []storedWrite
+	// Set by assemble:
+	tuples []*checkpoint.Tuple
+	byID   map[string]int // checkpoint id → index in tuples
 }
 
 // storedValue and storedWrite are rows as read, their bytes in the page's
@@ -97,53 +106,35 @@ func (s *Saver) readPage(ctx context.Context, tx *sql.Tx, q string, args []any, 
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
-		t := &checkpoint.Tuple{PendingWrites: []checkpoint.PendingWrite{}}
+		r := storedCheckpoint{parent: p.arena.copy(parent), ts: p.arena.copy(ts), md: p.arena.copy(md), hd: p.arena.copy(header)}
 		if fixed != nil {
-			t.Ref = *fixed
+			r.ref = *fixed
 		} else {
-			t.Ref = checkpoint.Ref{ThreadID: in.get(thread), NS: in.get(ns)}
+			r.ref = checkpoint.Ref{ThreadID: in.get(thread), NS: in.get(ns)}
 		}
-		t.Ref.CheckpointID = string(id)
-		r := t.Ref
-		when, err := record.ParseTSBytes(ts)
-		if err != nil {
-			return nil, fmt.Errorf("checkpoint %q in thread %q: %w", r.CheckpointID, r.ThreadID, err)
+		r.ref.CheckpointID = string(id)
+		for _, x := range p.groups {
+			if x.thread == r.ref.ThreadID && x.ns == r.ref.NS {
+				r.group = x
+				break
+			}
 		}
-		if t.Checkpoint, err = record.DecodeHeaderWith(header, r.CheckpointID, when, in.get); err != nil {
-			return nil, fmt.Errorf("thread %q ns %q: %w", r.ThreadID, r.NS, err)
+		if r.group == nil {
+			r.group = &group{thread: r.ref.ThreadID, ns: r.ref.NS}
+			p.groups = append(p.groups, r.group)
 		}
-		if len(parent) > 0 {
-			t.Parent = &checkpoint.Ref{ThreadID: r.ThreadID, NS: r.NS, CheckpointID: string(parent)}
+		g := r.group
+		g.ids = append(g.ids, r.ref.CheckpointID)
+		if g.versions, err = record.AppendHeaderVersions(g.versions, header); err != nil {
+			return nil, fmt.Errorf("thread %q ns %q: checkpoint %s: %w", r.ref.ThreadID, r.ref.NS, r.ref.CheckpointID, err)
 		}
-		p.tuples = append(p.tuples, t)
-		p.md = append(p.md, p.arena.copy(md))
+		p.rows = append(p.rows, r)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if len(p.tuples) == 0 {
+	if len(p.rows) == 0 {
 		return p, nil
-	}
-	for _, t := range p.tuples {
-		r := t.Ref
-		var g *group
-		for _, x := range p.groups {
-			if x.thread == r.ThreadID && x.ns == r.NS {
-				g = x
-				break
-			}
-		}
-		if g == nil {
-			g = &group{thread: r.ThreadID, ns: r.NS, byID: map[string]int{}, versions: map[string][]int64{}}
-			p.groups = append(p.groups, g)
-		}
-		g.byID[r.CheckpointID] = len(g.tuples)
-		g.tuples = append(g.tuples, t)
-		for ch, v := range t.Checkpoint.ChannelVersions {
-			if vs := g.versions[ch]; len(vs) == 0 || vs[len(vs)-1] != v {
-				g.versions[ch] = append(vs, v) // consecutive checkpoints often share a version
-			}
-		}
 	}
 	blobs, err := s.stmt(ctx, tx, sqlGroupBlobs)
 	if err != nil {
@@ -189,9 +180,9 @@ func (p *page) readValues(ctx context.Context, st *sql.Stmt, g *group) error {
 func (s *Saver) readWrites(ctx context.Context, tx *sql.Tx, p *page, g *group, dense bool) error {
 	var rs *sql.Rows
 	if dense {
-		lo, hi := g.tuples[0].Ref.CheckpointID, g.tuples[0].Ref.CheckpointID
-		for _, t := range g.tuples {
-			lo, hi = min(lo, t.Ref.CheckpointID), max(hi, t.Ref.CheckpointID)
+		lo, hi := g.ids[0], g.ids[0]
+		for _, id := range g.ids {
+			lo, hi = min(lo, id), max(hi, id)
 		}
 		st, err := s.stmt(ctx, tx, sqlGroupWritesRange)
 		if err != nil {
@@ -201,11 +192,7 @@ func (s *Saver) readWrites(ctx context.Context, tx *sql.Tx, p *page, g *group, d
 			return err
 		}
 	} else {
-		ids := make([]string, len(g.tuples))
-		for i, t := range g.tuples {
-			ids[i] = t.Ref.CheckpointID
-		}
-		param, err := json.Marshal(ids)
+		param, err := json.Marshal(g.ids)
 		if err != nil {
 			return err
 		}
@@ -254,11 +241,30 @@ func reuse(a *byteArena, prev, b []byte) []byte {
 // metadata, channel values and pending writes. in interns names; it must not
 // be shared with another goroutine.
 func (s *Saver) assemble(p *page, in interner) error {
-	for i, t := range p.tuples {
-		var err error
-		if t.Metadata, err = record.DecodeMetadataWith(p.md[i], in.get); err != nil {
-			return fmt.Errorf("checkpoint %q in thread %q: %w", t.Ref.CheckpointID, t.Ref.ThreadID, err)
+	p.tuples = make([]*checkpoint.Tuple, len(p.rows))
+	for i, row := range p.rows {
+		r := row.ref
+		t := &checkpoint.Tuple{Ref: r, PendingWrites: []checkpoint.PendingWrite{}}
+		when, err := record.ParseTSBytes(row.ts)
+		if err != nil {
+			return fmt.Errorf("checkpoint %q in thread %q: %w", r.CheckpointID, r.ThreadID, err)
 		}
+		if t.Checkpoint, err = record.DecodeHeaderWith(row.hd, r.CheckpointID, when, in.get); err != nil {
+			return fmt.Errorf("thread %q ns %q: %w", r.ThreadID, r.NS, err)
+		}
+		if t.Metadata, err = record.DecodeMetadataWith(row.md, in.get); err != nil {
+			return fmt.Errorf("checkpoint %q in thread %q: %w", r.CheckpointID, r.ThreadID, err)
+		}
+		if len(row.parent) > 0 {
+			t.Parent = &checkpoint.Ref{ThreadID: r.ThreadID, NS: r.NS, CheckpointID: string(row.parent)}
+		}
+		p.tuples[i] = t
+		g := row.group
+		if g.byID == nil {
+			g.byID = make(map[string]int, len(g.ids))
+		}
+		g.byID[r.CheckpointID] = len(g.tuples)
+		g.tuples = append(g.tuples, t)
 	}
 	for _, g := range p.groups {
 		if err := s.assembleValues(g, in); err != nil {
@@ -286,13 +292,12 @@ type blobValue struct {
 
 // assembleValues fills the channel values of a group's tuples.
 func (s *Saver) assembleValues(g *group, in interner) error {
-	n := 0
-	for _, vs := range g.versions {
-		n += len(vs)
+	if len(g.values) == 0 {
+		return nil
 	}
-	values := make(map[valueKey]blobValue, n)
-	for ch, vs := range g.versions {
-		for _, v := range vs {
+	values := make(map[valueKey]blobValue, len(g.versions))
+	for _, t := range g.tuples {
+		for ch, v := range t.Checkpoint.ChannelVersions {
 			values[valueKey{ch, v}] = blobValue{}
 		}
 	}

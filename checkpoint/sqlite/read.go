@@ -324,15 +324,15 @@ func (s *Saver) readPages(ctx context.Context, opts checkpoint.ListOptions, cond
 			p = &page{err: err}
 		}
 		out <- p // the consumer receives until out closes, even after it stops
-		if err != nil || ctx.Err() != nil || len(p.tuples) < n {
+		if err != nil || ctx.Err() != nil || len(p.rows) < n {
 			return
 		}
 		if remaining > 0 {
-			if remaining -= len(p.tuples); remaining == 0 {
+			if remaining -= len(p.rows); remaining == 0 {
 				return
 			}
 		}
-		last := p.tuples[len(p.tuples)-1].Ref
+		last := p.rows[len(p.rows)-1].ref
 		after = &cursor{last.CheckpointID, last.ThreadID, last.NS}
 	}
 }
@@ -447,14 +447,10 @@ const maxVersionGap = 4
 // low bits of a version tell branches apart and are not contiguous, so a
 // range that spans a few steps reads the values of a whole stretch of
 // history in one scan (values of other branches in it are skipped).
-func versionRanges(versions map[string][]int64) [][2]int64 {
-	var all []int64
-	for _, vs := range versions {
-		all = append(all, vs...)
-	}
-	slices.Sort(all)
+func versionRanges(versions []int64) [][2]int64 {
+	slices.Sort(versions)
 	var out [][2]int64
-	for _, v := range all {
+	for _, v := range versions {
 		if n := len(out); n > 0 && checkpoint.VersionStep(v) <= checkpoint.VersionStep(out[n-1][1])+maxVersionGap+1 {
 			out[n-1][1] = max(out[n-1][1], v)
 			continue

@@ -24,7 +24,7 @@ func TestVersionRanges(t *testing.T) {
 	// Versions as the engine makes them: a step count in the high bits and
 	// random low bits. Gaps are counted in steps.
 	v := func(step, low int64) int64 { return step<<32 | low }
-	got := versionRanges(map[string][]int64{"a": {v(1, 7), v(500, 9), v(501, 3)}, "b": {v(503, 1), v(510, 5)}, "c": {v(520, 2)}})
+	got := versionRanges([]int64{v(510, 5), v(1, 7), v(500, 9), v(520, 2), v(501, 3), v(503, 1), v(500, 9)})
 	want := [][2]int64{{v(1, 7), v(1, 7)}, {v(500, 9), v(503, 1)}, {v(510, 5), v(510, 5)}, {v(520, 2), v(520, 2)}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("versionRanges = %v, want %v", got, want)

@@ -329,6 +329,59 @@ func fastHeader(b []byte, h *Header, intern func([]byte) string) error {
 	}
 }
 
+// fastVersions appends the values of a stored header's channel_versions to
+// dst; errSlow means "decode it in full".
+func fastVersions(dst []int64, b []byte) ([]int64, error) {
+	s := &scanner{b: b}
+	if err := s.objectStart(); err != nil {
+		return dst, err
+	}
+	out := dst
+	found := false
+	for first := true; ; {
+		k, ok, err := s.memberRaw(&first)
+		if err != nil {
+			return dst, err
+		}
+		if !ok {
+			if !found { // absent: leave it to DecodeHeader to judge
+				return dst, errSlow
+			}
+			return out, s.end()
+		}
+		if string(k) != "channel_versions" {
+			if err := s.skip(); err != nil {
+				return dst, err
+			}
+			continue
+		}
+		if found {
+			return dst, errSlow // a repeated key
+		}
+		found = true
+		if s.null() {
+			continue
+		}
+		if err := s.objectStart(); err != nil {
+			return dst, err
+		}
+		for first := true; ; {
+			_, ok, err := s.memberRaw(&first)
+			if err != nil {
+				return dst, err
+			}
+			if !ok {
+				break
+			}
+			v, err := s.int()
+			if err != nil {
+				return dst, err
+			}
+			out = append(out, v)
+		}
+	}
+}
+
 func (s *scanner) versionsSeen() (map[string]map[string]int64, error) {
 	if s.null() {
 		return nil, nil

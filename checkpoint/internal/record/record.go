@@ -138,6 +138,24 @@ func DecodeHeaderWith(b []byte, id string, ts time.Time, intern func([]byte) str
 	}, nil
 }
 
+// AppendHeaderVersions appends every channel version of a stored header to
+// dst, without decoding the rest: enough to know which values a page of
+// checkpoints needs, and cheaper than DecodeHeader. A header DecodeHeader
+// would refuse may pass here; the caller decodes it in full later anyway.
+func AppendHeaderVersions(dst []int64, b []byte) ([]int64, error) {
+	if out, err := fastVersions(dst, b); err == nil {
+		return out, nil
+	}
+	cp, err := DecodeHeader(b, "", time.Time{})
+	if err != nil {
+		return dst, err
+	}
+	for _, v := range cp.ChannelVersions {
+		dst = append(dst, v)
+	}
+	return dst, nil
+}
+
 // EncodeMetadata returns the stored JSON form of md. Extra is stored in
 // canonical form (object keys sorted at every depth, numbers as written), so
 // stored metadata and filters compare as text. It fails when an Extra value

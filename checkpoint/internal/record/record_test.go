@@ -3,6 +3,7 @@ package record
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -112,7 +113,40 @@ func FuzzDecodeHeader(f *testing.F) {
 	for _, in := range headerInputs {
 		f.Add([]byte(in))
 	}
-	f.Fuzz(func(t *testing.T, in []byte) { checkHeader(t, in) })
+	f.Fuzz(func(t *testing.T, in []byte) { checkHeader(t, in); checkHeaderVersions(t, in) })
+}
+
+func TestHeaderVersionsAgreeWithDecodeHeader(t *testing.T) {
+	for _, in := range headerInputs {
+		checkHeaderVersions(t, []byte(in))
+	}
+}
+
+// checkHeaderVersions: wherever DecodeHeader succeeds, AppendHeaderVersions
+// gives the same versions (after what dst held).
+func checkHeaderVersions(t *testing.T, in []byte) {
+	t.Helper()
+	cp, err := DecodeHeader(in, "", time.Time{})
+	if err != nil {
+		return
+	}
+	got, err := AppendHeaderVersions([]int64{-7}, in)
+	if err != nil {
+		t.Fatalf("%q: DecodeHeader succeeds, AppendHeaderVersions: %v", in, err)
+	}
+	var want []int64
+	for _, v := range cp.ChannelVersions {
+		want = append(want, v)
+	}
+	slices.Sort(want)
+	if got[0] != -7 {
+		t.Fatalf("%q: dst overwritten: %v", in, got)
+	}
+	got = got[1:]
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("%q: versions %v, DecodeHeader has %v", in, got, want)
+	}
 }
 
 func FuzzDecodeMetadata(f *testing.F) {
