@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"database/sql"
@@ -267,7 +268,7 @@ func (s *Saver) assemble(p *page, in interner) error {
 		g.tuples = append(g.tuples, t)
 	}
 	for _, g := range p.groups {
-		if err := s.assembleValues(g, in); err != nil {
+		if err := s.assembleValues(g); err != nil {
 			return err
 		}
 		if err := s.assembleWrites(g, in); err != nil {
@@ -277,63 +278,66 @@ func (s *Saver) assemble(p *page, in interner) error {
 	return nil
 }
 
-type valueKey struct {
-	channel string
-	version int64
+// cmpValue orders stored values by version, then channel: the order of
+// the blobs primary key.
+func cmpValue(a storedValue, version int64, channel string) int {
+	if c := cmp.Compare(a.version, version); c != 0 {
+		return c
+	}
+	return compareBytes(a.channel, channel)
 }
 
-// blobValue is a fetched value (found) or a wanted one (not found yet);
-// owned reports that a tuple already holds the slice, so the next one needs
-// a copy.
-type blobValue struct {
-	b            []byte
-	found, owned bool
+// compareBytes is strings.Compare(string(b), s) without converting b, which
+// would allocate in a comparison function.
+func compareBytes(b []byte, s string) int {
+	for i := 0; i < len(b) && i < len(s); i++ {
+		if b[i] != s[i] {
+			return cmp.Compare(b[i], s[i])
+		}
+	}
+	return cmp.Compare(len(b), len(s))
 }
 
-// assembleValues fills the channel values of a group's tuples.
-func (s *Saver) assembleValues(g *group, in interner) error {
+// assembleValues fills the channel values of a group's tuples. Rows are
+// found by binary search (they come in key order, checked below): cheaper
+// than a map of a few thousand entries, and rows of other branches that a
+// version range also read are never decoded.
+func (s *Saver) assembleValues(g *group) error {
 	if len(g.values) == 0 {
 		return nil
 	}
-	values := make(map[valueKey]blobValue, len(g.versions))
+	byKey := func(a, b storedValue) int {
+		return cmp.Or(cmp.Compare(a.version, b.version), bytes.Compare(a.channel, b.channel))
+	}
+	if !slices.IsSortedFunc(g.values, byKey) {
+		slices.SortFunc(g.values, byKey)
+	}
+	given := make([]bool, len(g.values)) // decoded and handed to a tuple: the next needs a copy
 	for _, t := range g.tuples {
 		for ch, v := range t.Checkpoint.ChannelVersions {
-			values[valueKey{ch, v}] = blobValue{}
-		}
-	}
-	for _, row := range g.values {
-		k := valueKey{in.get(row.channel), row.version}
-		if _, needed := values[k]; !needed {
-			continue // in a range read, but another branch's
-		}
-		v := row.value
-		if s.cipher != nil {
-			plain, err := s.cipher.Open(v)
-			if err != nil {
-				return fmt.Errorf("value of channel %q version %d in thread %q ns %q: %w", k.channel, k.version, g.thread, g.ns, err)
+			i, ok := slices.BinarySearchFunc(g.values, v, func(a storedValue, v int64) int { return cmpValue(a, v, ch) })
+			if !ok {
+				continue // an empty channel: no value stored
 			}
-			v = plain
-		}
-		v, err := record.Unpack(v)
-		if err != nil {
-			return fmt.Errorf("value of channel %q version %d in thread %q ns %q in %s: %w", k.channel, k.version, g.thread, g.ns, s.path, err)
-		}
-		values[k] = blobValue{b: nonNil(v), found: true}
-	}
-	for _, t := range g.tuples {
-		for ch, v := range t.Checkpoint.ChannelVersions {
-			k := valueKey{ch, v}
-			bv := values[k]
-			if !bv.found {
+			row := &g.values[i]
+			if given[i] {
+				t.Checkpoint.ChannelValues[ch] = record.CloneBytes(row.value)
 				continue
 			}
-			if bv.owned {
-				t.Checkpoint.ChannelValues[ch] = record.CloneBytes(bv.b)
-			} else {
-				t.Checkpoint.ChannelValues[ch] = bv.b
-				bv.owned = true
-				values[k] = bv
+			b := row.value
+			if s.cipher != nil {
+				plain, err := s.cipher.Open(b)
+				if err != nil {
+					return fmt.Errorf("value of channel %q version %d in thread %q ns %q: %w", ch, v, g.thread, g.ns, err)
+				}
+				b = plain
 			}
+			b, err := record.Unpack(b)
+			if err != nil {
+				return fmt.Errorf("value of channel %q version %d in thread %q ns %q in %s: %w", ch, v, g.thread, g.ns, s.path, err)
+			}
+			row.value, given[i] = nonNil(b), true
+			t.Checkpoint.ChannelValues[ch] = row.value
 		}
 	}
 	return nil
