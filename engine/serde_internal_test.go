@@ -2,8 +2,11 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"math"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -72,5 +75,58 @@ func TestDecodeSimpleJSONMatchesUnmarshal(t *testing.T) {
 	var s string
 	if !decodeSimpleJSON([]byte(`-42`), &n) || n != -42 || !decodeSimpleJSON([]byte(`"plain"`), &s) || s != "plain" {
 		t.Errorf("fast path not taken: %d %q", n, s)
+	}
+}
+
+// A Values map encodes to what json.Marshal of its encoded members gives,
+// tricky keys and values included, and decodes back.
+func TestValuesCodecMatchesMarshal(t *testing.T) {
+	type doc struct {
+		Title string `json:"title"`
+	}
+	RegisterType[doc]("values-codec-doc")
+	a := LastValue[string]("a")
+	odd := LastValue[string]("b<c>&\"é\"")
+	n := LastValue[int]("n")
+	list := List[string]("list")
+	d := LastValue[doc]("doc")
+	anyCh := LastValue[any]("any")
+	g, err := NewGraph("codec", a, odd, n, list, d, anyCh).
+		AddNode("x", func(ctx context.Context, s State) (Output, error) { return nil, nil }).
+		AddEdge(START, "x").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := Values{"a": "plain", "b<c>&\"é\"": "<tag> & \u2028", "n": -3, "list": []string{"x", "y<"},
+		"doc": doc{Title: "t&t"}, "any": doc{Title: "dyn"}}
+	c := valuesCodec{g}
+	got, err := c.encode(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := map[string]json.RawMessage{}
+	for k, v := range in {
+		b, err := g.specs[g.chanIdx[k]].codec.encode(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw[k] = b
+	}
+	want, err := json.Marshal(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("encode:\n got %s\nwant %s", got, want)
+	}
+	back, err := c.decode(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, in) {
+		t.Fatalf("decode(encode(v)) = %#v, want %#v", back, in)
+	}
+	if _, err := c.encode(Values{"nope": 1}); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+		t.Fatalf("unknown key: err = %v", err)
 	}
 }
