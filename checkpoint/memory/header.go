@@ -74,13 +74,16 @@ func (n *names) appendVersions(b []byte, m map[string]int64) []byte {
 	return b
 }
 
-// encodeHeader returns cp's header in its stored form.
-func (n *names) encodeHeader(cp *checkpoint.Checkpoint) []byte {
-	size := 8 + 10*len(cp.ChannelVersions)
+// encodeHeader returns cp's header in its stored form, in a (possibly
+// shared) chunk of a; see headerArena.
+func (n *names) encodeHeader(a *headerArena, cp *checkpoint.Checkpoint) []byte {
+	// An upper bound: ten bytes per varint.
+	size := 30 + 20*len(cp.ChannelVersions) + 10*len(cp.UpdatedChannels)
 	for _, m := range cp.VersionsSeen {
-		size += 2 + 10*len(m)
+		size += 20 + 20*len(m)
 	}
-	b := make([]byte, 0, size+2*len(cp.UpdatedChannels))
+	b := a.room(size)
+	start := len(b)
 	b = binary.AppendVarint(b, int64(cp.V))
 	b = n.appendVersions(b, cp.ChannelVersions)
 	if cp.VersionsSeen == nil {
@@ -93,13 +96,31 @@ func (n *names) encodeHeader(cp *checkpoint.Checkpoint) []byte {
 		}
 	}
 	if cp.UpdatedChannels == nil {
-		return append(b, 0)
+		b = append(b, 0)
+	} else {
+		b = binary.AppendUvarint(b, uint64(len(cp.UpdatedChannels))+1)
+		for _, c := range cp.UpdatedChannels {
+			b = binary.AppendUvarint(b, n.id(c))
+		}
 	}
-	b = binary.AppendUvarint(b, uint64(len(cp.UpdatedChannels))+1)
-	for _, c := range cp.UpdatedChannels {
-		b = binary.AppendUvarint(b, n.id(c))
+	a.buf = b
+	return b[start:len(b):len(b)]
+}
+
+// headerArena holds a space's headers back to back in chunks: one
+// allocation for many checkpoints. Chunks start small (most threads are
+// short) and double up to 64 KB. A header never spans chunks, and stored
+// headers are never modified.
+type headerArena struct{ buf []byte }
+
+// room returns the current chunk with at least n bytes free after its
+// length, starting a new chunk if need be.
+func (a *headerArena) room(n int) []byte {
+	if cap(a.buf)-len(a.buf) < n {
+		size := min(max(2*cap(a.buf), 1<<10), 64<<10)
+		a.buf = make([]byte, 0, max(size, n))
 	}
-	return b
+	return a.buf
 }
 
 var errHeader = errors.New("damaged header")

@@ -74,7 +74,8 @@ func TestHeaderRoundTrip(t *testing.T) {
 			VersionsSeen:    map[string]map[string]int64{"n1": {"a": 1}, "n2": nil, "n3": {}},
 			UpdatedChannels: []string{"b", "a"}},
 	} {
-		b := n.encodeHeader(&cp)
+		var a headerArena
+		b := n.encodeHeader(&a, &cp)
 		got, err := n.decodeHeader(b, "id", time.Time{})
 		if err != nil {
 			t.Fatal(err)

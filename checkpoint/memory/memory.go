@@ -35,7 +35,8 @@ import (
 type Saver struct {
 	mu      sync.RWMutex
 	threads map[string]*thread
-	names   names // of channels and nodes, for stored headers
+	names   names               // of channels and nodes, for stored headers
+	oneTask map[string][]string // shared Tasks of single-task steps; never modified
 	cipher  *crypt.Cipher
 	err     error // a configuration error every method returns
 }
@@ -72,7 +73,7 @@ func WithEncryptionKey(key []byte) Option {
 
 // New returns an empty in-memory saver.
 func New(opts ...Option) *Saver {
-	s := &Saver{threads: map[string]*thread{}}
+	s := &Saver{threads: map[string]*thread{}, oneTask: map[string][]string{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -163,6 +164,7 @@ type storedWrite struct {
 // space holds one namespace of one thread.
 type space struct {
 	cps   []*stored // ascending by id: ids are UUIDv7, so Put mostly appends
+	hdrs  headerArena
 	blobs blobs
 	// orphans holds writes to checkpoints not stored (yet); a Put of the
 	// checkpoint takes them over.
@@ -294,11 +296,11 @@ func (s *Saver) put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Ch
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sp := s.space(parent.ThreadID, parent.NS, true)
-	rec := &stored{id: cp.ID, parentID: parent.CheckpointID, ts: cp.TS.UTC(), hdr: s.names.encodeHeader(&cp)}
+	rec := &stored{id: cp.ID, parentID: parent.CheckpointID, ts: cp.TS.UTC(), hdr: s.names.encodeHeader(&sp.hdrs, &cp)}
 	if mdJSON != nil {
 		rec.md = *mdJSON
 	} else {
-		rec.md = sp.keepMetadata(&md)
+		rec.md = sp.keepMetadata(&md, s.oneTask)
 	}
 	// A value already stored for a (channel, version) is kept.
 	for ch, v := range newVersions {
@@ -323,9 +325,19 @@ func (s *Saver) put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Ch
 // sharing Parents and Extra with the previous checkpoint's when they are
 // equal: stored metadata is never mutated, and reads copy it. The caller
 // holds s.mu.
-func (sp *space) keepMetadata(md *checkpoint.Metadata) checkpoint.Metadata {
+func (sp *space) keepMetadata(md *checkpoint.Metadata, oneTask map[string][]string) checkpoint.Metadata {
 	out := *md
-	out.Tasks = slices.Clone(md.Tasks)
+	if len(md.Tasks) == 1 {
+		// Most steps run one task: share one slice per task name.
+		t, ok := oneTask[md.Tasks[0]]
+		if !ok {
+			t = []string{md.Tasks[0]}
+			oneTask[md.Tasks[0]] = t
+		}
+		out.Tasks = t
+	} else {
+		out.Tasks = slices.Clone(md.Tasks)
+	}
 	prev := &sp.lastMD
 	if sp.hasLastMD && maps.Equal(prev.Parents, md.Parents) {
 		out.Parents = prev.Parents
