@@ -62,11 +62,16 @@ func (n *names) add(s string) uint64 {
 	return i
 }
 
-func (n *names) appendVersions(b []byte, m map[string]int64) []byte {
-	if m == nil {
+// appendCount writes a length as length+1, or 0 for nil.
+func appendCount(b []byte, n int, isNil bool) []byte {
+	if isNil {
 		return append(b, 0)
 	}
-	b = binary.AppendUvarint(b, uint64(len(m))+1)
+	return binary.AppendUvarint(b, uint64(n)+1)
+}
+
+func (n *names) appendVersions(b []byte, m map[string]int64) []byte {
+	b = appendCount(b, len(m), m == nil)
 	for k, v := range m {
 		b = binary.AppendUvarint(b, n.id(k))
 		b = binary.AppendVarint(b, v)
@@ -86,22 +91,14 @@ func (n *names) encodeHeader(a *headerArena, cp *checkpoint.Checkpoint) []byte {
 	start := len(b)
 	b = binary.AppendVarint(b, int64(cp.V))
 	b = n.appendVersions(b, cp.ChannelVersions)
-	if cp.VersionsSeen == nil {
-		b = append(b, 0)
-	} else {
-		b = binary.AppendUvarint(b, uint64(len(cp.VersionsSeen))+1)
-		for node, m := range cp.VersionsSeen {
-			b = binary.AppendUvarint(b, n.id(node))
-			b = n.appendVersions(b, m)
-		}
+	b = appendCount(b, len(cp.VersionsSeen), cp.VersionsSeen == nil)
+	for node, m := range cp.VersionsSeen {
+		b = binary.AppendUvarint(b, n.id(node))
+		b = n.appendVersions(b, m)
 	}
-	if cp.UpdatedChannels == nil {
-		b = append(b, 0)
-	} else {
-		b = binary.AppendUvarint(b, uint64(len(cp.UpdatedChannels))+1)
-		for _, c := range cp.UpdatedChannels {
-			b = binary.AppendUvarint(b, n.id(c))
-		}
+	b = appendCount(b, len(cp.UpdatedChannels), cp.UpdatedChannels == nil)
+	for _, c := range cp.UpdatedChannels {
+		b = binary.AppendUvarint(b, n.id(c))
 	}
 	a.buf = b
 	return b[start:len(b):len(b)]
@@ -142,13 +139,13 @@ func (r *headerReader) uvarint() uint64 {
 	return v
 }
 
+// varint reads what binary.AppendVarint wrote: a zig-zag encoded uvarint.
 func (r *headerReader) varint() int64 {
-	v, k := binary.Varint(r.b)
-	if k <= 0 {
-		r.err, r.b = errHeader, nil
-		return 0
+	u := r.uvarint()
+	v := int64(u >> 1)
+	if u&1 != 0 {
+		v = ^v
 	}
-	r.b = r.b[k:]
 	return v
 }
 
