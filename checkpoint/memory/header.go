@@ -22,8 +22,9 @@ import (
 // program has few distinct names, and headers of deleted threads may share
 // them with live ones. The caller of each method holds the saver's lock.
 type names struct {
-	ids  map[string]uint64
-	list []string
+	ids     map[string]uint64
+	list    []string
+	scratch []byte // encodeHeader's buffer
 	// recent caches ids by the address and length of a string's bytes:
 	// callers pass the same name strings checkpoint after checkpoint, and
 	// this check costs a fraction of a map lookup. Strings are immutable,
@@ -82,13 +83,7 @@ func (n *names) appendVersions(b []byte, m map[string]int64) []byte {
 // encodeHeader returns cp's header in its stored form, in a (possibly
 // shared) chunk of a; see headerArena.
 func (n *names) encodeHeader(a *headerArena, cp *checkpoint.Checkpoint) []byte {
-	// An upper bound: ten bytes per varint.
-	size := 30 + 20*len(cp.ChannelVersions) + 10*len(cp.UpdatedChannels)
-	for _, m := range cp.VersionsSeen {
-		size += 20 + 20*len(m)
-	}
-	b := a.room(size)
-	start := len(b)
+	b := n.scratch[:0] // encoded here first: the exact size then decides the chunk
 	b = binary.AppendVarint(b, int64(cp.V))
 	b = n.appendVersions(b, cp.ChannelVersions)
 	b = appendCount(b, len(cp.VersionsSeen), cp.VersionsSeen == nil)
@@ -100,8 +95,8 @@ func (n *names) encodeHeader(a *headerArena, cp *checkpoint.Checkpoint) []byte {
 	for _, c := range cp.UpdatedChannels {
 		b = binary.AppendUvarint(b, n.id(c))
 	}
-	a.buf = b
-	return b[start:len(b):len(b)]
+	n.scratch = b
+	return a.copy(b)
 }
 
 // headerArena holds a space's headers back to back in chunks: one
@@ -110,14 +105,16 @@ func (n *names) encodeHeader(a *headerArena, cp *checkpoint.Checkpoint) []byte {
 // headers are never modified.
 type headerArena struct{ buf []byte }
 
-// room returns the current chunk with at least n bytes free after its
-// length, starting a new chunk if need be.
-func (a *headerArena) room(n int) []byte {
-	if cap(a.buf)-len(a.buf) < n {
+// copy stores b in the arena and returns the stored copy, capped at its
+// length.
+func (a *headerArena) copy(b []byte) []byte {
+	if cap(a.buf)-len(a.buf) < len(b) {
 		size := min(max(2*cap(a.buf), 1<<10), 64<<10)
-		a.buf = make([]byte, 0, max(size, n))
+		a.buf = make([]byte, 0, max(size, len(b)))
 	}
-	return a.buf
+	start := len(a.buf)
+	a.buf = append(a.buf, b...)
+	return a.buf[start:len(a.buf):len(a.buf)]
 }
 
 var errHeader = errors.New("damaged header")
