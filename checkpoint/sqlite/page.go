@@ -85,9 +85,10 @@ func (a *byteArena) copy(b []byte) []byte {
 // when not nil, gives the thread and namespace the query did not select.
 // dense says the page holds every checkpoint of each of its threads and
 // namespaces between its oldest and newest ids (true when no metadata filter
-// skips any), so writes can be read by id range. in interns the names of the
-// headers; it must not be shared with another goroutine.
-func (s *Saver) readPage(ctx context.Context, tx *sql.Tx, q string, args []any, fixed *checkpoint.Ref, dense bool, in interner) (*page, error) {
+// skips any), so writes can be read by id range. sizeHint is how many rows
+// the query may return at most. in interns the names of the headers; it must
+// not be shared with another goroutine.
+func (s *Saver) readPage(ctx context.Context, tx *sql.Tx, q string, args []any, fixed *checkpoint.Ref, dense bool, sizeHint int, in interner) (*page, error) {
 	st, err := s.stmt(ctx, tx, q)
 	if err != nil {
 		return nil, err
@@ -129,6 +130,9 @@ func (s *Saver) readPage(ctx context.Context, tx *sql.Tx, q string, args []any, 
 		if g.versions, err = record.AppendHeaderVersions(g.versions, header); err != nil {
 			return nil, fmt.Errorf("thread %q ns %q: checkpoint %s: %w", r.ref.ThreadID, r.ref.NS, r.ref.CheckpointID, err)
 		}
+		if p.rows == nil {
+			p.rows = make([]storedCheckpoint, 0, sizeHint)
+		}
 		p.rows = append(p.rows, r)
 	}
 	if err := rows.Err(); err != nil {
@@ -166,7 +170,8 @@ func (p *page) readValues(ctx context.Context, st *sql.Stmt, g *group) error {
 		return err
 	}
 	defer rs.Close()
-	var channel, raw sql.RawBytes // reused from row to row by Scan
+	g.values = make([]storedValue, 0, len(g.versions)) // versions repeat: more than enough, usually
+	var channel, raw sql.RawBytes                      // reused from row to row by Scan
 	var version int64
 	for rs.Next() {
 		if err := rs.Scan(&channel, &version, &raw); err != nil {
@@ -210,6 +215,7 @@ func (s *Saver) readWrites(ctx context.Context, tx *sql.Tx, p *page, g *group, d
 	var id, task, channel, raw, path sql.RawBytes
 	var packed int64
 	var last storedWrite
+	g.writes = make([]storedWrite, 0, 2*len(g.ids)) // a task or two per step, a write or two each
 	for rs.Next() {
 		if err := rs.Scan(&id, &task, &packed, &channel, &raw, &path); err != nil {
 			return err

@@ -153,7 +153,7 @@ func (s *Saver) Get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 	var p *page
 	err := s.read(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
-		p, err = s.readPage(ctx, tx, q, args, &checkpoint.Ref{ThreadID: ref.ThreadID, NS: ref.NS}, true, interner{})
+		p, err = s.readPage(ctx, tx, q, args, &checkpoint.Ref{ThreadID: ref.ThreadID, NS: ref.NS}, true, 1, interner{})
 		return err
 	})
 	if err == nil {
@@ -317,7 +317,7 @@ func (s *Saver) readPages(ctx context.Context, opts checkpoint.ListOptions, cond
 		var p *page
 		err := s.read(ctx, func(ctx context.Context, tx *sql.Tx) error {
 			var err error
-			p, err = s.readPage(ctx, tx, q, args, fixedRef(opts), len(conds) == 0, in)
+			p, err = s.readPage(ctx, tx, q, args, fixedRef(opts), len(conds) == 0, n, in)
 			return err
 		})
 		if err != nil {
