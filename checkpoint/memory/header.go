@@ -100,7 +100,7 @@ func (n *names) encodeHeader(a *headerArena, cp *checkpoint.Checkpoint) []byte {
 }
 
 // headerArena holds a space's headers back to back in chunks: one
-// allocation for many checkpoints. Chunks start small (most threads are
+// allocation for many checkpoints. Chunks start at 2 KB (most threads are
 // short) and double up to 64 KB. A header never spans chunks, and stored
 // headers are never modified.
 type headerArena struct{ buf []byte }
@@ -109,7 +109,7 @@ type headerArena struct{ buf []byte }
 // length.
 func (a *headerArena) copy(b []byte) []byte {
 	if cap(a.buf)-len(a.buf) < len(b) {
-		size := min(max(2*cap(a.buf), 1<<10), 64<<10)
+		size := min(max(2*cap(a.buf), 2<<10), 64<<10)
 		a.buf = make([]byte, 0, max(size, len(b)))
 	}
 	start := len(a.buf)

@@ -35,7 +35,7 @@ func TestValuesHeldEncrypted(t *testing.T) {
 				t.Fatal(err)
 			}
 			held := 0
-			for _, sp := range s.threads["t"].spaces {
+			for _, sp := range s.threads["t"].all() {
 				for _, c := range sp.blobs {
 					for _, e := range c.vs {
 						if bytes.Contains(e.value, []byte(secret)) {
@@ -125,9 +125,9 @@ func TestCopiedThreadsDoNotShareLaterValues(t *testing.T) {
 	put("t", 5, "t-fork")
 	versions := func(thread string) []int64 {
 		var out []int64
-		for _, e := range s.threads[thread].spaces[""].blobs["a"].vs {
+		for _, e := range s.threads[thread].root.blobs["a"].vs {
 			out = append(out, e.version)
-			if v, _ := s.threads[thread].spaces[""].blobs.get("a", e.version); v == nil {
+			if v, _ := s.threads[thread].root.blobs.get("a", e.version); v == nil {
 				t.Errorf("thread %s: version %d not found", thread, e.version)
 			}
 		}

@@ -80,8 +80,54 @@ func New(opts ...Option) *Saver {
 	return s
 }
 
+// thread holds a thread's namespaces. Most threads only have the root one,
+// kept apart so that they need no map.
 type thread struct {
-	spaces map[string]*space // by namespace
+	root   *space
+	nested map[string]*space // subgraph namespaces; nil when none
+}
+
+func (t *thread) get(ns string) *space {
+	if ns == "" {
+		return t.root
+	}
+	return t.nested[ns]
+}
+
+func (t *thread) set(ns string, sp *space) {
+	switch {
+	case ns == "":
+		t.root = sp
+	case t.nested == nil:
+		t.nested = map[string]*space{ns: sp}
+	default:
+		t.nested[ns] = sp
+	}
+}
+
+func (t *thread) remove(ns string) {
+	if ns == "" {
+		t.root = nil
+	} else {
+		delete(t.nested, ns)
+	}
+}
+
+func (t *thread) empty() bool { return t.root == nil && len(t.nested) == 0 }
+
+// all yields every namespace with its space; the callback may remove the
+// one it is given.
+func (t *thread) all() iter.Seq2[string, *space] {
+	return func(yield func(string, *space) bool) {
+		if t.root != nil && !yield("", t.root) {
+			return
+		}
+		for ns, sp := range t.nested {
+			if !yield(ns, sp) {
+				return
+			}
+		}
+	}
 }
 
 type blobKey struct {
@@ -232,13 +278,13 @@ func (s *Saver) space(threadID, ns string, create bool) *space {
 		if !create {
 			return nil
 		}
-		t = &thread{spaces: map[string]*space{}}
+		t = &thread{}
 		s.threads[threadID] = t
 	}
-	sp := t.spaces[ns]
+	sp := t.get(ns)
 	if sp == nil && create {
 		sp = newSpace()
-		t.spaces[ns] = sp
+		t.set(ns, sp)
 	}
 	return sp
 }
@@ -518,7 +564,7 @@ type key struct{ thread, ns, id string }
 func (s *Saver) selectKeys(opts checkpoint.ListOptions, conds []record.Cond) []key {
 	var keys []key
 	addThread := func(tid string, t *thread) {
-		for ns, sp := range t.spaces {
+		for ns, sp := range t.all() {
 			if opts.NS != nil && *opts.NS != ns {
 				continue
 			}
@@ -607,7 +653,7 @@ func (s *Saver) ListHeaders(ctx context.Context, opts checkpoint.ListOptions) ([
 	keys := s.selectKeys(opts, conds)
 	out := make([]checkpoint.Header, 0, len(keys))
 	for _, k := range keys {
-		rec := s.threads[k.thread].spaces[k.ns].get(k.id) // present: s.mu is held since selectKeys
+		rec := s.threads[k.thread].get(k.ns).get(k.id) // present: s.mu is held since selectKeys
 		h := checkpoint.Header{Ref: checkpoint.Ref{ThreadID: k.thread, NS: k.ns, CheckpointID: k.id}, TS: rec.ts, Metadata: rec.md.Clone()}
 		if rec.parentID != "" {
 			h.Parent = &checkpoint.Ref{ThreadID: k.thread, NS: k.ns, CheckpointID: rec.parentID}
@@ -652,15 +698,15 @@ func (s *Saver) Prune(ctx context.Context, threadIDs []string, keepLatest int) e
 		if t == nil {
 			continue
 		}
-		for ns, sp := range t.spaces {
+		for ns, sp := range t.all() {
 			if err := pruneSpace(sp, &s.names, keepLatest); err != nil {
 				return fmt.Errorf("prune thread %q ns %q: %w", tid, ns, err)
 			}
 			if len(sp.cps) == 0 && len(sp.orphans) == 0 && len(sp.blobs) == 0 {
-				delete(t.spaces, ns)
+				t.remove(ns)
 			}
 		}
-		if len(t.spaces) == 0 {
+		if t.empty() {
 			delete(s.threads, tid)
 		}
 	}
@@ -720,7 +766,7 @@ func (s *Saver) CopyThread(ctx context.Context, srcThreadID, dstThreadID string)
 		return nil
 	}
 	// Stored slices are never mutated in place, so the copy may share them.
-	for ns, sp := range src.spaces {
+	for ns, sp := range src.all() {
 		dst := s.space(dstThreadID, ns, true)
 		for ch, c := range sp.blobs {
 			d := dst.blobs.channel(ch)
@@ -772,7 +818,7 @@ func (s *Saver) ListThreads(ctx context.Context, limit int) ([]checkpoint.Thread
 	defer s.mu.RUnlock()
 	var out []checkpoint.ThreadInfo
 	for tid, t := range s.threads {
-		sp := t.spaces[""]
+		sp := t.root
 		if sp == nil || len(sp.cps) == 0 {
 			continue
 		}
@@ -806,7 +852,7 @@ func (s *Saver) Stats(ctx context.Context) (checkpoint.Stats, error) {
 	var st checkpoint.Stats
 	for _, t := range s.threads {
 		n := 0
-		for _, sp := range t.spaces {
+		for _, sp := range t.all() {
 			n += len(sp.cps)
 			nb, size := sp.blobs.count()
 			st.Blobs += nb
