@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sync"
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/internal/record"
@@ -124,16 +125,23 @@ func (s *Saver) preparePut(parent checkpoint.Ref, cpp *checkpoint.Checkpoint, md
 		value   []byte
 	}
 	blobs := make([]blob, 0, len(newVersions))
+	size := 0
 	for ch, v := range newVersions {
 		var val []byte // nil: empty channel, stored as NULL
 		if b, ok := cp.ChannelValues[ch]; ok {
+			val = b
 			if b == nil {
-				b = []byte{}
+				val = []byte{}
 			}
-			val = s.cipher.Seal(record.Pack(b))
+			size += len(val)
 		}
 		blobs = append(blobs, blob{ch, v, val})
 	}
+	inHalves(len(blobs), size, func(i int) {
+		if b := &blobs[i]; b.value != nil {
+			b.value = s.cipher.Seal(record.Pack(b.value))
+		}
+	})
 	var parentID any
 	if parent.CheckpointID != "" {
 		parentID = parent.CheckpointID
@@ -234,34 +242,79 @@ func (s *Saver) prepareWrites(ref checkpoint.Ref, writes []checkpoint.Write, tas
 	}
 }
 
+// parallelPackMin is how many bytes of values a Put or a batch must hold
+// before they are compressed on two goroutines instead of one: DEFLATE is
+// most of the cost of writing wide values, and a background writer's caller
+// is usually waiting for it.
+const parallelPackMin = 16 << 10
+
+// inHalves calls do(i) for every i < n, splitting the work between this
+// goroutine and another when size (bytes of values to encode) reaches
+// parallelPackMin. do must be safe to call concurrently for different i.
+func inHalves(n, size int, do func(i int)) {
+	if n < 2 || size < parallelPackMin {
+		for i := range n {
+			do(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := n / 2; i < n; i++ {
+			do(i)
+		}
+	})
+	for i := range n / 2 {
+		do(i)
+	}
+	wg.Wait()
+}
+
 // WriteBatch stores ops in order in one transaction: all of them or none
 // (checkpoint.BatchWriter).
 func (s *Saver) WriteBatch(ctx context.Context, ops []checkpoint.Op) error {
-	runs := make([]func(context.Context, *sql.Tx) error, 0, len(ops))
-	fails := make([]func(error) error, 0, len(ops))
+	type prepared struct {
+		run  func(context.Context, *sql.Tx) error
+		fail func(error) error
+		err  error
+	}
+	preps := make([]prepared, len(ops))
+	size := 0
 	for _, op := range ops {
 		if op.Checkpoint != nil {
-			md := op.Metadata
-			run, fail, err := s.preparePut(op.Ref, op.Checkpoint, &md, op.NewVersions)
-			if err != nil {
-				return err
+			for ch := range op.NewVersions {
+				size += len(op.Checkpoint.ChannelValues[ch])
 			}
-			runs, fails = append(runs, run), append(fails, fail)
-			continue
 		}
-		if err := record.CheckWrites(op.Ref, op.TaskID); err != nil {
-			return err
+		for _, w := range op.Writes {
+			size += len(w.Value)
 		}
-		if len(op.Writes) == 0 {
-			continue
+	}
+	inHalves(len(ops), size, func(i int) {
+		op, p := ops[i], &preps[i]
+		if op.Checkpoint != nil {
+			md := op.Metadata
+			p.run, p.fail, p.err = s.preparePut(op.Ref, op.Checkpoint, &md, op.NewVersions)
+			return
 		}
-		runs = append(runs, s.prepareWrites(op.Ref, op.Writes, op.TaskID, op.TaskPath))
-		fails = append(fails, func(err error) error { return writesErr(s, op.Ref, op.Writes, op.TaskID, err) })
+		if p.err = record.CheckWrites(op.Ref, op.TaskID); p.err != nil || len(op.Writes) == 0 {
+			return
+		}
+		p.run = s.prepareWrites(op.Ref, op.Writes, op.TaskID, op.TaskPath)
+		p.fail = func(err error) error { return writesErr(s, op.Ref, op.Writes, op.TaskID, err) }
+	})
+	for _, p := range preps {
+		if p.err != nil {
+			return p.err
+		}
 	}
 	failed := -1
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		for i, run := range runs {
-			if err := run(ctx, tx); err != nil {
+		for i, p := range preps {
+			if p.run == nil {
+				continue
+			}
+			if err := p.run(ctx, tx); err != nil {
 				failed = i
 				return err
 			}
@@ -269,7 +322,7 @@ func (s *Saver) WriteBatch(ctx context.Context, ops []checkpoint.Op) error {
 		return nil
 	})
 	if err != nil && failed >= 0 {
-		return fails[failed](err)
+		return preps[failed].fail(err)
 	}
 	if err != nil {
 		return fmt.Errorf("write a batch of %d to %s: %w", len(ops), s.path, err)
