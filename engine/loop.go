@@ -117,11 +117,22 @@ func (rt *runtime) loop() (*Result, error) {
 			after = rt.cfg.after
 		}
 		if rt.shouldInterrupt(after, tasks) {
+			stopped := names
+			if stopped == nil { // no saver: names were not needed until now
+				for _, t := range tasks {
+					stopped = append(stopped, t.name)
+				}
+				slices.Sort(stopped)
+				stopped = slices.Compact(stopped)
+			}
+			stopped = slices.Clone(stopped) // tasks are reused by prepare
 			next, err := rt.prepare()
 			if err != nil {
 				return nil, err
 			}
-			return rt.result(next, nil, "after", ran, len(next) == 0), nil
+			r := rt.result(next, nil, "after", ran, len(next) == 0)
+			r.After = stopped
+			return r, nil
 		}
 	}
 }

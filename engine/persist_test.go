@@ -474,3 +474,33 @@ func TestDurabilityExit(t *testing.T) {
 		t.Errorf("%d checkpoints, want one per run that moved the thread", len(snaps))
 	}
 }
+
+// Breakpoints after nodes say which nodes just ran; a run's BreakBefore and
+// BreakAfter replace the compiled ones, and with no nodes clear them.
+func TestBreakpointsAfterAndRunOverrides(t *testing.T) {
+	foo := engine.Reducer("foo", "add", engine.Sum[string])
+	step := func(n string) engine.NodeFunc {
+		return node(func(s engine.State) engine.Output { return engine.Updates(foo.Add(n)) })
+	}
+	g := compile(t, engine.NewGraph("bp", foo).AddNode("a", step("a")).AddNode("b", step("b")).
+		AddEdge(engine.START, "a").AddEdge("a", "b"),
+		engine.WithSaver(memory.New()), engine.WithInterruptBefore("b"), engine.WithInterruptAfter("*"))
+	res := invoke(t, g, engine.Values{"foo": ""}, engine.WithThread("compiled"))
+	if res.Breakpoint != "after" || fmt.Sprint(res.After) != "[a]" || fmt.Sprint(res.Next) != "[b]" {
+		t.Fatalf("first stop: %+v", res)
+	}
+	// Before b falls on the checkpoint that just stopped: as in LangGraph it
+	// does not stop again; after b does.
+	res = invoke(t, g, nil, engine.WithThread("compiled"))
+	if res.Breakpoint != "after" || fmt.Sprint(res.After) != "[b]" || !res.Done || res.Values["foo"] != "ab" {
+		t.Fatalf("second stop: %+v", res)
+	}
+	res = invoke(t, g, engine.Values{"foo": ""}, engine.WithThread("cleared"), engine.BreakBefore(), engine.BreakAfter())
+	if res.Breakpoint != "" || res.After != nil || !res.Done || res.Values["foo"] != "ab" {
+		t.Fatalf("with breakpoints cleared: %+v", res)
+	}
+	res = invoke(t, g, engine.Values{"foo": ""}, engine.WithThread("before"), engine.BreakBefore("b"), engine.BreakAfter())
+	if res.Breakpoint != "before" || res.After != nil || fmt.Sprint(res.Next) != "[b]" || res.Values["foo"] != "a" {
+		t.Fatalf("before b only: %+v", res)
+	}
+}

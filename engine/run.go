@@ -27,6 +27,9 @@ type Result struct {
 	// breakpoint, "step" when it stopped at WithStepLimit or WithStopCheck,
 	// and "" otherwise.
 	Breakpoint string
+	// After names the nodes whose step the run stopped after (Breakpoint
+	// "after"), sorted; nil for any other stop. Next says what runs next.
+	After []string
 	// Ref is the latest checkpoint of the run; zero without a saver.
 	Ref checkpoint.Ref
 	// Steps counts the super-steps this run executed.
