@@ -280,14 +280,10 @@ func (s *session) run(req runRequest) (*runOutcome, error) {
 		engine.WithThread(req.Thread),
 		engine.WithStopCheck(s.pause.Load),
 	}
-	// Breakpoints set in the studio replace the graph's compiled ones of
-	// the same kind; with none set, the compiled ones apply.
-	if len(req.Before) > 0 {
-		opts = append(opts, engine.BreakBefore(req.Before...))
-	}
-	if len(req.After) > 0 {
-		opts = append(opts, engine.BreakAfter(req.After...))
-	}
+	// The studio's breakpoints (seeded from the compiled ones, see
+	// seedBreakpoints) replace the compiled ones: what the graph shows is
+	// what stops a run, none included.
+	opts = append(opts, engine.BreakBefore(req.Before...), engine.BreakAfter(req.After...))
 	if req.StepLimit > 0 {
 		opts = append(opts, engine.WithStepLimit(req.StepLimit))
 	}

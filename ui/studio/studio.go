@@ -197,7 +197,7 @@ func (s *Studio) selectGraph(i int) {
 	}
 	s.graphIdx = i
 	s.sess.bind(s.cfg.Graphs[i], s.cfg.Store)
-	s.breakBefore, s.breakAfter = map[string]bool{}, map[string]bool{}
+	s.seedBreakpoints(s.cfg.Graphs[i].Graph)
 	s.tb.setGraph(i)
 	s.gp.layout()
 	s.setThread("")
@@ -418,6 +418,39 @@ func (s *Studio) breakpoints() (before, after []string) {
 	return before, after
 }
 
+// seedBreakpoints starts the graph's breakpoints from those it was compiled
+// with, so they show on the graph and can be toggled off like any other:
+// the studio's set is then the whole truth for its runs. A compiled "*"
+// before every node is the Break-on-every-node switch.
+func (s *Studio) seedBreakpoints(g *engine.Graph) {
+	s.breakBefore, s.breakAfter = map[string]bool{}, map[string]bool{}
+	all := false
+	var before, after []string
+	if g != nil {
+		before, after = g.Breakpoints()
+	}
+	for _, n := range before {
+		if n == "*" {
+			all = true
+			continue
+		}
+		s.breakBefore[n] = true
+	}
+	for _, n := range after {
+		if n == "*" {
+			for _, node := range g.Nodes() {
+				s.breakAfter[node] = true
+			}
+			continue
+		}
+		s.breakAfter[n] = true
+	}
+	if s.tb != nil && s.tb.breakAll != nil {
+		s.tb.breakAll.SetChecked(all) // its callback sets s.breakAll
+	}
+	s.breakAll = all
+}
+
 // toggleBreakpoint flips the breakpoint before or after node.
 func (s *Studio) toggleBreakpoint(node string, after bool) {
 	m := s.breakBefore
@@ -508,8 +541,12 @@ func describeResult(r *engine.Result) string {
 		return "interrupted at " + r.Interrupts[0].Node
 	case r.Done:
 		return "done"
-	case r.Breakpoint == "before" || r.Breakpoint == "after":
-		return fmt.Sprintf("breakpoint %s %s", r.Breakpoint, joinNames(r.Next))
+	case r.Breakpoint == "before":
+		return "breakpoint before " + joinNames(r.Next)
+	case r.Breakpoint == "after" && len(r.Next) > 0:
+		return fmt.Sprintf("breakpoint after %s · next %s", joinNames(r.After), joinNames(r.Next))
+	case r.Breakpoint == "after":
+		return "breakpoint after " + joinNames(r.After)
 	case r.Breakpoint == "step":
 		return "paused · next " + joinNames(r.Next)
 	}

@@ -450,3 +450,47 @@ func TestThreadsOfOtherProcessesShowUnderTheirGraph(t *testing.T) {
 		t.Errorf("the thread's waiting question is not shown")
 	}
 }
+
+// Breakpoints the graph was compiled with show on the graph and stop a run;
+// toggled off in the studio, they no longer do.
+func TestCompiledBreakpointsShowAndToggle(t *testing.T) {
+	n := engine.LastValue[int]("n")
+	inc := func(_ context.Context, s engine.State) (engine.Output, error) {
+		return engine.Updates(n.Set(n.Get(s) + 1)), nil
+	}
+	g, err := engine.NewGraph("bp", n).AddNode("a", inc).AddNode("b", inc).
+		AddEdge(engine.START, "a").AddEdge("a", "b").
+		Compile(engine.WithInterruptBefore("b"), engine.WithInterruptAfter("*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := test.NewTempApp(t)
+	s := New(a, Config{Store: memory.New(), Graphs: []Graph{{Graph: g, Example: engine.Values{"n": 0}}}})
+	s.Window().Resize(fyne.NewSize(1280, 800))
+	idle(t, s)
+	h := s.gp.view.Highlight()
+	if !h.BreakBefore["b"] || h.BreakBefore["a"] || !h.BreakAfter["a"] || !h.BreakAfter["b"] {
+		t.Fatalf("compiled breakpoints not shown: before %v after %v", h.BreakBefore, h.BreakAfter)
+	}
+	startThread(t, s, "with") // starting takes one step: the input
+	act(func() { test.Tap(s.tb.run) })
+	idle(t, s)
+	if s.runState != "breakpoint after a · next b" {
+		t.Fatalf("first stop: %q", s.runState)
+	}
+	// Off with all three: the next thread runs to the end.
+	act(func() {
+		s.gp.view.OnToggleBreakpoint("b", false)
+		s.gp.view.OnToggleBreakpoint("a", true)
+		s.gp.view.OnToggleBreakpoint("b", true)
+	})
+	if h := s.gp.view.Highlight(); h.BreakBefore["b"] || h.BreakAfter["a"] || h.BreakAfter["b"] {
+		t.Fatalf("toggled off but still shown: before %v after %v", h.BreakBefore, h.BreakAfter)
+	}
+	startThread(t, s, "without")
+	act(func() { test.Tap(s.tb.run) })
+	idle(t, s)
+	if got := s.view.Snap.Values["n"]; got != 2 || len(s.view.Snap.Next) != 0 {
+		t.Fatalf("run without breakpoints: n = %v, next %v (%q)", got, s.view.Snap.Next, s.runState)
+	}
+}
