@@ -102,12 +102,7 @@ func (rt *runtime) loop() (*Result, error) {
 		}
 		var names []string
 		if rt.saver != nil {
-			names = make([]string, 0, len(tasks))
-			for _, t := range tasks {
-				names = append(names, t.name)
-			}
-			slices.Sort(names)
-			names = slices.Compact(names)
+			names = taskNames(tasks)
 		}
 		if err := rt.put(checkpoint.SourceLoop, names); err != nil {
 			return nil, err
@@ -118,14 +113,9 @@ func (rt *runtime) loop() (*Result, error) {
 		}
 		if rt.shouldInterrupt(after, tasks) {
 			stopped := names
-			if stopped == nil { // no saver: names were not needed until now
-				for _, t := range tasks {
-					stopped = append(stopped, t.name)
-				}
-				slices.Sort(stopped)
-				stopped = slices.Compact(stopped)
+			if stopped == nil { // no saver: not needed until now
+				stopped = taskNames(tasks)
 			}
-			stopped = slices.Clone(stopped) // tasks are reused by prepare
 			next, err := rt.prepare()
 			if err != nil {
 				return nil, err
@@ -135,6 +125,16 @@ func (rt *runtime) loop() (*Result, error) {
 			return r, nil
 		}
 	}
+}
+
+// taskNames returns the sorted names of tasks, each once (a new slice).
+func taskNames(tasks []*task) []string {
+	names := make([]string, 0, len(tasks))
+	for _, t := range tasks {
+		names = append(names, t.name)
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 func (rt *runtime) shouldInterrupt(names []string, tasks []*task) bool {

@@ -163,44 +163,40 @@ func (rt *runtime) put(source checkpoint.Source, tasks []string) error {
 	reuse := rt.reusePut()
 	sc := rt.scratchFor(reuse)
 	cp := checkpoint.Checkpoint{V: checkpoint.FormatVersion, ID: checkpoint.NewID(), TS: time.Now().UTC()}
-	if reuse {
-		// The maps of the run's previous checkpoint, updated where the
-		// versions changed (a run only ever adds nodes to rt.seen).
-		if sc.versions == nil {
-			sc.versions, sc.seen = make(map[string]int64, len(rt.ver)), make(map[string]map[string]int64, len(rt.seen))
-		}
-		if sc.fresh {
-			clear(sc.versions)
-			clear(sc.seen)
-			sc.verSnap = append(sc.verSnap[:0], make([]int64, len(rt.ver))...)
-			sc.fresh = false
-		}
-		cp.ChannelVersions, cp.VersionsSeen = sc.versions, sc.seen
-		for i, v := range rt.ver {
-			switch {
-			case v == sc.verSnap[i]:
-			case v == 0:
-				delete(cp.ChannelVersions, g.specs[i].name)
-			default:
-				cp.ChannelVersions[g.specs[i].name] = v
-			}
-		}
-		copy(sc.verSnap, rt.ver)
-		for node, s := range rt.seen {
-			m := rt.seenMap(sc, node, s, true)
-			if _, ok := cp.VersionsSeen[node]; !ok {
-				cp.VersionsSeen[node] = m // maps of known nodes are rebuilt in place
-			}
-		}
-	} else {
+	// With reuse the maps are the run's previous checkpoint's, updated below
+	// where versions changed (a run only ever adds nodes to rt.seen);
+	// otherwise, and at a run's first checkpoint, they are filled from
+	// nothing.
+	fromNothing := !reuse || sc.fresh || sc.versions == nil
+	switch {
+	case !reuse:
 		cp.ChannelVersions, cp.VersionsSeen = make(map[string]int64, len(rt.ver)), make(map[string]map[string]int64, len(rt.seen))
-		for i, v := range rt.ver {
-			if v != 0 {
-				cp.ChannelVersions[g.specs[i].name] = v
-			}
+	case sc.versions == nil:
+		sc.versions, sc.seen = make(map[string]int64, len(rt.ver)), make(map[string]map[string]int64, len(rt.seen))
+		fallthrough
+	default:
+		cp.ChannelVersions, cp.VersionsSeen = sc.versions, sc.seen
+	}
+	if fromNothing {
+		clear(cp.ChannelVersions)
+		clear(cp.VersionsSeen)
+		sc.verSnap = append(sc.verSnap[:0], make([]int64, len(rt.ver))...)
+		sc.fresh = false
+	}
+	for i, v := range rt.ver {
+		switch {
+		case v == sc.verSnap[i]:
+		case v == 0:
+			delete(cp.ChannelVersions, g.specs[i].name)
+		default:
+			cp.ChannelVersions[g.specs[i].name] = v
 		}
-		for node, s := range rt.seen {
-			cp.VersionsSeen[node] = rt.seenMap(sc, node, s, false)
+	}
+	copy(sc.verSnap, rt.ver)
+	for node, s := range rt.seen {
+		m := rt.seenMap(sc, node, s, reuse)
+		if _, ok := cp.VersionsSeen[node]; !ok { // new maps start empty
+			cp.VersionsSeen[node] = m // with reuse, maps of known nodes are rebuilt in place
 		}
 	}
 	if rt.updated != nil {

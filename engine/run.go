@@ -112,18 +112,37 @@ type runtime struct {
 	bg        *bgWriter
 	exitWrite []func() error // durability exit: writes of the step in progress
 	exitCP    *deferredPut   // durability exit: the checkpoint to store at the end
-	cands     []int          // buffers reused from step to step
+	scratch   *putScratch    // what put rebuilds for each checkpoint; nil before the first
+	stepBufs
+}
+
+// stepBufs are buffers a runtime reuses from step to step (and History from
+// snapshot to snapshot, see renewRuntime).
+type stepBufs struct {
+	cands     []int
 	todo      []*task
 	updBuf    [2][]int
 	updFlip   int
 	seenBlock []int64
 	mask      []bool
-	scratch   *putScratch // what put rebuilds for each checkpoint; nil before the first
 	taskBuf   []*task
 	live      []*task // tasks handed out by prepare for the current step
 	free      []*task
 	buckets   [][]any
 	touched   []int
+}
+
+// reset empties the buffers for a new run, keeping their memory; tasks
+// handed out become free.
+func (b *stepBufs) reset() {
+	b.free = append(b.free, b.live...)
+	b.live, b.taskBuf, b.todo = b.live[:0], b.taskBuf[:0], b.todo[:0]
+	b.cands, b.touched = b.cands[:0], b.touched[:0]
+	b.updBuf, b.updFlip = [2][]int{b.updBuf[0][:0], b.updBuf[1][:0]}, 0
+	clear(b.mask)
+	for i := range b.buckets {
+		b.buckets[i] = b.buckets[i][:0]
+	}
 }
 
 type cwrite struct {
@@ -188,26 +207,16 @@ func (gr *Graph) newRuntime(ctx context.Context, cfg *runConfig, em *emitter) (*
 // thousand snapshots in a row, and a fresh runtime each time was most of
 // what that allocated. Nothing may hold on to rt's tasks or channels.
 func (gr *Graph) renewRuntime(ctx context.Context, cfg *runConfig, rt *runtime) *runtime {
-	saver, em := rt.saver, rt.em
-	ch, ver, savedVer, seen := rt.ch, rt.ver, rt.savedVer, rt.seen
-	free, live := append(rt.free, rt.live...), rt.live[:0]
-	taskBuf, cands, todo, touched := rt.taskBuf[:0], rt.cands[:0], rt.todo[:0], rt.touched[:0]
-	updBuf := [2][]int{rt.updBuf[0][:0], rt.updBuf[1][:0]}
-	mask, buckets := rt.mask, rt.buckets
-	*rt = runtime{g: gr, ctx: ctx, cfg: cfg, saver: saver, em: em, ns: cfg.ns,
-		ch: ch, ver: ver, savedVer: savedVer, seen: seen, free: free, live: live,
-		taskBuf: taskBuf, cands: cands, todo: todo, touched: touched, updBuf: updBuf,
-		mask: mask, buckets: buckets}
+	bufs := rt.stepBufs
+	bufs.reset()
+	*rt = runtime{g: gr, ctx: ctx, cfg: cfg, saver: rt.saver, em: rt.em, ns: cfg.ns,
+		ch: rt.ch, ver: rt.ver, savedVer: rt.savedVer, seen: rt.seen, stepBufs: bufs}
 	for i, s := range gr.specs {
 		rt.ch[i] = s.newCh()
 	}
 	clear(rt.ver)
 	clear(rt.savedVer)
 	clear(rt.seen)
-	clear(rt.mask)
-	for i := range rt.buckets {
-		rt.buckets[i] = rt.buckets[i][:0]
-	}
 	rt.cpRef = checkpoint.Ref{ThreadID: cfg.thread, NS: cfg.ns}
 	return rt
 }
