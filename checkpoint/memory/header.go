@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/internal/record"
 )
 
 // A checkpoint header (format version, channel versions, versions seen,
@@ -80,9 +81,9 @@ func (n *names) appendVersions(b []byte, m map[string]int64) []byte {
 	return b
 }
 
-// encodeHeader returns cp's header in its stored form, in a (possibly
-// shared) chunk of a; see headerArena.
-func (n *names) encodeHeader(a *headerArena, cp *checkpoint.Checkpoint) []byte {
+// encodeHeader returns cp's header in its stored form, copied into a: a
+// thread's headers share chunks.
+func (n *names) encodeHeader(a *record.Arena, cp *checkpoint.Checkpoint) []byte {
 	b := n.scratch[:0] // encoded here first: the exact size then decides the chunk
 	b = binary.AppendVarint(b, int64(cp.V))
 	b = n.appendVersions(b, cp.ChannelVersions)
@@ -96,25 +97,7 @@ func (n *names) encodeHeader(a *headerArena, cp *checkpoint.Checkpoint) []byte {
 		b = binary.AppendUvarint(b, n.id(c))
 	}
 	n.scratch = b
-	return a.copy(b)
-}
-
-// headerArena holds a space's headers back to back in chunks: one
-// allocation for many checkpoints. Chunks start at 2 KB (most threads are
-// short) and double up to 64 KB. A header never spans chunks, and stored
-// headers are never modified.
-type headerArena struct{ buf []byte }
-
-// copy stores b in the arena and returns the stored copy, capped at its
-// length.
-func (a *headerArena) copy(b []byte) []byte {
-	if cap(a.buf)-len(a.buf) < len(b) {
-		size := min(max(2*cap(a.buf), 2<<10), 64<<10)
-		a.buf = make([]byte, 0, max(size, len(b)))
-	}
-	start := len(a.buf)
-	a.buf = append(a.buf, b...)
-	return a.buf[start:len(a.buf):len(a.buf)]
+	return a.Copy(b)
 }
 
 var errHeader = errors.New("damaged header")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/internal/record"
 )
 
 // With a key, what the saver holds is ciphertext; without, plaintext (the
@@ -74,7 +75,7 @@ func TestHeaderRoundTrip(t *testing.T) {
 			VersionsSeen:    map[string]map[string]int64{"n1": {"a": 1}, "n2": nil, "n3": {}},
 			UpdatedChannels: []string{"b", "a"}},
 	} {
-		var a headerArena
+		var a record.Arena
 		b := n.encodeHeader(&a, &cp)
 		got, err := n.decodeHeader(b, "id", time.Time{})
 		if err != nil {

@@ -209,8 +209,8 @@ type storedWrite struct {
 
 // space holds one namespace of one thread.
 type space struct {
-	cps   []*stored // ascending by id: ids are UUIDv7, so Put mostly appends
-	hdrs  headerArena
+	cps   []*stored    // ascending by id: ids are UUIDv7, so Put mostly appends
+	hdrs  record.Arena // the space's headers (see header.go)
 	blobs blobs
 	// orphans holds writes to checkpoints not stored (yet); a Put of the
 	// checkpoint takes them over.
@@ -357,9 +357,9 @@ func (s *Saver) put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Ch
 		var val []byte
 		if b, ok := cp.ChannelValues[ch]; ok {
 			if !owned {
-				b = record.CloneBytes(nonNil(b))
+				b = record.CloneBytes(record.NonNil(b))
 			}
-			val = s.cipher.Seal(nonNil(b))
+			val = s.cipher.Seal(record.NonNil(b))
 		}
 		cv.add(v, val)
 	}
@@ -403,15 +403,6 @@ func (sp *space) keepMetadata(md *checkpoint.Metadata, oneTask map[string][]stri
 	}
 	sp.lastMD, sp.hasLastMD = out, true
 	return out
-}
-
-// nonNil returns b, or an empty non-nil slice for nil: a channel present in
-// ChannelValues has a value even if it is empty.
-func nonNil(b []byte) []byte {
-	if b == nil {
-		return []byte{}
-	}
-	return b
 }
 
 // PutWrites stores a task's writes against ref; see checkpoint.Saver.

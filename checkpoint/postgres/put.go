@@ -50,7 +50,7 @@ func (s *Saver) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Ch
 	for ch, v := range newVersions {
 		var val []byte // nil: the channel is empty at this version
 		if b, ok := cp.ChannelValues[ch]; ok {
-			val = s.cipher.Seal(nonNil(b))
+			val = s.cipher.Seal(record.NonNil(b))
 		}
 		chans = append(chans, ch)
 		vers = append(vers, v)
@@ -84,15 +84,6 @@ const (
 	codeConflict       = "WF001"
 	codeIDBeforeParent = "WF002"
 )
-
-// nonNil returns b, or an empty non-nil slice for nil: a channel present in
-// ChannelValues has a value even if it is empty.
-func nonNil(b []byte) []byte {
-	if b == nil {
-		return []byte{}
-	}
-	return b
-}
 
 // PutWrites stores a task's writes against ref in one statement; see
 // checkpoint.Saver. Ordinary writes are kept once per (taskID, index);

@@ -71,7 +71,7 @@ func (r *tupleRow) tuple(c *crypt.Cipher) (*checkpoint.Tuple, error) {
 		if err != nil {
 			return nil, where(fmt.Errorf("channel %q: %w", ch, err))
 		}
-		cp.ChannelValues[ch] = nonNil(v)
+		cp.ChannelValues[ch] = record.NonNil(v)
 	}
 	md, err := record.DecodeMetadata(r.md)
 	if err != nil {

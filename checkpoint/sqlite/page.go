@@ -22,7 +22,7 @@ import (
 type page struct {
 	rows   []storedCheckpoint
 	groups []*group
-	arena  byteArena           // the rows' bytes: the driver reuses its buffers
+	arena  record.Arena        // the rows' bytes: the driver reuses its buffers
 	tuples []*checkpoint.Tuple // made by assemble, in the order of rows
 	err    error               // a page that could not be read
 }
@@ -60,26 +60,6 @@ type storedWrite struct {
 	packed                         int64 // idx*2 + (value IS NULL), see sqlGroupWrites
 }
 
-// byteArena copies many small values into shared chunks: one allocation for
-// many rows instead of one each. Each copy is capped at its length, so
-// appending to one never writes into the next.
-type byteArena struct{ buf []byte }
-
-func (a *byteArena) copy(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	if len(b) == 0 {
-		return []byte{} // empty, not NULL
-	}
-	if cap(a.buf)-len(a.buf) < len(b) {
-		a.buf = make([]byte, 0, max(16<<10, len(b)))
-	}
-	start := len(a.buf)
-	a.buf = append(a.buf, b...)
-	return a.buf[start:len(a.buf):len(a.buf)]
-}
-
 // readPage runs a checkpoints query built by selectRows (with the header
 // column) and the queries for the values and writes of its rows. fixed,
 // when not nil, gives the thread and namespace the query did not select.
@@ -108,7 +88,7 @@ func (s *Saver) readPage(ctx context.Context, tx *sql.Tx, q string, args []any, 
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
-		r := storedCheckpoint{parent: p.arena.copy(parent), ts: p.arena.copy(ts), md: p.arena.copy(md), hd: p.arena.copy(header)}
+		r := storedCheckpoint{parent: p.arena.Copy(parent), ts: p.arena.Copy(ts), md: p.arena.Copy(md), hd: p.arena.Copy(header)}
 		if fixed != nil {
 			r.ref = *fixed
 		} else {
@@ -177,7 +157,7 @@ func (p *page) readValues(ctx context.Context, st *sql.Stmt, g *group) error {
 		if err := rs.Scan(&channel, &version, &raw); err != nil {
 			return err
 		}
-		g.values = append(g.values, storedValue{p.arena.copy(channel), version, p.arena.copy(raw)})
+		g.values = append(g.values, storedValue{p.arena.Copy(channel), version, p.arena.Copy(raw)})
 	}
 	return rs.Err()
 }
@@ -222,7 +202,7 @@ func (s *Saver) readWrites(ctx context.Context, tx *sql.Tx, p *page, g *group, d
 		}
 		// Rows come grouped by checkpoint and task (the primary key's
 		// order): the previous row's copies usually serve again.
-		w := storedWrite{packed: packed, value: p.arena.copy(raw)}
+		w := storedWrite{packed: packed, value: p.arena.Copy(raw)}
 		w.id = reuse(&p.arena, last.id, id)
 		w.task = reuse(&p.arena, last.task, task)
 		w.channel = reuse(&p.arena, last.channel, channel)
@@ -234,14 +214,14 @@ func (s *Saver) readWrites(ctx context.Context, tx *sql.Tx, p *page, g *group, d
 }
 
 // reuse returns prev when it holds the same bytes as b, else a copy of b.
-func reuse(a *byteArena, prev, b []byte) []byte {
+func reuse(a *record.Arena, prev, b []byte) []byte {
 	if prev != nil && string(prev) == string(b) {
 		return prev
 	}
 	if b == nil {
 		return []byte{} // NOT NULL columns: never nil
 	}
-	return a.copy(b)
+	return a.Copy(b)
 }
 
 // assemble decodes what readPage kept as stored into the page's tuples:
@@ -342,7 +322,7 @@ func (s *Saver) assembleValues(g *group) error {
 			if err != nil {
 				return fmt.Errorf("value of channel %q version %d in thread %q ns %q in %s: %w", ch, v, g.thread, g.ns, s.path, err)
 			}
-			row.value, given[i] = nonNil(b), true
+			row.value, given[i] = record.NonNil(b), true
 			t.Checkpoint.ChannelValues[ch] = row.value
 		}
 	}
@@ -383,7 +363,7 @@ func (s *Saver) assembleWrites(g *group, in interner) error {
 			if err != nil {
 				return fmt.Errorf("write %d of task %q to checkpoint %q in thread %q in %s: %w", idx, w.TaskID, row.id, g.thread, s.path, err)
 			}
-			w.Value = nonNil(v)
+			w.Value = record.NonNil(v)
 		}
 		t := g.tuples[i]
 		t.PendingWrites = append(t.PendingWrites, w)
@@ -395,15 +375,6 @@ func (s *Saver) assembleWrites(g *group, in interner) error {
 		sortWrites(t.PendingWrites, idxs[i])
 	}
 	return nil
-}
-
-// nonNil returns b, or an empty slice for nil: a value that is not NULL is
-// present even when empty.
-func nonNil(b []byte) []byte {
-	if b == nil {
-		return []byte{}
-	}
-	return b
 }
 
 // sameSlice reports whether a and b are the same slice (as reuse returns).

@@ -206,7 +206,13 @@ func (s *Saver) read(ctx context.Context, fn func(ctx context.Context, tx *sql.T
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	return s.inTx(ctx, s.r, &sql.TxOptions{ReadOnly: true}, fn)
+}
+
+// inTx runs fn in a transaction of db and commits it, or rolls it back when
+// fn fails. fn's context has no cancellation (see read and write).
+func (s *Saver) inTx(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	tx, err := db.BeginTx(ctx, opts)
 	if err != nil {
 		return s.mapErr(err)
 	}

@@ -75,15 +75,7 @@ func (s *Saver) write(ctx context.Context, fn func(ctx context.Context, tx *sql.
 	if err := s.prepare(ctx); err != nil {
 		return err
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return s.mapErr(err)
-	}
-	defer tx.Rollback()
-	if err := fn(context.WithoutCancel(ctx), tx); err != nil {
-		return s.mapErr(err)
-	}
-	return s.mapErr(tx.Commit())
+	return s.inTx(ctx, s.w, nil, fn)
 }
 
 // Put stores cp as a child of parent; see checkpoint.Saver. Only channels in

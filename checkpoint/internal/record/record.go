@@ -323,6 +323,40 @@ func CloneBytes(b []byte) []byte {
 	return append(make([]byte, 0, len(b)), b...)
 }
 
+// NonNil returns b, or an empty slice for nil: a channel value or write that
+// is present is never nil, even when empty.
+func NonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// Arena copies many small byte slices into shared chunks: one allocation
+// for many values instead of one each. Chunks start at 2 KB and double up
+// to 64 KB (a larger value gets a chunk of its own size); a copy never spans
+// two. Each copy is capped at its length, so appending to one never writes
+// into the next. A chunk stays alive while any copy in it does. The zero
+// Arena is ready to use.
+type Arena struct{ buf []byte }
+
+// Copy returns a copy of b in the arena: nil for nil, empty for empty.
+func (a *Arena) Copy(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	if len(b) == 0 {
+		return []byte{}
+	}
+	if cap(a.buf)-len(a.buf) < len(b) {
+		size := min(max(2*cap(a.buf), 2<<10), 64<<10)
+		a.buf = make([]byte, 0, max(size, len(b)))
+	}
+	start := len(a.buf)
+	a.buf = append(a.buf, b...)
+	return a.buf[start:len(a.buf):len(a.buf)]
+}
+
 // TopLevelKeys are the filter keys that name Metadata fields; every other
 // filter key names an Extra key.
 var TopLevelKeys = map[string]bool{"source": true, "step": true, "run_id": true}

@@ -1,7 +1,9 @@
 package record
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"testing"
@@ -309,6 +311,33 @@ func BenchmarkEncodeHeader(b *testing.B) {
 	for b.Loop() {
 		if _, err := EncodeHeader(&cp); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// Arena copies keep nil and empty apart, hold the bytes given (a value
+// larger than a chunk included), and appending to one copy never changes
+// the next.
+func TestArenaCopies(t *testing.T) {
+	var a Arena
+	if a.Copy(nil) != nil || a.Copy([]byte{}) == nil {
+		t.Fatal("nil and empty not kept apart")
+	}
+	big := bytes.Repeat([]byte("z"), 100<<10)
+	var got [][]byte
+	var want [][]byte
+	for i := range 300 {
+		v := []byte(fmt.Sprintf("value-%d", i))
+		if i == 150 {
+			v = big
+		}
+		got = append(got, a.Copy(v))
+		want = append(want, v)
+	}
+	_ = append(got[0], "overflow"...) // capped: must not reach got[1]
+	for i := range got {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Fatalf("copy %d = %.20q, want %.20q", i, got[i], want[i])
 		}
 	}
 }
