@@ -23,8 +23,11 @@ type Graph struct {
 	chanIdx map[string]int
 	startCh int
 	tasksCh int
-	nodes   []*node // sorted by name
+	nodes   []*node // sorted by name, so a node's index orders it by name
 	nodeIdx map[string]int
+	// declared lists node indexes in the order the nodes were added, START
+	// first: the order tasks are planned in when any node may run.
+	declared []int
 	// trigToNodes lists, per channel, the nodes it triggers (sorted by name).
 	trigToNodes [][]int
 	saver       checkpoint.Saver
@@ -220,6 +223,10 @@ func (g *StateGraph) Compile(opts ...CompileOption) (*Graph, error) {
 		for _, t := range n.triggers {
 			out.trigToNodes[t] = append(out.trigToNodes[t], n.idx)
 		}
+	}
+	out.declared = append(out.declared, out.nodeIdx[START])
+	for _, d := range g.nodes {
+		out.declared = append(out.declared, out.nodeIdx[d.name])
 	}
 	out.topo = out.buildTopology(g)
 	return out, nil

@@ -87,9 +87,7 @@ type runtime struct {
 	em    *emitter
 	ns    string
 
-	ch       []channel
-	ver      []int64
-	seen     map[string][]int64
+	chanState
 	savedVer []int64 // versions at the last stored checkpoint
 	updated  []int   // channels updated by the last apply; nil when unknown
 	step     int
@@ -119,30 +117,17 @@ type runtime struct {
 // stepBufs are buffers a runtime reuses from step to step (and History from
 // snapshot to snapshot, see renewRuntime).
 type stepBufs struct {
-	cands     []int
-	todo      []*task
-	updBuf    [2][]int
-	updFlip   int
-	seenBlock []int64
-	mask      []bool
-	taskBuf   []*task
-	live      []*task // tasks handed out by prepare for the current step
-	free      []*task
-	buckets   [][]any
-	touched   []int
+	pool taskPool
+	algo algoBufs
+	todo []*task
 }
 
 // reset empties the buffers for a new run, keeping their memory; tasks
 // handed out become free.
 func (b *stepBufs) reset() {
-	b.free = append(b.free, b.live...)
-	b.live, b.taskBuf, b.todo = b.live[:0], b.taskBuf[:0], b.todo[:0]
-	b.cands, b.touched = b.cands[:0], b.touched[:0]
-	b.updBuf, b.updFlip = [2][]int{b.updBuf[0][:0], b.updBuf[1][:0]}, 0
-	clear(b.mask)
-	for i := range b.buckets {
-		b.buckets[i] = b.buckets[i][:0]
-	}
+	b.pool.recycle()
+	b.pool.buf, b.todo = b.pool.buf[:0], b.todo[:0]
+	b.algo.reset()
 }
 
 type cwrite struct {
@@ -210,7 +195,7 @@ func (gr *Graph) renewRuntime(ctx context.Context, cfg *runConfig, rt *runtime) 
 	bufs := rt.stepBufs
 	bufs.reset()
 	*rt = runtime{g: gr, ctx: ctx, cfg: cfg, saver: rt.saver, em: rt.em, ns: cfg.ns,
-		ch: rt.ch, ver: rt.ver, savedVer: rt.savedVer, seen: rt.seen, stepBufs: bufs}
+		chanState: chanState{ch: rt.ch, ver: rt.ver, seen: rt.seen, seenBlock: rt.seenBlock}, savedVer: rt.savedVer, stepBufs: bufs}
 	for i, s := range gr.specs {
 		rt.ch[i] = s.newCh()
 	}
@@ -219,6 +204,28 @@ func (gr *Graph) renewRuntime(ctx context.Context, cfg *runConfig, rt *runtime) 
 	clear(rt.seen)
 	rt.cpRef = checkpoint.Ref{ThreadID: cfg.thread, NS: cfg.ns}
 	return rt
+}
+
+// prepare plans the next super-step from the runtime's channels; the
+// previous step's tasks are recycled.
+func (rt *runtime) prepare() ([]*task, error) {
+	rt.pool.recycle()
+	return planTasks(rt.g, &rt.chanState, rt.updated, rt.stepIDs(), &rt.pool, &rt.algo)
+}
+
+// apply commits tasks' writes to the runtime's channels and remembers which
+// channels changed, for the next prepare.
+func (rt *runtime) apply(tasks []*task) ([]int, error) {
+	updated, err := applyWrites(rt.g, &rt.chanState, tasks, &rt.algo)
+	if err != nil {
+		return nil, err
+	}
+	rt.updated = updated
+	return updated, nil
+}
+
+func (rt *runtime) stepIDs() stepIDs {
+	return stepIDs{needed: rt.saver != nil || rt.em != nil, cpID: rt.cpID, ns: rt.ns, step: rt.step}
 }
 
 // load restores the checkpoint tuple into the runtime's channels.
@@ -316,7 +323,7 @@ func (gr *Graph) execute(ctx context.Context, input Input, cfg *runConfig, em *e
 // first handles the input: a new input checkpoint, or the start of a resume.
 func (rt *runtime) first(input Input) error {
 	g := rt.g
-	hasState := slices.ContainsFunc(rt.ver, func(v int64) bool { return v != 0 })
+	hasState := rt.hasVersions()
 	var nullWrites []cwrite
 	var toStore []checkpoint.Write
 	cmd, isCmd := input.(Command)
@@ -548,18 +555,7 @@ func (s *chanSpec) checkWrite(v any) error {
 	return s.codec.check(v)
 }
 
-func (rt *runtime) seenFor(name string) []int64 {
-	s, ok := rt.seen[name]
-	if !ok {
-		n := len(rt.ch)
-		if len(rt.seenBlock) < n {
-			rt.seenBlock = make([]int64, n*(len(rt.g.nodes)+2))
-		}
-		s, rt.seenBlock = rt.seenBlock[:n:n], rt.seenBlock[n:]
-		rt.seen[name] = s
-	}
-	return s
-}
+func (rt *runtime) seenFor(name string) []int64 { return rt.chanState.seenFor(name, len(rt.g.nodes)) }
 
 func (rt *runtime) pendingInterruptIDs() []string {
 	var ids []string
