@@ -263,14 +263,11 @@ func (rt *runtime) load(t *checkpoint.Tuple) error {
 	rt.cpSource = t.Metadata.Source
 	rt.step = t.Metadata.Step + 1
 	rt.pending = t.PendingWrites
-	if cp.UpdatedChannels != nil {
-		rt.updated = rt.updated[:0]
-		for _, name := range cp.UpdatedChannels {
-			if i, ok := g.chanIdx[name]; ok {
-				rt.updated = append(rt.updated, i)
-			}
-		}
-	}
+	// Which channels changed is not taken from the checkpoint: a manual
+	// update may complete nothing new yet leave a node due (a join whose
+	// barrier was already full), so after loading every node is a candidate,
+	// as in LangGraph's _first.
+	rt.updated = nil
 	return nil
 }
 
