@@ -720,6 +720,9 @@ func (rt *runtime) values() Values {
 
 func (rt *runtime) result(next []*task, ints []PendingInterrupt, bp string, ran int, done bool) *Result {
 	r := &Result{Values: rt.values(), Interrupts: ints, Breakpoint: bp, Steps: ran, Done: done}
+	if rt.cfg.parentRT != nil {
+		r.changed = rt.changedByNodes()
+	}
 	if rt.saver != nil {
 		r.Ref = rt.cpRef
 	}

@@ -36,6 +36,9 @@ type Result struct {
 	Steps int
 	// Dropped counts observer events lost because the observer was slow.
 	Dropped int
+	// changed holds, for a subgraph run, the state channels its own nodes
+	// wrote, with their final values: what the parent task writes back.
+	changed []Write
 }
 
 // Invoke runs the graph to its end, an interrupt, a breakpoint or a step

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"reflect"
 
 	"github.com/weftstudio/weft/checkpoint"
 )
@@ -70,18 +69,32 @@ func (rt *runtime) execSubgraph(ctx context.Context, t *task) (Output, error) {
 		return nil, err
 	}
 	up := Update{}
-	for i := 0; i < sub.nState; i++ {
-		name := sub.specs[i].name
-		v, ok := res.Values[name]
-		if !ok {
-			continue
-		}
-		if old, had := in[name]; had && reflect.DeepEqual(old, v) {
-			continue // unchanged: writing it back would clash with sibling subgraphs
-		}
-		if j, ok := rt.g.chanIdx[name]; ok && j < rt.g.nState && rt.g.specs[j].codec.check(v) == nil {
-			up = append(up, Write{name, v})
+	for _, w := range res.changed {
+		if j, ok := rt.g.chanIdx[w.Channel]; ok && j < rt.g.nState && rt.g.specs[j].codec.check(w.Value) == nil {
+			up = append(up, w)
 		}
 	}
 	return up, nil
+}
+
+// startVersionStep is the step part (see VersionStep) of the versions a
+// subgraph run in a fresh namespace gives its channels before any of its
+// nodes runs: 1 for the input, 2 for the start step that copies the input
+// into the state. A channel with a later version was written by one of the
+// subgraph's nodes, whether they ran in this call or before an interrupt.
+const startVersionStep = 2
+
+// changedByNodes returns the state channels the graph's own nodes wrote in
+// this namespace, with their values, in channel order.
+func (rt *runtime) changedByNodes() []Write {
+	var out []Write
+	for i := 0; i < rt.g.nState; i++ {
+		if checkpoint.VersionStep(rt.ver[i]) <= startVersionStep {
+			continue
+		}
+		if v, ok := rt.ch[i].get(); ok {
+			out = append(out, Write{rt.g.specs[i].name, v})
+		}
+	}
+	return out
 }
