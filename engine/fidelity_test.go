@@ -6,6 +6,7 @@ package engine_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/weftstudio/weft/checkpoint/memory"
@@ -130,5 +131,76 @@ func TestResumedSubgraphWritesBackOnlyItsChanges(t *testing.T) {
 	}
 	if a.Get(vals) != "answer question for a" || b.Get(vals) != "answer question for b" {
 		t.Errorf("a, b = %q, %q", a.Get(vals), b.Get(vals))
+	}
+}
+
+// A Send to a subgraph node carries the child's input in the child's
+// schema; a mistyped argument is a clear error, never ignored.
+func TestSendToSubgraphNode(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	prompt := engine.LastValue[string]("prompt")
+	mode := engine.LastValue[int]("mode") // the child's own: the parent has none
+	child, err := engine.NewGraph("child", prompt, log, mode).
+		AddNode("answer", func(_ context.Context, s engine.State) (engine.Output, error) {
+			return engine.Updates(log.Add("got "+prompt.Get(s)), mode.Set(mode.Get(s)+1)), nil
+		}).
+		AddEdge(engine.START, "answer").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := func(arg any) *engine.Graph {
+		g, err := engine.NewGraph("parent", log).
+			AddNode("fan", logNode(log, "fan")).
+			AddSubgraph("child", child).
+			AddEdge(engine.START, "fan").
+			AddConditionalEdges("fan", func(context.Context, engine.State) (engine.Route, error) {
+				return engine.SendTo(engine.Send{Node: "child", Arg: arg}), nil
+			}, engine.SendsTo("child")).
+			Compile(engine.WithSaver(memory.New()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	g := build(engine.Values{"prompt": "x", "mode": 41})
+	th := engine.WithThread("t")
+	res, err := g.Invoke(ctx, engine.Values{}, th)
+	if err != nil {
+		t.Fatalf("Send to a subgraph with its own input: %v", err)
+	}
+	// The child starts from its Send argument alone (its log is empty) and
+	// writes back the list it changed.
+	if got := log.Get(engine.StateOf(res.Values)); !slices.Equal(got, []string{"fan", "got x"}) {
+		t.Errorf("log = %v, want [fan got x]", got)
+	}
+	if _, err := g.History(ctx, checkpointListAll, th); err != nil {
+		t.Errorf("history after a Send in the child's schema: %v", err)
+	}
+
+	for name, arg := range map[string]any{
+		"not Values":       "x",
+		"unknown key":      engine.Values{"nope": 1},
+		"wrong value type": engine.Values{"mode": "not an int"},
+	} {
+		_, err := build(arg).Invoke(ctx, engine.Values{}, engine.WithThread(name))
+		if err == nil || !strings.Contains(err.Error(), `Send to subgraph node "child"`) {
+			t.Errorf("%s: err = %v, want a clear error about the Send to the subgraph", name, err)
+		}
+	}
+}
+
+// A channel a subgraph shares with its parent by name must have the same
+// type in both, or its value could not go back and forth.
+func TestSubgraphChannelTypesMustAgree(t *testing.T) {
+	child, err := engine.NewGraph("child", engine.LastValue[int]("mode")).
+		AddNode("n", noop).AddEdge(engine.START, "n").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = engine.NewGraph("parent", engine.LastValue[string]("mode")).
+		AddSubgraph("child", child).AddEdge(engine.START, "child").Compile()
+	if err == nil || !strings.Contains(err.Error(), `channel "mode"`) {
+		t.Errorf("err = %v, want a compile error naming channel \"mode\"", err)
 	}
 }

@@ -568,8 +568,20 @@ func (rt *runtime) checkSend(s Send) error {
 	if s.Node == END {
 		return &InvalidUpdateError{Msg: "cannot Send to END"}
 	}
-	if _, ok := rt.g.nodeIdx[s.Node]; !ok || s.Node == START {
+	i, ok := rt.g.nodeIdx[s.Node]
+	if !ok || s.Node == START {
 		return fmt.Errorf("Send to unknown node %q", s.Node)
+	}
+	if sub := rt.g.nodes[i].sub; sub != nil {
+		// The argument is the subgraph's input: it must be its channels'
+		// values, or the child would silently start from nothing.
+		vals, ok := s.Arg.(Values)
+		if !ok {
+			return &InvalidUpdateError{Msg: fmt.Sprintf("Send to subgraph node %q: the argument is the subgraph's input and must be engine.Values of its channels, not %T", s.Node, s.Arg)}
+		}
+		if _, err := sub.checkValues(vals); err != nil {
+			return &InvalidUpdateError{Msg: fmt.Sprintf("Send to subgraph node %q: %v", s.Node, err)}
+		}
 	}
 	return nil
 }

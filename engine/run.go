@@ -515,7 +515,6 @@ func (rt *runtime) commandWrites(cmd Command) ([]cwrite, []checkpoint.Write, err
 }
 
 func (rt *runtime) inputValues(input Input) (Values, error) {
-	g := rt.g
 	var vals Values
 	switch in := input.(type) {
 	case Values:
@@ -528,17 +527,23 @@ func (rt *runtime) inputValues(input Input) (Values, error) {
 	default:
 		return nil, fmt.Errorf("unsupported input type %T", input)
 	}
+	return rt.g.checkValues(vals)
+}
+
+// checkValues checks that every key of vals is a state channel of gr and
+// that its value fits, naming the first key that does not (in key order).
+func (gr *Graph) checkValues(vals Values) (Values, error) {
 	keys := make([]string, 0, len(vals))
 	for k := range vals {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		i, ok := g.chanIdx[k]
-		if !ok || i >= g.nState {
-			return nil, fmt.Errorf("input key %q is not a channel of graph %q", k, g.name)
+		i, ok := gr.chanIdx[k]
+		if !ok || i >= gr.nState {
+			return nil, fmt.Errorf("input key %q is not a channel of graph %q", k, gr.name)
 		}
-		if err := g.specs[i].checkWrite(vals[k]); err != nil {
+		if err := gr.specs[i].checkWrite(vals[k]); err != nil {
 			return nil, fmt.Errorf("input key %q: %w", k, err)
 		}
 	}

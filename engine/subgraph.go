@@ -41,18 +41,17 @@ func (rt *runtime) execSubgraph(ctx context.Context, t *task) (Output, error) {
 		}
 	}
 	if !resume {
-		in = Values{}
-		src := State{r: committedReader{rt}}
 		if t.push {
-			if vals, ok := t.arg.(Values); ok {
-				src = State{r: valuesReader(vals)}
-			}
-		}
-		for i := 0; i < sub.nState; i++ {
-			name := sub.specs[i].name
-			if v, ok := src.Get(name); ok {
-				if sub.specs[i].codec.check(v) == nil {
-					in[name] = v
+			// A Send's argument is the subgraph's input, in its own schema
+			// (checked when the Send was made).
+			in, _ = t.arg.(Values)
+		} else {
+			in = Values{}
+			src := committedReader{rt}
+			for i := 0; i < sub.nState; i++ {
+				name := sub.specs[i].name
+				if v, ok := src.read(name); ok {
+					in[name] = v // same type: Compile checks shared channels
 				}
 			}
 		}
@@ -70,8 +69,8 @@ func (rt *runtime) execSubgraph(ctx context.Context, t *task) (Output, error) {
 	}
 	up := Update{}
 	for _, w := range res.changed {
-		if j, ok := rt.g.chanIdx[w.Channel]; ok && j < rt.g.nState && rt.g.specs[j].codec.check(w.Value) == nil {
-			up = append(up, w)
+		if j, ok := rt.g.chanIdx[w.Channel]; ok && j < rt.g.nState {
+			up = append(up, w) // a channel of both graphs has one type (Compile)
 		}
 	}
 	return up, nil
