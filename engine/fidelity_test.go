@@ -204,3 +204,61 @@ func TestSubgraphChannelTypesMustAgree(t *testing.T) {
 		t.Errorf("err = %v, want a compile error naming channel \"mode\"", err)
 	}
 }
+
+// The checkpoint a Command answered keeps its planned tasks: the stored
+// update and goto add to them, they do not replace them.
+func TestSnapshotKeepsTasksAfterStoredCommand(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	note := engine.LastValue[string]("note")
+	build := func() *engine.Graph {
+		g, err := engine.NewGraph("cmd", log, note).
+			AddNode("a", logNode(log, "a")).
+			AddNode("ask", func(ctx context.Context, s engine.State) (engine.Output, error) {
+				ans, err := engine.InterruptAs[string](ctx, "ok?")
+				if err != nil {
+					return nil, err
+				}
+				return engine.Updates(log.Add("ask:" + ans)), nil
+			}).
+			AddNode("c", logNode(log, "c")).
+			AddEdge(engine.START, "a").AddEdge("a", "ask").AddEdge("ask", engine.END).
+			AddNode("entry", noop, engine.Destinations("c")).AddEdge(engine.START, "entry").
+			Compile(engine.WithSaver(memory.New()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	for _, c := range []struct {
+		name string
+		cmd  engine.Command
+		next []string
+	}{
+		{"resume and update", engine.Command{Resume: "yes", Update: engine.Updates(note.Set("n"))}, []string{"ask"}},
+		{"resume and goto", engine.Command{Resume: "yes", Goto: []string{"c"}}, []string{"ask", "c"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := build()
+			th := engine.WithThread("t")
+			res, err := g.Invoke(ctx, engine.Values{}, th)
+			if err != nil {
+				t.Fatal(err)
+			}
+			asked := res.Ref.CheckpointID
+			if _, err := g.Invoke(ctx, c.cmd, th); err != nil {
+				t.Fatal(err)
+			}
+			snap, err := g.GetState(ctx, th, engine.WithCheckpoint(asked))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(snap.Next, c.next) {
+				t.Errorf("next at the answered checkpoint = %v, want %v", snap.Next, c.next)
+			}
+			if len(snap.Tasks) == 0 || snap.Tasks[0].Name != "ask" || len(snap.Tasks[0].Interrupts) != 1 {
+				t.Errorf("tasks = %+v, want ask with its interrupt first", snap.Tasks)
+			}
+		})
+	}
+}

@@ -227,6 +227,20 @@ func (rt *runtime) apply(tasks []*task) ([]int, error) {
 	return updated, nil
 }
 
+// applyNull applies writes of the NULL task (a Command given as input) to
+// the loaded checkpoint. They add to what was planned there: afterwards
+// every node is a planning candidate again, not only those they trigger.
+func (rt *runtime) applyNull(ws []cwrite) error {
+	if len(ws) == 0 {
+		return nil
+	}
+	if _, err := rt.apply([]*task{{name: "__null__", writes: ws}}); err != nil {
+		return err
+	}
+	rt.updated = nil
+	return nil
+}
+
 func (rt *runtime) stepIDs() stepIDs {
 	return stepIDs{needed: rt.saver != nil || rt.em != nil, cpID: rt.cpID, ns: rt.ns, step: rt.step}
 }
@@ -375,11 +389,8 @@ func (rt *runtime) first(input Input) error {
 		}
 	}
 	rt.armed = rt.hasNull || rt.resumeMap != nil
-	if all := append(stored, nullWrites...); len(all) > 0 {
-		if _, err := rt.apply([]*task{{name: "__null__", writes: all}}); err != nil {
-			return err
-		}
-		rt.updated = nil
+	if err := rt.applyNull(append(stored, nullWrites...)); err != nil {
+		return err
 	}
 
 	resuming := hasState && (input == nil || isCmd)

@@ -168,10 +168,8 @@ func (gr *Graph) snapshotOf(ctx context.Context, cfg *runConfig, tp *checkpoint.
 			null = append(null, w)
 		}
 	}
-	if len(null) > 0 {
-		if _, err := rt.apply([]*task{{name: "__null__", writes: null}}); err != nil {
-			return nil, err
-		}
+	if err := rt.applyNull(null); err != nil {
+		return nil, err
 	}
 	tasks, err := rt.prepare()
 	if err != nil {
