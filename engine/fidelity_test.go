@@ -262,3 +262,91 @@ func TestSnapshotKeepsTasksAfterStoredCommand(t *testing.T) {
 		})
 	}
 }
+
+// Parallel interrupts answered one at a time: the result shows the answered
+// sibling's write, and values mode reports the interrupt alone.
+func TestInterruptedResultShowsFinishedSiblings(t *testing.T) {
+	ctx := context.Background()
+	a := engine.LastValue[string]("a")
+	b := engine.LastValue[string]("b")
+	ask := func(k engine.Key[string]) engine.NodeFunc {
+		return func(ctx context.Context, s engine.State) (engine.Output, error) {
+			v, err := engine.InterruptAs[string](ctx, k.Name()+"?")
+			if err != nil {
+				return nil, err
+			}
+			return engine.Updates(k.Set(v)), nil
+		}
+	}
+	g, err := engine.NewGraph("pair", a, b).
+		AddNode("ask_a", ask(a)).AddNode("ask_b", ask(b)).
+		AddEdge(engine.START, "ask_a").AddEdge(engine.START, "ask_b").
+		Compile(engine.WithSaver(memory.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := engine.WithThread("t")
+	res, err := g.Invoke(ctx, engine.Values{}, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var idA string
+	for _, it := range res.Interrupts {
+		if it.Node == "ask_a" {
+			idA = it.ID
+		}
+	}
+	var valuesEvents []engine.Event
+	res, err = g.Invoke(ctx, engine.Command{ResumeByID: map[string]any{idA: "A"}}, th,
+		engine.WithObserver(engine.ModeValues, func(ev engine.Event) { valuesEvents = append(valuesEvents, ev) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Values["a"] != "A" || len(res.Interrupts) != 1 || res.Interrupts[0].Node != "ask_b" {
+		t.Errorf("result = %+v, want a=A with ask_b still asking", res)
+	}
+	last := valuesEvents[len(valuesEvents)-1]
+	if last.Values != nil || len(last.Interrupts) != 1 || last.Interrupts[0].Node != "ask_b" {
+		t.Errorf("last values event = %+v, want only ask_b's interrupt", last)
+	}
+	snap, err := g.GetState(ctx, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(snap.Next, []string{"ask_b"}) || snap.Values["a"] != "A" {
+		t.Errorf("state = next %v values %v, want next [ask_b] and a=A", snap.Next, snap.Values)
+	}
+}
+
+// next lists one entry per task, so two Sends to one node show twice.
+func TestNextHasOneEntryPerTask(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	g, err := engine.NewGraph("sends", log).
+		AddNode("fan", logNode(log, "fan")).
+		AddNode("worker", logNode(log, "w")).
+		AddEdge(engine.START, "fan").
+		AddConditionalEdges("fan", func(context.Context, engine.State) (engine.Route, error) {
+			return engine.SendTo(engine.Send{Node: "worker", Arg: engine.Values{}}, engine.Send{Node: "worker", Arg: engine.Values{}}), nil
+		}, engine.SendsTo("worker")).
+		Compile(engine.WithSaver(memory.New()), engine.WithInterruptBefore("worker"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := engine.WithThread("t")
+	res, err := g.Invoke(ctx, engine.Values{}, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"worker", "worker"}
+	if !slices.Equal(res.Next, want) {
+		t.Errorf("Result.Next = %v, want %v", res.Next, want)
+	}
+	snap, err := g.GetState(ctx, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(snap.Next, want) {
+		t.Errorf("Snapshot.Next = %v, want %v", snap.Next, want)
+	}
+}

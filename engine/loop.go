@@ -82,12 +82,18 @@ func (rt *runtime) loop() (*Result, error) {
 			if err := rt.markAnswerUsed(); err != nil {
 				return nil, fmt.Errorf("saving checkpoints: %w", err)
 			}
-			vals := rt.values()
-			rt.em.emit(Event{Mode: ModeValues, Step: rt.step, Values: vals})
+			rt.em.emit(Event{Mode: ModeValues, Step: rt.step, Interrupts: ints})
 			if rt.cfg.parentRT != nil {
 				return nil, &InterruptError{Interrupts: ints}
 			}
-			return rt.result(tasks, ints, "", ran, false), nil
+			r := rt.result(tasks, ints, "", ran, false)
+			// The step's finished tasks keep their writes as pending writes
+			// of the checkpoint; as in LangGraph, the result shows them
+			// applied. On copies: the checkpoint stays as it is.
+			if r.Values, err = rt.valuesWith(tasks); err != nil {
+				return nil, err
+			}
+			return r, nil
 		}
 		updated, err := rt.apply(tasks)
 		if err != nil {
@@ -317,6 +323,7 @@ func isInterrupt(err error) bool {
 func (rt *runtime) exec(ctx context.Context, t *task) {
 	policy := t.node.retry
 	attempt := 0
+	t.ran = true
 	for {
 		attempt++
 		t.writes = t.writes[:0]
@@ -719,12 +726,28 @@ func (rt *runtime) emitValues() {
 	}
 }
 
+// valuesWith returns the state with tasks' writes applied to copies of the
+// runtime's channels, which stay as they are.
+func (rt *runtime) valuesWith(tasks []*task) (Values, error) {
+	st := chanState{ch: make([]channel, len(rt.ch)), ver: slices.Clone(rt.ver), seen: map[string][]int64{}}
+	for i, c := range rt.ch {
+		st.ch[i] = c.copy()
+	}
+	if _, err := applyWrites(rt.g, &st, tasks, &algoBufs{}); err != nil {
+		return nil, err
+	}
+	return stateValues(rt.g, st.ch), nil
+}
+
 // values returns the state channels that have a value.
-func (rt *runtime) values() Values {
-	out := make(Values, rt.g.nState)
-	for i := 0; i < rt.g.nState; i++ {
-		if v, ok := rt.ch[i].get(); ok {
-			out[rt.g.specs[i].name] = v
+func (rt *runtime) values() Values { return stateValues(rt.g, rt.ch) }
+
+// stateValues returns the values of g's state channels in ch that have one.
+func stateValues(g *Graph, ch []channel) Values {
+	out := make(Values, g.nState)
+	for i := 0; i < g.nState; i++ {
+		if v, ok := ch[i].get(); ok {
+			out[g.specs[i].name] = v
 		}
 	}
 	return out
@@ -739,8 +762,8 @@ func (rt *runtime) result(next []*task, ints []PendingInterrupt, bp string, ran 
 		r.Ref = rt.cpRef
 	}
 	for _, t := range next {
-		if !slices.Contains(r.Next, t.name) {
-			r.Next = append(r.Next, t.name)
+		if !t.done() {
+			r.Next = append(r.Next, t.name) // one entry per task, as LangGraph's next
 		}
 	}
 	return r

@@ -13,8 +13,9 @@ import (
 
 // Result is the outcome of a run that did not fail.
 type Result struct {
-	// Values is the state at the end of the run (for an interrupted run, the
-	// state the interrupted step started from).
+	// Values is the state at the end of the run; for a run stopped by
+	// interrupts, the state its last step started from with the writes of
+	// the tasks that finished in that step applied.
 	Values Values
 	// Interrupts are the questions waiting for an answer; empty unless the
 	// run stopped at Interrupt calls.
@@ -149,6 +150,7 @@ type task struct {
 	path     string
 	writes   []cwrite
 	restored bool // writes came from pending writes: do not run
+	ran      bool // the node ran in this step (err says how it ended)
 	err      error
 	ints     []PendingInterrupt
 	resume   []any
@@ -158,6 +160,12 @@ type task struct {
 	// bump forces a step bump in apply even without triggers (manual
 	// updates), so ephemeral triggers of pending tasks are cleared.
 	bump bool
+}
+
+// done reports whether the task finished with writes in the current step
+// (it ran, or its writes were restored): it no longer counts as next.
+func (t *task) done() bool {
+	return (t.restored || t.ran) && t.err == nil
 }
 
 func (t *task) ns(rt *runtime) string {

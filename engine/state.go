@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
@@ -225,7 +224,7 @@ func (gr *Graph) snapshotOf(ctx context.Context, cfg *runConfig, tp *checkpoint.
 	for _, t := range tasks {
 		if doneSet[t.id] && applyPending {
 			done = append(done, t)
-		} else if !slices.Contains(snap.Next, t.name) {
+		} else {
 			snap.Next = append(snap.Next, t.name)
 		}
 	}
@@ -244,9 +243,7 @@ func (rt *runtime) snapshot(tasks []*task) (*Snapshot, error) {
 	s := &Snapshot{Values: rt.values(), Ref: rt.cpRef, Metadata: checkpoint.Metadata{Step: rt.step - 1}}
 	for _, t := range tasks {
 		s.Tasks = append(s.Tasks, TaskState{ID: t.id, Name: t.name, Path: t.path, Input: t.arg})
-		if !slices.Contains(s.Next, t.name) {
-			s.Next = append(s.Next, t.name)
-		}
+		s.Next = append(s.Next, t.name)
 	}
 	return s, nil
 }

@@ -17,13 +17,17 @@ type Event struct {
 	Step int
 	Time time.Time
 
-	Values  Values        // ModeValues
-	Update  *NodeUpdate   // ModeUpdates
-	Custom  any           // ModeCustom
-	Message *MessageChunk // ModeMessages
-	Task    *TaskEvent    // ModeTasks, and ModeDebug with DebugType "task" or "task_result"
-	State   *Snapshot     // ModeCheckpoints, and ModeDebug with DebugType "checkpoint"
-	Debug   string        // ModeDebug: "checkpoint", "task" or "task_result"
+	Values Values // ModeValues: the state; nil at an interrupt
+	// Interrupts, with ModeValues, are the questions a run stopped at
+	// (LangGraph's {"__interrupt__": [...]} values chunk); Values is nil
+	// then.
+	Interrupts []PendingInterrupt
+	Update     *NodeUpdate   // ModeUpdates
+	Custom     any           // ModeCustom
+	Message    *MessageChunk // ModeMessages
+	Task       *TaskEvent    // ModeTasks, and ModeDebug with DebugType "task" or "task_result"
+	State      *Snapshot     // ModeCheckpoints, and ModeDebug with DebugType "checkpoint"
+	Debug      string        // ModeDebug: "checkpoint", "task" or "task_result"
 }
 
 // NodeUpdate is what one task wrote (ModeUpdates). Node is "__interrupt__"
