@@ -5,6 +5,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -348,5 +349,44 @@ func TestNextHasOneEntryPerTask(t *testing.T) {
 	}
 	if !slices.Equal(snap.Next, want) {
 		t.Errorf("Snapshot.Next = %v, want %v", snap.Next, want)
+	}
+}
+
+// UpdateState on an empty thread writes step 0 as START (its edges make
+// the first node next); an unknown or ambiguous as-node is an
+// InvalidUpdateError.
+func TestUpdateStateOnEmptyThreadAndBadAsNode(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	g, err := engine.NewGraph("u", log).
+		AddNode("a", logNode(log, "a")).
+		AddNode("b", logNode(log, "b")).
+		AddNode("c", logNode(log, "c")).
+		AddEdge(engine.START, "a").AddEdge("a", "b").AddEdge("a", "c").
+		Compile(engine.WithSaver(memory.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := engine.WithThread("fresh")
+	if _, err := g.UpdateState(ctx, engine.Updates(log.Add("z")), "", fresh); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := g.GetState(ctx, fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Metadata.Step != 0 || !slices.Equal(snap.Next, []string{"a"}) {
+		t.Errorf("update of an empty thread: step %d next %v, want step 0 next [a]", snap.Metadata.Step, snap.Next)
+	}
+	th := engine.WithThread("t")
+	if _, err := g.Invoke(ctx, engine.Values{}, th); err != nil {
+		t.Fatal(err)
+	}
+	var iu *engine.InvalidUpdateError
+	if _, err := g.UpdateState(ctx, engine.Updates(log.Add("x")), "nope", th); !errors.As(err, &iu) {
+		t.Errorf("unknown as-node: err = %v, want an InvalidUpdateError", err)
+	}
+	if _, err := g.UpdateState(ctx, engine.Updates(log.Add("x")), "", th); !errors.As(err, &iu) {
+		t.Errorf("ambiguous as-node (b and c ran last): err = %v, want an InvalidUpdateError", err)
 	}
 }

@@ -299,8 +299,10 @@ func (gr *Graph) BulkUpdateState(ctx context.Context, steps [][]StateUpdate, opt
 	tp, err := gr.saver.Get(ctx, checkpoint.Ref{ThreadID: cfg.thread, NS: cfg.ns, CheckpointID: cfg.checkpointID})
 	switch {
 	case errors.Is(err, checkpoint.ErrNotFound) && cfg.checkpointID == "":
+		// As in LangGraph, an update is one step after what it updates: on
+		// an empty thread (nothing at step -1) it is step 0.
 		tp = nil
-		rt.step = -1
+		rt.step = 0
 	case err != nil:
 		return checkpoint.Ref{}, fmt.Errorf("thread %q: %w", cfg.thread, err)
 	default:
@@ -403,7 +405,7 @@ func (rt *runtime) updateStep(ctx context.Context, tp *checkpoint.Tuple, ups []S
 		}
 		ni, ok := g.nodeIdx[as]
 		if !ok {
-			return fmt.Errorf("UpdateState: as-node %q is not a node of graph %q", as, g.name)
+			return &InvalidUpdateError{Msg: fmt.Sprintf("UpdateState: as-node %q is not a node of graph %q", as, g.name)}
 		}
 		n := g.nodes[ni]
 		t := &task{node: n, name: as, path: "pull:" + as, bump: true}
