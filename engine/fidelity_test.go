@@ -390,3 +390,84 @@ func TestUpdateStateOnEmptyThreadAndBadAsNode(t *testing.T) {
 		t.Errorf("ambiguous as-node (b and c ran last): err = %v, want an InvalidUpdateError", err)
 	}
 }
+
+// A snapshot lists its tasks in task order: declared nodes in declaration
+// order, not sorted by name.
+func TestSnapshotTaskOrder(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	g, err := engine.NewGraph("order", log).
+		AddNode("fan", logNode(log, "fan")).
+		AddNode("zeta", logNode(log, "zeta")).
+		AddNode("alpha", logNode(log, "alpha")).
+		AddNode("mid", logNode(log, "mid")).
+		AddEdge(engine.START, "fan").
+		AddEdge("fan", "zeta").AddEdge("fan", "alpha").AddEdge("fan", "mid").
+		Compile(engine.WithSaver(memory.New()), engine.WithInterruptAfter("fan"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := engine.WithThread("t")
+	if _, err := g.Invoke(ctx, engine.Values{}, th); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := g.GetState(ctx, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, ts := range snap.Tasks {
+		names = append(names, ts.Name)
+	}
+	want := []string{"zeta", "alpha", "mid"}
+	if !slices.Equal(names, want) || !slices.Equal(snap.Next, want) {
+		t.Errorf("tasks %v next %v, want %v for both", names, snap.Next, want)
+	}
+	// The writes still apply in task-path order (node names).
+	res, err := g.Invoke(ctx, nil, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := log.Get(engine.StateOf(res.Values)); !slices.Equal(got, []string{"fan", "alpha", "mid", "zeta"}) {
+		t.Errorf("log = %v, want [fan alpha mid zeta]", got)
+	}
+}
+
+// After the first of two interrupts in one node is answered, the task holds
+// a stored answer: it is waiting, not next.
+func TestAnsweredFirstOfTwoInterruptsIsNotNext(t *testing.T) {
+	ctx := context.Background()
+	out := engine.LastValue[string]("out")
+	g, err := engine.NewGraph("two", out).
+		AddNode("ask", func(ctx context.Context, s engine.State) (engine.Output, error) {
+			a1, err := engine.InterruptAs[string](ctx, "first?")
+			if err != nil {
+				return nil, err
+			}
+			a2, err := engine.InterruptAs[string](ctx, "second?")
+			if err != nil {
+				return nil, err
+			}
+			return engine.Updates(out.Set(a1 + " " + a2)), nil
+		}).
+		AddEdge(engine.START, "ask").
+		Compile(engine.WithSaver(memory.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := engine.WithThread("t")
+	if _, err := g.Invoke(ctx, engine.Values{}, th); err != nil {
+		t.Fatal(err)
+	}
+	res, err := g.Invoke(ctx, engine.Command{Resume: "one"}, th)
+	if err != nil || len(res.Interrupts) != 1 {
+		t.Fatalf("after the first answer: %+v, %v", res, err)
+	}
+	snap, err := g.GetState(ctx, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Next) != 0 || len(snap.Tasks) != 1 || len(snap.Tasks[0].Interrupts) != 1 || snap.Tasks[0].Interrupts[0].Value != "second?" {
+		t.Errorf("next %v tasks %+v, want no next and ask waiting on its second question", snap.Next, snap.Tasks)
+	}
+}

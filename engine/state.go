@@ -30,6 +30,13 @@ type Snapshot struct {
 	Updated []string
 }
 
+// Done reports whether the thread has nothing left to run at this
+// checkpoint: no task is planned at all. Next alone cannot say it: a task
+// whose writes are stored (it finished before a crash, or is waiting with a
+// stored answer) is not next, yet the thread is not done until its step is
+// applied and what follows has run.
+func (s *Snapshot) Done() bool { return len(s.Tasks) == 0 }
+
 // TaskState is a planned task of a Snapshot.
 type TaskState struct {
 	ID         string
@@ -205,8 +212,10 @@ func (gr *Graph) snapshotOf(ctx context.Context, cfg *runConfig, tp *checkpoint.
 			}
 			ts.Interrupts = append(ts.Interrupts, ints...)
 			snap.Interrupts = append(snap.Interrupts, ints...)
-		case checkpoint.Resume, checkpoint.Scheduled:
-		case checkpoint.NoWrites:
+		case checkpoint.Scheduled:
+		case checkpoint.Resume, checkpoint.NoWrites:
+			// A stored answer counts as a write, as in LangGraph: a task
+			// that got one and asked again is not next (it is waiting).
 			doneSet[pw.TaskID] = true
 		default:
 			w, err := rt.decodePending(pw)

@@ -127,7 +127,7 @@ func (s *session) statuses(ctx context.Context, rows []threadRow, only string) {
 			rows[i].Status = "waiting"
 		case slices.ContainsFunc(snap.Tasks, func(t engine.TaskState) bool { return t.Error != "" }):
 			rows[i].Status = "failed"
-		case len(snap.Next) == 0:
+		case snap.Done():
 			rows[i].Status = "done"
 		default:
 			rows[i].Status = "paused"
