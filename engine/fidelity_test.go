@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/memory"
 	"github.com/weftstudio/weft/engine"
 )
@@ -469,5 +470,43 @@ func TestAnsweredFirstOfTwoInterruptsIsNotNext(t *testing.T) {
 	}
 	if len(snap.Next) != 0 || len(snap.Tasks) != 1 || len(snap.Tasks[0].Interrupts) != 1 || snap.Tasks[0].Interrupts[0].Value != "second?" {
 		t.Errorf("next %v tasks %+v, want no next and ask waiting on its second question", snap.Next, snap.Tasks)
+	}
+}
+
+// writeSpy records the checkpoints writes are stored against.
+type writeSpy struct {
+	checkpoint.Saver
+	refs []string
+}
+
+func (s *writeSpy) PutWrites(ctx context.Context, ref checkpoint.Ref, ws []checkpoint.Write, taskID, path string) error {
+	s.refs = append(s.refs, ref.CheckpointID)
+	return s.Saver.PutWrites(ctx, ref, ws, taskID, path)
+}
+
+// With durability exit a finished run stores its final checkpoint and no
+// pending writes: the last step's writes are in that checkpoint, and the
+// checkpoint that step started from was never stored.
+func TestDurabilityExitStoresNoFinishedWrites(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	spy := &writeSpy{Saver: memory.New()}
+	g, err := engine.NewGraph("exit", log).
+		AddNode("a", logNode(log, "a")).AddNode("b", logNode(log, "b")).
+		AddEdge(engine.START, "a").AddEdge("a", "b").
+		Compile(engine.WithSaver(spy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := engine.WithThread("t")
+	if _, err := g.Invoke(ctx, engine.Values{}, th, engine.WithDurability(engine.DurabilityExit)); err != nil {
+		t.Fatal(err)
+	}
+	if len(spy.refs) != 0 {
+		t.Errorf("writes stored against %v, want none", spy.refs)
+	}
+	snaps, err := g.History(ctx, checkpoint.ListOptions{}, th)
+	if err != nil || len(snaps) != 1 || !snaps[0].Done() {
+		t.Errorf("%d checkpoints (%v), want the final one only, done", len(snaps), err)
 	}
 }

@@ -99,6 +99,9 @@ func (rt *runtime) loop() (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		// The step is applied: with durability exit its writes live in the
+		// final checkpoint; only an unfinished step's writes are stored.
+		rt.exitWrite = rt.exitWrite[:0]
 		ran++
 		for _, c := range updated {
 			if c < g.nState {
