@@ -510,3 +510,47 @@ func TestDurabilityExitStoresNoFinishedWrites(t *testing.T) {
 		t.Errorf("%d checkpoints (%v), want the final one only, done", len(snaps), err)
 	}
 }
+
+// GetState with WithSubgraphs gives a pending subgraph task its own state.
+func TestGetStateWithSubgraphs(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	answer := engine.LastValue[string]("answer")
+	inner := askChild(t, log, answer)
+	middle, err := engine.NewGraph("middle", log, answer).
+		AddNode("m1", logNode(log, "m1")).
+		AddSubgraph("inner", inner).
+		AddEdge(engine.START, "m1").AddEdge("m1", "inner").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := engine.NewGraph("parent", log, answer).
+		AddSubgraph("child", middle).AddEdge(engine.START, "child").
+		Compile(engine.WithSaver(memory.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := engine.WithThread("t")
+	if _, err := g.Invoke(ctx, engine.Values{}, th); err != nil {
+		t.Fatal(err)
+	}
+	plain, err := g.GetState(ctx, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Tasks[0].State != nil {
+		t.Error("without WithSubgraphs the task state is filled")
+	}
+	snap, err := g.GetState(ctx, th, engine.WithSubgraphs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := snap.Tasks[0].State
+	if child == nil || !slices.Equal(child.Next, []string{"inner"}) || !slices.Equal(log.Get(engine.StateOf(child.Values)), []string{"m1"}) {
+		t.Fatalf("child state = %+v, want next [inner] and log [m1]", child)
+	}
+	in := child.Tasks[0].State
+	if in == nil || !slices.Equal(in.Next, []string{"ask"}) || len(in.Interrupts) != 1 || in.Ref.NS != child.Tasks[0].NS {
+		t.Fatalf("inner state = %+v, want ask waiting in its own namespace", in)
+	}
+}

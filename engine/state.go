@@ -49,6 +49,10 @@ type TaskState struct {
 	// NS is the checkpoint namespace of a subgraph task's own checkpoints,
 	// "" for other tasks.
 	NS string
+	// State is a subgraph task's own latest snapshot (with its subgraphs'
+	// states in turn) when the snapshot was asked for with WithSubgraphs
+	// and the subgraph has started; nil otherwise.
+	State *Snapshot
 }
 
 // GetState returns the thread's state at its latest checkpoint, or at the one
@@ -66,7 +70,7 @@ func (gr *Graph) GetState(ctx context.Context, opts ...RunOption) (*Snapshot, er
 	if err != nil {
 		return nil, fmt.Errorf("thread %q: %w", cfg.thread, err)
 	}
-	return gr.snapshotOf(ctx, cfg, tp, cfg.checkpointID == "", nil)
+	return gr.snapshotOf(ctx, gr.saver, cfg, tp, cfg.checkpointID == "", nil)
 }
 
 // History lists the thread's checkpoints as snapshots, newest first. opts
@@ -133,7 +137,7 @@ func (gr *Graph) History(ctx context.Context, sel checkpoint.ListOptions, opts .
 			if it.err != nil {
 				return nil, fmt.Errorf("history of thread %q: %w", cfg.thread, it.err)
 			}
-			s, err := gr.snapshotOf(ctx, cfg, it.tp, false, &rt)
+			s, err := gr.snapshotOf(ctx, gr.saver, cfg, it.tp, false, &rt)
 			if err != nil {
 				return nil, err
 			}
@@ -146,10 +150,11 @@ func (gr *Graph) History(ctx context.Context, sel checkpoint.ListOptions, opts .
 	return out, nil
 }
 
-// snapshotOf rebuilds the channels of a stored checkpoint and plans its next
-// step to say what would run. With reuse non-nil it rebuilds in *reuse's
-// runtime when there is one (see renewRuntime) and leaves its runtime there.
-func (gr *Graph) snapshotOf(ctx context.Context, cfg *runConfig, tp *checkpoint.Tuple, applyPending bool, reuse **runtime) (*Snapshot, error) {
+// snapshotOf rebuilds the channels of a checkpoint read from saver and plans
+// its next step to say what would run. With reuse non-nil it rebuilds in
+// *reuse's runtime when there is one (see renewRuntime) and leaves its
+// runtime there.
+func (gr *Graph) snapshotOf(ctx context.Context, saver checkpoint.Saver, cfg *runConfig, tp *checkpoint.Tuple, applyPending bool, reuse **runtime) (*Snapshot, error) {
 	var rt *runtime
 	var err error
 	if reuse != nil && *reuse != nil {
@@ -163,7 +168,7 @@ func (gr *Graph) snapshotOf(ctx context.Context, cfg *runConfig, tp *checkpoint.
 	if err := rt.load(tp); err != nil {
 		return nil, err
 	}
-	rt.saver = gr.saver // task ids need it even inside GetState
+	rt.saver = saver // task ids need it even inside GetState
 	var null []cwrite
 	for _, pw := range tp.PendingWrites {
 		if pw.TaskID == checkpoint.NullTaskID && pw.Channel != checkpoint.Resume {
@@ -243,7 +248,34 @@ func (gr *Graph) snapshotOf(ctx context.Context, cfg *runConfig, tp *checkpoint.
 		}
 	}
 	snap.Values = rt.values()
+	if cfg.subgraphs {
+		for i, t := range tasks {
+			if t.node.sub == nil {
+				continue
+			}
+			st, err := t.node.sub.subgraphState(ctx, saver, cfg, snap.Tasks[i].NS)
+			if err != nil {
+				return nil, fmt.Errorf("task %s (%s): %w", t.id, t.name, err)
+			}
+			snap.Tasks[i].State = st
+		}
+	}
 	return snap, nil
+}
+
+// subgraphState returns the latest snapshot of the subgraph run in
+// namespace ns, with its own subgraphs' states, or nil when that run has
+// not stored a checkpoint (it has not started).
+func (gr *Graph) subgraphState(ctx context.Context, saver checkpoint.Saver, parent *runConfig, ns string) (*Snapshot, error) {
+	tp, err := saver.Get(ctx, checkpoint.Ref{ThreadID: parent.thread, NS: ns})
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	cfg := &runConfig{thread: parent.thread, ns: ns, subgraphs: true, limit: parent.limit}
+	return gr.snapshotOf(ctx, saver, cfg, tp, true, nil)
 }
 
 // snapshot describes the runtime's current checkpoint for the checkpoints
