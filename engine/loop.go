@@ -489,7 +489,7 @@ func (rt *runtime) output(ctx context.Context, t *task, out Output) error {
 			return &parentCommandError{c}
 		}
 		if c.Resume != nil || c.ResumeByID != nil {
-			return fmt.Errorf("a node's Command cannot carry Resume; resume by giving the Command as the graph's input")
+			return routeError("node %q returned a Command with Resume; resume by giving the Command as the graph's input", t.name)
 		}
 		var err error
 		if t.writes, err = rt.appendStateWrites(t.writes, t.name, c.Update); err != nil {
@@ -501,7 +501,7 @@ func (rt *runtime) output(ctx context.Context, t *task, out Output) error {
 			}
 			i, ok := g.chanIdx["branch:to:"+to]
 			if !ok {
-				return fmt.Errorf("Command.Goto: unknown node %q", to)
+				return routeError("node %q: Command.Goto names unknown node %q", t.name, to)
 			}
 			t.writes = append(t.writes, cwrite{i, nil})
 		}
@@ -531,7 +531,7 @@ func (rt *runtime) output(ctx context.Context, t *task, out Output) error {
 			}
 		}
 	default:
-		return fmt.Errorf("unsupported output type %T", out)
+		return routeError("node %q returned %T; a node returns engine.Update, engine.Command, engine.Commands or nil", t.name, out)
 	}
 	for _, c := range n.edges {
 		t.writes = append(t.writes, cwrite{c, nil})
@@ -546,18 +546,18 @@ func (rt *runtime) output(ctx context.Context, t *task, out Output) error {
 			if b.pathMap != nil {
 				var ok bool
 				if to, ok = b.pathMap[k]; !ok {
-					return fmt.Errorf("conditional edge from %q: path key %q is not in its path map", n.name, k)
+					return routeError("conditional edge from %q: path key %q is not in its path map", n.name, k)
 				}
 			}
 			if to == END {
 				continue
 			}
 			if to == START || to == "" {
-				return fmt.Errorf("conditional edge from %q: cannot route to %q", n.name, k)
+				return routeError("conditional edge from %q: cannot route to %q", n.name, k)
 			}
 			i, ok := g.chanIdx["branch:to:"+to]
 			if !ok {
-				return fmt.Errorf("conditional edge from %q: unknown node %q", n.name, to)
+				return routeError("conditional edge from %q: unknown node %q", n.name, to)
 			}
 			t.writes = append(t.writes, cwrite{i, nil})
 		}
@@ -574,13 +574,21 @@ func (rt *runtime) output(ctx context.Context, t *task, out Output) error {
 	return nil
 }
 
+// routeError reports a node output the graph cannot follow: a route to
+// an unknown node, a path key not in the path map, an output of the wrong
+// kind. It is an InvalidUpdateError, which no retry policy retries by
+// default: running the node again routes the same way.
+func routeError(format string, args ...any) error {
+	return &InvalidUpdateError{Msg: fmt.Sprintf(format, args...)}
+}
+
 func (rt *runtime) checkSend(s Send) error {
 	if s.Node == END {
 		return &InvalidUpdateError{Msg: "cannot Send to END"}
 	}
 	i, ok := rt.g.nodeIdx[s.Node]
 	if !ok || s.Node == START {
-		return fmt.Errorf("Send to unknown node %q", s.Node)
+		return routeError("Send to unknown node %q", s.Node)
 	}
 	if sub := rt.g.nodes[i].sub; sub != nil {
 		// The argument is the subgraph's input: it must be its channels'
