@@ -6,6 +6,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -552,5 +553,68 @@ func TestGetStateWithSubgraphs(t *testing.T) {
 	in := child.Tasks[0].State
 	if in == nil || !slices.Equal(in.Next, []string{"ask"}) || len(in.Interrupts) != 1 || in.Ref.NS != child.Tasks[0].NS {
 		t.Fatalf("inner state = %+v, want ask waiting in its own namespace", in)
+	}
+}
+
+// Streams report what LangGraph's do: no events for the hidden start task,
+// checkpoints with their parent and metadata, a pull task's input, and a
+// static breakpoint as an "__interrupt__" update.
+func TestStreamEventsMatchLangGraph(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	g, err := engine.NewGraph("s", log).
+		AddNode("a", logNode(log, "a")).AddNode("b", logNode(log, "b")).
+		AddEdge(engine.START, "a").AddEdge("a", "b").
+		Compile(engine.WithSaver(memory.New()), engine.WithInterruptBefore("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []engine.Event
+	for ev, err := range g.Stream(ctx, engine.Values{"log": []string{"in"}}, engine.ModeTasks|engine.ModeCheckpoints|engine.ModeUpdates, engine.WithThread("t")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	var cps []*engine.Snapshot
+	sawBreak := false
+	for _, ev := range evs {
+		switch {
+		case ev.Task != nil && ev.Task.Name == engine.START:
+			t.Errorf("a task event for the hidden start task: %+v", ev.Task)
+		case ev.Task != nil && ev.Task.Name == "a" && !ev.Task.Done:
+			if in, ok := ev.Task.Input.(engine.Values); !ok || !slices.Equal(log.Get(engine.StateOf(in)), []string{"in"}) {
+				t.Errorf("a's start event input = %v, want the state it reads", ev.Task.Input)
+			}
+		case ev.State != nil:
+			cps = append(cps, ev.State)
+		case ev.Update != nil && ev.Update.Node == "__interrupt__":
+			sawBreak = len(ev.Update.Interrupts) == 0
+		}
+	}
+	if !sawBreak {
+		t.Error("no {__interrupt__: []} update at the breakpoint before b")
+	}
+	if len(cps) != 3 {
+		t.Fatalf("%d checkpoint events, want 3 (input, after start, after a)", len(cps))
+	}
+	for i, cp := range cps {
+		wantSource := checkpoint.SourceLoop
+		if i == 0 {
+			wantSource = checkpoint.SourceInput
+		}
+		if cp.Metadata.Source != wantSource || cp.Metadata.Step != i-1 || cp.CreatedAt.IsZero() {
+			t.Errorf("checkpoint event %d: metadata %+v, created %v", i, cp.Metadata, cp.CreatedAt)
+		}
+		if (i == 0) != (cp.Parent == nil) || (i > 0 && cp.Parent.CheckpointID != cps[i-1].Ref.CheckpointID) {
+			t.Errorf("checkpoint event %d: parent %v", i, cp.Parent)
+		}
+	}
+	snap, err := g.GetState(ctx, engine.WithThread("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := cps[2]; last.Ref != snap.Ref || !slices.Equal(last.Next, snap.Next) || fmt.Sprint(last.Values) != fmt.Sprint(snap.Values) {
+		t.Errorf("last checkpoint event %+v differs from GetState %+v", last, snap)
 	}
 }

@@ -39,10 +39,12 @@ func (rt *runtime) loop() (*Result, error) {
 			return nil, err
 		}
 		if rt.saver != nil && rt.em.on(ModeCheckpoints|ModeDebug) {
-			if snap, err := rt.snapshot(tasks); err == nil {
-				rt.em.emit(Event{Mode: ModeCheckpoints, Step: rt.step - 1, State: snap})
-				rt.em.emit(Event{Mode: ModeDebug, Step: rt.step - 1, State: snap, Debug: "checkpoint"})
+			snap, err := rt.snapshot(tasks)
+			if err != nil {
+				return nil, err
 			}
+			rt.em.emit(Event{Mode: ModeCheckpoints, Step: rt.step - 1, State: snap})
+			rt.em.emit(Event{Mode: ModeDebug, Step: rt.step - 1, State: snap, Debug: "checkpoint"})
 		}
 		if len(tasks) == 0 {
 			return rt.result(nil, nil, "", ran, true), nil
@@ -61,6 +63,7 @@ func (rt *runtime) loop() (*Result, error) {
 			before = rt.cfg.before
 		}
 		if rt.shouldInterrupt(before, tasks) {
+			rt.emitBreakpoint()
 			return rt.result(tasks, nil, "before", ran, false), nil
 		}
 		if rt.cfg.stopCheck != nil && ran == 0 && rt.cfg.stopCheck() {
@@ -129,6 +132,7 @@ func (rt *runtime) loop() (*Result, error) {
 			if err != nil {
 				return nil, err
 			}
+			rt.emitBreakpoint()
 			r := rt.result(next, nil, "after", ran, len(next) == 0)
 			r.After = stopped
 			return r, nil
@@ -249,8 +253,12 @@ func (rt *runtime) runStep(tasks []*task) (failed error, ints []PendingInterrupt
 	rt.todo = todo
 	rt.exitWrite = rt.exitWrite[:0]
 	for _, t := range todo {
-		if rt.em.on(ModeTasks | ModeDebug) {
+		// The hidden start task is not reported, as in LangGraph.
+		if rt.em.on(ModeTasks|ModeDebug) && !t.node.start {
 			ev := &TaskEvent{ID: t.id, Name: t.name, Path: t.path, Input: t.arg}
+			if !t.push {
+				ev.Input = rt.values() // what a pull task reads
+			}
 			for _, c := range t.triggers {
 				ev.Triggers = append(ev.Triggers, rt.g.specs[c].name)
 			}
@@ -636,7 +644,7 @@ func (rt *runtime) commit(ctx context.Context, t *task) {
 	if t.err == nil || isInterrupt(t.err) {
 		rt.emitUpdate(t, false)
 	}
-	if rt.em.on(ModeTasks | ModeDebug) {
+	if rt.em.on(ModeTasks|ModeDebug) && !t.node.start {
 		ev := &TaskEvent{ID: t.id, Name: t.name, Path: t.path, Done: true, Result: rt.publicWrites(t)}
 		if t.err != nil {
 			var ie *InterruptError
@@ -729,6 +737,12 @@ func (rt *runtime) emitUpdate(t *task, cached bool) {
 		return
 	}
 	rt.em.emit(Event{Mode: ModeUpdates, Step: rt.step, Update: &NodeUpdate{Node: t.name, TaskID: t.id, Writes: rt.publicWrites(t), Cached: cached}})
+}
+
+// emitBreakpoint reports a stop at a static breakpoint as LangGraph does:
+// an updates event for "__interrupt__" with no interrupts.
+func (rt *runtime) emitBreakpoint() {
+	rt.em.emit(Event{Mode: ModeUpdates, Step: rt.step, Update: &NodeUpdate{Node: "__interrupt__"}})
 }
 
 func (rt *runtime) emitValues() {

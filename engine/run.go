@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
 )
@@ -100,6 +101,9 @@ type runtime struct {
 	cpID     string         // id of the checkpoint the current step starts from
 	cpRef    checkpoint.Ref // the latest checkpoint (CheckpointID "" before the first)
 	cpSource checkpoint.Source
+	cpMeta   checkpoint.Metadata // the latest checkpoint's, for the checkpoints stream
+	cpParent *checkpoint.Ref
+	cpTime   time.Time
 	pending  []checkpoint.PendingWrite // pending writes of the loaded checkpoint
 	replay   bool                      // replaying an explicit checkpoint: ignore its pending writes
 
@@ -286,6 +290,7 @@ func (rt *runtime) load(t *checkpoint.Tuple) error {
 	rt.cpID = cp.ID
 	rt.cpRef = t.Ref
 	rt.cpSource = t.Metadata.Source
+	rt.cpMeta, rt.cpParent, rt.cpTime = t.Metadata, t.Parent, cp.TS
 	rt.step = t.Metadata.Step + 1
 	rt.pending = t.PendingWrites
 	// Which channels changed is not taken from the checkpoint: a manual

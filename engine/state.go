@@ -188,53 +188,11 @@ func (gr *Graph) snapshotOf(ctx context.Context, saver checkpoint.Saver, cfg *ru
 	}
 	snap := &Snapshot{Ref: tp.Ref, Parent: tp.Parent, Metadata: tp.Metadata, CreatedAt: tp.Checkpoint.TS,
 		Versions: tp.Checkpoint.ChannelVersions, Updated: tp.Checkpoint.UpdatedChannels}
-	byID := map[string]int{}
-	for _, t := range tasks {
-		ts := TaskState{ID: t.id, Name: t.name, Path: t.path, Input: t.arg}
-		if t.node.sub != nil {
-			ts.NS = t.ns(rt)
-		}
-		byID[t.id] = len(snap.Tasks)
-		snap.Tasks = append(snap.Tasks, ts)
+	doneSet, err := rt.describeTasks(snap, tasks, tp.PendingWrites, true)
+	if err != nil {
+		return nil, err
 	}
 	var done []*task
-	doneSet := map[string]bool{}
-	for _, pw := range tp.PendingWrites {
-		i, ok := byID[pw.TaskID]
-		if !ok {
-			continue
-		}
-		ts := &snap.Tasks[i]
-		switch pw.Channel {
-		case checkpoint.Error:
-			var msg string
-			_ = json.Unmarshal(pw.Value, &msg)
-			ts.Error = msg
-		case checkpoint.Interrupt:
-			ints, err := decodeInterrupts(pw.Value)
-			if err != nil {
-				return nil, fmt.Errorf("checkpoint %s: stored interrupt of task %s: %w", tp.Ref.CheckpointID, pw.TaskID, err)
-			}
-			ts.Interrupts = append(ts.Interrupts, ints...)
-			snap.Interrupts = append(snap.Interrupts, ints...)
-		case checkpoint.Scheduled:
-		case checkpoint.Resume, checkpoint.NoWrites:
-			// A stored answer counts as a write, as in LangGraph: a task
-			// that got one and asked again is not next (it is waiting).
-			doneSet[pw.TaskID] = true
-		default:
-			w, err := rt.decodePending(pw)
-			if err != nil {
-				return nil, err
-			}
-			doneSet[pw.TaskID] = true
-			if w.ch < gr.nState {
-				ts.Result = append(ts.Result, Write{pw.Channel, w.v})
-			}
-			t := tasks[i]
-			t.writes = append(t.writes, w)
-		}
-	}
 	for _, t := range tasks {
 		if doneSet[t.id] && applyPending {
 			done = append(done, t)
@@ -278,15 +236,85 @@ func (gr *Graph) subgraphState(ctx context.Context, saver checkpoint.Saver, pare
 	return gr.snapshotOf(ctx, saver, cfg, tp, true, nil)
 }
 
-// snapshot describes the runtime's current checkpoint for the checkpoints
-// stream.
-func (rt *runtime) snapshot(tasks []*task) (*Snapshot, error) {
-	s := &Snapshot{Values: rt.values(), Ref: rt.cpRef, Metadata: checkpoint.Metadata{Step: rt.step - 1}}
+// describeTasks fills snap.Tasks with the planned tasks and what the
+// checkpoint's pending writes say of them: results, errors, interrupts
+// (also gathered in snap.Interrupts). It returns the ids of tasks that
+// have finished writes (a stored answer counts, as in LangGraph: a task
+// that got one and asked again is waiting, not next); with collect their
+// decoded writes are added to the tasks, for applying.
+func (rt *runtime) describeTasks(snap *Snapshot, tasks []*task, pending []checkpoint.PendingWrite, collect bool) (map[string]bool, error) {
+	byID := make(map[string]int, len(tasks))
 	for _, t := range tasks {
-		s.Tasks = append(s.Tasks, TaskState{ID: t.id, Name: t.name, Path: t.path, Input: t.arg})
-		s.Next = append(s.Next, t.name)
+		ts := TaskState{ID: t.id, Name: t.name, Path: t.path, Input: t.arg}
+		if t.node.sub != nil {
+			ts.NS = t.ns(rt)
+		}
+		byID[t.id] = len(snap.Tasks)
+		snap.Tasks = append(snap.Tasks, ts)
+	}
+	doneSet := map[string]bool{}
+	for _, pw := range pending {
+		i, ok := byID[pw.TaskID]
+		if !ok {
+			continue
+		}
+		ts := &snap.Tasks[i]
+		switch pw.Channel {
+		case checkpoint.Error:
+			var msg string
+			_ = json.Unmarshal(pw.Value, &msg)
+			ts.Error = msg
+		case checkpoint.Interrupt:
+			ints, err := decodeInterrupts(pw.Value)
+			if err != nil {
+				return nil, fmt.Errorf("checkpoint %s: stored interrupt of task %s: %w", rt.cpID, pw.TaskID, err)
+			}
+			ts.Interrupts = append(ts.Interrupts, ints...)
+			snap.Interrupts = append(snap.Interrupts, ints...)
+		case checkpoint.Scheduled:
+		case checkpoint.Resume, checkpoint.NoWrites:
+			doneSet[pw.TaskID] = true
+		default:
+			w, err := rt.decodePending(pw)
+			if err != nil {
+				return nil, err
+			}
+			doneSet[pw.TaskID] = true
+			if w.ch < rt.g.nState {
+				ts.Result = append(ts.Result, Write{pw.Channel, w.v})
+			}
+			if collect {
+				tasks[i].writes = append(tasks[i].writes, w)
+			}
+		}
+	}
+	return doneSet, nil
+}
+
+// snapshot describes the runtime's current checkpoint, before its tasks
+// run, for the checkpoints stream: what GetState would return for it.
+func (rt *runtime) snapshot(tasks []*task) (*Snapshot, error) {
+	s := &Snapshot{Values: rt.values(), Ref: rt.cpRef, Parent: rt.cpParent, Metadata: rt.cpMeta, CreatedAt: rt.cpTime,
+		Versions: rt.versionMap()}
+	if _, err := rt.describeTasks(s, tasks, rt.pending, false); err != nil {
+		return nil, err
+	}
+	for _, t := range s.Tasks {
+		s.Next = append(s.Next, t.Name)
 	}
 	return s, nil
+}
+
+// versionMap returns the channel versions by name (internal channels
+// included), as a checkpoint stores them.
+func (rt *runtime) versionMap() map[string]int64 {
+	out := make(map[string]int64, len(rt.ver))
+	for i, v := range rt.ver {
+		if v != 0 {
+			out[rt.g.specs[i].name] = v
+		}
+	}
+	return out
 }
 
 // Special as-nodes of UpdateState (semantics reference §6).

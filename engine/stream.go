@@ -55,7 +55,7 @@ type TaskEvent struct {
 	Name       string
 	Path       string
 	Triggers   []string
-	Input      any // the Send argument of a push task; nil for pull tasks (they read the state)
+	Input      any // at a task's start: a push task's Send argument, a pull task's state (Values)
 	Done       bool
 	Result     []Write
 	Error      string
