@@ -618,3 +618,46 @@ func TestStreamEventsMatchLangGraph(t *testing.T) {
 		t.Errorf("last checkpoint event %+v differs from GetState %+v", last, snap)
 	}
 }
+
+// A subgraph's own compiled breakpoints stop the run when it runs as a
+// node; resuming the parent continues inside the subgraph.
+func TestSubgraphKeepsItsBreakpoints(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	child, err := engine.NewGraph("child", log).
+		AddNode("c1", logNode(log, "c1")).AddNode("c2", logNode(log, "c2")).
+		AddEdge(engine.START, "c1").AddEdge("c1", "c2").
+		Compile(engine.WithInterruptBefore("c2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := engine.NewGraph("parent", log).
+		AddSubgraph("child", child).AddNode("after", logNode(log, "after")).
+		AddEdge(engine.START, "child").AddEdge("child", "after").
+		Compile(engine.WithSaver(memory.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := engine.WithThread("t")
+	res, err := g.Invoke(ctx, engine.Values{}, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Done || !slices.Equal(res.Next, []string{"child"}) {
+		t.Fatalf("first run: %+v, want a stop inside child", res)
+	}
+	snap, err := g.GetState(ctx, th, engine.WithSubgraphs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in := snap.Tasks[0].State; in == nil || !slices.Equal(in.Next, []string{"c2"}) {
+		t.Fatalf("child state %+v, want next [c2]", snap.Tasks[0].State)
+	}
+	res, err = g.Invoke(ctx, nil, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := log.Get(engine.StateOf(res.Values)); !res.Done || !slices.Equal(got, []string{"c1", "c2", "after"}) {
+		t.Errorf("after resuming: done %v log %v, want [c1 c2 after]", res.Done, got)
+	}
+}

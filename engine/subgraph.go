@@ -26,8 +26,10 @@ func (rt *runtime) execSubgraph(ctx context.Context, t *task) (Output, error) {
 	if rt.saver != nil {
 		parents[rt.ns] = rt.cpID
 	}
+	// The subgraph keeps its own compiled breakpoints; a run's BreakBefore
+	// and BreakAfter are the root graph's.
 	cfg := &runConfig{thread: rt.cfg.thread, ns: ns, limit: rt.cfg.limit, durability: rt.cfg.durability,
-		beforeSet: true, afterSet: true, runID: rt.cfg.runID, metadata: rt.cfg.metadata, parents: parents, parentRT: rt}
+		runID: rt.cfg.runID, metadata: rt.cfg.metadata, parents: parents, parentRT: rt}
 	var input Input
 	var in Values
 	resume := false
@@ -66,6 +68,11 @@ func (rt *runtime) execSubgraph(ctx context.Context, t *task) (Output, error) {
 			return cmd, nil
 		}
 		return nil, err
+	}
+	if res.Breakpoint != "" {
+		// Stopped at one of its breakpoints: the parent task pauses as at
+		// an interrupt, and a resume of the parent continues the subgraph.
+		return nil, &InterruptError{}
 	}
 	up := Update{}
 	for _, w := range res.changed {
