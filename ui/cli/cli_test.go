@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weftstudio/weft/internal/testenv"
+
 	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/examples"
@@ -180,8 +182,8 @@ func TestAnswerThenWorker(t *testing.T) {
 func TestAnswerThenWorkerPostgres(t *testing.T) {
 	dsn := os.Getenv("WEFT_TEST_POSTGRES_DSN")
 	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("WEFT_TEST_POSTGRES_DSN is not set in CI")
+		if testenv.ServicesRequired() {
+			t.Fatal("WEFT_TEST_POSTGRES_DSN is not set, and the PostgreSQL tests must run here (CI or scripts/dev.sh test)")
 		}
 		t.Skip(`no PostgreSQL: run eval "$(bash scripts/pg-test-server.sh start)" first`)
 	}
