@@ -397,10 +397,10 @@ func (rt *runtime) updateStep(ctx context.Context, tp *checkpoint.Tuple, ups []S
 	if len(ups) > 1 {
 		for _, u := range ups {
 			if u.AsNode == "" {
-				return errors.New("UpdateState: several updates in one super-step each need an as-node")
+				return &InvalidUpdateError{Msg: "UpdateState: several updates in one super-step each need an as-node"}
 			}
 			if special(u.AsNode) {
-				return fmt.Errorf("UpdateState: %q cannot be combined with other updates", u.AsNode)
+				return &InvalidUpdateError{Msg: fmt.Sprintf("UpdateState: %q cannot be combined with other updates", u.AsNode)}
 			}
 		}
 	}
@@ -435,7 +435,7 @@ func (rt *runtime) updateStep(ctx context.Context, tp *checkpoint.Tuple, ups []S
 		return rt.put(checkpoint.SourceInput, nil)
 	case AsEnd:
 		if len(u.Values) > 0 {
-			return errors.New("UpdateState: as-node END takes no values")
+			return &InvalidUpdateError{Msg: "UpdateState: as-node END takes no values"}
 		}
 		tasks, err := rt.prepare()
 		if err != nil {
