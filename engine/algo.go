@@ -195,29 +195,34 @@ func taskID(g *Graph, ids stepIDs, t *task) string {
 // then tasks with neither (input, manual updates), as given.
 func applyOrder(tasks []*task, buf []*task) []*task {
 	out := append(buf[:0], tasks...)
-	rank := func(t *task) int {
-		switch {
-		case t.push:
-			return 1
-		case t.node != nil && len(t.triggers) > 0:
-			return 0
-		}
-		return 2
+	if len(out) > 1 {
+		slices.SortStableFunc(out, byPath)
 	}
-	slices.SortStableFunc(out, func(a, b *task) int {
-		ra, rb := rank(a), rank(b)
-		if ra != rb {
-			return ra - rb
-		}
-		switch ra {
-		case 0:
-			return a.node.idx - b.node.idx
-		case 1:
-			return a.idx - b.idx
-		}
-		return 0
-	})
 	return out
+}
+
+// pathRank orders kinds of tasks as their paths sort: pull, push, others.
+func pathRank(t *task) int {
+	switch {
+	case t.push:
+		return 1
+	case t.node != nil && len(t.triggers) > 0:
+		return 0
+	}
+	return 2
+}
+
+func byPath(a, b *task) int {
+	ra, rb := pathRank(a), pathRank(b)
+	switch {
+	case ra != rb:
+		return ra - rb
+	case ra == 0:
+		return a.node.idx - b.node.idx // node indexes follow names
+	case ra == 1:
+		return a.idx - b.idx
+	}
+	return 0
 }
 
 // applyWrites commits a super-step's writes to st (LangGraph's

@@ -359,6 +359,9 @@ func (rt *runtime) emitValues() {
 // valuesWith returns the state with tasks' writes applied to copies of the
 // runtime's channels, which stay as they are.
 func (rt *runtime) valuesWith(tasks []*task) (Values, error) {
+	if !slices.ContainsFunc(tasks, func(t *task) bool { return len(t.writes) > 0 }) {
+		return rt.values(), nil
+	}
 	st := chanState{ch: make([]channel, len(rt.ch)), ver: slices.Clone(rt.ver), seen: map[string][]int64{}}
 	for i, c := range rt.ch {
 		st.ch[i] = c.copy()

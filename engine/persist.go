@@ -226,11 +226,7 @@ func (rt *runtime) put(source checkpoint.Source, tasks []string) error {
 	}
 	md := checkpoint.Metadata{Source: source, Step: rt.step, Parents: rt.parents, RunID: rt.cfg.runID, Tasks: tasks, Extra: rt.extra}
 	parent := rt.cpRef
-	rt.cpMeta, rt.cpTime, rt.cpParent = md, cp.TS, nil
-	if parent.CheckpointID != "" {
-		p := parent
-		rt.cpParent = &p
-	}
+	rt.cpMeta, rt.cpTime, rt.cpParent = md, cp.TS, parent
 	rt.cpID = cp.ID
 	rt.cpRef = checkpoint.Ref{ThreadID: rt.cfg.thread, NS: rt.ns, CheckpointID: cp.ID}
 	rt.step++

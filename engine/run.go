@@ -102,7 +102,7 @@ type runtime struct {
 	cpRef    checkpoint.Ref // the latest checkpoint (CheckpointID "" before the first)
 	cpSource checkpoint.Source
 	cpMeta   checkpoint.Metadata // the latest checkpoint's, for the checkpoints stream
-	cpParent *checkpoint.Ref
+	cpParent checkpoint.Ref // zero for the thread's first checkpoint
 	cpTime   time.Time
 	pending  []checkpoint.PendingWrite // pending writes of the loaded checkpoint
 	replay   bool                      // replaying an explicit checkpoint: ignore its pending writes
@@ -290,7 +290,10 @@ func (rt *runtime) load(t *checkpoint.Tuple) error {
 	rt.cpID = cp.ID
 	rt.cpRef = t.Ref
 	rt.cpSource = t.Metadata.Source
-	rt.cpMeta, rt.cpParent, rt.cpTime = t.Metadata, t.Parent, cp.TS
+	rt.cpMeta, rt.cpTime, rt.cpParent = t.Metadata, cp.TS, checkpoint.Ref{}
+	if t.Parent != nil {
+		rt.cpParent = *t.Parent
+	}
 	rt.step = t.Metadata.Step + 1
 	rt.pending = t.PendingWrites
 	// Which channels changed is not taken from the checkpoint: a manual

@@ -38,53 +38,64 @@ func (rt *runtime) runStep(tasks []*task) (out stepOutcome, err error) {
 	for _, t := range todo {
 		rt.emitTaskStart(t)
 	}
-	var first struct {
-		sync.Mutex
-		t *task
-	}
+	var failed *task
 	switch len(todo) {
 	case 0:
 	case 1: // on this goroutine: most steps run one task
 		rt.exec(rt.ctx, todo[0])
 		if e := todo[0].err; e != nil && !isInterrupt(e) {
-			first.t = todo[0]
+			failed = todo[0]
 		}
 	default:
-		ctx, cancel := context.WithCancel(rt.ctx)
-		var wg sync.WaitGroup
-		for _, t := range todo {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				rt.exec(ctx, t)
-				if e := t.err; e != nil && !isInterrupt(e) {
-					first.Lock()
-					if first.t == nil {
-						first.t = t
-						cancel()
-					}
-					first.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
-		cancel()
+		failed = rt.execConcurrently(todo)
 	}
 	if rt.ctx.Err() != nil {
 		return out, rt.ctx.Err()
 	}
-	if first.t != nil {
-		out.failed = first.t.err
+	if failed != nil {
+		out.failed = failed.err
 		return out, nil
 	}
 	for _, t := range todo {
+		if t.err == nil {
+			continue // before the declaration below: it escapes, so costs an allocation
+		}
 		var ie *InterruptError
-		if t.err != nil && errors.As(t.err, &ie) {
+		if errors.As(t.err, &ie) {
 			out.paused = true
 			out.ints = append(out.ints, ie.Interrupts...)
 		}
 	}
 	return out, nil
+}
+
+// execConcurrently runs tasks on goroutines of their own and returns the
+// first that failed, whose failure cancels the others.
+func (rt *runtime) execConcurrently(todo []*task) *task {
+	var first struct {
+		sync.Mutex
+		t *task
+	}
+	ctx, cancel := context.WithCancel(rt.ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, t := range todo {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rt.exec(ctx, t)
+			if e := t.err; e != nil && !isInterrupt(e) {
+				first.Lock()
+				if first.t == nil {
+					first.t = t
+					cancel()
+				}
+				first.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return first.t
 }
 
 // emitTaskStart reports a task's start; the hidden start task is not

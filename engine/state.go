@@ -294,8 +294,12 @@ func (rt *runtime) describeTasks(snap *Snapshot, tasks []*task, pending []checkp
 // snapshot describes the runtime's current checkpoint, before its tasks
 // run, for the checkpoints stream: what GetState would return for it.
 func (rt *runtime) snapshot(tasks []*task) (*Snapshot, error) {
-	s := &Snapshot{Values: rt.values(), Ref: rt.cpRef, Parent: rt.cpParent, Metadata: rt.cpMeta, CreatedAt: rt.cpTime,
+	s := &Snapshot{Values: rt.values(), Ref: rt.cpRef, Metadata: rt.cpMeta, CreatedAt: rt.cpTime,
 		Versions: rt.versionMap()}
+	if rt.cpParent.CheckpointID != "" {
+		p := rt.cpParent
+		s.Parent = &p
+	}
 	if _, err := rt.describeTasks(s, tasks, rt.pending, false); err != nil {
 		return nil, err
 	}
