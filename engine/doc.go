@@ -32,8 +32,11 @@
 //   - Every checkpoint's metadata records the graph that wrote it (Extra
 //     key MetaGraph) and the nodes that ran (Tasks).
 //   - The default retry policy retries every error except panics, context
-//     cancellation, interrupts, invalid updates and errors marked Permanent:
-//     Go has no exception classes to sort by.
+//     cancellation, interrupts and errors marked Permanent: Go has no
+//     exception classes to sort by. Routing errors (a route to an unknown
+//     node, a path key missing from the path map, a write to a channel that
+//     is not there or does not fit) are Permanent, as LangGraph does not
+//     retry the ValueError and KeyError it raises for the ones it has.
 //
 // # Observing a run
 //

@@ -110,15 +110,19 @@ func (rt *runtime) output(ctx context.Context, t *task, out Output) error {
 
 // routeError reports a node output the graph cannot follow: a route to
 // an unknown node, a path key not in the path map, an output of the wrong
-// kind. It is an InvalidUpdateError, which no retry policy retries by
-// default: running the node again routes the same way.
+// kind, a write to a channel that is not there or does not fit. It is a
+// Permanent InvalidUpdateError: running the node again routes the same way,
+// and LangGraph too gives up at once on what it raises for these
+// (ValueError, KeyError, TypeError are not retried by default_retry_on).
 func routeError(format string, args ...any) error {
-	return &InvalidUpdateError{Msg: fmt.Sprintf(format, args...)}
+	return Permanent(&InvalidUpdateError{Msg: fmt.Sprintf(format, args...)})
 }
 
 func (rt *runtime) checkSend(s Send) error {
 	if s.Node == END {
-		return &InvalidUpdateError{Msg: "cannot Send to END"}
+		// LangGraph raises a plain InvalidUpdateError here, which its
+		// default retry policy retries; so does Weft's.
+		return &InvalidUpdateError{Msg: "Cannot send a packet to the END node"}
 	}
 	i, ok := rt.g.nodeIdx[s.Node]
 	if !ok || s.Node == START {
@@ -129,10 +133,10 @@ func (rt *runtime) checkSend(s Send) error {
 		// values, or the child would silently start from nothing.
 		vals, ok := s.Arg.(Values)
 		if !ok {
-			return &InvalidUpdateError{Msg: fmt.Sprintf("Send to subgraph node %q: the argument is the subgraph's input and must be engine.Values of its channels, not %T", s.Node, s.Arg)}
+			return routeError("Send to subgraph node %q: the argument is the subgraph's input and must be engine.Values of its channels, not %T", s.Node, s.Arg)
 		}
 		if _, err := sub.checkValues(vals); err != nil {
-			return &InvalidUpdateError{Msg: fmt.Sprintf("Send to subgraph node %q: %v", s.Node, err)}
+			return routeError("Send to subgraph node %q: %v", s.Node, err)
 		}
 	}
 	return nil
@@ -153,10 +157,10 @@ func (rt *runtime) appendStateWrites(dst []cwrite, node string, up Update) ([]cw
 	for _, w := range up {
 		i, ok := g.chanIdx[w.Channel]
 		if !ok || i >= g.nState {
-			return nil, &InvalidUpdateError{Key: w.Channel, Msg: fmt.Sprintf("node %q wrote to %q, which is not a channel of graph %q", node, w.Channel, g.name)}
+			return nil, Permanent(&InvalidUpdateError{Key: w.Channel, Msg: fmt.Sprintf("node %q wrote to %q, which is not a channel of graph %q", node, w.Channel, g.name)})
 		}
 		if err := g.specs[i].checkWrite(w.Value); err != nil {
-			return nil, &InvalidUpdateError{Key: w.Channel, Msg: fmt.Sprintf("node %q wrote to %q: %v", node, w.Channel, err)}
+			return nil, Permanent(&InvalidUpdateError{Key: w.Channel, Msg: fmt.Sprintf("node %q wrote to %q: %v", node, w.Channel, err)})
 		}
 		out = append(out, cwrite{i, w.Value})
 	}

@@ -29,8 +29,8 @@ func withRetry(ctx context.Context, policy *RetryPolicy, attempt func() error) e
 }
 
 // retryable reports whether policy retries err: RetryOn decides when set;
-// otherwise every error is retried except panics, Permanent errors,
-// InvalidUpdateErrors and cancellation.
+// otherwise every error is retried except panics, Permanent errors (which
+// routing errors are, see routeError) and cancellation.
 func retryable(p *RetryPolicy, err error) bool {
 	var ne *NodeError
 	if errors.As(err, &ne) && ne.Panic {
@@ -40,8 +40,7 @@ func retryable(p *RetryPolicy, err error) bool {
 		return p.RetryOn(err)
 	}
 	var pe *permanentError
-	var iu *InvalidUpdateError
-	return !errors.As(err, &pe) && !errors.As(err, &iu) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+	return !errors.As(err, &pe) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 }
 
 // backoff is the wait after the given attempt (1 for the first).

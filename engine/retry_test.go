@@ -13,8 +13,10 @@ import (
 )
 
 // The default retry policy given at Compile retries plain failures and
-// gives up at once on what another attempt cannot change: routing and
-// validation errors, panics, Permanent errors, cancellation.
+// gives up at once on what another attempt cannot change: routing errors,
+// panics, Permanent errors, cancellation. A Send to END is an
+// InvalidUpdateError that LangGraph's default policy retries, and so does
+// Weft's.
 func TestDefaultRetryPolicy(t *testing.T) {
 	ctx := context.Background()
 	out := engine.LastValue[string]("out")
@@ -23,6 +25,7 @@ func TestDefaultRetryPolicy(t *testing.T) {
 		name     string
 		fail     func(call int) (engine.Output, error)
 		route    bool // route through a conditional edge that names an unknown path key
+		sendEnd  bool // route through a conditional edge that Sends to END
 		calls    int
 		succeeds bool
 	}{
@@ -31,15 +34,16 @@ func TestDefaultRetryPolicy(t *testing.T) {
 				return nil, fmt.Errorf("flaky %d", call)
 			}
 			return engine.Updates(out.Set("ok")), nil
-		}, false, 3, true},
-		{"plain error every time", func(call int) (engine.Output, error) { return nil, errors.New("down") }, false, 3, false},
-		{"permanent", func(int) (engine.Output, error) { return nil, engine.Permanent(errors.New("bad request")) }, false, 1, false},
-		{"panic", func(int) (engine.Output, error) { panic("boom") }, false, 1, false},
+		}, false, false, 3, true},
+		{"plain error every time", func(call int) (engine.Output, error) { return nil, errors.New("down") }, false, false, 3, false},
+		{"permanent", func(int) (engine.Output, error) { return nil, engine.Permanent(errors.New("bad request")) }, false, false, 1, false},
+		{"panic", func(int) (engine.Output, error) { panic("boom") }, false, false, 1, false},
 		{"invalid update", func(int) (engine.Output, error) {
 			return engine.Updates(engine.Write{Channel: "nope", Value: 1}), nil
-		}, false, 1, false},
-		{"wrong output type", func(int) (engine.Output, error) { return engine.Commands{{Resume: "x"}}, nil }, false, 1, false},
-		{"unknown path key", func(int) (engine.Output, error) { return nil, nil }, true, 1, false},
+		}, false, false, 1, false},
+		{"wrong output type", func(int) (engine.Output, error) { return engine.Commands{{Resume: "x"}}, nil }, false, false, 1, false},
+		{"unknown path key", func(int) (engine.Output, error) { return nil, nil }, true, false, 1, false},
+		{"Send to END", func(int) (engine.Output, error) { return nil, nil }, false, true, 3, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -49,6 +53,11 @@ func TestDefaultRetryPolicy(t *testing.T) {
 					return c.fail(int(calls.Add(1)))
 				}).
 				AddEdge(engine.START, "n")
+			if c.sendEnd {
+				sg.AddConditionalEdges("n", func(context.Context, engine.State) (engine.Route, error) {
+					return engine.SendTo(engine.Send{Node: engine.END}), nil
+				}, engine.Targets(engine.END))
+			}
 			if c.route {
 				sg.AddNode("after", noop)
 				sg.AddConditionalEdges("n", func(context.Context, engine.State) (engine.Route, error) {

@@ -102,7 +102,7 @@ type runtime struct {
 	cpRef    checkpoint.Ref // the latest checkpoint (CheckpointID "" before the first)
 	cpSource checkpoint.Source
 	cpMeta   checkpoint.Metadata // the latest checkpoint's, for the checkpoints stream
-	cpParent checkpoint.Ref // zero for the thread's first checkpoint
+	cpParent checkpoint.Ref      // zero for the thread's first checkpoint
 	cpTime   time.Time
 	pending  []checkpoint.PendingWrite // pending writes of the loaded checkpoint
 	replay   bool                      // replaying an explicit checkpoint: ignore its pending writes

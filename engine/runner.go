@@ -183,7 +183,7 @@ func (rt *runtime) execOnce(ctx context.Context, t *task) (err error) {
 	if err != nil {
 		var pc *parentCommandError
 		if errors.As(err, &pc) && rt.cfg.parentRT == nil {
-			return &InvalidUpdateError{Msg: fmt.Sprintf("node %q returned a Command for the parent graph, but graph %q has no parent", t.name, rt.g.name)}
+			return routeError("node %q returned a Command for the parent graph, but graph %q has no parent", t.name, rt.g.name)
 		}
 		return err
 	}
