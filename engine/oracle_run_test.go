@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/engine"
@@ -48,7 +49,10 @@ type orcRun struct {
 // and checkpoint index (see orcCheckpointIndex).
 func runScenario(ctx context.Context, name string, scen *omap) (*orcRun, map[string]any, map[string]cpInfo, error) {
 	r := &orcRun{name: name, scen: scen, calls: &orcCalls{n: map[string]int{}}, meta: map[int][]chunkMeta{}, ctx: ctx}
+	var fatalMu sync.Mutex
 	r.builder = &orcBuilder{graphs: scen.obj("subgraphs"), calls: r.calls, fatal: func(err error) {
+		fatalMu.Lock() // node and path functions run on the engine's goroutines
+		defer fatalMu.Unlock()
 		if r.fatal == nil {
 			r.fatal = err
 		}
@@ -89,8 +93,11 @@ func runScenario(ctx context.Context, name string, scen *omap) (*orcRun, map[str
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		if r.fatal != nil {
-			return nil, nil, nil, fmt.Errorf("action %d: %w", i, r.fatal)
+		fatalMu.Lock()
+		fatal := r.fatal
+		fatalMu.Unlock()
+		if fatal != nil {
+			return nil, nil, nil, fmt.Errorf("action %d: %w", i, fatal)
 		}
 		after := r.calls.snapshot()
 		delta := map[string]any{}
