@@ -447,11 +447,19 @@ func (r *orcRun) actionInput(kind string, a *omap, opts []engine.RunOption) (eng
 		}
 	}
 	if a.has("update") {
-		up, err := buildUpdate(r.root, a.m["update"], noInput)
-		if err != nil {
-			return nil, err
+		// Plain JSON, as the runner passes it: an object or [key, value] pairs.
+		if pairs, ok := a.m["update"].([]any); ok {
+			for _, p := range pairs {
+				kv, ok := p.([]any)
+				if !ok || len(kv) != 2 {
+					return nil, orcError{fmt.Sprintf("bad update pair %v", p)}
+				}
+				k, _ := kv[0].(string)
+				cmd.Update = append(cmd.Update, r.root.stateValues(&omap{keys: []string{k}, m: map[string]any{k: kv[1]}})...)
+			}
+		} else {
+			cmd.Update = r.root.stateValues(a.m["update"])
 		}
-		cmd.Update = up
 	}
 	if a.has("goto") {
 		for _, d := range evalGoto(a.m["goto"], noInput) {
