@@ -500,21 +500,30 @@ func (b *orcBuilder) buildCommand(g *orcGraph, spec *omap, c *evalCtx) (engine.C
 		}
 	}
 	if spec.has("goto") {
-		for _, d := range evalGoto(spec.m["goto"], c) {
-			switch x := d.(type) {
-			case string:
-				cmd.Goto = append(cmd.Goto, x)
-			case engine.Send:
-				cmd.Sends = append(cmd.Sends, orcSend(target, x))
-			default:
-				return cmd, fmt.Errorf("goto destination %v is not a node name", d)
-			}
+		if err := addGoto(&cmd, target, evalGoto(spec.m["goto"], c)); err != nil {
+			return cmd, err
 		}
 	}
 	if spec.has("resume") {
 		cmd.Resume = tmpl(spec.m["resume"], c)
 	}
 	return cmd, nil
+}
+
+// addGoto adds an evaluated GOTO to cmd: node names to Goto, Sends (to
+// nodes of graph g) to Sends.
+func addGoto(cmd *engine.Command, g *orcGraph, ds dests) error {
+	for _, d := range ds {
+		switch x := d.(type) {
+		case string:
+			cmd.Goto = append(cmd.Goto, x)
+		case engine.Send:
+			cmd.Sends = append(cmd.Sends, orcSend(g, x))
+		default:
+			return fmt.Errorf("goto destination %v is not a node name", d)
+		}
+	}
+	return nil
 }
 
 // orcSend makes a Send's argument what the engine takes: the child's input

@@ -462,13 +462,8 @@ func (r *orcRun) actionInput(kind string, a *omap, opts []engine.RunOption) (eng
 		}
 	}
 	if a.has("goto") {
-		for _, d := range evalGoto(a.m["goto"], noInput) {
-			switch x := d.(type) {
-			case string:
-				cmd.Goto = append(cmd.Goto, x)
-			case engine.Send:
-				cmd.Sends = append(cmd.Sends, orcSend(r.root, x))
-			}
+		if err := addGoto(&cmd, r.root, evalGoto(a.m["goto"], noInput)); err != nil {
+			return nil, err
 		}
 	}
 	return cmd, nil
