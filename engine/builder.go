@@ -150,6 +150,8 @@ func NewGraph(name string, channels ...Decl) *StateGraph {
 			g.fail(fmt.Errorf("channel %q declared twice", n))
 		case reservedName(n):
 			g.fail(fmt.Errorf("channel name %q is reserved", n))
+		case d.spec().err != nil:
+			g.fail(d.spec().err)
 		}
 		seen[n] = true
 		g.decls = append(g.decls, d)
