@@ -94,8 +94,12 @@ func (rt *runtime) loop() (*Result, error) {
 			// The step's finished tasks keep their writes as pending writes
 			// of the checkpoint; as in LangGraph, the result shows them
 			// applied. On copies: the checkpoint stays as it is.
-			if r.Values, err = rt.valuesWith(tasks); err != nil {
+			vals, changed, err := rt.valuesWith(tasks)
+			if err != nil {
 				return nil, err
+			}
+			if changed {
+				r.Values = vals
 			}
 			return r, nil
 		}
@@ -350,7 +354,11 @@ func (rt *runtime) emitBreakpoint() {
 	rt.em.emit(Event{Mode: ModeUpdates, Step: rt.step, Update: &NodeUpdate{Node: "__interrupt__"}})
 }
 
+// emitValues reports the state after something changed it (a step that
+// updated a state channel, or the start of a resume); the run's result
+// holds the state of its last such event.
 func (rt *runtime) emitValues() {
+	rt.valuesShown = true
 	if rt.em.on(ModeValues) {
 		rt.em.emit(Event{Mode: ModeValues, Step: rt.step, Values: rt.values()})
 	}
@@ -358,18 +366,22 @@ func (rt *runtime) emitValues() {
 
 // valuesWith returns the state with tasks' writes applied to copies of the
 // runtime's channels, which stay as they are.
-func (rt *runtime) valuesWith(tasks []*task) (Values, error) {
+// changed reports whether a state channel changed; when none did, the
+// values are the runtime's own.
+func (rt *runtime) valuesWith(tasks []*task) (vals Values, changed bool, err error) {
 	if !slices.ContainsFunc(tasks, func(t *task) bool { return len(t.writes) > 0 }) {
-		return rt.values(), nil
+		return rt.values(), false, nil
 	}
 	st := chanState{ch: make([]channel, len(rt.ch)), ver: slices.Clone(rt.ver), seen: map[string][]int64{}}
 	for i, c := range rt.ch {
 		st.ch[i] = c.copy()
 	}
-	if _, err := applyWrites(rt.g, &st, tasks, &algoBufs{}); err != nil {
-		return nil, err
+	updated, err := applyWrites(rt.g, &st, tasks, &algoBufs{})
+	if err != nil {
+		return nil, false, err
 	}
-	return stateValues(rt.g, st.ch), nil
+	changed = slices.ContainsFunc(updated, func(c int) bool { return c < rt.g.nState })
+	return stateValues(rt.g, st.ch), changed, nil
 }
 
 // values returns the state channels that have a value.
@@ -387,7 +399,10 @@ func stateValues(g *Graph, ch []channel) Values {
 }
 
 func (rt *runtime) result(next []*task, ints []PendingInterrupt, bp string, ran int, done bool) *Result {
-	r := &Result{Values: rt.values(), Interrupts: ints, Breakpoint: bp, Steps: ran, Done: done}
+	r := &Result{Values: Values{}, Interrupts: ints, Breakpoint: bp, Steps: ran, Done: done}
+	if rt.valuesShown {
+		r.Values = rt.values()
+	}
 	if rt.cfg.parentRT != nil {
 		r.changed = rt.changedByNodes()
 	}

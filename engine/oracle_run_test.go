@@ -550,6 +550,9 @@ func (r *orcRun) eventPayload(ev engine.Event) (any, chunkMeta) {
 	cm := chunkMeta{step: ev.Step, ns: ev.NS}
 	switch ev.Mode {
 	case engine.ModeValues:
+		if ev.Interrupts != nil {
+			return map[string]any{"__interrupt__": interruptsDoc(ev.Interrupts)}, cm
+		}
 		return plain(ev.Values), cm
 	case engine.ModeUpdates:
 		u := ev.Update

@@ -14,9 +14,12 @@ import (
 
 // Result is the outcome of a run that did not fail.
 type Result struct {
-	// Values is the state at the end of the run; for a run stopped by
-	// interrupts, the state its last step started from with the writes of
-	// the tasks that finished in that step applied.
+	// Values is the state as the run last reported it (its last values
+	// event, as LangGraph's invoke returns its last values chunk): the state
+	// at its end when a step changed any state channel or the run resumed a
+	// thread, and empty when it did neither. For a run stopped by
+	// interrupts, the writes of the tasks that finished in its last step
+	// count as applied.
 	Values Values
 	// Interrupts are the questions waiting for an answer; empty unless the
 	// run stopped at Interrupt calls.
@@ -112,6 +115,10 @@ type runtime struct {
 	hasNull    bool
 	resumeMap  map[string]any
 	armed      bool // the run started with an answer (given or stored)
+	// valuesShown is set once the run reports the state (a values event,
+	// streamed or not): its result is that state, as LangGraph's invoke
+	// returns its last values chunk.
+	valuesShown bool
 
 	extra     map[string]any    // metadata Extra of every checkpoint of the run
 	parents   map[string]string // metadata Parents of every checkpoint of the run

@@ -179,11 +179,14 @@ func (gr *Graph) snapshotOf(ctx context.Context, saver checkpoint.Saver, cfg *ru
 			null = append(null, w)
 		}
 	}
-	if err := rt.applyNull(null); err != nil {
-		return nil, err
-	}
+	// As LangGraph's get_state, the tasks are those the checkpoint plans; a
+	// stored Command's writes (update, goto) change the values shown, not
+	// the tasks: they take effect when a run resumes from here.
 	tasks, err := rt.prepare()
 	if err != nil {
+		return nil, err
+	}
+	if err := rt.applyNull(null); err != nil {
 		return nil, err
 	}
 	snap := &Snapshot{Ref: tp.Ref, Parent: tp.Parent, Metadata: tp.Metadata, CreatedAt: tp.Checkpoint.TS,
