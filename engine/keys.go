@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
+	"unicode"
 	"reflect"
 	"slices"
 )
@@ -265,9 +267,9 @@ type TopicKey[E any] struct{ s *chanSpec }
 
 // Topic declares a Topic channel of E values.
 func Topic[E any](name string, accumulate bool) TopicKey[E] {
-	s := &chanSpec{name: name, kind: "topic", codec: typedCodec[[]E]{}}
+	s := &chanSpec{name: name, kind: "topic", codec: topicCodec[E]{}}
 	s.newCh = func() channel {
-		return &topic{name: name, codec: s.codec, accumulate: accumulate,
+		return &topic{name: name, codec: typedCodec[[]E]{}, accumulate: accumulate,
 			spread: func(v any) ([]any, bool) {
 				l, ok := v.([]E)
 				if !ok {
@@ -299,8 +301,52 @@ func (k TopicKey[E]) spec() *chanSpec { return k.s }
 // Get returns the collected values (nil when empty).
 func (k TopicKey[E]) Get(s State) []E { v, _ := lookup[[]E](s, k.s.name); return v }
 
-// Add publishes items to the topic.
-func (k TopicKey[E]) Add(items ...E) Write { return Write{k.s.name, items} }
+// Add publishes items to the topic. One item is written as itself (as
+// LangGraph records a single value written to a Topic), several as a list;
+// for an E that is itself a slice or array, always as a list, so a stored
+// write is never ambiguous.
+func (k TopicKey[E]) Add(items ...E) Write {
+	if len(items) == 1 && !listKind(reflect.TypeFor[E]()) {
+		return Write{k.s.name, items[0]}
+	}
+	return Write{k.s.name, items}
+}
+
+func listKind(t reflect.Type) bool { return t.Kind() == reflect.Slice || t.Kind() == reflect.Array }
+
+// topicCodec stores a Topic's writes and value. A write is one E or a []E;
+// the value is a []E.
+type topicCodec[E any] struct{}
+
+func (topicCodec[E]) goType() reflect.Type { return reflect.TypeFor[[]E]() }
+
+func (topicCodec[E]) check(v any) error {
+	if _, ok := v.([]E); ok {
+		return nil
+	}
+	if (typedCodec[E]{}).check(v) == nil {
+		return nil
+	}
+	return fmt.Errorf("value of type %T, want %v or a list of them", v, reflect.TypeFor[E]())
+}
+
+func (topicCodec[E]) encode(v any) ([]byte, error) {
+	if l, ok := v.([]E); ok {
+		return typedCodec[[]E]{}.encode(l)
+	}
+	return typedCodec[E]{}.encode(v)
+}
+
+// decode reads a list when the JSON is one that decodes as []E, else one E:
+// an E that is itself a list is always stored inside a list (see Add).
+func (topicCodec[E]) decode(b []byte) (any, error) {
+	if i := bytes.IndexFunc(b, func(r rune) bool { return !unicode.IsSpace(r) }); i >= 0 && b[i] == '[' {
+		if v, err := decodeAs[[]E](b); err == nil || listKind(reflect.TypeFor[E]()) {
+			return v, err
+		}
+	}
+	return typedCodec[E]{}.decode(b)
+}
 
 // BarrierKey is a channel that becomes available once each of a fixed set of
 // names has been written to it (LangGraph's NamedBarrierValue); a node
@@ -365,3 +411,5 @@ func (v valuesReader) read(name string) (any, bool) { x, ok := v[name]; return x
 
 // StateOf returns a State reading from vals, for tests of node functions.
 func StateOf(vals Values) State { return State{r: valuesReader(vals)} }
+
+func decodeAs[T any](b []byte) (any, error) { return typedCodec[T]{}.decode(b) }

@@ -351,6 +351,9 @@ func (rt *runtime) emitUpdate(t *task, cached bool) {
 // emitBreakpoint reports a stop at a static breakpoint as LangGraph does:
 // an updates event for "__interrupt__" with no interrupts.
 func (rt *runtime) emitBreakpoint() {
+	if rt.cfg.parentRT != nil {
+		return // a subgraph's stop is reported by its parent task, at the root
+	}
 	rt.em.emit(Event{Mode: ModeUpdates, Step: rt.step, Update: &NodeUpdate{Node: "__interrupt__"}})
 }
 

@@ -63,24 +63,17 @@ type orcGraph struct {
 	chans  []string        // state channel names, in declaration order
 	nodes  []string        // node names, in declaration order
 	subs   map[string]bool // nodes that are subgraphs
-	topics map[string]bool // topic channels
 	parent *orcGraph
 }
 
-// write is a write of v to channel ch as the engine's typed keys make it: a
-// topic takes a list of values (TopicKey.Add), so a single value is
-// published as a list of one, as LangGraph's Topic spreads a written list.
+// write is a write of v to channel ch. A topic takes one value or a list of
+// them, as LangGraph's Topic does.
 func (g *orcGraph) write(ch string, v any) engine.Write {
-	if g != nil && g.topics[ch] {
-		if _, ok := v.([]any); !ok {
-			v = []any{v}
-		}
-	}
 	return engine.Write{Channel: ch, Value: v}
 }
 
 func (b *orcBuilder) build(spec *omap, prefix string, parent *orcGraph) (*engine.Graph, *orcGraph, error) {
-	g := &orcGraph{subs: map[string]bool{}, topics: map[string]bool{}, parent: parent}
+	g := &orcGraph{subs: map[string]bool{}, parent: parent}
 	var decls []engine.Decl
 	chans := spec.obj("channels")
 	if chans != nil {
@@ -91,9 +84,6 @@ func (b *orcBuilder) build(spec *omap, prefix string, parent *orcGraph) (*engine
 			}
 			decls = append(decls, d)
 			g.chans = append(g.chans, name)
-			if chans.obj(name).str("type") == "topic" {
-				g.topics[name] = true
-			}
 		}
 	}
 	sg := engine.NewGraph(strings.TrimSuffix(prefix, "."), decls...)

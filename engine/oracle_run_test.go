@@ -335,8 +335,9 @@ func (r *orcRun) doAction(i int, kind string, a *omap, thread string, opts []eng
 		}
 		rec["result"] = refDoc(ref)
 	case "getState":
-		// subgraphs: true has no engine equivalent: GetState never returns a
-		// subgraph task's own snapshot.
+		if a.m["subgraphs"] == true {
+			opts = append(opts, engine.WithSubgraphs())
+		}
 		s, err := r.graph.GetState(r.ctx, opts...)
 		if err != nil {
 			return err
@@ -749,7 +750,10 @@ func (r *orcRun) tasksDoc(ts []engine.TaskState, thread string) []any {
 		if len(t.Result) > 0 {
 			d["result"] = resultDoc(t.Result, true)
 		}
-		if t.NS != "" {
+		switch {
+		case t.State != nil:
+			d["state"] = r.snapshotFull(t.State, thread)
+		case t.NS != "":
 			d["state"] = map[string]any{"thread_id": thread, "checkpoint_ns": t.NS}
 		}
 		out = append(out, d)
