@@ -3,9 +3,9 @@ package engine
 import (
 	"bytes"
 	"fmt"
-	"unicode"
 	"reflect"
 	"slices"
+	"unicode"
 )
 
 // Write is one value a node writes to one channel. Build writes with the

@@ -260,7 +260,7 @@ func (rt *runtime) commit(ctx context.Context, t *task) {
 			if errors.As(t.err, &ie) {
 				ev.Interrupts = ie.Interrupts
 			} else {
-				ev.Error = t.err.Error()
+				ev.Error, ev.ErrorKind = t.err.Error(), errorKind(t.err)
 			}
 		}
 		rt.em.emit(Event{Mode: ModeTasks, Step: rt.step, Task: ev})
@@ -287,13 +287,11 @@ func (rt *runtime) commit(ctx context.Context, t *task) {
 		// A sibling failed and this task was cancelled: it will run again.
 		return
 	default:
-		b, _ := json.Marshal(t.err.Error())
-		ws = []checkpoint.Write{{Channel: checkpoint.Error, Value: b}}
+		ws = []checkpoint.Write{{Channel: checkpoint.Error, Value: encodeTaskError(t.err)}}
 	}
 	if err != nil {
 		t.err = &NodeError{Node: t.name, TaskID: t.id, NS: rt.ns, Err: fmt.Errorf("cannot store its writes: %w", err)}
-		b, _ := json.Marshal(t.err.Error())
-		ws = []checkpoint.Write{{Channel: checkpoint.Error, Value: b}}
+		ws = []checkpoint.Write{{Channel: checkpoint.Error, Value: encodeTaskError(t.err)}}
 	}
 	if len(t.resume) > 0 && (t.resumeNew || isInterrupt(t.err)) {
 		raws := make([]json.RawMessage, len(t.resume))

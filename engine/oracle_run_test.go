@@ -664,7 +664,7 @@ func taskEventDoc(t *engine.TaskEvent) map[string]any {
 	}
 	out["result"] = resultDoc(t.Result, false)
 	if t.Error != "" {
-		out["error"] = storedErr(t.Error)
+		out["error"] = storedErr(t.Error, t.ErrorKind)
 	} else {
 		out["error"] = nil
 	}
@@ -745,7 +745,7 @@ func (r *orcRun) tasksDoc(ts []engine.TaskState, thread string) []any {
 	for _, t := range ts {
 		d := map[string]any{"id": t.ID, "name": t.Name, "path": pathDoc(t.Path), "interrupts": interruptsDoc(t.Interrupts)}
 		if t.Error != "" {
-			d["error"] = storedErr(t.Error)
+			d["error"] = storedErr(t.Error, t.ErrorKind)
 		}
 		if len(t.Result) > 0 {
 			d["result"] = resultDoc(t.Result, true)
@@ -783,7 +783,10 @@ var reClass = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*): (?s:(.*))$`)
 
 // storedErr reads a task's error text back: a scenario node's error text
 // starts with its class name (see orcNodeError).
-func storedErr(text string) map[string]any {
+func storedErr(text string, kind engine.ErrorKind) map[string]any {
+	if kind == engine.ErrorKindInvalidUpdate {
+		return map[string]any{"error": "InvalidUpdateError", "message": text}
+	}
 	msg := text
 	if m := reStoredErr.FindStringSubmatch(text); m != nil {
 		msg = m[1]

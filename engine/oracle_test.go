@@ -31,11 +31,17 @@ import (
 const oracleDir = "testdata/oracle"
 
 // allowEntry accepts differences between LangGraph.js and the engine where
-// the engine follows Python LangGraph.
+// the engine follows Python LangGraph, or differs on purpose.
 type allowEntry struct {
 	Scenario  string `json:"scenario"`
 	Behaviour string `json:"behaviour"`
-	Python    struct {
+	// Doc is the title of the package documentation's item that explains
+	// the difference: in its list of where Weft follows Python, or, for a
+	// Deliberate entry, in its list of deliberate differences.
+	Doc        string `json:"doc"`
+	Deliberate bool   `json:"deliberate,omitempty"`
+	// Python names the source Weft follows; not for a Deliberate entry.
+	Python struct {
 		File     string `json:"file"`
 		Function string `json:"function"`
 	} `json:"python"`
@@ -63,8 +69,11 @@ func loadAllow(t *testing.T) []allowEntry {
 		t.Fatalf("allow.json: %v", err)
 	}
 	for i, e := range f.Entries {
-		if e.Scenario == "" || e.Behaviour == "" || e.Python.File == "" || e.Python.Function == "" || len(e.Differences) == 0 {
-			t.Errorf("allow.json entry %d: needs scenario, behaviour, python.file, python.function and differences", i)
+		if e.Scenario == "" || e.Behaviour == "" || e.Doc == "" || len(e.Differences) == 0 {
+			t.Errorf("allow.json entry %d: needs scenario, behaviour, doc and differences", i)
+		}
+		if hasPython := e.Python.File != "" && e.Python.Function != ""; hasPython == e.Deliberate {
+			t.Errorf("allow.json entry %d: needs python.file and python.function, or deliberate (not both)", i)
 		}
 		for _, d := range e.Differences {
 			if d.Path == "" {
@@ -284,4 +293,66 @@ func sameDoc(e, g any) bool {
 	c := newComparer(nil)
 	c.cmp("", e, g)
 	return len(c.diffs) == 0
+}
+
+// TestOracleAllowListMatchesDoc checks that the package documentation and
+// the allow-list tell the same story: every entry names an item of the
+// documentation's list (Python-following or deliberate, as the entry is),
+// and every item of the list of where Weft follows Python has an entry.
+func TestOracleAllowListMatchesDoc(t *testing.T) {
+	src, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := docListTitles(string(src))
+	python := sections["Where Weft follows Python LangGraph instead of LangGraph.js"]
+	deliberate := sections["Deliberate differences from LangGraph"]
+	if len(python) == 0 || len(deliberate) == 0 {
+		t.Fatalf("doc.go lists: %v", sections)
+	}
+	used := map[string]bool{}
+	for i, e := range loadAllow(t) {
+		list := python
+		if e.Deliberate {
+			list = deliberate
+		}
+		if !list[e.Doc] {
+			t.Errorf("allow.json entry %d (%s): doc %q is not an item of doc.go's list (%v)", i, e.Scenario, e.Doc, keys(list))
+		}
+		used[e.Doc] = true
+	}
+	for title := range python {
+		if !used[title] {
+			t.Errorf("doc.go says Weft follows Python in %q, but no allow.json entry shows it", title)
+		}
+	}
+}
+
+// docListTitles returns, per "# Heading" of a package comment, the titles
+// of its list items ("//   - Title: text").
+func docListTitles(src string) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	var cur map[string]bool
+	for _, line := range strings.Split(src, "\n") {
+		if h, ok := strings.CutPrefix(line, "// # "); ok {
+			cur = map[string]bool{}
+			out[h] = cur
+			continue
+		}
+		if item, ok := strings.CutPrefix(line, "//   - "); ok && cur != nil {
+			if title, _, ok := strings.Cut(item, ":"); ok {
+				cur[title] = true
+			}
+		}
+	}
+	return out
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

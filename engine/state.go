@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -43,6 +42,7 @@ type TaskState struct {
 	Name       string
 	Path       string
 	Error      string             // the stored error of a failed attempt
+	ErrorKind  ErrorKind          // what kind of failure Error is
 	Interrupts []PendingInterrupt // questions the task is waiting on
 	Result     []Write            // writes of a task that finished
 	Input      any                // the Send argument of a push task
@@ -264,9 +264,11 @@ func (rt *runtime) describeTasks(snap *Snapshot, tasks []*task, pending []checkp
 		ts := &snap.Tasks[i]
 		switch pw.Channel {
 		case checkpoint.Error:
-			var msg string
-			_ = json.Unmarshal(pw.Value, &msg)
-			ts.Error = msg
+			e, err := decodeTaskError(pw.Value)
+			if err != nil {
+				return nil, fmt.Errorf("checkpoint %s: stored error of task %s: %w", rt.cpID, pw.TaskID, err)
+			}
+			ts.Error, ts.ErrorKind = e.Message, e.Kind
 		case checkpoint.Interrupt:
 			ints, err := decodeInterrupts(pw.Value)
 			if err != nil {

@@ -59,6 +59,7 @@ type TaskEvent struct {
 	Done       bool
 	Result     []Write
 	Error      string
+	ErrorKind  ErrorKind // with Error: what kind of failure it is
 	Interrupts []PendingInterrupt
 }
 
