@@ -66,6 +66,14 @@ func (rt *runtime) loop() (*Result, error) {
 		if rt.cfg.stopCheck != nil && ran == 0 && rt.cfg.stopCheck() {
 			return rt.result(tasks, nil, "step", ran, false), nil
 		}
+		if rt.cfg.phases != nil {
+			ts, trig := rt.phaseTasks(tasks)
+			if err := rt.phase(&PhaseInfo{Phase: PhasePlan, Tasks: ts, Triggers: trig, Values: rt.values()}); errors.Is(err, ErrPause) {
+				return rt.result(tasks, nil, "phase", ran, false), nil
+			} else if err != nil {
+				return nil, err
+			}
+		}
 		out, err := rt.runStep(tasks)
 		if err != nil {
 			return nil, err
@@ -103,6 +111,16 @@ func (rt *runtime) loop() (*Result, error) {
 			}
 			return r, nil
 		}
+		edits, err := rt.barrier(tasks)
+		if err != nil {
+			return nil, phaseErr(err, PhaseBarrier)
+		}
+		source := checkpoint.SourceLoop
+		if edits != nil {
+			// What runs next follows edited writes: the step's checkpoint
+			// is a fork that says so; the tasks' stored writes stay true.
+			source, rt.stepExtra = checkpoint.SourceFork, map[string]any{MetaEdits: edits}
+		}
 		updated, err := rt.apply(tasks)
 		if err != nil {
 			return nil, err
@@ -121,8 +139,26 @@ func (rt *runtime) loop() (*Result, error) {
 		if rt.saver != nil {
 			names = taskNames(tasks)
 		}
-		if err := rt.put(checkpoint.SourceLoop, names); err != nil {
+		if err := rt.put(source, names); err != nil {
 			return nil, err
+		}
+		if rt.cfg.phases != nil {
+			ts, trig := rt.phaseTasks(tasks)
+			p := &PhaseInfo{Phase: PhaseApply, Tasks: ts, Triggers: trig, Values: rt.values()}
+			for _, c := range updated {
+				if c < g.nState {
+					p.Updated = append(p.Updated, g.specs[c].name)
+				}
+			}
+			if err := rt.phase(p); errors.Is(err, ErrPause) {
+				next, err := rt.prepare()
+				if err != nil {
+					return nil, err
+				}
+				return rt.result(next, nil, "phase", ran, len(next) == 0), nil
+			} else if err != nil {
+				return nil, err
+			}
 		}
 		after := rt.g.after
 		if rt.cfg.afterSet {

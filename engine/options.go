@@ -71,6 +71,7 @@ type runConfig struct {
 	metadata     map[string]any
 	stepLimit    int
 	subgraphs    bool
+	phases       PhaseFunc
 	stopCheck    func() bool
 	// set for subgraph runs
 	parents  map[string]string

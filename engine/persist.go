@@ -5,6 +5,7 @@ package engine
 
 import (
 	"context"
+	"maps"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -225,6 +226,11 @@ func (rt *runtime) put(source checkpoint.Source, tasks []string) error {
 		}
 	}
 	md := checkpoint.Metadata{Source: source, Step: rt.step, Parents: rt.parents, RunID: rt.cfg.runID, Tasks: tasks, Extra: rt.extra}
+	if rt.stepExtra != nil {
+		md.Extra = maps.Clone(rt.extra)
+		maps.Copy(md.Extra, rt.stepExtra)
+		rt.stepExtra = nil
+	}
 	parent := rt.cpRef
 	rt.cpMeta, rt.cpTime, rt.cpParent = md, cp.TS, parent
 	rt.cpID = cp.ID

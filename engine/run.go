@@ -30,7 +30,7 @@ type Result struct {
 	Done bool
 	// Breakpoint is "before" or "after" when the run stopped at a static
 	// breakpoint, "step" when it stopped at WithStepLimit or WithStopCheck,
-	// and "" otherwise.
+	// "phase" when a phase hook paused it (WithPhases), and "" otherwise.
 	Breakpoint string
 	// After names the nodes whose step the run stopped after (Breakpoint
 	// "after"), sorted; nil for any other stop. Next says what runs next.
@@ -119,6 +119,10 @@ type runtime struct {
 	// streamed or not): its result is that state, as LangGraph's invoke
 	// returns its last values chunk.
 	valuesShown bool
+	// stepExtra is added to the metadata of the next checkpoint only (the
+	// edits a fork was made with); editDesc describes those edits.
+	stepExtra map[string]any
+	editDesc  []map[string]any
 
 	extra     map[string]any    // metadata Extra of every checkpoint of the run
 	parents   map[string]string // metadata Parents of every checkpoint of the run

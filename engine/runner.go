@@ -39,9 +39,13 @@ func (rt *runtime) runStep(tasks []*task) (out stepOutcome, err error) {
 		rt.emitTaskStart(t)
 	}
 	var failed *task
-	switch len(todo) {
-	case 0:
-	case 1: // on this goroutine: most steps run one task
+	switch {
+	case len(todo) > 0 && rt.cfg.phases != nil:
+		if failed, err = rt.runInChosenOrder(todo); err != nil {
+			return out, phaseErr(err, PhaseTask)
+		}
+	case len(todo) == 0:
+	case len(todo) == 1: // on this goroutine: most steps run one task
 		rt.exec(rt.ctx, todo[0])
 		if e := todo[0].err; e != nil && !isInterrupt(e) {
 			failed = todo[0]
