@@ -61,7 +61,8 @@ func (s *chanSpec) withDefault(d func() any) *chanSpec {
 type starter interface{ start(v any) }
 
 func (s *chanSpec) info() ChannelInfo {
-	return ChannelInfo{Name: s.name, Kind: s.kind, Type: s.codec.goType().String(), Reducer: s.reducer}
+	t := s.codec.goType()
+	return ChannelInfo{Name: s.name, Kind: s.kind, Type: t.String(), Reducer: s.reducer, GoType: t}
 }
 
 // Key is a typed handle to a channel holding one value of type T. Its zero
