@@ -276,12 +276,25 @@ func precheck(path string, readOnly bool) error {
 	if pageSize < 512 || pageSize&(pageSize-1) != 0 {
 		return fmt.Errorf("open checkpoint store %s: %w: bad page size %d in its header", path, ErrCorrupt, pageSize)
 	}
+	// The size is read after the header: a checkpoint of another process's
+	// write-ahead log only grows the file.
+	if fi, err = f.Stat(); err != nil {
+		return fmt.Errorf("open checkpoint store %s: %w", path, err)
+	}
+	if _, err := os.Lstat(path + "-wal"); err == nil {
+		// A write-ahead log exists: another process has the file open, or
+		// one crashed, or the disk filled up. Pages the header counts may
+		// still be in the log (a checkpoint writes page 1 first and grows
+		// the file after), and SQLite replays the log on open, so the size
+		// says nothing here; quick_check and reads judge the pages.
+		return nil
+	}
 	if fi.Size()%pageSize != 0 {
 		return fmt.Errorf("open checkpoint store %s: %w: the file is truncated (%d bytes is not a whole number of %d-byte pages)", path, ErrCorrupt, fi.Size(), pageSize)
 	}
 	pages := int64(binary.BigEndian.Uint32(h[28:32]))
 	if pages > 0 && bytes.Equal(h[24:28], h[92:96]) && pages*pageSize > fi.Size() {
-		return fmt.Errorf("open checkpoint store %s: %w: the file is truncated (%d bytes, its header says %d pages of %d bytes)", path, ErrCorrupt, fi.Size(), pages, pageSize)
+		return fmt.Errorf("open checkpoint store %s: %w: the file is truncated (%d bytes, its header says %d pages of %d bytes, and there is no write-ahead log that could hold the rest)", path, ErrCorrupt, fi.Size(), pages, pageSize)
 	}
 	return nil
 }

@@ -1,0 +1,146 @@
+package sqlite_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/sqlite"
+)
+
+// copyFile copies src to dst if src exists.
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if errors.Is(err, os.ErrNotExist) {
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A crash while a checkpoint of the write-ahead log was copying pages into
+// the main file leaves a header that counts pages the main file does not
+// have yet; the log still holds them. SQLite replays the log on open, so
+// the store must open with everything in it (it used to be refused as
+// "truncated").
+func TestOpenRecoversFromWAL(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "live.db")
+	s, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// Keep every page in the log: no automatic checkpoint.
+	raw := rawDB(t, path)
+	raw.SetMaxOpenConns(1)
+	mustExec(t, raw, "PRAGMA wal_autocheckpoint = 0")
+	if _, err := raw.Exec("BEGIN; SELECT 1 FROM checkpoints LIMIT 1"); err != nil {
+		t.Fatal(err)
+	}
+	fillChain(t, s, "t", 400, true)
+	// The snapshot a SIGKILL would leave: main file, log and index as they
+	// are now, with the main file's header already counting the log's pages.
+	crashed := filepath.Join(dir, "crashed.db")
+	copyFile(t, path, crashed)
+	copyFile(t, path+"-wal", crashed+"-wal")
+	copyFile(t, path+"-shm", crashed+"-shm")
+	if fi, err := os.Stat(crashed + "-wal"); err != nil || fi.Size() < 64<<10 {
+		t.Fatalf("the write-ahead log holds %v bytes (%v); want the pages of 400 checkpoints", fi, err)
+	}
+	f, err := os.OpenFile(crashed, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hdr := make([]byte, 100)
+	if _, err := f.ReadAt(hdr, 0); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := f.Stat()
+	binary.BigEndian.PutUint32(hdr[28:32], uint32(fi.Size()/4096+50))
+	if _, err := f.WriteAt(hdr, 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	for _, opts := range [][]sqlite.Option{{sqlite.ReadOnly()}, nil} {
+		c, err := sqlite.Open(crashed, opts...)
+		if err != nil {
+			t.Fatalf("a store SQLite can recover is refused: %v", err)
+		}
+		var n int
+		for _, err := range c.List(t.Context(), checkpoint.ListOptions{ThreadID: "t"}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+		c.Close()
+		if n != 400 {
+			t.Fatalf("recovered store lists %d checkpoints, want 400", n)
+		}
+	}
+}
+
+// Opening a healthy store while another connection writes to it never
+// reports it corrupt: the header and the file size are read at different
+// moments, and a checkpoint of the log may grow the file in between.
+func TestOpenWhileAnotherWrites(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "busy.db")
+	w, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		parent := checkpoint.Ref{ThreadID: "busy"}
+		big := make([]byte, 6000) // several pages per step, so the file keeps growing
+		for i := 0; ctx.Err() == nil; i++ {
+			for j := range big {
+				big[j] = byte(i*31 + j*7)
+			}
+			cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), TS: time.Now(),
+				ChannelValues: map[string][]byte{"v": big}, ChannelVersions: map[string]int64{"v": int64(i + 1)}}
+			ref, err := w.Put(context.Background(), parent, cp, checkpoint.Metadata{Source: checkpoint.SourceLoop, Step: i}, cp.ChannelVersions)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			parent = ref
+		}
+	})
+	deadline := time.Now().Add(2 * time.Second)
+	opens := 0
+	for ; time.Now().Before(deadline); opens++ {
+		opts := []sqlite.Option{sqlite.ReadOnly()}
+		if opens%2 == 1 {
+			opts = nil
+		}
+		r, err := sqlite.Open(path, opts...)
+		if err != nil {
+			cancel()
+			wg.Wait()
+			t.Fatalf("open %d of a healthy store during writes: %v", opens, err)
+		}
+		r.Close()
+	}
+	cancel()
+	wg.Wait()
+	t.Logf("%d opens during writes", opens)
+	if opens < 20 {
+		t.Fatalf("only %d opens", opens)
+	}
+}
