@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -192,8 +193,10 @@ func explainUnwritable(path string, err error) error {
 
 const (
 	// writerParams are the brief's pragmas: every pooled connection gets them.
-	writerParams   = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
-	readerParams   = "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=query_only(1)&_txlock=deferred"
+	// trusted_schema(0): functions with side effects cannot be called from
+	// the schema (Open also refuses triggers and views outright).
+	writerParams   = "_pragma=busy_timeout(10000)&_pragma=trusted_schema(0)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+	readerParams   = "_pragma=busy_timeout(10000)&_pragma=trusted_schema(0)&_pragma=foreign_keys(1)&_pragma=query_only(1)&_txlock=deferred"
 	readOnlyParams = "mode=ro&" + readerParams
 	// immutableParams read a file nothing can change (a read-only file system).
 	immutableParams = "mode=ro&immutable=1&" + readerParams
@@ -303,6 +306,56 @@ func precheck(path string, readOnly bool) error {
 type fileInfo struct {
 	appID, version int64
 	tables         []string
+	objects        []schemaObject // tables, views, triggers (not indexes)
+}
+
+// schemaObject is a row of sqlite_schema.
+type schemaObject struct{ kind, name string }
+
+func (o schemaObject) String() string { return fmt.Sprintf("%s %q", o.kind, o.name) }
+
+// weftObjects are the tables, views and triggers the embedded migrations
+// create, found by running them on an in-memory database once.
+var weftObjects = sync.OnceValues(func() (map[schemaObject]bool, error) {
+	db, err := sql.Open("sqlite", "file::memory:")
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	for _, m := range migrations {
+		if _, err := db.Exec(m.sql); err != nil {
+			return nil, fmt.Errorf("migration %s: %w", m.name, err)
+		}
+	}
+	tx, err := db.Begin()
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	objs, err := schemaObjects(context.Background(), tx)
+	out := map[schemaObject]bool{}
+	for _, o := range objs {
+		out[o] = true
+	}
+	return out, err
+})
+
+func schemaObjects(ctx context.Context, tx *sql.Tx) ([]schemaObject, error) {
+	rows, err := tx.QueryContext(ctx, "SELECT type, name FROM sqlite_schema WHERE type IN ('table', 'view', 'trigger') AND name NOT LIKE 'sqlite_%' ORDER BY type, name")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []schemaObject
+	for rows.Next() {
+		var o schemaObject
+		if err := rows.Scan(&o.kind, &o.name); err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, rows.Err()
 }
 
 func inspect(ctx context.Context, tx *sql.Tx) (fileInfo, error) {
@@ -314,7 +367,10 @@ func inspect(ctx context.Context, tx *sql.Tx) (fileInfo, error) {
 		return fi, err
 	}
 	var err error
-	fi.tables, err = userTables(ctx, tx)
+	if fi.tables, err = userTables(ctx, tx); err != nil {
+		return fi, err
+	}
+	fi.objects, err = schemaObjects(ctx, tx)
 	return fi, err
 }
 
@@ -322,7 +378,7 @@ func inspect(ctx context.Context, tx *sql.Tx) (fileInfo, error) {
 func (s *Saver) refuse(fi fileInfo) error {
 	switch {
 	case fi.appID == ApplicationID:
-		return nil
+		return s.refuseObjects(fi)
 	case fi.appID != 0:
 		return fmt.Errorf("open checkpoint store %s: %w (its application_id is 0x%08x, Weft's is 0x%08x)", s.path, ErrForeignFile, uint32(fi.appID), ApplicationID)
 	case len(fi.tables) > 0:
@@ -331,6 +387,28 @@ func (s *Saver) refuse(fi fileInfo) error {
 		return fmt.Errorf("open checkpoint store %s read-only: the database is empty, not yet a Weft checkpoint store", s.path)
 	}
 	return nil // an empty database: init creates the schema
+}
+
+// refuseObjects refuses a Weft store holding triggers or views, or tables
+// Weft does not know (unless a newer Weft wrote it): a trigger runs on
+// Weft's own writes, and a view or table of another program has no place
+// in a file Weft may prune, copy and migrate.
+func (s *Saver) refuseObjects(fi fileInfo) error {
+	known, err := weftObjects()
+	if err != nil {
+		return fmt.Errorf("open checkpoint store %s: reading the built-in schema: %w", s.path, err)
+	}
+	var alien []string
+	for _, o := range fi.objects {
+		if known[o] || (o.kind == "table" && fi.version > int64(SchemaVersion)) {
+			continue
+		}
+		alien = append(alien, o.String())
+	}
+	if len(alien) == 0 {
+		return nil
+	}
+	return fmt.Errorf("open checkpoint store %s: %w: it holds %s, which Weft did not create (a trigger or view would run code on Weft's reads and writes); remove them with the sqlite3 shell if the file is yours", s.path, ErrForeignFile, strings.Join(alien, ", "))
 }
 
 // init checks what the file holds and brings it to a usable state: new files

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -142,5 +143,47 @@ func TestOpenWhileAnotherWrites(t *testing.T) {
 	t.Logf("%d opens during writes", opens)
 	if opens < 20 {
 		t.Fatalf("only %d opens", opens)
+	}
+}
+
+// A store carrying code or objects that Weft did not create is refused at
+// Open, naming them, and the code never runs: a trigger planted on a Weft
+// table would otherwise run on Weft's own writes.
+func TestOpenRefusesPlantedSchemaObjects(t *testing.T) {
+	for _, tc := range []struct{ name, setup, says string }{
+		{"trigger", `CREATE TABLE spy (x); CREATE TRIGGER steal AFTER INSERT ON checkpoints BEGIN INSERT INTO spy VALUES (new.metadata); END`, `trigger "steal"`},
+		{"trigger_alone", `CREATE TRIGGER tamper AFTER INSERT ON writes BEGIN UPDATE writes SET value = NULL; END`, `trigger "tamper"`},
+		{"view", `CREATE VIEW everything AS SELECT * FROM checkpoints`, `view "everything"`},
+		{"table", `CREATE TABLE extra (x)`, `table "extra"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filledFile(t, 2)
+			db := rawDB(t, path)
+			mustExec(t, db, tc.setup)
+			db.Close()
+			for _, opts := range [][]sqlite.Option{nil, {sqlite.ReadOnly()}} {
+				err := expectOpenError(t, path, sqlite.ErrForeignFile, opts...)
+				if !strings.Contains(err.Error(), tc.says) {
+					t.Errorf("error %q does not name %s", err, tc.says)
+				}
+			}
+		})
+	}
+}
+
+// Functions with side effects are not callable from a store's schema:
+// trusted_schema is off on every connection.
+func TestTrustedSchemaOff(t *testing.T) {
+	path := filledFile(t, 1)
+	s, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, ro := range []bool{false, true} {
+		v, err := sqlite.PragmaOf(s, "trusted_schema", ro)
+		if err != nil || v != 0 {
+			t.Errorf("trusted_schema (read pool %v) = %d, %v; want 0", ro, v, err)
+		}
 	}
 }
