@@ -339,7 +339,6 @@ func TestCrashLoopSurvivesKills(t *testing.T) {
 	fi, _ := os.Stat(path)
 	t.Logf("%d kills survived; store %d bytes", total, fi.Size())
 
-
 	// The disk fills up: no file of the child's may grow past 1 MiB, so
 	// the write-ahead log soon cannot take another commit.
 	path = filepath.Join(t.TempDir(), "full.db")
