@@ -107,7 +107,10 @@ func Open(path string, opts ...Option) (*Saver, error) {
 	if err := precheck(path, o.readOnly); err != nil {
 		return nil, err
 	}
-	s := &Saver{path: path, cipher: cipher}
+	if o.maxValue <= 0 {
+		o.maxValue = DefaultMaxValueSize
+	}
+	s := &Saver{path: path, cipher: cipher, maxValue: o.maxValue}
 	if o.readOnly {
 		s.readOnly = fmt.Errorf("checkpoint store %s was opened read-only: %w", path, checkpoint.ErrReadOnly)
 	} else {

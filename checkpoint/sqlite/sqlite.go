@@ -43,6 +43,7 @@ import (
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/crypt"
+	"github.com/weftstudio/weft/checkpoint/internal/record"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
@@ -60,6 +61,10 @@ var (
 	ErrForeignFile = errors.New("is a SQLite database but not a Weft checkpoint store")
 	// ErrCorrupt: the file is damaged (truncated or overwritten).
 	ErrCorrupt = errors.New("checkpoint store is corrupt")
+	// ErrValueTooLarge: a value to store, or a stored value, is larger than
+	// the store's limit (WithMaxValueSize); reading, the error names the
+	// channel and version.
+	ErrValueTooLarge = record.ErrTooLarge
 	// ErrNotEncrypted: an encryption key was given for a store that already
 	// holds unencrypted data.
 	ErrNotEncrypted = errors.New("checkpoint store is not encrypted")
@@ -74,6 +79,8 @@ type Saver struct {
 	w      *sql.DB // one connection; nil when read-only
 	r      *sql.DB // read pool
 	cipher *crypt.Cipher
+	// maxValue is the largest value written or read, in bytes.
+	maxValue int
 	// readOnly is non-nil when writes are refused; it wraps
 	// checkpoint.ErrReadOnly and says why.
 	readOnly error
@@ -104,7 +111,20 @@ type options struct {
 	readOnly bool
 	key      []byte
 	readers  int
+	maxValue int
 }
+
+// DefaultMaxValueSize is the largest channel value or pending write a
+// store takes and gives back, unless WithMaxValueSize says otherwise.
+const DefaultMaxValueSize = 64 << 20
+
+// WithMaxValueSize sets the largest value, in bytes, Put, PutWrites and
+// WriteBatch store (a larger one is an error naming its channel) and reads
+// decompress (a stored value larger than this is an error naming its
+// channel and version, found without inflating more than n+1 bytes, so a
+// crafted file cannot exhaust memory). 0 or less keeps
+// DefaultMaxValueSize.
+func WithMaxValueSize(n int) Option { return func(o *options) { o.maxValue = n } }
 
 // ReadOnly opens the store read-only (SQLite mode=ro): every write returns an
 // error wrapping checkpoint.ErrReadOnly, and the file must already exist.
