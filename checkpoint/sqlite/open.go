@@ -104,14 +104,18 @@ func Open(path string, opts ...Option) (*Saver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open checkpoint store %s: %w", path, err)
 	}
-	if err := precheck(path, o.readOnly); err != nil {
+	o.mustExist = o.mustExist || o.readOnly
+	if err := precheck(path, o.readOnly, o.mustExist); err != nil {
 		return nil, err
 	}
 	if o.maxValue <= 0 {
 		o.maxValue = DefaultMaxValueSize
 	}
-	s := &Saver{path: path, cipher: cipher, maxValue: o.maxValue}
+	s := &Saver{path: path, cipher: cipher, maxValue: o.maxValue, mustExist: o.mustExist}
 	if o.readOnly {
+		if _, err := os.Lstat(path + "-wal"); errors.Is(err, fs.ErrNotExist) {
+			s.cleanWAL = true
+		}
 		s.readOnly = fmt.Errorf("checkpoint store %s was opened read-only: %w", path, checkpoint.ErrReadOnly)
 	} else {
 		if s.w, err = sql.Open("sqlite", dsn(path, writerParams)); err != nil {
@@ -125,6 +129,13 @@ func Open(path string, opts ...Option) (*Saver, error) {
 	params := readerParams
 	if o.readOnly {
 		params = readOnlyParams
+		if s.cleanWAL && !fileWritable(path) {
+			// Nobody has the file open (no log), and this process could not
+			// remove the -wal and -shm files a read-only connection makes:
+			// read it as immutable, which makes none.
+			params = immutableParams
+			s.cleanWAL = false
+		}
 	}
 	if s.r, err = sql.Open("sqlite", dsn(path, params)); err != nil {
 		s.Close()
@@ -151,6 +162,32 @@ func Open(path string, opts ...Option) (*Saver, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// fileWritable reports whether this process may open path for writing.
+func fileWritable(path string) bool {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return false
+	}
+	f.Close()
+	return true
+}
+
+// removeIdleWAL removes the -wal and -shm files a read-only open of path
+// made, unless another connection uses them: it opens the file read-write
+// and closes it, and SQLite's last connection to close checkpoints an
+// (empty) log and deletes both. Failures leave the files, which are
+// harmless.
+func removeIdleWAL(path string) {
+	db, err := sql.Open("sqlite", dsn(path, "mode=rw&_pragma=trusted_schema(0)&_pragma=query_only(1)"))
+	if err != nil {
+		return
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	var n int
+	_ = db.QueryRow("SELECT count(*) FROM sqlite_schema").Scan(&n)
 }
 
 // initBusyTimeout bounds how long Open retries while another process holds a
@@ -220,13 +257,16 @@ var sqliteMagic = []byte("SQLite format 3\x00")
 // precheck looks at path before SQLite does, to give clear errors for what
 // SQLite reports vaguely: directories, missing parents, files that are not
 // SQLite databases, truncated files.
-func precheck(path string, readOnly bool) error {
+func precheck(path string, readOnly, mustExist bool) error {
 	fi, err := os.Stat(path)
 	switch {
 	case err == nil:
 	case errors.Is(err, fs.ErrNotExist):
 		if readOnly {
 			return fmt.Errorf("open checkpoint store %s read-only: %w", path, fs.ErrNotExist)
+		}
+		if mustExist {
+			return fmt.Errorf("open checkpoint store %s: %w (it is not created unless asked)", path, fs.ErrNotExist)
 		}
 		dir := filepath.Dir(path)
 		di, err := os.Stat(dir)
@@ -253,8 +293,8 @@ func precheck(path string, readOnly bool) error {
 		return fmt.Errorf("open checkpoint store %s: not a regular file (%s)", path, fi.Mode().Type())
 	}
 	if fi.Size() == 0 {
-		if readOnly {
-			return fmt.Errorf("open checkpoint store %s read-only: the file is empty, not yet a Weft checkpoint store", path)
+		if mustExist {
+			return fmt.Errorf("open checkpoint store %s: %w (0 bytes); it is left as it is", path, ErrEmptyFile)
 		}
 		return nil // SQLite treats an empty file as a new database
 	}
@@ -386,8 +426,8 @@ func (s *Saver) refuse(fi fileInfo) error {
 		return fmt.Errorf("open checkpoint store %s: %w (its application_id is 0x%08x, Weft's is 0x%08x)", s.path, ErrForeignFile, uint32(fi.appID), ApplicationID)
 	case len(fi.tables) > 0:
 		return fmt.Errorf("open checkpoint store %s: %w (it has tables %s)", s.path, ErrForeignFile, strings.Join(fi.tables, ", "))
-	case s.w == nil:
-		return fmt.Errorf("open checkpoint store %s read-only: the database is empty, not yet a Weft checkpoint store", s.path)
+	case s.w == nil || s.mustExist:
+		return fmt.Errorf("open checkpoint store %s: %w (an SQLite database with no tables, perhaps another program's new file); it is left as it is", s.path, ErrEmptyFile)
 	}
 	return nil // an empty database: init creates the schema
 }

@@ -187,3 +187,86 @@ func TestTrustedSchemaOff(t *testing.T) {
 		}
 	}
 }
+
+// Opening with MustExist (and ReadOnly) refuses what is not already a
+// store, and leaves it as it was: a missing path, a 0-byte file, another
+// program's new (empty) SQLite database.
+func TestMustExistRefusesAndLeavesFiles(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.db")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	otherApp := filepath.Join(dir, "other.db")
+	db := rawDB(t, otherApp)
+	mustExec(t, db, "PRAGMA user_version = 0; VACUUM")
+	db.Close()
+	if fi, err := os.Stat(otherApp); err != nil || fi.Size() == 0 {
+		t.Fatalf("the empty SQLite database is %v bytes (%v); want a header", fi, err)
+	}
+	for _, opt := range []sqlite.Option{sqlite.MustExist(), sqlite.ReadOnly()} {
+		missing := filepath.Join(dir, "missing.db")
+		expectOpenError(t, missing, os.ErrNotExist, opt)
+		if _, err := os.Stat(missing); err == nil {
+			t.Fatal("a missing store was created")
+		}
+		for _, p := range []string{empty, otherApp} {
+			before, _ := os.ReadFile(p)
+			expectOpenError(t, p, sqlite.ErrEmptyFile, opt)
+			if after, _ := os.ReadFile(p); string(after) != string(before) {
+				t.Errorf("%s was changed", p)
+			}
+			if _, err := os.Stat(p + "-wal"); err == nil {
+				t.Errorf("%s-wal was left behind", p)
+			}
+		}
+	}
+	// Without MustExist the same files become stores: the caller asked to
+	// create one.
+	for _, p := range []string{empty, otherApp} {
+		s, err := sqlite.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+}
+
+// A read-only open of a store nobody has open leaves no -wal or -shm file
+// behind.
+func TestReadOnlyOpenLeavesNoFiles(t *testing.T) {
+	path := filledFile(t, 3)
+	s, err := sqlite.Open(path, sqlite.ReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(t.Context(), checkpoint.Ref{ThreadID: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if _, err := os.Stat(path + suffix); err == nil {
+			t.Errorf("a read-only open left %s behind", filepath.Base(path+suffix))
+		}
+	}
+	// With a writer open, its log stays.
+	w, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	fillChain(t, w, "u", 2, false)
+	r, err := sqlite.Open(path, sqlite.ReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if _, err := os.Stat(path + "-wal"); err != nil {
+		t.Errorf("a read-only close removed the writer's log: %v", err)
+	}
+	if _, err := w.Get(t.Context(), checkpoint.Ref{ThreadID: "u"}); err != nil {
+		t.Fatal(err)
+	}
+}

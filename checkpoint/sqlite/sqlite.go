@@ -65,6 +65,10 @@ var (
 	// the store's limit (WithMaxValueSize); reading, the error names the
 	// channel and version.
 	ErrValueTooLarge = record.ErrTooLarge
+	// ErrEmptyFile: the file is empty (0 bytes, or an SQLite database with
+	// no tables) and Open was not asked to create a store (MustExist,
+	// ReadOnly).
+	ErrEmptyFile = errors.New("the file is empty, not a Weft checkpoint store")
 	// ErrNotEncrypted: an encryption key was given for a store that already
 	// holds unencrypted data.
 	ErrNotEncrypted = errors.New("checkpoint store is not encrypted")
@@ -84,6 +88,11 @@ type Saver struct {
 	// readOnly is non-nil when writes are refused; it wraps
 	// checkpoint.ErrReadOnly and says why.
 	readOnly error
+	// mustExist: the store must not be created (MustExist, ReadOnly).
+	mustExist bool
+	// cleanWAL: a read-only open found no write-ahead log; the one SQLite
+	// made for it is removed at Close if no other process uses it.
+	cleanWAL bool
 
 	stmtOnce sync.Once
 	stmtErr  error
@@ -108,8 +117,9 @@ var (
 type Option func(*options)
 
 type options struct {
-	readOnly bool
-	key      []byte
+	readOnly  bool
+	mustExist bool
+	key       []byte
 	readers  int
 	maxValue int
 }
@@ -129,6 +139,13 @@ func WithMaxValueSize(n int) Option { return func(o *options) { o.maxValue = n }
 // ReadOnly opens the store read-only (SQLite mode=ro): every write returns an
 // error wrapping checkpoint.ErrReadOnly, and the file must already exist.
 func ReadOnly() Option { return func(o *options) { o.readOnly = true } }
+
+// MustExist opens only a file that already is a Weft checkpoint store:
+// a missing file is an error wrapping fs.ErrNotExist, and a 0-byte file or
+// an SQLite database with no tables (another program's new file) is an
+// error wrapping ErrEmptyFile, left as it is. Without it, Open creates the
+// store in a missing or empty file. ReadOnly implies it.
+func MustExist() Option { return func(o *options) { o.mustExist = true } }
 
 // WithEncryptionKey encrypts every stored value with AES-GCM under key (16, 24
 // or 32 bytes). A nil or empty key means no encryption; crypt.KeyFromEnv reads
@@ -168,6 +185,9 @@ func (s *Saver) Close() error {
 	}
 	if s.r != nil {
 		errs = append(errs, s.r.Close())
+	}
+	if s.cleanWAL {
+		removeIdleWAL(s.path)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close checkpoint store %s: %w", s.path, err)
