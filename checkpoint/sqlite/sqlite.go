@@ -120,8 +120,8 @@ type options struct {
 	readOnly  bool
 	mustExist bool
 	key       []byte
-	readers  int
-	maxValue int
+	readers   int
+	maxValue  int
 }
 
 // DefaultMaxValueSize is the largest channel value or pending write a
