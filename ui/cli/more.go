@@ -14,9 +14,9 @@ import (
 )
 
 func init() {
-	builtins["export"] = Command{"write a thread as a JSON bundle: export THREAD [-o FILE]", cmdExport}
-	builtins["import"] = Command{"read a thread bundle into the store: import FILE [-as THREAD]", cmdImport}
-	builtins["serve"] = Command{"serve every graph over AG-UI at http://ADDR/agents/<graph>: serve [-addr 127.0.0.1:8123]", cmdServe}
+	builtins["export"] = Command{Summary: "write a thread as a JSON bundle: export THREAD [-o FILE]", Run: cmdExport, ReadOnly: true}
+	builtins["import"] = Command{Summary: "read a thread bundle into the store: import FILE [-as THREAD]", Run: cmdImport}
+	builtins["serve"] = Command{Summary: "serve every graph over AG-UI at http://ADDR/agents/<graph>: serve [-addr 127.0.0.1:8123]", Run: cmdServe}
 }
 
 func cmdExport(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args []string, w io.Writer) error {
