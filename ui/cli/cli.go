@@ -84,7 +84,7 @@ func IsCommand(name string, extra map[string]Command) bool {
 	if !ok {
 		_, ok = extra[name]
 	}
-	return ok || name == "help" || name == "-h" || name == "--help"
+	return ok || name == "help" || name == "-h" || name == "-help" || name == "--help"
 }
 
 // Run runs the subcommand in args[0] with the global flags -db PATH (default
@@ -117,8 +117,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 		if near := nearest(args[0], cmds); near != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", near)
 		}
-		fmt.Fprintln(env.Stderr, msg)
-		usage(env.Stderr, cmds)
+		fmt.Fprintln(env.Stderr, msg+"; weft help lists the commands")
 		return 2
 	}
 	spec, create, rest, err := storeFlag(args[1:])
