@@ -161,6 +161,11 @@ func Open(path string, opts ...Option) (*Saver, error) {
 		}
 		return nil, err
 	}
+	// The file exists now (the schema is written); remember which it is.
+	if s.ident, err = os.Stat(path); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open checkpoint store %s: %w", path, err)
+	}
 	return s, nil
 }
 

@@ -270,3 +270,57 @@ func TestReadOnlyOpenLeavesNoFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A store whose file is deleted or replaced under the process refuses
+// writes with ErrFileGone (they would be lost) and Check says so.
+func TestFileDeletedOrReplaced(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		do   func(t *testing.T, path string)
+		says string
+	}{
+		{"deleted", func(t *testing.T, path string) {
+			for _, suffix := range []string{"", "-wal", "-shm"} {
+				os.Remove(path + suffix)
+			}
+		}, "deleted"},
+		{"moved", func(t *testing.T, path string) {
+			if err := os.Rename(path, path+".old"); err != nil {
+				t.Fatal(err)
+			}
+		}, "deleted or moved"},
+		{"replaced", func(t *testing.T, path string) {
+			other := filledFile(t, 1)
+			if err := os.Rename(other, path); err != nil {
+				t.Fatal(err)
+			}
+		}, "another file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filledFile(t, 2)
+			s, err := sqlite.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if err := s.Check(t.Context()); err != nil {
+				t.Fatalf("Check of a healthy store: %v", err)
+			}
+			latest, err := s.Get(t.Context(), checkpoint.Ref{ThreadID: "t"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.do(t, path)
+			if err := s.Check(t.Context()); !errors.Is(err, sqlite.ErrFileGone) || !strings.Contains(err.Error(), tc.says) || !strings.Contains(err.Error(), path) {
+				t.Errorf("Check = %v; want ErrFileGone saying %q", err, tc.says)
+			}
+			cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), TS: time.Now()}
+			if _, err := s.Put(t.Context(), latest.Ref, cp, checkpoint.Metadata{Source: checkpoint.SourceLoop}, nil); !errors.Is(err, sqlite.ErrFileGone) {
+				t.Errorf("Put into a %s file = %v; want ErrFileGone", tc.name, err)
+			}
+			if err := s.PutWrites(t.Context(), latest.Ref, []checkpoint.Write{{Channel: "a", Value: []byte("1")}}, "task", ""); !errors.Is(err, sqlite.ErrFileGone) {
+				t.Errorf("PutWrites into a %s file = %v; want ErrFileGone", tc.name, err)
+			}
+		})
+	}
+}

@@ -38,6 +38,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
 	"sync"
 
@@ -69,6 +71,11 @@ var (
 	// no tables) and Open was not asked to create a store (MustExist,
 	// ReadOnly).
 	ErrEmptyFile = errors.New("the file is empty, not a Weft checkpoint store")
+	// ErrFileGone: the store's file was deleted, moved or replaced by
+	// another file while the store was open; what is written would be lost
+	// or land in a file nobody opens under that name. Writes and Check
+	// return it.
+	ErrFileGone = errors.New("the checkpoint store's file is gone")
 	// ErrNotEncrypted: an encryption key was given for a store that already
 	// holds unencrypted data.
 	ErrNotEncrypted = errors.New("checkpoint store is not encrypted")
@@ -93,6 +100,8 @@ type Saver struct {
 	// cleanWAL: a read-only open found no write-ahead log; the one SQLite
 	// made for it is removed at Close if no other process uses it.
 	cleanWAL bool
+	// ident is the file as opened, to notice it deleted or replaced.
+	ident os.FileInfo
 
 	stmtOnce sync.Once
 	stmtErr  error
@@ -200,5 +209,30 @@ func (s *Saver) writable(ctx context.Context) error {
 	if s.readOnly != nil {
 		return s.readOnly
 	}
+	if err := s.Check(ctx); err != nil {
+		return err
+	}
 	return ctx.Err()
+}
+
+// Check reports whether the file at the store's path is still the file it
+// opened: nil if so, an error wrapping ErrFileGone naming the path if it
+// was deleted, moved away or replaced. Every write checks first (a stat
+// call, about a microsecond), so a run fails at its next step instead of
+// writing into a deleted file; long-running programs (a server, a worker,
+// the studio) call it now and then to stop, or warn, while idle.
+func (s *Saver) Check(context.Context) error {
+	if s.ident == nil {
+		return nil
+	}
+	fi, err := os.Stat(s.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("checkpoint store %s: %w: the file was deleted or moved while this process had it open; nothing written from now on would be kept, so writes stop here", s.path, ErrFileGone)
+	case err != nil:
+		return fmt.Errorf("checkpoint store %s: checking its file: %w", s.path, err)
+	case !os.SameFile(s.ident, fi):
+		return fmt.Errorf("checkpoint store %s: %w: another file was put in its place while this process had it open; writes stop here (reopen the store to use the new file)", s.path, ErrFileGone)
+	}
+	return nil
 }

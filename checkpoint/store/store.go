@@ -21,6 +21,17 @@ type Store interface {
 	io.Closer
 }
 
+// Checker is an optional capability of a Store: Check returns nil while
+// the store is usable, and an error saying why not once it is not (the
+// SQLite store's file was deleted or replaced under the process:
+// sqlite.ErrFileGone). Long-running commands call it periodically and stop
+// on an error instead of writing into the void.
+type Checker interface {
+	Check(ctx context.Context) error
+}
+
+var _ Checker = (*sqlite.Saver)(nil)
+
 // Opener opens a store for a DSN. Packages register openers for URL schemes
 // with Register, so this package does not force every driver on every
 // binary.

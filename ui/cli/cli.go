@@ -596,7 +596,13 @@ func cmdWorker(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, 
 		byName[g.Name()] = g
 	}
 	var done []ResultJSON
+	ctx, lost := watchStore(ctx, s, storeCheckInterval)
 	for {
+		if c, ok := s.(store.Checker); ok {
+			if err := c.Check(ctx); err != nil {
+				return err
+			}
+		}
 		infos, err := tl.ListThreads(ctx, 0)
 		if err != nil {
 			return err
@@ -626,6 +632,9 @@ func cmdWorker(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, 
 		}
 		select {
 		case <-ctx.Done():
+			if err := lost(); err != nil {
+				return err
+			}
 			return printJSON(w, done)
 		case <-time.After(*watch):
 		}

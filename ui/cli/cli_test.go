@@ -298,3 +298,58 @@ func TestCommandLineMistakes(t *testing.T) {
 		}
 	}
 }
+
+// A worker watching a store stops with a clear error once the store's file
+// is deleted under it, instead of going on against a file nobody sees.
+func TestWorkerStopsWhenStoreDeleted(t *testing.T) {
+	graphs := demoGraphs(t)
+	db := filepath.Join(t.TempDir(), "weft.db")
+	seed(t, db, graphs)
+	done := make(chan struct{})
+	var errs string
+	var code int
+	go func() {
+		defer close(done)
+		_, errs, code = runCLI(t, graphs, "worker", "-db", db, "-watch", "20ms")
+	}()
+	time.Sleep(300 * time.Millisecond)
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(db + suffix)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the worker kept running after its store was deleted")
+	}
+	if code != 1 || !strings.Contains(errs, "deleted") || !strings.Contains(errs, db) {
+		t.Fatalf("worker: code %d, %s", code, errs)
+	}
+}
+
+// weft serve stops with a clear error once its store's file is replaced.
+func TestServeStopsWhenStoreReplaced(t *testing.T) {
+	graphs := demoGraphs(t)
+	dir := t.TempDir()
+	db, other := filepath.Join(dir, "weft.db"), filepath.Join(dir, "other.db")
+	seed(t, db, graphs)
+	seed(t, other, graphs)
+	done := make(chan struct{})
+	var errs string
+	var code int
+	go func() {
+		defer close(done)
+		_, errs, code = runCLI(t, graphs, "serve", "-db", db, "-addr", "127.0.0.1:0")
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if err := os.Rename(other, db); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server kept running after its store was replaced")
+	}
+	if code != 1 || !strings.Contains(errs, "another file was put in its place") {
+		t.Fatalf("serve: code %d, %s", code, errs)
+	}
+}
