@@ -180,6 +180,9 @@ func Import(ctx context.Context, saver checkpoint.Saver, r io.Reader, opts ...Op
 	if b.Version < 1 || b.Version > Version {
 		return "", fmt.Errorf("import: bundle version %d is not supported (this Weft reads up to %d)", b.Version, Version)
 	}
+	if len(b.Checkpoints) == 0 {
+		return "", fmt.Errorf("import: the bundle of thread %q holds no checkpoints", b.ThreadID)
+	}
 	thread := b.ThreadID
 	if o.rename != "" {
 		thread = o.rename

@@ -66,3 +66,25 @@ func TestUnpackLimit(t *testing.T) {
 		t.Errorf("a value at the limit: %d bytes, %v", len(v), err)
 	}
 }
+
+// FuzzUnpack: stored forms of any shape unpack to at most the limit or
+// fail; none panics or allocates past the limit.
+//
+//	go test -run '^$' -fuzz FuzzUnpack -fuzztime 10s ./checkpoint/internal/record
+func FuzzUnpack(f *testing.F) {
+	f.Add(Pack(bytes.Repeat([]byte(`{"a":[1,2,3]}`), 100)))
+	f.Add([]byte{packEscaped, 1, 2})
+	f.Add([]byte(`"plain"`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		const limit = 1 << 16
+		out, err := Unpack(b, limit)
+		if err == nil && len(out) > limit {
+			t.Fatalf("unpacked %d bytes past the %d-byte limit", len(out), limit)
+		}
+		if err == nil && len(b) > 0 && b[0] != packDeflate {
+			if !bytes.Equal(Pack(out), b) && b[0] != packEscaped && len(b) < PackMin {
+				t.Fatalf("a raw value does not pack back to itself: %q", b)
+			}
+		}
+	})
+}
