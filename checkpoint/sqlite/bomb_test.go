@@ -51,17 +51,17 @@ func TestDecompressionBomb(t *testing.T) {
 	s.Close()
 
 	db := rawDB(t, path)
-	// One value of 256 MiB: over the per-value limit.
-	if _, err := db.Exec("UPDATE blobs SET value = ? WHERE channel = 'c00'", deflateBomb(256<<20)); err != nil {
+	// One value of 64 MiB: over the per-value limit (8 MiB here).
+	if _, err := db.Exec("UPDATE blobs SET value = ? WHERE channel = 'c00'", deflateBomb(64<<20)); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
 	expectTooLarge(t, path, ref, `channel "c00" version 7`)
 
-	// Twelve values of 60 MiB each, every one under the limit: together
-	// 720 MiB from under a megabyte.
+	// Twelve values of 7 MiB each, every one under the limit: together
+	// 84 MiB from under 100 KB.
 	db = rawDB(t, path)
-	if _, err := db.Exec("UPDATE blobs SET value = ?", deflateBomb(60<<20)); err != nil {
+	if _, err := db.Exec("UPDATE blobs SET value = ?", deflateBomb(7<<20)); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -70,7 +70,7 @@ func TestDecompressionBomb(t *testing.T) {
 
 func expectTooLarge(t *testing.T, path string, ref checkpoint.Ref, says string) {
 	t.Helper()
-	s, err := sqlite.Open(path, sqlite.ReadOnly())
+	s, err := sqlite.Open(path, sqlite.ReadOnly(), sqlite.WithMaxValueSize(8<<20))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,9 +83,9 @@ func expectTooLarge(t *testing.T, path string, ref checkpoint.Ref, says string) 
 	if !errors.Is(err, sqlite.ErrValueTooLarge) || !strings.Contains(err.Error(), says) || !strings.Contains(err.Error(), path) {
 		t.Fatalf("Get of a crafted checkpoint = %v; want ErrValueTooLarge saying %q and naming %s", err, says, path)
 	}
-	// The per-value limit is 64 MiB, a page's 128 MiB; reading may hold that and
-	// the growing buffer, never the whole bomb.
-	if grew := after.TotalAlloc - before.TotalAlloc; grew > 400<<20 {
+	// The per-value limit is 8 MiB, a page's 16 MiB; reading may allocate
+	// a few times that (buffers grow by doubling), never the whole bomb.
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 100<<20 {
 		t.Errorf("refusing the bomb allocated %d MiB", grew>>20)
 	}
 	t.Logf("%v (allocated %d MiB)", err, (after.TotalAlloc-before.TotalAlloc)>>20)
