@@ -311,12 +311,13 @@ func TestFileDeletedOrReplaced(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.do(t, path)
-			if err := s.Check(t.Context()); !errors.Is(err, sqlite.ErrFileGone) || !strings.Contains(err.Error(), tc.says) || !strings.Contains(err.Error(), path) {
-				t.Errorf("Check = %v; want ErrFileGone saying %q", err, tc.says)
-			}
+			time.Sleep(30 * time.Millisecond) // writes check every 20 ms at most
 			cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), TS: time.Now()}
 			if _, err := s.Put(t.Context(), latest.Ref, cp, checkpoint.Metadata{Source: checkpoint.SourceLoop}, nil); !errors.Is(err, sqlite.ErrFileGone) {
 				t.Errorf("Put into a %s file = %v; want ErrFileGone", tc.name, err)
+			}
+			if err := s.Check(t.Context()); !errors.Is(err, sqlite.ErrFileGone) || !strings.Contains(err.Error(), tc.says) || !strings.Contains(err.Error(), path) {
+				t.Errorf("Check = %v; want ErrFileGone saying %q", err, tc.says)
 			}
 			if err := s.PutWrites(t.Context(), latest.Ref, []checkpoint.Write{{Channel: "a", Value: []byte("1")}}, "task", ""); !errors.Is(err, sqlite.ErrFileGone) {
 				t.Errorf("PutWrites into a %s file = %v; want ErrFileGone", tc.name, err)

@@ -42,6 +42,8 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/crypt"
@@ -102,6 +104,10 @@ type Saver struct {
 	cleanWAL bool
 	// ident is the file as opened, to notice it deleted or replaced.
 	ident os.FileInfo
+	// checked is when (UnixNano) the path last proved to be ident; gone
+	// latches the error once it did not.
+	checked atomic.Int64
+	gone    atomic.Pointer[error]
 
 	stmtOnce sync.Once
 	stmtErr  error
@@ -209,30 +215,45 @@ func (s *Saver) writable(ctx context.Context) error {
 	if s.readOnly != nil {
 		return s.readOnly
 	}
-	if err := s.Check(ctx); err != nil {
-		return err
+	if s.ident != nil && time.Now().UnixNano()-s.checked.Load() >= int64(fileCheckEvery) {
+		if err := s.Check(ctx); err != nil {
+			return err
+		}
 	}
 	return ctx.Err()
 }
 
+// fileCheckEvery is how often, at most, writes check that the store's file
+// is still there: a stat costs about a microsecond, a few percent of a
+// small Put.
+const fileCheckEvery = 20 * time.Millisecond
+
 // Check reports whether the file at the store's path is still the file it
 // opened: nil if so, an error wrapping ErrFileGone naming the path if it
-// was deleted, moved away or replaced. Every write checks first (a stat
-// call, about a microsecond), so a run fails at its next step instead of
-// writing into a deleted file; long-running programs (a server, a worker,
-// the studio) call it now and then to stop, or warn, while idle.
+// was deleted, moved away or replaced. Once it is gone every write fails
+// with that error. Writes check by themselves, at most every 20 ms (a stat
+// call), so a run fails at its next step instead of writing into a deleted
+// file; long-running programs (a server, a worker, the studio) call Check
+// now and then to stop, or warn, while idle.
 func (s *Saver) Check(context.Context) error {
 	if s.ident == nil {
 		return nil
 	}
+	if p := s.gone.Load(); p != nil {
+		return *p
+	}
 	fi, err := os.Stat(s.path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("checkpoint store %s: %w: the file was deleted or moved while this process had it open; nothing written from now on would be kept, so writes stop here", s.path, ErrFileGone)
+		err = fmt.Errorf("checkpoint store %s: %w: the file was deleted or moved while this process had it open; nothing written from now on would be kept, so writes stop here", s.path, ErrFileGone)
 	case err != nil:
 		return fmt.Errorf("checkpoint store %s: checking its file: %w", s.path, err)
 	case !os.SameFile(s.ident, fi):
-		return fmt.Errorf("checkpoint store %s: %w: another file was put in its place while this process had it open; writes stop here (reopen the store to use the new file)", s.path, ErrFileGone)
+		err = fmt.Errorf("checkpoint store %s: %w: another file was put in its place while this process had it open; writes stop here (reopen the store to use the new file)", s.path, ErrFileGone)
+	default:
+		s.checked.Store(time.Now().UnixNano())
+		return nil
 	}
-	return nil
+	s.gone.Store(&err)
+	return err
 }
