@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
@@ -75,79 +76,101 @@ func (gr *Graph) GetState(ctx context.Context, opts ...RunOption) (*Snapshot, er
 
 // History lists the thread's checkpoints as snapshots, newest first. opts
 // selects like Saver.List: Filter, Before and Limit apply; ThreadID is set
-// from WithThread.
+// from WithThread. It holds the whole list in memory; HistorySeq streams it.
 func (gr *Graph) History(ctx context.Context, sel checkpoint.ListOptions, opts ...RunOption) ([]*Snapshot, error) {
-	cfg := newRunConfig(opts)
-	if gr.saver == nil {
-		return nil, errors.New("History needs a graph compiled with engine.WithSaver")
-	}
-	if cfg.thread == "" {
-		return nil, errors.New("History needs a thread: engine.WithThread")
-	}
-	sel.ThreadID = cfg.thread
-	ns := cfg.ns
-	sel.NS = &ns
-	// Read from the saver on one goroutine while snapshots are rebuilt on
-	// this one: the two halves of the work take about as long each. Tuples
-	// cross in batches: one hand-over per tuple cost a goroutine wake-up
-	// each whenever the rebuilding side caught up.
-	const batch = 64
-	type item struct {
-		tp  *checkpoint.Tuple
-		err error
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	items := make(chan []item, 8)
-	go func() {
-		defer close(items)
-		var buf []item
-		send := func() bool {
-			select {
-			case items <- buf:
-				buf = nil
-				return true
-			case <-ctx.Done():
-				return false
-			}
-		}
-		for tp, err := range gr.saver.List(ctx, sel) {
-			buf = append(buf, item{tp, err})
-			if err != nil {
-				send()
-				return
-			}
-			if len(buf) == batch && !send() {
-				return
-			}
-		}
-		if len(buf) > 0 {
-			send()
-		}
-	}()
-	defer func() {
-		cancel()
-		for range items {
-		}
-	}()
 	var out []*Snapshot
-	var rt *runtime // one runtime serves every snapshot in turn
-	for b := range items {
-		for _, it := range b {
-			if it.err != nil {
-				return nil, fmt.Errorf("history of thread %q: %w", cfg.thread, it.err)
-			}
-			s, err := gr.snapshotOf(ctx, gr.saver, cfg, it.tp, false, &rt)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, s)
+	for s, err := range gr.HistorySeq(ctx, sel, opts...) {
+		if err != nil {
+			return nil, err
 		}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+		out = append(out, s)
 	}
 	return out, nil
+}
+
+// HistorySeq yields the thread's checkpoints as snapshots, newest first, as
+// they are read, so a long thread's first page shows at once and memory
+// stays flat; stop ranging to stop reading. An error ends the sequence.
+// Selection is as for History.
+func (gr *Graph) HistorySeq(ctx context.Context, sel checkpoint.ListOptions, opts ...RunOption) iter.Seq2[*Snapshot, error] {
+	return func(yield func(*Snapshot, error) bool) {
+		cfg := newRunConfig(opts)
+		if gr.saver == nil {
+			yield(nil, errors.New("History needs a graph compiled with engine.WithSaver"))
+			return
+		}
+		if cfg.thread == "" {
+			yield(nil, errors.New("History needs a thread: engine.WithThread"))
+			return
+		}
+		sel.ThreadID = cfg.thread
+		ns := cfg.ns
+		sel.NS = &ns
+		// Read from the saver on one goroutine while snapshots are rebuilt
+		// on this one: the two halves of the work take about as long each.
+		// Tuples cross in batches: one hand-over per tuple cost a goroutine
+		// wake-up each whenever the rebuilding side caught up. The first
+		// batch is small, so the first snapshots come quickly.
+		type item struct {
+			tp  *checkpoint.Tuple
+			err error
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		items := make(chan []item, 8)
+		go func() {
+			defer close(items)
+			var buf []item
+			batch := 8
+			send := func() bool {
+				select {
+				case items <- buf:
+					buf, batch = nil, 64
+					return true
+				case <-ctx.Done():
+					return false
+				}
+			}
+			for tp, err := range gr.saver.List(ctx, sel) {
+				buf = append(buf, item{tp, err})
+				if err != nil {
+					send()
+					return
+				}
+				if len(buf) == batch && !send() {
+					return
+				}
+			}
+			if len(buf) > 0 {
+				send()
+			}
+		}()
+		defer func() {
+			cancel()
+			for range items {
+			}
+		}()
+		var rt *runtime // one runtime serves every snapshot in turn
+		for b := range items {
+			for _, it := range b {
+				if it.err != nil {
+					yield(nil, fmt.Errorf("history of thread %q: %w", cfg.thread, it.err))
+					return
+				}
+				s, err := gr.snapshotOf(ctx, gr.saver, cfg, it.tp, false, &rt)
+				if err != nil {
+					yield(nil, err)
+					return
+				}
+				if !yield(s, nil) {
+					return
+				}
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			yield(nil, err)
+		}
+	}
 }
 
 // snapshotOf rebuilds the channels of a checkpoint read from saver and plans

@@ -126,3 +126,51 @@ func TestUpdateStateAsEnd(t *testing.T) {
 		t.Errorf("continuing after END: %+v, %v, want nothing to run", res, err)
 	}
 }
+
+// HistorySeq streams a thread's snapshots newest first; stopping early
+// stops the reading.
+func TestHistorySeqStreamsAndStops(t *testing.T) {
+	ctx := context.Background()
+	n := engine.LastValue[int]("n")
+	g, err := engine.NewGraph("count", n).
+		AddNode("inc", func(_ context.Context, s engine.State) (engine.Output, error) {
+			return engine.Updates(n.Set(n.Get(s) + 1)), nil
+		}).
+		AddEdge(engine.START, "inc").
+		AddConditionalEdges("inc", func(_ context.Context, s engine.State) (engine.Route, error) {
+			if n.Get(s) < 300 {
+				return engine.To("inc"), nil
+			}
+			return engine.To(engine.END), nil
+		}, engine.Targets("inc", engine.END)).
+		Compile(engine.WithSaver(memory.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := engine.WithThread("t")
+	if _, err := g.Invoke(ctx, engine.Values{}, th, engine.WithRecursionLimit(1000)); err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for s, err := range g.HistorySeq(ctx, checkpoint.ListOptions{}, th) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, n.Get(engine.StateOf(s.Values)))
+		if len(got) == 5 {
+			break
+		}
+	}
+	if !slices.Equal(got, []int{300, 299, 298, 297, 296}) {
+		t.Errorf("first five = %v", got)
+	}
+	all, err := g.History(ctx, checkpoint.ListOptions{}, th)
+	if err != nil || len(all) != 302 {
+		t.Errorf("%d snapshots, %v; want 302", len(all), err)
+	}
+	for _, err := range g.HistorySeq(ctx, checkpoint.ListOptions{}) {
+		if err == nil || !strings.Contains(err.Error(), "needs a thread") {
+			t.Errorf("without a thread: %v", err)
+		}
+	}
+}
