@@ -97,6 +97,7 @@ type nodeDef struct {
 	sub          *Graph
 	deferred     bool
 	retry        *RetryPolicy
+	timeout      time.Duration
 	destinations []string
 	writes       []string
 }

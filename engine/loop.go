@@ -186,7 +186,7 @@ func (rt *runtime) restorePending(tasks []*task) error {
 			continue
 		}
 		switch pw.Channel {
-		case checkpoint.Error, checkpoint.Interrupt, checkpoint.Scheduled:
+		case checkpoint.Error, checkpoint.Interrupt, checkpoint.Scheduled, checkpoint.Calls:
 		case checkpoint.Resume:
 			var vals []json.RawMessage
 			if err := json.Unmarshal(pw.Value, &vals); err != nil {
@@ -376,6 +376,8 @@ func backoff(p *RetryPolicy, attempt int) time.Duration {
 // execOnce runs the node body once, recovering a panic into a NodeError.
 func (rt *runtime) execOnce(ctx context.Context, t *task) (err error) {
 	n := t.node
+	ctx, timeoutDone := withNodeTimeout(ctx, t)
+	defer timeoutDone(&err)
 	// A fresh context per attempt: saver drivers may still watch a previous
 	// one's Done channel after the call that used it returned.
 	tc := &taskCtx{Context: ctx, rt: rt, t: t, step: rt.step}
@@ -661,6 +663,7 @@ func (rt *runtime) commit(ctx context.Context, t *task) {
 		b, _ := json.Marshal(raws)
 		ws = append(ws, checkpoint.Write{Channel: checkpoint.Resume, Value: b})
 	}
+	ws = t.calls.appendTo(ws)
 	ref, id, path := rt.cpRef, t.id, t.path // the task is reused next step: capture now
 	put := func() error { return rt.saver.PutWrites(rt.ctx, ref, ws, id, path) }
 	switch {

@@ -43,6 +43,11 @@ type TaskState struct {
 	// NS is the checkpoint namespace of a subgraph task's own checkpoints,
 	// "" for other tasks.
 	NS string
+	// Calls are the model and tool calls the task recorded with RecordCall,
+	// in order, across its attempts; CallsDropped counts those left out
+	// to keep the record bounded.
+	Calls        []CallRecord
+	CallsDropped int
 }
 
 // GetState returns the thread's state at its latest checkpoint, or at the one
@@ -208,6 +213,10 @@ func (gr *Graph) snapshotOf(ctx context.Context, cfg *runConfig, tp *checkpoint.
 			}
 			ts.Interrupts = append(ts.Interrupts, ints...)
 			snap.Interrupts = append(snap.Interrupts, ints...)
+		case checkpoint.Calls:
+			if ts.Calls, ts.CallsDropped, err = decodeCalls(pw.Value); err != nil {
+				return nil, fmt.Errorf("checkpoint %s: stored calls of task %s: %w", tp.Ref.CheckpointID, pw.TaskID, err)
+			}
 		case checkpoint.Resume, checkpoint.Scheduled:
 		case checkpoint.NoWrites:
 			doneSet[pw.TaskID] = true
@@ -382,7 +391,7 @@ func (rt *runtime) updateStep(ctx context.Context, tp *checkpoint.Tuple, ups []S
 			}
 			for _, pw := range tp.PendingWrites {
 				t, ok := byID[pw.TaskID]
-				if !ok || pw.Channel == checkpoint.Error || pw.Channel == checkpoint.Interrupt || pw.Channel == checkpoint.Resume || pw.Channel == checkpoint.NoWrites {
+				if !ok || pw.Channel == checkpoint.Error || pw.Channel == checkpoint.Interrupt || pw.Channel == checkpoint.Resume || pw.Channel == checkpoint.NoWrites || pw.Channel == checkpoint.Calls {
 					continue
 				}
 				w, err := rt.decodePending(pw)
