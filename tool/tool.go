@@ -103,21 +103,32 @@ func Must[T Tool](t T, err error) T {
 // Spec returns the tool's name, description and parameter schema.
 func (f *Func[A, R]) Spec() model.ToolSpec { return f.spec }
 
-// Call validates args, decodes them into an A and runs the function.
-func (f *Func[A, R]) Call(ctx context.Context, args string) (string, error) {
+// Decode validates args against the tool's schema and decodes them into an
+// A, without running the function: for nodes that run a tool's calls
+// themselves. Invalid arguments are an *ArgumentError.
+func (f *Func[A, R]) Decode(args string) (A, error) {
+	var a A
 	if strings.TrimSpace(args) == "" {
 		args = "{}"
 	}
 	inst, err := validator.UnmarshalJSON(strings.NewReader(args))
 	if err != nil {
-		return "", &ArgumentError{Tool: f.spec.Name, Args: args, Problems: []string{"not JSON: " + err.Error()}}
+		return a, &ArgumentError{Tool: f.spec.Name, Args: args, Problems: []string{"not JSON: " + err.Error()}}
 	}
 	if err := f.schema.Validate(inst); err != nil {
-		return "", &ArgumentError{Tool: f.spec.Name, Args: args, Problems: problems(err)}
+		return a, &ArgumentError{Tool: f.spec.Name, Args: args, Problems: problems(err)}
 	}
-	var a A
 	if err := json.Unmarshal([]byte(args), &a); err != nil {
-		return "", &ArgumentError{Tool: f.spec.Name, Args: args, Problems: []string{err.Error()}}
+		return a, &ArgumentError{Tool: f.spec.Name, Args: args, Problems: []string{err.Error()}}
+	}
+	return a, nil
+}
+
+// Call validates args, decodes them into an A and runs the function.
+func (f *Func[A, R]) Call(ctx context.Context, args string) (string, error) {
+	a, err := f.Decode(args)
+	if err != nil {
+		return "", err
 	}
 	r, err := f.fn(ctx, a)
 	if err != nil {
