@@ -40,6 +40,7 @@ type Server struct {
 	wire Wire
 
 	mu        sync.Mutex
+	respond   func(Seen) Response // NewServerFunc; nil for a fixed list
 	responses []Response
 	requests  []Request
 	gone      chan struct{} // closed when a hanging response's client went away
@@ -63,6 +64,15 @@ func NewServer(t testing.TB, wire Wire, responses ...Response) *Server {
 	return s
 }
 
+// NewServerFunc starts a fake server speaking wire that answers each
+// request with respond's response to what it asked: a model whose replies
+// depend on the conversation, for tests that run it many times.
+func NewServerFunc(t testing.TB, wire Wire, respond func(Seen) Response) *Server {
+	s := NewServer(t, wire)
+	s.respond = respond
+	return s
+}
+
 // Requests returns the requests received so far.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
@@ -78,7 +88,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests = append(s.requests, Request{Path: r.URL.Path, Header: r.Header.Clone(), Body: body, At: time.Now()})
 	var resp Response
-	if len(s.responses) > 0 {
+	if s.respond != nil {
+		seen, err := s.wire.Decode(body)
+		if err != nil {
+			resp = Response{Status: http.StatusBadRequest, Message: "cannot read the request: " + err.Error()}
+		} else {
+			resp = s.respond(seen)
+		}
+	} else if len(s.responses) > 0 {
 		resp = s.responses[0]
 		if len(s.responses) > 1 {
 			s.responses = s.responses[1:]
