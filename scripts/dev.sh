@@ -31,6 +31,7 @@ setup() {
   fi
   command -v go >/dev/null 2>&1 || { echo "setup: Go 1.26 is needed (https://go.dev/dl)"; exit 1; }
   go mod download
+  (cd model/eino && go mod download)
 }
 
 check_format() {
@@ -55,6 +56,8 @@ run_tests() {
   fi
   go test -race -count=1 ./engine/... ./checkpoint/...
   go test -count=1 ./...
+  # The Eino adapter is a module of its own (Eino stays out of Weft's build).
+  (cd model/eino && go vet ./... && go test -count=1 ./...)
   if [ "$pg_started" = 1 ]; then bash scripts/pg-test-server.sh stop >/dev/null 2>&1 || true; trap - EXIT; fi
 }
 
