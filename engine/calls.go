@@ -112,7 +112,8 @@ const (
 // RecordCall records a model or tool call the running node made: it is
 // streamed at once (ModeCalls) and stored with the task's writes, so
 // GetState and History show it in TaskState.Calls. Texts are cut to the
-// bounds above. Outside a node it does nothing. Model adapters and tool
+// bounds above. Outside a node it does nothing; like every use of a node's
+// context, it must happen before the node returns. Model adapters and tool
 // nodes call it for you.
 func RecordCall(ctx context.Context, rec CallRecord) {
 	tc := taskFrom(ctx)

@@ -178,18 +178,7 @@ func TestRecordedCallsInHistory(t *testing.T) {
 	if len(live) != 3 || live[0].Node != "ask" || live[0].TaskID == "" || live[2].Record.Kind != engine.CallTool {
 		t.Fatalf("streamed calls: %+v", live)
 	}
-	hist, err := g.History(context.Background(), checkpoint.ListOptions{}, engine.WithThread("t"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var task *engine.TaskState
-	for _, s := range hist {
-		for i := range s.Tasks {
-			if s.Tasks[i].Name == "ask" {
-				task = &s.Tasks[i]
-			}
-		}
-	}
+	task := historyTask(t, g, "t", "ask")
 	if task == nil {
 		t.Fatal("no snapshot has the ask task")
 	}
@@ -250,18 +239,7 @@ func TestRecordedCallsAreBounded(t *testing.T) {
 	if _, err := g.Invoke(context.Background(), engine.Values{"k": ""}, engine.WithThread("t")); err != nil {
 		t.Fatal(err)
 	}
-	hist, err := g.History(context.Background(), checkpoint.ListOptions{}, engine.WithThread("t"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var task *engine.TaskState
-	for _, s := range hist {
-		for i := range s.Tasks {
-			if s.Tasks[i].Name == "a" {
-				task = &s.Tasks[i]
-			}
-		}
-	}
+	task := historyTask(t, g, "t", "a")
 	if task == nil || len(task.Calls) != engine.MaxCalls || task.CallsDropped != 3 {
 		t.Fatalf("task keeps %d calls, dropped %d", len(task.Calls), task.CallsDropped)
 	}
@@ -282,4 +260,23 @@ func TestRecordedCallsAreBounded(t *testing.T) {
 	if rec.Request[1].Size != len(long) {
 		t.Errorf("a cut request message records size %d, want %d", rec.Request[1].Size, len(long))
 	}
+}
+
+// historyTask returns the task of node in the thread's history (the last
+// one listed, the oldest), or nil.
+func historyTask(t *testing.T, g *engine.Graph, thread, node string) *engine.TaskState {
+	t.Helper()
+	hist, err := g.History(context.Background(), checkpoint.ListOptions{}, engine.WithThread(thread))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var task *engine.TaskState
+	for _, s := range hist {
+		for i := range s.Tasks {
+			if s.Tasks[i].Name == node {
+				task = &s.Tasks[i]
+			}
+		}
+	}
+	return task
 }

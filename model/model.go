@@ -114,8 +114,9 @@ type ToolSpec struct {
 }
 
 // Provider is one provider's API: Stream sends one request and calls out
-// with every piece of the reply as it arrives, in order, then returns how
-// the reply ended. It makes no retries (Model does) and must return:
+// with every piece of the reply as it arrives, in order and on the
+// goroutine that called Stream, then returns how the reply ended. It makes
+// no retries (Model does) and must return:
 //
 //   - an *APIError when the provider answered with an HTTP error status;
 //   - an error wrapping ErrStreamCut when the stream ended before the

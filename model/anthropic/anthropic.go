@@ -251,10 +251,9 @@ func (p *Provider) params(req *model.Request) (anthropic.MessageNewParams, error
 				}
 				blocks = append(blocks, anthropic.NewToolUseBlock(c.ID, args, c.Name))
 			}
-			if len(blocks) == 0 {
-				blocks = append(blocks, anthropic.NewTextBlock(""))
+			if len(blocks) > 0 { // the API rejects empty text blocks: an empty reply is left out
+				params.Messages = append(params.Messages, anthropic.NewAssistantMessage(blocks...))
 			}
-			params.Messages = append(params.Messages, anthropic.NewAssistantMessage(blocks...))
 		default:
 			return params, fmt.Errorf("anthropic: message %q has role %q, which the API does not take", m.ID, m.Role)
 		}
