@@ -65,7 +65,7 @@ func openStore(t *testing.T, path string) *sqlite.Saver {
 // model, and runs the approved transfer once.
 func TestReActOnFakeOpenAI(t *testing.T) {
 	srv := modeltest.NewServer(t, modeltest.OpenAI{}, modeltest.Response{Reply: askTools}, modeltest.Response{Reply: answer})
-	m := openai.New([]openai.Option{openai.WithBaseURL(srv.URL), openai.WithAPIKey("k")})
+	m := openai.New(openai.WithBaseURL(srv.URL), openai.WithAPIKey("k"))
 	var sent atomic.Int32
 	db := filepath.Join(t.TempDir(), "agent.db")
 	ctx := context.Background()
@@ -142,7 +142,7 @@ func TestApprovalRejectAndEdit(t *testing.T) {
 		{map[string]any{"action": "edit", "args": `{"amount":100,"to":"Alice"}`}, 1, "sent"},
 	} {
 		srv := modeltest.NewServer(t, modeltest.OpenAI{}, modeltest.Response{Reply: askTools}, modeltest.Response{Reply: answer})
-		m := openai.New([]openai.Option{openai.WithBaseURL(srv.URL), openai.WithAPIKey("k")})
+		m := openai.New(openai.WithBaseURL(srv.URL), openai.WithAPIKey("k"))
 		var sent atomic.Int32
 		var lastAmount atomic.Int32
 		ts := tools(&sent)
@@ -181,7 +181,7 @@ func TestApprovalRejectAndEdit(t *testing.T) {
 
 func TestBadConfigurations(t *testing.T) {
 	srv := modeltest.NewServer(t, modeltest.OpenAI{}, modeltest.Response{Reply: askTools})
-	m := openai.New([]openai.Option{openai.WithBaseURL(srv.URL), openai.WithAPIKey("k")})
+	m := openai.New(openai.WithBaseURL(srv.URL), openai.WithAPIKey("k"))
 	ts := tools(new(atomic.Int32))
 	if _, err := agent.New(m, ts, agent.WithApproval("launch_rockets")); err == nil || !strings.Contains(err.Error(), "launch_rockets") {
 		t.Errorf("unknown approval tool: %v", err)

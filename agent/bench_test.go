@@ -31,7 +31,7 @@ func BenchmarkReActFakeModel(b *testing.B) {
 			return scripted.Turn{Text: "It is 18°C and sunny in Paris today."}, nil
 		}
 		return scripted.Turn{Text: "Let me check.", Calls: []engine.ToolCall{{Name: "get_weather", Args: `{"city":"Paris","units":"metric"}`}}}, nil
-	}, nil)
+	})
 	weather := tool.Must(tool.New("get_weather", "Weather in a city.", func(_ context.Context, a weatherArgs) (string, error) {
 		return "18°C, sunny in " + a.City, nil
 	}))

@@ -35,7 +35,7 @@ func crashAgent(t *testing.T, db, url, mark string) *engine.Graph {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	g, err := agent.New(openai.New([]openai.Option{openai.WithBaseURL(url), openai.WithAPIKey("k")}), []tool.Tool{lookup},
+	g, err := agent.New(openai.New(openai.WithBaseURL(url), openai.WithAPIKey("k")), []tool.Tool{lookup},
 		agent.WithCompileOptions(engine.WithSaver(s)))
 	if err != nil {
 		t.Fatal(err)

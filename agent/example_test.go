@@ -34,7 +34,7 @@ func Example() {
 		}) (string, error) {
 			return "sent", nil
 		}))
-	m := openai.New([]openai.Option{openai.WithModel("gpt-4.1-mini")})
+	m := openai.New(openai.WithModel("gpt-4.1-mini"))
 	g, err := agent.New(m, []tool.Tool{weather, transfer},
 		agent.WithSystemPrompt("You are a helpful assistant."),
 		agent.WithApproval("send_money")) // asks a human before each transfer

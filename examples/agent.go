@@ -174,7 +174,7 @@ var amountTo = regexp.MustCompile(`(?i)send (\d+) to (\w+)`)
 // a second: on a fresh request it calls get_balance and, when asked to send
 // money, transfer_money; once tool results are in, it answers with them.
 func ScriptedAgentModel(pace float64) model.ChatModel {
-	return scripted.New(scriptedAgent, []scripted.Option{scripted.WithPace(pace), scripted.WithModelName("scripted-bank-clerk")})
+	return scripted.New(scriptedAgent, scripted.WithPace(pace), scripted.WithModelName("scripted-bank-clerk"))
 }
 
 func scriptedAgent(req *model.Request) (scripted.Turn, error) {

@@ -62,11 +62,18 @@ func WithRequestOptions(opts ...option.RequestOption) Option {
 	return func(p *Provider) { p.opts = append(p.opts, opts...) }
 }
 
+// WithCallOptions sets options of every call of the model New returns
+// (max tokens, retry policy, …); a call's own options come after them.
+func WithCallOptions(opts ...model.Option) Option {
+	return func(p *Provider) { p.defaults = append(p.defaults, opts...) }
+}
+
 // Provider calls the Messages API. Make one with NewProvider.
 type Provider struct {
-	client anthropic.Client
-	opts   []option.RequestOption
-	model  string
+	client   anthropic.Client
+	opts     []option.RequestOption
+	model    string
+	defaults []model.Option
 }
 
 // NewProvider returns a Provider with opts.
@@ -80,10 +87,10 @@ func NewProvider(opts ...Option) *Provider {
 	return p
 }
 
-// New returns a model.Model on a Provider with opts, applying defaults to
-// every call.
-func New(opts []Option, defaults ...model.Option) *model.Model {
-	return model.New(NewProvider(opts...), defaults...)
+// New returns a model.Model calling a Provider with opts.
+func New(opts ...Option) *model.Model {
+	p := NewProvider(opts...)
+	return model.New(p, p.defaults...)
 }
 
 // Name returns "anthropic".

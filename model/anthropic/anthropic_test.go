@@ -12,7 +12,7 @@ func TestConformance(t *testing.T) {
 	modeltest.Run(t, modeltest.Harness{
 		Wire: modeltest.Anthropic{},
 		New: func(url string) model.ChatModel {
-			return anthropic.New([]anthropic.Option{anthropic.WithBaseURL(url), anthropic.WithAPIKey("test-key")})
+			return anthropic.New(anthropic.WithBaseURL(url), anthropic.WithAPIKey("test-key"))
 		},
 	})
 }

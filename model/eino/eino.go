@@ -50,11 +50,18 @@ func WithOptions(opts ...model.Option) Option {
 	return func(p *Provider) { p.opts = append(p.opts, opts...) }
 }
 
+// WithCallOptions sets Weft options of every call of the model New
+// returns (temperature, retry policy, …).
+func WithCallOptions(opts ...wmodel.Option) Option {
+	return func(p *Provider) { p.defaults = append(p.defaults, opts...) }
+}
+
 // Provider calls an Eino chat model. Make one with NewProvider.
 type Provider struct {
-	m    model.BaseChatModel
-	name string
-	opts []model.Option
+	m        model.BaseChatModel
+	name     string
+	opts     []model.Option
+	defaults []wmodel.Option
 }
 
 // NewProvider returns a Provider calling m.
@@ -66,10 +73,10 @@ func NewProvider(m model.BaseChatModel, opts ...Option) *Provider {
 	return p
 }
 
-// New returns a model.Model on a Provider calling m, applying defaults to
-// every call.
-func New(m model.BaseChatModel, opts []Option, defaults ...wmodel.Option) *wmodel.Model {
-	return wmodel.New(NewProvider(m, opts...), defaults...)
+// New returns a model.Model on a Provider calling m.
+func New(m model.BaseChatModel, opts ...Option) *wmodel.Model {
+	p := NewProvider(m, opts...)
+	return wmodel.New(p, p.defaults...)
 }
 
 // Name returns "eino".

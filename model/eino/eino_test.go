@@ -22,7 +22,7 @@ func TestConformance(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return eino.New(cm, []eino.Option{eino.WithModelName("fake-model-1")})
+			return eino.New(cm, eino.WithModelName("fake-model-1"))
 		},
 		NoResponseID:     true,
 		NoResponseFormat: true,

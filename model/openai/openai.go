@@ -64,11 +64,19 @@ func WithRequestOptions(opts ...option.RequestOption) Option {
 	return func(p *Provider) { p.opts = append(p.opts, opts...) }
 }
 
+// WithCallOptions sets options of every call of the model New returns
+// (temperature, max tokens, retry policy, …); a call's own options come
+// after them.
+func WithCallOptions(opts ...model.Option) Option {
+	return func(p *Provider) { p.defaults = append(p.defaults, opts...) }
+}
+
 // Provider calls the Chat Completions API. Make one with NewProvider.
 type Provider struct {
-	client openai.Client
-	opts   []option.RequestOption
-	model  string
+	client   openai.Client
+	opts     []option.RequestOption
+	model    string
+	defaults []model.Option
 	// compatible is set for a server other than OpenAI's: it gets
 	// max_tokens, which such servers know, instead of max_completion_tokens.
 	compatible bool
@@ -85,10 +93,10 @@ func NewProvider(opts ...Option) *Provider {
 	return p
 }
 
-// New returns a model.Model on a Provider with opts, applying defaults to
-// every call.
-func New(opts []Option, defaults ...model.Option) *model.Model {
-	return model.New(NewProvider(opts...), defaults...)
+// New returns a model.Model calling a Provider with opts.
+func New(opts ...Option) *model.Model {
+	p := NewProvider(opts...)
+	return model.New(p, p.defaults...)
 }
 
 // Name returns "openai".

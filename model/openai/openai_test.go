@@ -12,7 +12,7 @@ func TestConformance(t *testing.T) {
 	modeltest.Run(t, modeltest.Harness{
 		Wire: modeltest.OpenAI{},
 		New: func(url string) model.ChatModel {
-			return openai.New([]openai.Option{openai.WithBaseURL(url), openai.WithAPIKey("test-key")})
+			return openai.New(openai.WithBaseURL(url), openai.WithAPIKey("test-key"))
 		},
 	})
 }

@@ -33,12 +33,12 @@ func Open(spec string, defaults ...model.Option) (*model.Model, error) {
 		if name == "" {
 			return nil, fmt.Errorf("model %q: name the model, as in openai:gpt-4.1-mini", spec)
 		}
-		return openai.New([]openai.Option{openai.WithModel(name)}, defaults...), nil
+		return openai.New(openai.WithModel(name), openai.WithCallOptions(defaults...)), nil
 	case "anthropic":
 		if name == "" {
 			return nil, fmt.Errorf("model %q: name the model, as in anthropic:%s", spec, anthropic.DefaultModel)
 		}
-		return anthropic.New([]anthropic.Option{anthropic.WithModel(name)}, defaults...), nil
+		return anthropic.New(anthropic.WithModel(name), anthropic.WithCallOptions(defaults...)), nil
 	case "ollama":
 		if name == "" {
 			return nil, fmt.Errorf("model %q: name the model, as in ollama:llama3.2", spec)
@@ -50,7 +50,7 @@ func Open(spec string, defaults ...model.Option) (*model.Model, error) {
 		if !strings.Contains(host, "://") {
 			host = "http://" + host
 		}
-		return openai.New([]openai.Option{openai.WithBaseURL(strings.TrimSuffix(host, "/") + "/v1"), openai.WithModel(name)}, defaults...), nil
+		return openai.New(openai.WithBaseURL(strings.TrimSuffix(host, "/")+"/v1"), openai.WithModel(name), openai.WithCallOptions(defaults...)), nil
 	case "http", "https":
 		u, err := url.Parse(spec)
 		if err != nil || u.Host == "" {
@@ -61,7 +61,7 @@ func Open(spec string, defaults ...model.Option) (*model.Model, error) {
 		if name == "" {
 			return nil, fmt.Errorf("model %q: name the model after '#', as in http://localhost:8000/v1#qwen2.5", spec)
 		}
-		return openai.New([]openai.Option{openai.WithBaseURL(u.String()), openai.WithModel(name)}, defaults...), nil
+		return openai.New(openai.WithBaseURL(u.String()), openai.WithModel(name), openai.WithCallOptions(defaults...)), nil
 	}
 	return nil, fmt.Errorf("model %q: want openai:NAME, anthropic:NAME, ollama:NAME or an OpenAI-compatible URL with #NAME", spec)
 }

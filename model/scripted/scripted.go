@@ -61,11 +61,17 @@ func WithPace(tokensPerSecond float64) Option {
 // WithModelName sets the model name replies report (default "scripted").
 func WithModelName(name string) Option { return func(p *Provider) { p.name = name } }
 
+// WithCallOptions sets options of every call of the model New returns.
+func WithCallOptions(opts ...model.Option) Option {
+	return func(p *Provider) { p.defaults = append(p.defaults, opts...) }
+}
+
 // Provider plays a Script. Make one with NewProvider.
 type Provider struct {
-	script Script
-	gap    time.Duration
-	name   string
+	script   Script
+	gap      time.Duration
+	name     string
+	defaults []model.Option
 }
 
 // NewProvider returns a Provider playing script.
@@ -77,10 +83,10 @@ func NewProvider(script Script, opts ...Option) *Provider {
 	return p
 }
 
-// New returns a model.Model on a Provider playing script, applying
-// defaults to every call.
-func New(script Script, opts []Option, defaults ...model.Option) *model.Model {
-	return model.New(NewProvider(script, opts...), defaults...)
+// New returns a model.Model on a Provider playing script.
+func New(script Script, opts ...Option) *model.Model {
+	p := NewProvider(script, opts...)
+	return model.New(p, p.defaults...)
 }
 
 // Name returns "scripted".

@@ -31,7 +31,7 @@ func TestTokens(t *testing.T) {
 func TestStreamsTheScript(t *testing.T) {
 	m := scripted.New(scripted.Replies(
 		scripted.Turn{Text: "Let me look that up.", Calls: []engine.ToolCall{{ID: "c1", Name: "search", Args: `{"query":"weft looms"}`}}},
-		scripted.Turn{Text: "Found it."}), nil)
+		scripted.Turn{Text: "Found it."}))
 	ctx := context.Background()
 	var pieces []engine.Message
 	var reply *model.Reply
@@ -66,7 +66,7 @@ func TestStreamsTheScript(t *testing.T) {
 func TestPaceAndCancel(t *testing.T) {
 	m := scripted.New(func(*model.Request) (scripted.Turn, error) {
 		return scripted.Turn{Text: strings.Repeat("word ", 100)}, nil
-	}, []scripted.Option{scripted.WithPace(1000)})
+	}, scripted.WithPace(1000))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	n := 0

@@ -32,7 +32,7 @@ func reactGraph(t testing.TB) *engine.Graph {
 	}) (string, error) {
 		return "18°C in " + a.City, nil
 	}))
-	g, err := agent.New(openai.New([]openai.Option{openai.WithBaseURL(srv.URL), openai.WithAPIKey("test")}), []tool.Tool{weather})
+	g, err := agent.New(openai.New(openai.WithBaseURL(srv.URL), openai.WithAPIKey("test")), []tool.Tool{weather})
 	if err != nil {
 		t.Fatal(err)
 	}
