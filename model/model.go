@@ -345,6 +345,7 @@ func (m *Model) call(ctx context.Context, cfg *config, yield func(Chunk, error) 
 			}
 		})
 		if stopped {
+			m.record(ctx, cfg, start, &Reply{Latency: time.Since(start), FirstToken: firstToken, Attempts: attempts, Model: cfg.req.Model}, errStopped)
 			return nil, errStopped
 		}
 		if err == nil || firstToken != 0 || attempts >= cfg.retry.attempts() {

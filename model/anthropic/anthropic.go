@@ -10,7 +10,9 @@
 // assistant's tool calls become tool_use blocks, and tool messages become
 // tool_result blocks of a user turn (consecutive ones in one turn, as the
 // API wants). The API requires max_tokens: DefaultMaxTokens when the call
-// sets none. The SDK's own retries are turned off: model.Model retries.
+// sets none. Extended thinking blocks, when a model streams them, are not
+// part of the reply's text. The SDK's own retries are turned off:
+// model.Model retries.
 package anthropic
 
 import (
