@@ -194,6 +194,9 @@ func boundCall(rec CallRecord) CallRecord {
 // boundRequest keeps the first message and the newest that fit in
 // MaxCallRequest bytes of content, each cut to MaxCallText.
 func boundRequest(msgs []CallMessage, omitted int) ([]CallMessage, int) {
+	if len(msgs) == 0 {
+		return msgs, omitted
+	}
 	cut := make([]CallMessage, len(msgs))
 	for i, m := range msgs {
 		cut[i] = boundMessage(m)

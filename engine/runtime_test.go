@@ -226,7 +226,8 @@ func TestRecordedCallsAreBounded(t *testing.T) {
 		msgs = append(msgs, engine.CallMessage{Message: engine.Message{Role: engine.RoleUser, Content: long}})
 	}
 	g, err := engine.NewGraph("g", k).AddNode("a", func(ctx context.Context, _ engine.State) (engine.Output, error) {
-		for range engine.MaxCalls + 3 {
+		engine.RecordCall(ctx, engine.CallRecord{Kind: engine.CallModel, Request: []engine.CallMessage{}}) // an empty request is no problem
+		for range engine.MaxCalls + 2 {
 			engine.RecordCall(ctx, engine.CallRecord{Kind: engine.CallModel, Name: "m", Request: msgs,
 				Reply: &engine.CallMessage{Message: engine.Message{Role: engine.RoleAssistant, Content: long,
 					ToolCalls: []engine.ToolCall{{ID: "1", Name: "t", Args: long}}}}})
@@ -243,7 +244,7 @@ func TestRecordedCallsAreBounded(t *testing.T) {
 	if task == nil || len(task.Calls) != engine.MaxCalls || task.CallsDropped != 3 {
 		t.Fatalf("task keeps %d calls, dropped %d", len(task.Calls), task.CallsDropped)
 	}
-	rec := task.Calls[0]
+	rec := task.Calls[1]
 	if rec.Reply.Size != len(long) || len(rec.Reply.Content) > engine.MaxCallText || !strings.HasPrefix(long, rec.Reply.Content) {
 		t.Errorf("reply cut to %d bytes, size %d", len(rec.Reply.Content), rec.Reply.Size)
 	}

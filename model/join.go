@@ -15,8 +15,8 @@ type Accumulator struct {
 
 	text  strings.Builder
 	calls []engine.ToolCall
-	index map[int]int // provider's tool index → position in calls
-	args  []strings.Builder
+	index map[int]int        // provider's tool index → position in calls
+	args  []*strings.Builder // pointers: a Builder must not be copied once written
 }
 
 // Add folds d into the message and returns it as a streamed piece. A tool
@@ -41,7 +41,7 @@ func (a *Accumulator) Add(d Delta) engine.Message {
 			id = fmt.Sprintf("call_%s_%d", a.ID, i)
 		}
 		a.calls = append(a.calls, engine.ToolCall{ID: id, Name: d.ToolName})
-		a.args = append(a.args, strings.Builder{})
+		a.args = append(a.args, new(strings.Builder))
 		piece.ToolCalls = []engine.ToolCall{{ID: id, Name: d.ToolName, Args: d.ToolArgs}}
 	} else {
 		if a.calls[i].Name == "" && d.ToolName != "" {
@@ -75,7 +75,7 @@ func Join(pieces []engine.Message) engine.Message {
 	var out engine.Message
 	var text strings.Builder
 	pos := map[string]int{}
-	var args []strings.Builder
+	var args []*strings.Builder
 	for i, p := range pieces {
 		if i == 0 {
 			out.ID, out.Role, out.Name = p.ID, p.Role, p.Name
@@ -87,7 +87,7 @@ func Join(pieces []engine.Message) engine.Message {
 				j = len(out.ToolCalls)
 				pos[c.ID] = j
 				out.ToolCalls = append(out.ToolCalls, engine.ToolCall{ID: c.ID, Name: c.Name})
-				args = append(args, strings.Builder{})
+				args = append(args, new(strings.Builder))
 			} else if out.ToolCalls[j].Name == "" {
 				out.ToolCalls[j].Name = c.Name
 			}
