@@ -94,6 +94,6 @@ case "${1:-}" in
   studio) shift; setup; go build -o weft . && exec ./weft "$@" ;;
   test) setup; run_tests ;;
   smoke) setup; smoke ;;
-  bench) setup; go test -run '^$' -bench . -benchmem -count 5 ./engine/... ./checkpoint/... ./render/... ./ui/... ;;
+  bench) setup; go test -run '^$' -bench . -benchmem -count 5 ./engine/... ./checkpoint/... ./render/... ./ui/... ./agent/... ;;
   *) sed -n '2,7p' "$0"; exit 2 ;;
 esac
