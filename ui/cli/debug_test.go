@@ -30,8 +30,8 @@ func TestRunWatchCompare(t *testing.T) {
 	}
 	for args, want := range map[string]string{
 		"run|writing assistant|-input|{}|-break|change:nope": `no channel "nope"`,
-		"run|nope|-input|{}":                                `unknown graph "nope"`,
-		"run|writing assistant":                             "usage: run",
+		"run|nope|-input|{}":    `unknown graph "nope"`,
+		"run|writing assistant": "usage: run",
 	} {
 		_, errs, code := runCLI(t, graphs, append(strings.Split(args, "|"), "-db", db)...)
 		if code != 2 || !strings.Contains(errs, want) {
