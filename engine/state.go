@@ -28,6 +28,9 @@ type Snapshot struct {
 	// Updated lists the channels the step that produced this checkpoint
 	// updated; nil when unknown.
 	Updated []string
+	// Input is, for a checkpoint an input made (Metadata.Source "input"),
+	// that input: what a replay of the thread starts from. nil otherwise.
+	Input Values
 }
 
 // Done reports whether the thread has nothing left to run at this
@@ -219,6 +222,11 @@ func (gr *Graph) snapshotOf(ctx context.Context, saver checkpoint.Saver, cfg *ru
 	}
 	snap := &Snapshot{Ref: tp.Ref, Parent: tp.Parent, Metadata: tp.Metadata, CreatedAt: tp.Checkpoint.TS,
 		Versions: tp.Checkpoint.ChannelVersions, Updated: tp.Checkpoint.UpdatedChannels}
+	if tp.Metadata.Source == checkpoint.SourceInput {
+		if v, ok := rt.ch[gr.startCh].get(); ok {
+			snap.Input, _ = v.(Values)
+		}
+	}
 	doneSet, err := rt.describeTasks(snap, tasks, tp.PendingWrites, true)
 	if err != nil {
 		return nil, err
