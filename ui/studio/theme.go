@@ -38,7 +38,7 @@ func rgb(c uint32) color.NRGBA {
 // than the foreground while clearing 4.5:1 on every surface.
 var (
 	darkColors = map[fyne.ThemeColorName]color.Color{
-		theme.ColorNameDisabled:            rgb(0x909098),
+		theme.ColorNameDisabled:            rgb(0x9a9aa1),
 		theme.ColorNamePlaceHolder:         rgb(0xb2b2b8),
 		theme.ColorNamePrimary:             rgb(0x6b9dff),
 		theme.ColorNameForegroundOnPrimary: rgb(0x101114),
@@ -48,8 +48,9 @@ var (
 		theme.ColorNameWarning:             rgb(0xffa726),
 	}
 	lightColors = map[fyne.ThemeColorName]color.Color{
-		theme.ColorNameDisabled:            rgb(0x6e6e6e),
-		theme.ColorNamePlaceHolder:         rgb(0x656565),
+		theme.ColorNameForeground:          rgb(0x2e2e2e),
+		theme.ColorNameDisabled:            rgb(0x606060),
+		theme.ColorNamePlaceHolder:         rgb(0x5e5e5e),
 		theme.ColorNamePrimary:             rgb(0x1d5fd6),
 		theme.ColorNameForegroundOnPrimary: rgb(0xffffff),
 		theme.ColorNameError:               rgb(0xc62828),
@@ -59,7 +60,7 @@ var (
 		theme.ColorNameWarning:             rgb(0xa55300),
 		theme.ColorNameForegroundOnWarning: rgb(0xffffff),
 		theme.ColorNameFocus:               color.NRGBA{R: 0x1d, G: 0x5f, B: 0xd6, A: 0x2a},
-		theme.ColorNameSelection:           color.NRGBA{R: 0x1d, G: 0x5f, B: 0xd6, A: 0x30},
+		theme.ColorNameSelection:           color.NRGBA{R: 0x1d, G: 0x5f, B: 0xd6, A: 0x24},
 	}
 )
 
