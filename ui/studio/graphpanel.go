@@ -42,7 +42,12 @@ func newGraphPanel(m *model, a *actions, layout func(*engine.Topology, render.DO
 	p.hint.Importance = widget.LowImportance
 	p.hint.Truncation = fyne.TextTruncateEllipsis
 	header := container.NewBorder(nil, nil, p.title, p.xray, p.hint)
-	p.obj = container.NewBorder(header, graphview.NewLegend(), nil, nil, p.view)
+	// The drawing is larger than the panel when zoomed in or read at a
+	// small window: a scroll container that does not scroll clips it to
+	// the panel (the view pans and zooms itself).
+	clip := container.NewScroll(p.view)
+	clip.Direction = container.ScrollNone
+	p.obj = container.NewBorder(header, graphview.NewLegend(), nil, nil, clip)
 	m.subscribe(chGraph|chThread|chView|chLive|chBreakpoints|chRun, func(c part) {
 		if c&chGraph != 0 {
 			p.doLayout()

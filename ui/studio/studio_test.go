@@ -511,3 +511,16 @@ func TestCompiledBreakpointsShowAndToggle(t *testing.T) {
 
 // tview returns the view of the selected checkpoint, nil while it loads.
 func (s *Studio) tview() *view { return s.m.scope().viewFor() }
+
+// At the default window size the demos' node labels are at least 12
+// pixels: the graph fits at that size or scrolls.
+func TestGraphLabelsReadableAtDefaultSize(t *testing.T) {
+	s := newStudio(t, memory.New())
+	for i, g := range s.m.graphs {
+		act(func() { s.m.setGraph(i) })
+		idle(t, s)
+		if got := s.gp.view.MinLabelSize(); got < 12 {
+			t.Errorf("%s: smallest node label %.1f px at 1280×800 (view %v, zoom %.2f)", g.Graph.Name(), got, s.gp.view.Size(), s.gp.view.Zoom())
+		}
+	}
+}
