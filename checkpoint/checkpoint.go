@@ -282,8 +282,9 @@ type HeaderLister interface {
 // they are committed. Values coalesce: a reader that falls behind gets one
 // value for many changes, never a backlog, and a value may come without a
 // change, so a reader reads the store to learn what changed. The channel is
-// closed when ctx ends or the store is closed. An error means the store
-// cannot be watched (the caller can still read it).
+// closed when ctx ends or the watch fails for good (the store went away).
+// An error means the store cannot be watched (the caller can still read
+// it).
 type Watcher interface {
 	Watch(ctx context.Context) (<-chan struct{}, error)
 }
