@@ -173,9 +173,11 @@ func (s *Studio) newThreadDialog() {
 	f.chans = chans
 	f.id = widget.NewEntry()
 	f.id.SetText(s.newThreadID())
+	f.id.OnSubmitted = func(string) { f.submit() }
 	form := widget.NewForm(widget.NewFormItem("Thread id", f.id))
 	for _, ch := range chans {
 		e := widget.NewEntry()
+		e.OnSubmitted = func(string) { f.submit() }
 		if !isStringChan(ch) {
 			e.Validator = func(t string) error {
 				if strings.TrimSpace(t) == "" || json.Valid([]byte(t)) {
@@ -240,6 +242,8 @@ func (s *Studio) newThreadDialog() {
 	f.dlg.Resize(fyne.NewSize(560, 440))
 	s.th.form = f
 	f.dlg.Show()
+	// Enter starts the thread with the example input.
+	s.win.Canvas().Focus(f.id)
 }
 
 // newThreadID proposes a fresh, readable thread id.
