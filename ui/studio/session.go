@@ -33,7 +33,11 @@ type session struct {
 	cancel  context.CancelFunc
 
 	// ops counts background work in flight; tests wait for it to reach 0.
-	ops sync.WaitGroup
+	// (Not a WaitGroup: work may start while a test waits, when the
+	// store's watcher asks for a refresh.)
+	opsMu   sync.Mutex
+	ops     int
+	opsIdle *sync.Cond
 }
 
 // graphTag is the metadata key under which the engine records, in every
@@ -44,9 +48,9 @@ const graphTag = engine.MetaGraph
 // goBG runs work on a goroutine, recovering panics, and then apply (if not
 // nil) on the UI goroutine with the result.
 func goBG[T any](s *session, work func() (T, error), apply func(T, error)) {
-	s.ops.Add(1)
+	s.begin()
 	go func() {
-		defer s.ops.Done()
+		defer s.end()
 		v, err := safely(work)
 		if apply != nil {
 			uiDo(func() { apply(v, err) })
@@ -81,7 +85,36 @@ func safely[T any](work func() (T, error)) (v T, err error) {
 
 // waitIdle waits until no background work is in flight, for tests and
 // benchmarks; work started by completing work is waited for too.
-func (s *session) waitIdle() { s.ops.Wait() }
+func (s *session) waitIdle() {
+	s.opsMu.Lock()
+	defer s.opsMu.Unlock()
+	for s.ops > 0 {
+		s.cond().Wait()
+	}
+}
+
+func (s *session) cond() *sync.Cond {
+	if s.opsIdle == nil {
+		s.opsIdle = sync.NewCond(&s.opsMu)
+	}
+	return s.opsIdle
+}
+
+// begin and end count background work in flight.
+func (s *session) begin() {
+	s.opsMu.Lock()
+	s.ops++
+	s.opsMu.Unlock()
+}
+
+func (s *session) end() {
+	s.opsMu.Lock()
+	s.ops--
+	if s.ops == 0 {
+		s.cond().Broadcast()
+	}
+	s.opsMu.Unlock()
+}
 
 // bind selects graph g on the current saver.
 func (s *session) bind(g Graph, saver checkpoint.Saver) {
