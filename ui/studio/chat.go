@@ -142,20 +142,23 @@ func (c *chatView) add(m engine.Message, isNew, streaming bool, node string, res
 			args.Wrapping = fyne.TextWrapWord
 			detail.Add(mutedLabel("arguments"))
 			detail.Add(args)
-			title := "tool call " + tc.Name + "(" + oneLine(tc.Args, 40) + ")"
+			// Titles stay short (an accordion's title does not wrap, and
+			// a wide one would push the panel's divider); the details
+			// wrap.
+			title := tc.Name + "(" + oneLine(tc.Args, 16) + ")"
 			line += " {call " + tc.Name + " " + oneLine(tc.Args, 60)
 			if r, ok := results[tc.ID]; ok {
 				res := widget.NewLabel(r.Content)
 				res.Wrapping = fyne.TextWrapWord
 				detail.Add(mutedLabel("result"))
 				detail.Add(res)
-				title += " → " + oneLine(r.Content, 40)
+				title += " → " + oneLine(r.Content, 24)
 				line += " → " + oneLine(r.Content, 100)
 			} else {
 				detail.Add(mutedLabel("no result yet"))
 			}
 			line += "}"
-			acc.Append(widget.NewAccordionItem(title, detail))
+			acc.Append(widget.NewAccordionItem(oneLine(title, 44), detail))
 		}
 		body.Add(acc)
 	}

@@ -73,6 +73,13 @@ func (b *statusBar) line() string {
 		parts = append(parts, fmt.Sprintf("%s… %.1f s", m.run.Kind, time.Since(m.run.Started).Seconds()))
 	case sc.status != "":
 		parts = append(parts, sc.status)
+	default:
+		// Not run in this window yet: what the thread list knows.
+		for _, r := range m.threads {
+			if r.ID == sc.thread && r.Status != "" && sc.atHead() {
+				parts = append(parts, r.Status)
+			}
+		}
 	}
 	if m.run.Last > 0 && !m.run.Going {
 		parts = append(parts, "last run "+fmtDuration(m.run.Last))
