@@ -92,6 +92,7 @@ type scope struct {
 	errors []errRow
 	events []evRow
 	stream []streamMsg // messages streaming in the run in progress
+	sub    *subLanes   // the selected checkpoint's subgraph tasks' checkpoints
 	// live holds, while a run goes, the node IDs (as the graph view names
 	// them) of tasks running (true) or finished (false) in this step.
 	live  map[string]bool

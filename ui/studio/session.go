@@ -264,6 +264,24 @@ func (s *session) headers(ctx context.Context, thread, before string, limit int)
 	return out, nil
 }
 
+// nsHeaders returns up to limit headers of namespace ns of thread, newest
+// first.
+func (s *session) nsHeaders(ctx context.Context, thread, ns string, limit int) ([]checkpoint.Header, error) {
+	_, saver := s.current()
+	opts := checkpoint.ListOptions{ThreadID: thread, NS: &ns, Limit: limit}
+	if hl, ok := saver.(checkpoint.HeaderLister); ok {
+		return hl.ListHeaders(ctx, opts)
+	}
+	var out []checkpoint.Header
+	for tp, err := range saver.List(ctx, opts) {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, checkpoint.Header{Ref: tp.Ref, Parent: tp.Parent, TS: tp.Checkpoint.TS, Metadata: tp.Metadata})
+	}
+	return out, nil
+}
+
 // view is what the inspector and the graph show for one checkpoint.
 type view struct {
 	Snap   *engine.Snapshot

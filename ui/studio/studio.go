@@ -365,6 +365,7 @@ func (s *Studio) showView(sc *scope, v *view) {
 		s.m.selectCheckpoint(id)
 	}
 	s.m.setView(sc, id, v)
+	s.loadSubLanes(sc, v)
 	if v.Latest || id == sc.head {
 		for _, r := range failedTasks(v.Snap) {
 			r.pendingInput = false

@@ -1,12 +1,16 @@
 package studio
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"github.com/weftstudio/weft/checkpoint/memory"
+	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/render"
 )
 
@@ -62,5 +66,83 @@ func TestSubgraphNodesLightUp(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no subgraph task events in the log: %v", seen)
+	}
+}
+
+// The checkpoint whose step runs subgraph tasks shows each task's own
+// checkpoints as a lane under it.
+func TestSubgraphLanesOnTheTimeline(t *testing.T) {
+	s := newStudio(t, memory.New())
+	act(func() { s.m.setGraph(2) })
+	idle(t, s)
+	startThread(t, s, "mr-2")
+	act(func() { test.Tap(s.tb.run) })
+	idle(t, s)
+	sc := s.m.scope()
+	// The split checkpoint plans three summarize tasks.
+	split := sc.tl.prev(sc.tl.prev(sc.head))
+	act(func() { s.m.selectCheckpoint(split) })
+	idle(t, s)
+	sub := s.m.scope().sub
+	if sub == nil || sub.At != split || len(sub.Lanes) != 3 {
+		t.Fatalf("sub-lanes %+v", sub)
+	}
+	for _, l := range sub.Lanes {
+		var got []string
+		for _, h := range l.Headers {
+			got = append(got, subLabel(h))
+		}
+		if strings.Join(got, ", ") != "-1 input, 0 start, 1 gather, 2 condense" || !strings.HasPrefix(l.Label, "summarize #") {
+			t.Errorf("lane %s: %v", l.Label, got)
+		}
+	}
+	// Another checkpoint without subgraph tasks: no lanes.
+	act(func() { s.m.selectCheckpoint(sc.head) })
+	idle(t, s)
+	if sub := s.m.scope().sub; sub != nil && len(sub.Lanes) > 0 {
+		t.Errorf("lanes under the head: %+v", sub)
+	}
+}
+
+// A question asked inside a subgraph is answered in the window like any
+// other: its card names where it was asked, the graph marks the subgraph
+// node, and Resume reaches it.
+func TestInterruptInsideSubgraph(t *testing.T) {
+	out := engine.LastValue[string]("out")
+	inner, err := engine.NewGraph("inner", out).
+		AddNode("ask", func(ctx context.Context, s engine.State) (engine.Output, error) {
+			a, err := engine.InterruptAs[string](ctx, map[string]any{"question": "Name?", "options": []string{"Ada", "Bob"}})
+			if err != nil {
+				return nil, err
+			}
+			return engine.Updates(out.Set("hello " + a)), nil
+		}).
+		AddEdge(engine.START, "ask").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := engine.NewGraph("outer", out).AddSubgraph("greet", inner).AddEdge(engine.START, "greet").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(test.NewTempApp(t), Config{Store: memory.New(), Graphs: []Graph{{Graph: g, Example: engine.Values{"out": ""}}}})
+	idle(t, s)
+	startThread(t, s, "sub-1")
+	act(func() { test.Tap(s.tb.run) })
+	idle(t, s)
+	if len(s.ip.items) != 1 {
+		t.Fatalf("%d questions", len(s.ip.items))
+	}
+	c := s.ip.items[0]
+	if c.it.NS == "" || !strings.Contains(s.ip.cards.Objects[0].(*widget.Card).Content.(*fyne.Container).Objects[0].(*fyne.Container).Objects[1].(*widget.Label).Text, "greet › ask asks") {
+		t.Errorf("card for the question in the subgraph: ns %q", c.it.NS)
+	}
+	if st := s.gp.view.Highlight().State("greet"); st != render.StateInterrupted {
+		t.Errorf("the subgraph node is %v", st)
+	}
+	act(func() { test.Tap(c.choices[0]) })
+	idle(t, s)
+	if v := s.tview(); v == nil || v.Snap.Values["out"] != "hello Ada" || len(v.Snap.Next) != 0 {
+		t.Fatalf("after answering: %+v", v.Snap.Values)
 	}
 }

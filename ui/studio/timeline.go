@@ -38,7 +38,7 @@ type timelinePanel struct {
 	// onVisible is told the range of columns on screen, so that the marks
 	// of those checkpoints can be read from the store; nil: not told.
 	onVisible func(first, last int)
-	shownSel  string
+	height    *canvas.Rectangle // sets the panel's height
 }
 
 func newTimelinePanel(m *model) *timelinePanel {
@@ -52,8 +52,21 @@ func newTimelinePanel(m *model) *timelinePanel {
 	title := widget.NewLabelWithStyle("Timeline", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	height := canvas.NewRectangle(color.Transparent)
 	height.SetMinSize(fyne.NewSize(0, laneH+laneH/2+2*tlPad))
+	p.height = height
 	p.obj = container.NewBorder(container.NewHBox(title, p.info), nil, nil, nil,
 		container.NewStack(height, p.scroll))
+	m.subscribe(chGraph, func(part) {
+		// A graph with subgraphs gets room for the lanes of its subgraph
+		// tasks at once, so the window does not jump when they show.
+		h := float32(laneH + laneH/2 + 2*tlPad)
+		if g := m.graph().Graph; g != nil && hasSubgraphs(g.Topology()) {
+			h += subRows * subH
+		}
+		if p.height.MinSize().Height != h {
+			p.height.SetMinSize(fyne.NewSize(0, h))
+			p.obj.Refresh()
+		}
+	})
 	m.subscribe(chThread|chTimeline|chSelection, func(c part) {
 		if c&(chThread|chTimeline) != 0 {
 			p.setInfo()
@@ -199,15 +212,33 @@ type stripRenderer struct {
 	t       *timelineStrip
 	slots   []*slot
 	objects []fyne.CanvasObject
+	sub     *subLanes           // the sub-lanes drawn
+	subCol  int                 // the column they are drawn under
+	subObjs []fyne.CanvasObject // their objects, after the slots'
 }
 
 func (r *stripRenderer) MinSize() fyne.Size {
-	t := r.t.p.tl()
-	return fyne.NewSize(float32(2*tlPad+len(t.items)*colW), float32(2*tlPad+max(1, t.lanes)*laneH-laneH/3))
+	p := r.t.p
+	t := p.tl()
+	w, h := float32(2*tlPad+len(t.items)*colW), float32(2*tlPad+max(1, t.lanes)*laneH-laneH/3)
+	if sub := p.m.scope().sub; sub != nil && len(sub.Lanes) > 0 {
+		h += float32(len(sub.Lanes)*subH) + laneH/3
+		most := 0
+		for _, l := range sub.Lanes {
+			most = max(most, len(l.Headers))
+		}
+		w = max(w, float32(tlPad+(t.at(sub.At)+1)*colW+most*subCol+120))
+	}
+	return fyne.NewSize(w, h)
 }
 
-func (r *stripRenderer) Objects() []fyne.CanvasObject { return r.objects }
-func (r *stripRenderer) Destroy()                     {}
+func (r *stripRenderer) Objects() []fyne.CanvasObject {
+	if len(r.subObjs) == 0 {
+		return r.objects
+	}
+	return append(r.objects[:len(r.objects):len(r.objects)], r.subObjs...)
+}
+func (r *stripRenderer) Destroy() {}
 
 // Layout is part of fyne.WidgetRenderer; slots are placed in Refresh.
 func (r *stripRenderer) Layout(fyne.Size) { r.place() }
@@ -323,5 +354,15 @@ func (r *stripRenderer) Refresh() {
 		if o.Visible() {
 			o.Refresh()
 		}
+	}
+	// Sub-lanes are few objects, made again when they or the theme change.
+	sub := sc.sub
+	col := -1
+	if sub != nil {
+		col = t.at(sub.At)
+	}
+	if sub != r.sub || col != r.subCol || len(r.subObjs) > 0 {
+		r.sub, r.subCol = sub, col
+		r.subObjs = subObjects(sub, col, max(1, t.lanes))
 	}
 }
