@@ -4,11 +4,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/examples"
+	_ "github.com/weftstudio/weft/internal/early" // before Graphviz and Fyne initialise: see its doc
 	"github.com/weftstudio/weft/ui"
 	"github.com/weftstudio/weft/ui/cli"
 	"github.com/weftstudio/weft/ui/studio"
@@ -20,7 +23,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "weft:", err)
 		os.Exit(1)
 	}
-	if len(os.Args) > 1 && cli.IsCommand(os.Args[1], nil) {
+	// A first argument that is not a flag is a command, known or not: a
+	// typo must not open the window. -h and friends print the usage.
+	if len(os.Args) > 1 && (!strings.HasPrefix(os.Args[1], "-") || cli.IsCommand(os.Args[1], nil)) {
 		graphs := make([]*engine.Graph, len(demos))
 		for i, d := range demos {
 			graphs[i] = d.Graph
@@ -32,6 +37,9 @@ func main() {
 		graphs[i] = studio.Graph{Graph: d.Graph, Description: d.Description, Example: d.Example}
 	}
 	if err := ui.Run(graphs...); err != nil {
+		if errors.Is(err, ui.ErrNoDisplay) {
+			err = fmt.Errorf("%w; the headless commands work without one: %s (weft help)", err, strings.Join(cli.Names(nil), ", "))
+		}
 		fmt.Fprintln(os.Stderr, "weft:", err)
 		os.Exit(1)
 	}

@@ -1,8 +1,10 @@
 package engine
 
 // This file holds the two halves of LangGraph's algorithm (semantics
-// reference §2.3–§2.4): planning a super-step's tasks and applying their
-// writes.
+// reference §2.3–§2.4, LangGraph's pregel/_algo.py): planning a super-step's
+// tasks and applying their writes. Both are functions over explicit inputs
+// — the graph, the channels with their versions, the tasks — so they can be
+// tested alone; the loop around them (loop.go) only sequences them.
 
 import (
 	"fmt"
@@ -14,97 +16,226 @@ import (
 	"github.com/weftstudio/weft/checkpoint"
 )
 
-// prepare plans the next super-step: pull tasks for nodes whose triggers
-// changed since they last ran, then push tasks for pending Sends.
-func (rt *runtime) prepare() ([]*task, error) {
-	g := rt.g
-	// Tasks of the previous step are done with: reuse them and their write
-	// buffers.
-	rt.free = append(rt.free, rt.live...)
-	rt.live = rt.live[:0]
-	tasks := rt.taskBuf[:0]
-	defer func() { rt.taskBuf = tasks[:0] }()
-	cands := rt.cands[:0]
-	if rt.updated != nil {
-		for _, c := range rt.updated {
-			cands = append(cands, g.trigToNodes[c]...)
+// chanState is what the algorithm reads and changes: a graph's channels,
+// their versions, and per node the versions of its triggers it has seen.
+// Index i of ch and ver is the graph's channel i. A nil seen entry means the
+// node never ran.
+type chanState struct {
+	ch   []channel
+	ver  []int64
+	seen map[string][]int64
+	// seenBlock is spare memory for new seen entries: one allocation serves
+	// every node of a run.
+	seenBlock []int64
+}
+
+// seenFor returns node name's seen versions, creating them empty.
+func (st *chanState) seenFor(name string, nodes int) []int64 {
+	s, ok := st.seen[name]
+	if !ok {
+		n := len(st.ch)
+		if len(st.seenBlock) < n {
+			st.seenBlock = make([]int64, n*(nodes+2))
 		}
-		slices.Sort(cands)
-		cands = slices.Compact(cands)
+		s, st.seenBlock = st.seenBlock[:n:n], st.seenBlock[n:]
+		st.seen[name] = s
+	}
+	return s
+}
+
+// hasVersions reports whether any channel has ever been written: a thread
+// with no state has nothing to resume.
+func (st *chanState) hasVersions() bool {
+	return slices.ContainsFunc(st.ver, func(v int64) bool { return v != 0 })
+}
+
+// stepIDs is what a step's task ids are derived from (semantics §3). With
+// needed false tasks get no id: a run with neither saver nor stream never
+// shows them, and hashing is a third of a small step's cost.
+type stepIDs struct {
+	needed bool
+	cpID   string // the checkpoint the step starts from
+	ns     string
+	step   int
+}
+
+// taskPool hands out tasks and takes back those of a finished step, so a
+// long run allocates tasks for its widest step only.
+type taskPool struct {
+	live []*task // handed out for the current step
+	free []*task
+	buf  []*task // the slice planTasks returns, reused
+}
+
+// recycle makes the previous step's tasks free for reuse.
+func (p *taskPool) recycle() {
+	p.free = append(p.free, p.live...)
+	p.live = p.live[:0]
+}
+
+func (p *taskPool) get() *task {
+	var t *task
+	if n := len(p.free); n > 0 {
+		t = p.free[n-1]
+		p.free = p.free[:n-1]
+		*t = task{writes: t.writes[:0]}
 	} else {
-		for i := range g.nodes {
-			cands = append(cands, i)
-		}
+		t = &task{}
 	}
-	rt.cands = cands
-	for _, ni := range cands {
-		n := g.nodes[ni]
-		seen := rt.seen[n.name]
-		run := false
-		for _, t := range n.triggers {
-			var sv int64
-			if seen != nil {
-				sv = seen[t]
-			}
-			if rt.ch[t].available() && rt.ver[t] > sv {
-				run = true
-				break
-			}
-		}
-		if run {
-			t := rt.newTask()
-			t.node, t.name, t.triggers, t.path = n, n.name, n.triggers, n.pullPath
-			tasks = append(tasks, t)
-		}
+	p.live = append(p.live, t)
+	return t
+}
+
+// algoBufs are scratch buffers of planTasks and applyWrites, reused from
+// step to step.
+type algoBufs struct {
+	cands   []int
+	mask    []bool
+	buckets [][]any
+	touched []int
+	order   []*task
+	// updated alternates between two buffers: the slice applyWrites
+	// returned last time stays valid while the next is built.
+	upd  [2][]int
+	flip int
+}
+
+func (b *algoBufs) reset() {
+	b.cands, b.touched, b.order = b.cands[:0], b.touched[:0], b.order[:0]
+	b.upd, b.flip = [2][]int{b.upd[0][:0], b.upd[1][:0]}, 0
+	clear(b.mask)
+	for i := range b.buckets {
+		b.buckets[i] = b.buckets[i][:0]
 	}
-	if v, ok := rt.ch[g.tasksCh].get(); ok {
+}
+
+// planTasks returns the tasks of the next super-step (LangGraph's
+// prepare_next_tasks): a push task per pending Send, in Send order, then a
+// pull task per node one of whose triggers is available with a version it
+// has not seen. updated lists the channels the last applyWrites changed;
+// with it only the nodes they trigger are candidates, in name order, and
+// without it (nil: unknown, as after loading a checkpoint) every node is,
+// in declaration order — the order LangGraph's snapshots list tasks in.
+// The tasks come from pool and are valid until its next recycle.
+func planTasks(g *Graph, st *chanState, updated []int, ids stepIDs, pool *taskPool, b *algoBufs) ([]*task, error) {
+	tasks := pool.buf[:0]
+	defer func() { pool.buf = tasks[:0] }()
+	if v, ok := st.ch[g.tasksCh].get(); ok {
 		for i, s := range v.([]Send) {
 			ni, ok := g.nodeIdx[s.Node]
 			if !ok || s.Node == START {
 				return nil, fmt.Errorf("Send to unknown node %q", s.Node)
 			}
-			t := rt.newTask()
+			t := pool.get()
 			t.node, t.name, t.push, t.idx, t.arg, t.path = g.nodes[ni], s.Node, true, i, s.Arg, "push:"+strconv.Itoa(i)+":"+s.Node
 			tasks = append(tasks, t)
 		}
 	}
-	if rt.needIDs() {
+	cands := b.cands[:0]
+	if updated != nil {
+		for _, c := range updated {
+			cands = append(cands, g.trigToNodes[c]...)
+		}
+		slices.Sort(cands) // node indexes follow names
+		cands = slices.Compact(cands)
+	} else {
+		cands = append(cands, g.declared...)
+	}
+	b.cands = cands
+	for _, ni := range cands {
+		n := g.nodes[ni]
+		if triggered(st, n) {
+			t := pool.get()
+			t.node, t.name, t.triggers, t.path = n, n.name, n.triggers, n.pullPath
+			tasks = append(tasks, t)
+		}
+	}
+	if ids.needed {
 		for _, t := range tasks {
-			trig := ""
-			if !t.push {
-				names := make([]string, len(t.triggers))
-				for i, c := range t.triggers {
-					names[i] = g.specs[c].name
-				}
-				trig = strings.Join(names, ",")
-			}
-			id := hashID(rt.cpID, rt.ns, strconv.Itoa(rt.step), t.path, trig)
-			t.id = id[0:8] + "-" + id[8:12] + "-" + id[12:16] + "-" + id[16:20] + "-" + id[20:32]
+			t.id = taskID(g, ids, t)
 		}
 	}
 	return tasks, nil
 }
 
-// newTask returns a cleared task, reusing one from an earlier step.
-func (rt *runtime) newTask() *task {
-	var t *task
-	if n := len(rt.free); n > 0 {
-		t = rt.free[n-1]
-		rt.free = rt.free[:n-1]
-		*t = task{writes: t.writes[:0]}
-	} else {
-		t = &task{}
+// triggered reports whether node n has a trigger that is available with a
+// version newer than the one n last saw.
+func triggered(st *chanState, n *node) bool {
+	seen := st.seen[n.name]
+	for _, t := range n.triggers {
+		var sv int64
+		if seen != nil {
+			sv = seen[t]
+		}
+		if st.ch[t].available() && st.ver[t] > sv {
+			return true
+		}
 	}
-	rt.live = append(rt.live, t)
-	return t
+	return false
 }
 
-func (rt *runtime) needIDs() bool { return rt.saver != nil || rt.em != nil }
+// taskID derives a task's id from the step it belongs to and its path (and
+// a pull task's triggers), as LangGraph does with xxh3; see the package
+// documentation.
+func taskID(g *Graph, ids stepIDs, t *task) string {
+	trig := ""
+	if !t.push {
+		names := make([]string, len(t.triggers))
+		for i, c := range t.triggers {
+			names[i] = g.specs[c].name
+		}
+		trig = strings.Join(names, ",")
+	}
+	id := hashID(ids.cpID, ids.ns, strconv.Itoa(ids.step), t.path, trig)
+	return id[0:8] + "-" + id[8:12] + "-" + id[12:16] + "-" + id[16:20] + "-" + id[20:32]
+}
 
-// apply commits a super-step's writes (semantics reference §2.4) and returns
-// the channels it updated.
-func (rt *runtime) apply(tasks []*task) ([]int, error) {
-	g := rt.g
+// applyOrder returns tasks in the order their writes apply (LangGraph sorts
+// by task path): pull tasks by node name, then push tasks by Send index,
+// then tasks with neither (input, manual updates), as given.
+func applyOrder(tasks []*task, buf []*task) []*task {
+	out := append(buf[:0], tasks...)
+	if len(out) > 1 {
+		slices.SortStableFunc(out, byPath)
+	}
+	return out
+}
+
+// pathRank orders kinds of tasks as their paths sort: pull, push, others.
+func pathRank(t *task) int {
+	switch {
+	case t.push:
+		return 1
+	case t.node != nil && len(t.triggers) > 0:
+		return 0
+	}
+	return 2
+}
+
+func byPath(a, b *task) int {
+	ra, rb := pathRank(a), pathRank(b)
+	switch {
+	case ra != rb:
+		return ra - rb
+	case ra == 0:
+		return a.node.idx - b.node.idx // node indexes follow names
+	case ra == 1:
+		return a.idx - b.idx
+	}
+	return 0
+}
+
+// applyWrites commits a super-step's writes to st (LangGraph's
+// apply_writes, semantics reference §2.4) and returns the channels it
+// updated that are available, sorted. It marks the triggers each task ran
+// on as seen, consumes them, applies the writes per channel in task-path
+// order, lets every other channel see a step pass when a task had triggers,
+// and calls finish on every channel when nothing left triggers a node. All
+// channels bumped by one call get one new version. The returned slice is
+// valid until the call after next.
+func applyWrites(g *Graph, st *chanState, tasks []*task, b *algoBufs) ([]int, error) {
+	b.order = applyOrder(tasks, b.order)
+	tasks = b.order
 	bump := false
 	for _, t := range tasks {
 		if len(t.triggers) > 0 || t.bump || t.push {
@@ -112,7 +243,7 @@ func (rt *runtime) apply(tasks []*task) ([]int, error) {
 		}
 	}
 	var maxv int64
-	for _, v := range rt.ver {
+	for _, v := range st.ver {
 		maxv = max(maxv, v)
 	}
 	next := nextVersion(maxv)
@@ -120,59 +251,57 @@ func (rt *runtime) apply(tasks []*task) ([]int, error) {
 		if len(t.triggers) == 0 {
 			continue
 		}
-		seen := rt.seenFor(t.name)
+		seen := st.seenFor(t.name, len(g.nodes))
 		for _, c := range t.triggers {
-			seen[c] = rt.ver[c]
+			seen[c] = st.ver[c]
 		}
 	}
 	for _, t := range tasks {
 		for _, c := range t.triggers {
-			if rt.ch[c].consume() {
-				rt.ver[c] = next
+			if st.ch[c].consume() {
+				st.ver[c] = next
 			}
 		}
 	}
-	rt.touched = rt.touched[:0]
-	if rt.buckets == nil {
-		rt.buckets = make([][]any, len(rt.ch))
+	b.touched = b.touched[:0]
+	if len(b.buckets) < len(st.ch) {
+		b.buckets = make([][]any, len(st.ch))
 	}
 	for _, t := range tasks {
 		for _, w := range t.writes {
 			if w.ch < 0 {
 				continue
 			}
-			if len(rt.buckets[w.ch]) == 0 {
-				rt.touched = append(rt.touched, w.ch)
+			if len(b.buckets[w.ch]) == 0 {
+				b.touched = append(b.touched, w.ch)
 			}
-			rt.buckets[w.ch] = append(rt.buckets[w.ch], w.v)
+			b.buckets[w.ch] = append(b.buckets[w.ch], w.v)
 		}
 	}
-	slices.Sort(rt.touched)
-	// Two buffers in turn: rt.updated (the previous step's) stays valid
-	// while this one is built.
-	rt.updFlip ^= 1
-	updated := rt.updBuf[rt.updFlip][:0]
-	if len(rt.mask) < len(rt.ch) {
-		rt.mask = make([]bool, len(rt.ch))
+	slices.Sort(b.touched)
+	b.flip ^= 1
+	updated := b.upd[b.flip][:0]
+	if len(b.mask) < len(st.ch) {
+		b.mask = make([]bool, len(st.ch))
 	}
-	mask := rt.mask
+	mask := b.mask
 	clear(mask)
 	var err error
-	for _, c := range rt.touched {
-		vals := rt.buckets[c]
-		rt.buckets[c] = vals[:0]
+	for _, c := range b.touched {
+		vals := b.buckets[c]
+		b.buckets[c] = vals[:0]
 		if err != nil {
 			continue
 		}
-		changed, uerr := rt.ch[c].update(vals)
+		changed, uerr := st.ch[c].update(vals)
 		clear(vals)
 		if uerr != nil {
 			err = uerr
 			continue
 		}
 		if changed {
-			rt.ver[c] = next
-			if rt.ch[c].available() {
+			st.ver[c] = next
+			if st.ch[c].available() {
 				updated = append(updated, c)
 				mask[c] = true
 			}
@@ -183,12 +312,12 @@ func (rt *runtime) apply(tasks []*task) ([]int, error) {
 	}
 	if bump {
 		n := len(updated)
-		for c, ch := range rt.ch {
+		for c, ch := range st.ch {
 			if mask[c] || !ch.available() {
 				continue
 			}
 			if changed, _ := ch.update(nil); changed {
-				rt.ver[c] = next
+				st.ver[c] = next
 				if ch.available() {
 					updated = append(updated, c)
 				}
@@ -206,9 +335,9 @@ func (rt *runtime) apply(tasks []*task) ([]int, error) {
 			}
 		}
 		if !triggers {
-			for c, ch := range rt.ch {
+			for c, ch := range st.ch {
 				if ch.finish() {
-					rt.ver[c] = next
+					st.ver[c] = next
 					if ch.available() && !mask[c] {
 						updated = append(updated, c)
 						mask[c] = true
@@ -218,8 +347,7 @@ func (rt *runtime) apply(tasks []*task) ([]int, error) {
 			slices.Sort(updated)
 		}
 	}
-	rt.updBuf[rt.updFlip] = updated
-	rt.updated = updated
+	b.upd[b.flip] = updated
 	return updated, nil
 }
 

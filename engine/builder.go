@@ -29,8 +29,10 @@ type RetryPolicy struct {
 	MaxInterval     time.Duration // cap on the wait; 0 means no cap
 	Jitter          bool          // add up to one InitialInterval of random wait
 	// RetryOn decides whether an error is worth another attempt; nil retries
-	// every error except panics, cancellation, interrupts, invalid updates and
-	// errors wrapped with Permanent.
+	// every error except panics, cancellation, interrupts and errors wrapped
+	// with Permanent, which routing errors are (a route to an unknown node,
+	// a path key missing from the path map, a write to a channel that is not
+	// there or does not fit).
 	RetryOn func(error) bool
 }
 
@@ -148,6 +150,8 @@ func NewGraph(name string, channels ...Decl) *StateGraph {
 			g.fail(fmt.Errorf("channel %q declared twice", n))
 		case reservedName(n):
 			g.fail(fmt.Errorf("channel name %q is reserved", n))
+		case d.spec().err != nil:
+			g.fail(d.spec().err)
 		}
 		seen[n] = true
 		g.decls = append(g.decls, d)

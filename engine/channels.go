@@ -52,6 +52,7 @@ func (c *lastValue) update(vals []any) (bool, error) {
 		return false, invalidUpdate(c.name, "At key '%s': Can receive only one value per step. Use a reducer channel (engine.Reducer, engine.List, engine.Messages) to accept several values in one step", c.name)
 	}
 }
+func (c *lastValue) start(v any)      { c.v, c.set = v, true }
 func (c *lastValue) get() (any, bool) { return c.v, c.set }
 func (c *lastValue) available() bool  { return c.set }
 func (c *lastValue) consume() bool    { return false }

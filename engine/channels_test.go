@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -189,49 +188,5 @@ func TestChannelSaveLoad(t *testing.T) {
 	}
 	if _, ok, _ := (&untracked{lastValue: lastValue{name: "u", codec: typedCodec[string]{}, v: "x", set: true}}).save(); ok {
 		t.Error("an untracked channel must never be saved")
-	}
-}
-
-// apply: writes land in task-path order, all bumped channels share one new
-// version, ephemeral triggers clear, and a conflict names the key.
-func TestApplyWrites(t *testing.T) {
-	log := List[string]("log")
-	key := LastValue[string]("key")
-	g, err := NewGraph("apply", log, key).
-		AddNode("a", func(ctx context.Context, s State) (Output, error) { return nil, nil }).
-		AddNode("b", func(ctx context.Context, s State) (Output, error) { return nil, nil }).
-		AddEdge(START, "a").AddEdge(START, "b").Compile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, _ := g.newRuntime(t.Context(), newRunConfig(nil), nil)
-	li, ki := g.chanIdx["log"], g.chanIdx["key"]
-	ta := &task{name: "a", node: g.nodes[g.nodeIdx["a"]], triggers: []int{g.chanIdx["branch:to:a"]}, writes: []cwrite{{li, []string{"a1"}}, {li, []string{"a2"}}}}
-	tb := &task{name: "b", node: g.nodes[g.nodeIdx["b"]], triggers: []int{g.chanIdx["branch:to:b"]}, writes: []cwrite{{li, []string{"b1"}}, {ki, "x"}}}
-	updated, err := rt.apply([]*task{ta, tb})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v, _ := rt.ch[li].get(); fmt.Sprint(v) != "[a1 a2 b1]" {
-		t.Errorf("log = %v: writes must apply in task order, then write order", v)
-	}
-	if rt.ver[li] != rt.ver[ki] || rt.ver[li] == 0 {
-		t.Errorf("versions %d %d: channels bumped by one apply share a version", rt.ver[li], rt.ver[ki])
-	}
-	if len(updated) != 2 {
-		t.Errorf("updated %v", updated)
-	}
-	if rt.seen["a"][g.chanIdx["branch:to:a"]] != rt.ver[g.chanIdx["branch:to:a"]] {
-		t.Error("a task marks its triggers as seen")
-	}
-	before := rt.ver[li]
-	tc := &task{name: "a", triggers: []int{g.chanIdx["branch:to:a"]}, writes: []cwrite{{ki, "1"}, {ki, "2"}}}
-	_, err = rt.apply([]*task{tc})
-	var iu *InvalidUpdateError
-	if !errors.As(err, &iu) || iu.Key != "key" {
-		t.Errorf("two writes to a LastValue: %v", err)
-	}
-	if nextVersion(before) <= before || VersionStep(nextVersion(before)) != VersionStep(before)+1 {
-		t.Error("versions grow by one step")
 	}
 }

@@ -23,8 +23,11 @@ type Graph struct {
 	chanIdx map[string]int
 	startCh int
 	tasksCh int
-	nodes   []*node // sorted by name
+	nodes   []*node // sorted by name, so a node's index orders it by name
 	nodeIdx map[string]int
+	// declared lists node indexes in the order the nodes were added, START
+	// first: the order tasks are planned in when any node may run.
+	declared []int
 	// trigToNodes lists, per channel, the nodes it triggers (sorted by name).
 	trigToNodes [][]int
 	saver       checkpoint.Saver
@@ -98,6 +101,18 @@ func (g *StateGraph) Compile(opts ...CompileOption) (*Graph, error) {
 	isTarget := func(n string) bool { return known[n] && n != START || n == END }
 
 	for i, d := range defs {
+		if d.sub != nil {
+			for j := 0; j < d.sub.nState; j++ {
+				cs := d.sub.specs[j]
+				k, ok := out.chanIdx[cs.name]
+				if !ok || k >= out.nState {
+					continue
+				}
+				if pt, ct := out.specs[k].codec.goType(), cs.codec.goType(); pt != ct {
+					bad("subgraph node %q: channel %q is %v in graph %q but %v in its subgraph %q; a shared channel needs one type", d.name, cs.name, pt, g.name, ct, d.sub.name)
+				}
+			}
+		}
 		n := &node{name: d.name, idx: i, fn: d.fn, sub: d.sub, deferred: d.deferred, retry: d.retry, start: d.name == START, pullPath: "pull:" + d.name}
 		if n.retry == nil {
 			n.retry = cc.retry
@@ -220,6 +235,10 @@ func (g *StateGraph) Compile(opts ...CompileOption) (*Graph, error) {
 		for _, t := range n.triggers {
 			out.trigToNodes[t] = append(out.trigToNodes[t], n.idx)
 		}
+	}
+	out.declared = append(out.declared, out.nodeIdx[START])
+	for _, d := range g.nodes {
+		out.declared = append(out.declared, out.nodeIdx[d.name])
 	}
 	out.topo = out.buildTopology(g)
 	return out, nil
@@ -488,11 +507,20 @@ func (c sendsCodec) check(v any) error {
 	return fmt.Errorf("value of type %T, want engine.Send", v)
 }
 
+// argGraph returns the graph whose channels a Send to node takes as its
+// argument's keys: a subgraph node's own graph, else the graph itself.
+func (c sendsCodec) argGraph(node string) *Graph {
+	if i, ok := c.g.nodeIdx[node]; ok && c.g.nodes[i].sub != nil {
+		return c.g.nodes[i].sub
+	}
+	return c.g
+}
+
 func (c sendsCodec) encodeOne(s Send) (sendForm, error) {
 	f := sendForm{Node: s.Node}
 	var err error
 	if vals, ok := s.Arg.(Values); ok {
-		f.Values, err = valuesCodec(c).encode(vals)
+		f.Values, err = valuesCodec{c.argGraph(s.Node)}.encode(vals)
 	} else {
 		f.Arg, err = encodeDynamic(s.Arg)
 	}
@@ -506,7 +534,7 @@ func (c sendsCodec) decodeOne(f sendForm) (Send, error) {
 	s := Send{Node: f.Node}
 	var err error
 	if f.Values != nil {
-		s.Arg, err = valuesCodec(c).decode(f.Values)
+		s.Arg, err = valuesCodec{c.argGraph(f.Node)}.decode(f.Values)
 	} else if f.Arg != nil {
 		s.Arg, err = decodeDynamic(f.Arg)
 	}

@@ -13,27 +13,57 @@
 // a thread's timeline that can be inspected, resumed, replayed and forked,
 // and nodes can stop for a human with Interrupt.
 //
+// # Where Weft follows Python LangGraph instead of LangGraph.js
+//
+// Weft's behaviour is pinned by a differential suite against LangGraph.js
+// (testdata/oracle); where the two LangGraphs differ, Weft does what Python
+// does, each named in testdata/oracle/allow.json with the Python source:
+//
+//   - Breakpoint results: a run stopped at a static breakpoint returns its
+//     state without an "__interrupt__" key (Pregel.invoke collects
+//     interrupts from updates, and a breakpoint's holds none).
+//   - Ambiguous resume: a plain Command{Resume} while several interrupts are
+//     pending is an error asking for ResumeByID (PregelLoop._first);
+//     LangGraph.js gives every interrupt the same answer.
+//   - Finished siblings: a task that finishes while a sibling fails keeps
+//     all its writes, edges included, so a join after it still fires
+//     (PregelRunner.commit); LangGraph.js aborts it and drops its edges.
+//   - Command input: a Command given as input always resumes the thread
+//     (PregelLoop._first); LangGraph.js writes an input checkpoint first
+//     when it carries no resume value.
+//   - Failed tasks: a task that fails stores its error and nothing else
+//     (PregelRunner.commit); LangGraph.js also stores the writes it made
+//     before failing.
+//
 // # Deliberate differences from LangGraph
 //
-//   - Conditional edges must declare where they may go (PathMap, Targets,
-//     SendsTo), and Commands their Destinations, so the graph view never
-//     guesses; Compile rejects nodes no declared route reaches.
-//   - A Send or Goto to an unknown node, and a write to an undeclared
-//     channel, are errors, not logged-and-skipped.
-//   - Channel versions are int64: the high half counts steps, the low half is
-//     random, as LangGraph's savers add a random fraction, so forks never
-//     store two values under one (channel, version).
-//   - A subgraph writes back to its parent only the shared channels it
-//     changed (LangGraph writes every output key), so parallel subgraph runs
-//     do not clash on keys they only read.
-//   - Task ids hash the same inputs as LangGraph's (checkpoint id, namespace,
-//     step, path, triggers) with SHA-256 instead of xxh3: stable, but not
-//     byte-compatible with LangGraph's.
-//   - Every checkpoint's metadata records the graph that wrote it (Extra
-//     key MetaGraph) and the nodes that ran (Tasks).
-//   - The default retry policy retries every error except panics, context
-//     cancellation, interrupts, invalid updates and errors marked Permanent:
-//     Go has no exception classes to sort by.
+//   - Declared routes: conditional edges must declare where they may go
+//     (PathMap, Targets, SendsTo), and Commands their Destinations, so the
+//     graph view never guesses; Compile rejects nodes no declared route
+//     reaches.
+//   - Unknown targets: a Send or Goto to an unknown node, and a write to an
+//     undeclared channel, are errors, not logged-and-skipped.
+//   - Versions: channel versions are int64: the high half counts steps, the
+//     low half is random, as LangGraph's savers add a random fraction, so
+//     forks never store two values under one (channel, version).
+//   - Subgraph write-back: a subgraph writes back to its parent only the
+//     shared channels its own nodes wrote (LangGraph writes every output
+//     key), so parallel subgraph runs do not clash on keys they only read
+//     and an inherited list is not appended to itself. A channel shared by
+//     name must have one type in both graphs.
+//   - Task ids hash the same inputs as LangGraph's (checkpoint id,
+//     namespace, step, path, triggers) with SHA-256 instead of xxh3:
+//     stable, but not byte-compatible with LangGraph's.
+//   - Metadata: every checkpoint's metadata records the graph that wrote it
+//     (Extra key MetaGraph) and the nodes that ran (Tasks).
+//   - Retries: the default retry policy retries every error except panics,
+//     context cancellation, interrupts and errors marked Permanent: Go has
+//     no exception classes to sort by. Routing errors (a route to an
+//     unknown node, a path key missing from the path map, a write to a
+//     channel that is not there or does not fit) are Permanent, as
+//     LangGraph does not retry the ValueError and KeyError it raises for
+//     the ones it has; an InvalidUpdateError (a Send to END) is retried, as
+//     in LangGraph.
 //
 // # Observing a run
 //

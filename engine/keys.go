@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
 	"reflect"
 	"slices"
+	"unicode"
 )
 
 // Write is one value a node writes to one channel. Build writes with the
@@ -33,10 +35,34 @@ type chanSpec struct {
 	codec   codec
 	reducer string
 	newCh   func() channel
+	// mk builds a typed key's channel from the spec; newCh calls it (see
+	// bind), so a copy of the spec with a default builds with that default.
+	mk func(s *chanSpec) channel
+	// dflt, when non-nil, gives the value a new channel starts with.
+	dflt func() any
+	// err is a declaration error NewGraph reports.
+	err error
 }
 
+// bind makes newCh build channels with mk from s itself.
+func (s *chanSpec) bind() *chanSpec {
+	s.newCh = func() channel { return s.mk(s) }
+	return s
+}
+
+// withDefault returns a copy of s whose channels start holding d().
+func (s *chanSpec) withDefault(d func() any) *chanSpec {
+	c := *s
+	c.dflt, c.err = d, nil
+	return c.bind()
+}
+
+// starter is a channel that can start out holding a value.
+type starter interface{ start(v any) }
+
 func (s *chanSpec) info() ChannelInfo {
-	return ChannelInfo{Name: s.name, Kind: s.kind, Type: s.codec.goType().String(), Reducer: s.reducer}
+	t := s.codec.goType()
+	return ChannelInfo{Name: s.name, Kind: s.kind, Type: t.String(), Reducer: s.reducer, GoType: t}
 }
 
 // Key is a typed handle to a channel holding one value of type T. Its zero
@@ -46,8 +72,14 @@ type Key[T any] struct{ s *chanSpec }
 
 func newKey[T any](name, kind string, mk func(*chanSpec) channel) Key[T] {
 	s := &chanSpec{name: name, kind: kind, codec: typedCodec[T]{}}
-	s.newCh = func() channel { return mk(s) }
-	return Key[T]{s}
+	s.mk = func(s *chanSpec) channel {
+		ch := mk(s)
+		if s.dflt != nil {
+			ch.(starter).start(s.dflt())
+		}
+		return ch
+	}
+	return Key[T]{s.bind()}
 }
 
 // LastValue declares a channel that keeps the one value written in the last
@@ -92,6 +124,31 @@ func (k Key[T]) Lookup(s State) (T, bool) { return lookup[T](s, k.s.name) }
 // Set writes v to the channel.
 func (k Key[T]) Set(v T) Write { return Write{k.s.name, v} }
 
+// WithDefault returns the key with a channel that starts out holding d()
+// instead of empty (LangGraph's default factories): nodes read it, state
+// and snapshots show it, and once a write replaces it the new value is
+// checkpointed like any other. A checkpoint stores only written values, so a
+// run or snapshot loading a checkpoint in which the channel was never
+// written sees the default again, as LangGraph's from_checkpoint keeps a
+// channel's initial value when the checkpoint has none. d is called for each
+// run and each snapshot, so none shares a mutable default with another; a
+// nil d removes the default.
+//
+// Only LastValue and Untracked keys take a default: an Ephemeral or AnyValue
+// channel is cleared by the first step that does not write it, and a
+// checkpoint could not tell that apart from never written, so NewGraph
+// reports a default on them as an error.
+func (k Key[T]) WithDefault(d func() T) Key[T] {
+	if d == nil {
+		return Key[T]{k.s.withDefault(nil)}
+	}
+	s := k.s.withDefault(func() any { return d() })
+	if s.kind != "last_value" && s.kind != "untracked" {
+		s.err = fmt.Errorf("channel %q: a default is only for LastValue and Untracked keys, not %s", s.name, s.kind)
+	}
+	return Key[T]{s}
+}
+
 func lookup[T any](s State, name string) (T, bool) {
 	v, ok := s.Get(name)
 	if !ok {
@@ -113,8 +170,12 @@ type ReducerKey[T any] struct{ s *chanSpec }
 // still be referenced by streams and snapshots.
 func Reducer[T any](name, opName string, op func(acc, v T) T) ReducerKey[T] {
 	s := &chanSpec{name: name, kind: "reducer", codec: typedCodec[T]{}, reducer: opName}
-	s.newCh = func() channel {
-		return newReducer(name, s.codec, zeroFor[T](),
+	s.mk = func(s *chanSpec) channel {
+		zero := zeroFor[T]()
+		if d := s.dflt; d != nil {
+			zero = func() (any, bool) { return d(), true }
+		}
+		return newReducer(name, s.codec, zero,
 			func(acc, v any) (any, error) {
 				a, ok1 := acc.(T)
 				b, ok2 := v.(T)
@@ -124,7 +185,7 @@ func Reducer[T any](name, opName string, op func(acc, v T) T) ReducerKey[T] {
 				return op(a, b), nil
 			})
 	}
-	return ReducerKey[T]{s}
+	return ReducerKey[T]{s.bind()}
 }
 
 func zeroFor[T any]() func() (any, bool) {
@@ -155,6 +216,19 @@ func (k ReducerKey[T]) Lookup(s State) (T, bool) { return lookup[T](s, k.s.name)
 // Add folds v into the channel's value.
 func (k ReducerKey[T]) Add(v T) Write { return Write{k.s.name, v} }
 
+// WithDefault returns the key with a channel that starts out holding d()
+// instead of T's zero value (or nothing): the first write is folded into
+// it with the reducer. As for Key.WithDefault, the default shows in state
+// and snapshots, a written value is checkpointed, and a checkpoint in which
+// the channel was never written loads with the default again. d is called
+// for each run and each snapshot; a nil d restores the zero value.
+func (k ReducerKey[T]) WithDefault(d func() T) ReducerKey[T] {
+	if d == nil {
+		return ReducerKey[T]{k.s.withDefault(nil)}
+	}
+	return ReducerKey[T]{k.s.withDefault(func() any { return d() })}
+}
+
 // Overwrite replaces the channel's value with v, skipping the reducer; later
 // writes of the same step are ignored, and two Overwrites in one step are an
 // InvalidUpdateError.
@@ -181,6 +255,12 @@ func List[E any](name string) ListKey[E] {
 // Add appends items to the list.
 func (k ListKey[E]) Add(items ...E) Write { return Write{k.s.name, items} }
 
+// WithDefault returns the key with a list that starts out holding d()
+// instead of empty; writes append to it. See ReducerKey.WithDefault.
+func (k ListKey[E]) WithDefault(d func() []E) ListKey[E] {
+	return ListKey[E]{k.ReducerKey.WithDefault(d)}
+}
+
 // TopicKey is a channel collecting the values written to it as a []E
 // (LangGraph's Topic). Without accumulate it holds only the values of the
 // last step that wrote it.
@@ -188,9 +268,9 @@ type TopicKey[E any] struct{ s *chanSpec }
 
 // Topic declares a Topic channel of E values.
 func Topic[E any](name string, accumulate bool) TopicKey[E] {
-	s := &chanSpec{name: name, kind: "topic", codec: typedCodec[[]E]{}}
+	s := &chanSpec{name: name, kind: "topic", codec: topicCodec[E]{}}
 	s.newCh = func() channel {
-		return &topic{name: name, codec: s.codec, accumulate: accumulate,
+		return &topic{name: name, codec: typedCodec[[]E]{}, accumulate: accumulate,
 			spread: func(v any) ([]any, bool) {
 				l, ok := v.([]E)
 				if !ok {
@@ -222,8 +302,52 @@ func (k TopicKey[E]) spec() *chanSpec { return k.s }
 // Get returns the collected values (nil when empty).
 func (k TopicKey[E]) Get(s State) []E { v, _ := lookup[[]E](s, k.s.name); return v }
 
-// Add publishes items to the topic.
-func (k TopicKey[E]) Add(items ...E) Write { return Write{k.s.name, items} }
+// Add publishes items to the topic. One item is written as itself (as
+// LangGraph records a single value written to a Topic), several as a list;
+// for an E that is itself a slice or array, always as a list, so a stored
+// write is never ambiguous.
+func (k TopicKey[E]) Add(items ...E) Write {
+	if len(items) == 1 && !listKind(reflect.TypeFor[E]()) {
+		return Write{k.s.name, items[0]}
+	}
+	return Write{k.s.name, items}
+}
+
+func listKind(t reflect.Type) bool { return t.Kind() == reflect.Slice || t.Kind() == reflect.Array }
+
+// topicCodec stores a Topic's writes and value. A write is one E or a []E;
+// the value is a []E.
+type topicCodec[E any] struct{}
+
+func (topicCodec[E]) goType() reflect.Type { return reflect.TypeFor[[]E]() }
+
+func (topicCodec[E]) check(v any) error {
+	if _, ok := v.([]E); ok {
+		return nil
+	}
+	if (typedCodec[E]{}).check(v) == nil {
+		return nil
+	}
+	return fmt.Errorf("value of type %T, want %v or a list of them", v, reflect.TypeFor[E]())
+}
+
+func (topicCodec[E]) encode(v any) ([]byte, error) {
+	if l, ok := v.([]E); ok {
+		return typedCodec[[]E]{}.encode(l)
+	}
+	return typedCodec[E]{}.encode(v)
+}
+
+// decode reads a list when the JSON is one that decodes as []E, else one E:
+// an E that is itself a list is always stored inside a list (see Add).
+func (topicCodec[E]) decode(b []byte) (any, error) {
+	if i := bytes.IndexFunc(b, func(r rune) bool { return !unicode.IsSpace(r) }); i >= 0 && b[i] == '[' {
+		if v, err := decodeAs[[]E](b); err == nil || listKind(reflect.TypeFor[E]()) {
+			return v, err
+		}
+	}
+	return typedCodec[E]{}.decode(b)
+}
 
 // BarrierKey is a channel that becomes available once each of a fixed set of
 // names has been written to it (LangGraph's NamedBarrierValue); a node
@@ -288,3 +412,5 @@ func (v valuesReader) read(name string) (any, bool) { x, ok := v[name]; return x
 
 // StateOf returns a State reading from vals, for tests of node functions.
 func StateOf(vals Values) State { return State{r: valuesReader(vals)} }
+
+func decodeAs[T any](b []byte) (any, error) { return typedCodec[T]{}.decode(b) }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/google/uuid"
 )
@@ -44,56 +45,79 @@ type ToolCall struct {
 // RemoveMessage returns the marker that deletes the message with id.
 func RemoveMessage(id string) Message { return Message{Role: RoleRemove, ID: id} }
 
-// AddMessages merges right into left as LangGraph's add_messages does:
-// messages are appended; one whose ID is already present replaces it in
-// place; a RoleRemove marker deletes the message with its ID (an unknown ID
-// is an error) or, with RemoveAll, everything before it. Messages without an
-// ID get a fresh one. left is never modified.
+// AddMessages merges right into left as LangGraph's add_messages does
+// (langgraph/graph/message.py):
+//   - messages without an ID get a fresh one (in the result: left and right
+//     are never modified);
+//   - a message whose ID is already in left replaces it in place, others
+//     are appended;
+//   - a RoleRemove marker deletes the message with its ID, unless a later
+//     message of right brings that ID back; a marker for an ID that is not
+//     in left or earlier in right is an error;
+//   - a marker with ID RemoveAll discards everything before it: the result
+//     is what follows the last such marker in right, as given.
 func AddMessages(left, right []Message) ([]Message, error) {
-	out := make([]Message, 0, len(left)+len(right))
-	out = append(out, left...)
-	index := make(map[string]int, len(out))
-	for i, m := range out {
-		if m.ID != "" {
-			index[m.ID] = i
+	right = withIDs(right)
+	for i := len(right) - 1; i >= 0; i-- {
+		if right[i].Role == RoleRemove && right[i].ID == RemoveAll {
+			return slices.Clone(right[i+1:]), nil
 		}
 	}
-	removed := map[string]bool{}
+	out := append(make([]Message, 0, len(left)+len(right)), left...)
+	for i := range out {
+		if out[i].ID == "" {
+			out[i].ID = uuid.NewString()
+		}
+	}
+	index := make(map[string]int, len(out)+len(right))
+	for i, m := range out {
+		index[m.ID] = i
+	}
+	var remove map[string]bool
 	for _, m := range right {
+		if i, ok := index[m.ID]; ok {
+			if m.Role == RoleRemove {
+				if remove == nil {
+					remove = map[string]bool{}
+				}
+				remove[m.ID] = true
+			} else {
+				delete(remove, m.ID)
+				out[i] = m
+			}
+			continue
+		}
 		if m.Role == RoleRemove {
-			if m.ID == RemoveAll {
-				out = out[:0]
-				clear(index)
-				clear(removed)
-				continue
-			}
-			if _, ok := index[m.ID]; !ok || removed[m.ID] {
-				return nil, fmt.Errorf("attempting to delete a message with an ID that doesn't exist ('%s')", m.ID)
-			}
-			removed[m.ID] = true
-			continue
+			return nil, fmt.Errorf("attempting to delete a message with an ID that doesn't exist ('%s')", m.ID)
 		}
-		if m.ID == "" {
-			m.ID = uuid.NewString()
-		}
-		if i, ok := index[m.ID]; ok && !removed[m.ID] {
-			out[i] = m
-			continue
-		}
-		delete(removed, m.ID)
 		index[m.ID] = len(out)
 		out = append(out, m)
 	}
-	if len(removed) == 0 {
+	if len(remove) == 0 {
 		return out, nil
 	}
-	kept := out[:0:0]
+	kept := out[:0]
 	for _, m := range out {
-		if !removed[m.ID] {
+		if !remove[m.ID] {
 			kept = append(kept, m)
 		}
 	}
 	return kept, nil
+}
+
+// withIDs returns msgs with a fresh ID on each message that has none: msgs
+// itself when all have one, else a copy.
+func withIDs(msgs []Message) []Message {
+	if !slices.ContainsFunc(msgs, func(m Message) bool { return m.ID == "" }) {
+		return msgs
+	}
+	out := slices.Clone(msgs)
+	for i := range out {
+		if out[i].ID == "" {
+			out[i].ID = uuid.NewString()
+		}
+	}
+	return out
 }
 
 // MessagesKey is a typed handle to a []Message channel merged with

@@ -70,6 +70,8 @@ type runConfig struct {
 	runID        string
 	metadata     map[string]any
 	stepLimit    int
+	subgraphs    bool
+	phases       PhaseFunc
 	stopCheck    func() bool
 	// set for subgraph runs
 	parents  map[string]string
@@ -137,3 +139,9 @@ func WithRunID(id string) RunOption { return func(c *runConfig) { c.runID = id }
 func WithMetadata(md map[string]any) RunOption {
 	return func(c *runConfig) { c.metadata = maps.Clone(md) }
 }
+
+// WithSubgraphs makes GetState include each pending subgraph task's own
+// state (TaskState.State), as LangGraph's get_state(subgraphs=True); in a
+// run's stream it changes nothing: events of subgraphs always carry their
+// namespace.
+func WithSubgraphs() RunOption { return func(c *runConfig) { c.subgraphs = true } }

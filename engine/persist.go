@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -225,7 +226,13 @@ func (rt *runtime) put(source checkpoint.Source, tasks []string) error {
 		}
 	}
 	md := checkpoint.Metadata{Source: source, Step: rt.step, Parents: rt.parents, RunID: rt.cfg.runID, Tasks: tasks, Extra: rt.extra}
+	if rt.stepExtra != nil {
+		md.Extra = maps.Clone(rt.extra)
+		maps.Copy(md.Extra, rt.stepExtra)
+		rt.stepExtra = nil
+	}
 	parent := rt.cpRef
+	rt.cpMeta, rt.cpTime, rt.cpParent = md, cp.TS, parent
 	rt.cpID = cp.ID
 	rt.cpRef = checkpoint.Ref{ThreadID: rt.cfg.thread, NS: rt.ns, CheckpointID: cp.ID}
 	rt.step++

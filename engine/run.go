@@ -7,14 +7,19 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
 )
 
 // Result is the outcome of a run that did not fail.
 type Result struct {
-	// Values is the state at the end of the run (for an interrupted run, the
-	// state the interrupted step started from).
+	// Values is the state as the run last reported it (its last values
+	// event, as LangGraph's invoke returns its last values chunk): the state
+	// at its end when a step changed any state channel or the run resumed a
+	// thread, and empty when it did neither. For a run stopped by
+	// interrupts, the writes of the tasks that finished in its last step
+	// count as applied.
 	Values Values
 	// Interrupts are the questions waiting for an answer; empty unless the
 	// run stopped at Interrupt calls.
@@ -25,7 +30,7 @@ type Result struct {
 	Done bool
 	// Breakpoint is "before" or "after" when the run stopped at a static
 	// breakpoint, "step" when it stopped at WithStepLimit or WithStopCheck,
-	// and "" otherwise.
+	// "phase" when a phase hook paused it (WithPhases), and "" otherwise.
 	Breakpoint string
 	// After names the nodes whose step the run stopped after (Breakpoint
 	// "after"), sorted; nil for any other stop. Next says what runs next.
@@ -36,6 +41,9 @@ type Result struct {
 	Steps int
 	// Dropped counts observer events lost because the observer was slow.
 	Dropped int
+	// changed holds, for a subgraph run, the state channels its own nodes
+	// wrote, with their final values: what the parent task writes back.
+	changed []Write
 }
 
 // Invoke runs the graph to its end, an interrupt, a breakpoint or a step
@@ -87,9 +95,7 @@ type runtime struct {
 	em    *emitter
 	ns    string
 
-	ch       []channel
-	ver      []int64
-	seen     map[string][]int64
+	chanState
 	savedVer []int64 // versions at the last stored checkpoint
 	updated  []int   // channels updated by the last apply; nil when unknown
 	step     int
@@ -98,6 +104,9 @@ type runtime struct {
 	cpID     string         // id of the checkpoint the current step starts from
 	cpRef    checkpoint.Ref // the latest checkpoint (CheckpointID "" before the first)
 	cpSource checkpoint.Source
+	cpMeta   checkpoint.Metadata // the latest checkpoint's, for the checkpoints stream
+	cpParent checkpoint.Ref      // zero for the thread's first checkpoint
+	cpTime   time.Time
 	pending  []checkpoint.PendingWrite // pending writes of the loaded checkpoint
 	replay   bool                      // replaying an explicit checkpoint: ignore its pending writes
 
@@ -106,6 +115,14 @@ type runtime struct {
 	hasNull    bool
 	resumeMap  map[string]any
 	armed      bool // the run started with an answer (given or stored)
+	// valuesShown is set once the run reports the state (a values event,
+	// streamed or not): its result is that state, as LangGraph's invoke
+	// returns its last values chunk.
+	valuesShown bool
+	// stepExtra is added to the metadata of the next checkpoint only (the
+	// edits a fork was made with); editDesc describes those edits.
+	stepExtra map[string]any
+	editDesc  []map[string]any
 
 	extra     map[string]any    // metadata Extra of every checkpoint of the run
 	parents   map[string]string // metadata Parents of every checkpoint of the run
@@ -119,30 +136,17 @@ type runtime struct {
 // stepBufs are buffers a runtime reuses from step to step (and History from
 // snapshot to snapshot, see renewRuntime).
 type stepBufs struct {
-	cands     []int
-	todo      []*task
-	updBuf    [2][]int
-	updFlip   int
-	seenBlock []int64
-	mask      []bool
-	taskBuf   []*task
-	live      []*task // tasks handed out by prepare for the current step
-	free      []*task
-	buckets   [][]any
-	touched   []int
+	pool taskPool
+	algo algoBufs
+	todo []*task
 }
 
 // reset empties the buffers for a new run, keeping their memory; tasks
 // handed out become free.
 func (b *stepBufs) reset() {
-	b.free = append(b.free, b.live...)
-	b.live, b.taskBuf, b.todo = b.live[:0], b.taskBuf[:0], b.todo[:0]
-	b.cands, b.touched = b.cands[:0], b.touched[:0]
-	b.updBuf, b.updFlip = [2][]int{b.updBuf[0][:0], b.updBuf[1][:0]}, 0
-	clear(b.mask)
-	for i := range b.buckets {
-		b.buckets[i] = b.buckets[i][:0]
-	}
+	b.pool.recycle()
+	b.pool.buf, b.todo = b.pool.buf[:0], b.todo[:0]
+	b.algo.reset()
 }
 
 type cwrite struct {
@@ -161,6 +165,7 @@ type task struct {
 	path     string
 	writes   []cwrite
 	restored bool // writes came from pending writes: do not run
+	ran      bool // the node ran in this step (err says how it ended)
 	err      error
 	ints     []PendingInterrupt
 	resume   []any
@@ -170,6 +175,12 @@ type task struct {
 	// bump forces a step bump in apply even without triggers (manual
 	// updates), so ephemeral triggers of pending tasks are cleared.
 	bump bool
+}
+
+// done reports whether the task finished with writes in the current step
+// (it ran, or its writes were restored): it no longer counts as next.
+func (t *task) done() bool {
+	return (t.restored || t.ran) && t.err == nil
 }
 
 func (t *task) ns(rt *runtime) string {
@@ -210,7 +221,7 @@ func (gr *Graph) renewRuntime(ctx context.Context, cfg *runConfig, rt *runtime) 
 	bufs := rt.stepBufs
 	bufs.reset()
 	*rt = runtime{g: gr, ctx: ctx, cfg: cfg, saver: rt.saver, em: rt.em, ns: cfg.ns,
-		ch: rt.ch, ver: rt.ver, savedVer: rt.savedVer, seen: rt.seen, stepBufs: bufs}
+		chanState: chanState{ch: rt.ch, ver: rt.ver, seen: rt.seen, seenBlock: rt.seenBlock}, savedVer: rt.savedVer, stepBufs: bufs}
 	for i, s := range gr.specs {
 		rt.ch[i] = s.newCh()
 	}
@@ -219,6 +230,42 @@ func (gr *Graph) renewRuntime(ctx context.Context, cfg *runConfig, rt *runtime) 
 	clear(rt.seen)
 	rt.cpRef = checkpoint.Ref{ThreadID: cfg.thread, NS: cfg.ns}
 	return rt
+}
+
+// prepare plans the next super-step from the runtime's channels; the
+// previous step's tasks are recycled.
+func (rt *runtime) prepare() ([]*task, error) {
+	rt.pool.recycle()
+	return planTasks(rt.g, &rt.chanState, rt.updated, rt.stepIDs(), &rt.pool, &rt.algo)
+}
+
+// apply commits tasks' writes to the runtime's channels and remembers which
+// channels changed, for the next prepare.
+func (rt *runtime) apply(tasks []*task) ([]int, error) {
+	updated, err := applyWrites(rt.g, &rt.chanState, tasks, &rt.algo)
+	if err != nil {
+		return nil, err
+	}
+	rt.updated = updated
+	return updated, nil
+}
+
+// applyNull applies writes of the NULL task (a Command given as input) to
+// the loaded checkpoint. They add to what was planned there: afterwards
+// every node is a planning candidate again, not only those they trigger.
+func (rt *runtime) applyNull(ws []cwrite) error {
+	if len(ws) == 0 {
+		return nil
+	}
+	if _, err := rt.apply([]*task{{name: "__null__", writes: ws}}); err != nil {
+		return err
+	}
+	rt.updated = nil
+	return nil
+}
+
+func (rt *runtime) stepIDs() stepIDs {
+	return stepIDs{needed: rt.saver != nil || rt.em != nil, cpID: rt.cpID, ns: rt.ns, step: rt.step}
 }
 
 // load restores the checkpoint tuple into the runtime's channels.
@@ -254,16 +301,17 @@ func (rt *runtime) load(t *checkpoint.Tuple) error {
 	rt.cpID = cp.ID
 	rt.cpRef = t.Ref
 	rt.cpSource = t.Metadata.Source
+	rt.cpMeta, rt.cpTime, rt.cpParent = t.Metadata, cp.TS, checkpoint.Ref{}
+	if t.Parent != nil {
+		rt.cpParent = *t.Parent
+	}
 	rt.step = t.Metadata.Step + 1
 	rt.pending = t.PendingWrites
-	if cp.UpdatedChannels != nil {
-		rt.updated = rt.updated[:0]
-		for _, name := range cp.UpdatedChannels {
-			if i, ok := g.chanIdx[name]; ok {
-				rt.updated = append(rt.updated, i)
-			}
-		}
-	}
+	// Which channels changed is not taken from the checkpoint: a manual
+	// update may complete nothing new yet leave a node due (a join whose
+	// barrier was already full), so after loading every node is a candidate,
+	// as in LangGraph's _first.
+	rt.updated = nil
 	return nil
 }
 
@@ -316,7 +364,7 @@ func (gr *Graph) execute(ctx context.Context, input Input, cfg *runConfig, em *e
 // first handles the input: a new input checkpoint, or the start of a resume.
 func (rt *runtime) first(input Input) error {
 	g := rt.g
-	hasState := slices.ContainsFunc(rt.ver, func(v int64) bool { return v != 0 })
+	hasState := rt.hasVersions()
 	var nullWrites []cwrite
 	var toStore []checkpoint.Write
 	cmd, isCmd := input.(Command)
@@ -368,11 +416,8 @@ func (rt *runtime) first(input Input) error {
 		}
 	}
 	rt.armed = rt.hasNull || rt.resumeMap != nil
-	if all := append(stored, nullWrites...); len(all) > 0 {
-		if _, err := rt.apply([]*task{{name: "__null__", writes: all}}); err != nil {
-			return err
-		}
-		rt.updated = nil
+	if err := rt.applyNull(append(stored, nullWrites...)); err != nil {
+		return err
 	}
 
 	resuming := hasState && (input == nil || isCmd)
@@ -508,7 +553,6 @@ func (rt *runtime) commandWrites(cmd Command) ([]cwrite, []checkpoint.Write, err
 }
 
 func (rt *runtime) inputValues(input Input) (Values, error) {
-	g := rt.g
 	var vals Values
 	switch in := input.(type) {
 	case Values:
@@ -521,17 +565,23 @@ func (rt *runtime) inputValues(input Input) (Values, error) {
 	default:
 		return nil, fmt.Errorf("unsupported input type %T", input)
 	}
+	return rt.g.checkValues(vals)
+}
+
+// checkValues checks that every key of vals is a state channel of gr and
+// that its value fits, naming the first key that does not (in key order).
+func (gr *Graph) checkValues(vals Values) (Values, error) {
 	keys := make([]string, 0, len(vals))
 	for k := range vals {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		i, ok := g.chanIdx[k]
-		if !ok || i >= g.nState {
-			return nil, fmt.Errorf("input key %q is not a channel of graph %q", k, g.name)
+		i, ok := gr.chanIdx[k]
+		if !ok || i >= gr.nState {
+			return nil, fmt.Errorf("input key %q is not a channel of graph %q", k, gr.name)
 		}
-		if err := g.specs[i].checkWrite(vals[k]); err != nil {
+		if err := gr.specs[i].checkWrite(vals[k]); err != nil {
 			return nil, fmt.Errorf("input key %q: %w", k, err)
 		}
 	}
@@ -548,18 +598,7 @@ func (s *chanSpec) checkWrite(v any) error {
 	return s.codec.check(v)
 }
 
-func (rt *runtime) seenFor(name string) []int64 {
-	s, ok := rt.seen[name]
-	if !ok {
-		n := len(rt.ch)
-		if len(rt.seenBlock) < n {
-			rt.seenBlock = make([]int64, n*(len(rt.g.nodes)+2))
-		}
-		s, rt.seenBlock = rt.seenBlock[:n:n], rt.seenBlock[n:]
-		rt.seen[name] = s
-	}
-	return s
-}
+func (rt *runtime) seenFor(name string) []int64 { return rt.chanState.seenFor(name, len(rt.g.nodes)) }
 
 func (rt *runtime) pendingInterruptIDs() []string {
 	var ids []string

@@ -2,10 +2,8 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
@@ -31,18 +29,30 @@ type Snapshot struct {
 	Updated []string
 }
 
+// Done reports whether the thread has nothing left to run at this
+// checkpoint: no task is planned at all. Next alone cannot say it: a task
+// whose writes are stored (it finished before a crash, or is waiting with a
+// stored answer) is not next, yet the thread is not done until its step is
+// applied and what follows has run.
+func (s *Snapshot) Done() bool { return len(s.Tasks) == 0 }
+
 // TaskState is a planned task of a Snapshot.
 type TaskState struct {
 	ID         string
 	Name       string
 	Path       string
 	Error      string             // the stored error of a failed attempt
+	ErrorKind  ErrorKind          // what kind of failure Error is
 	Interrupts []PendingInterrupt // questions the task is waiting on
 	Result     []Write            // writes of a task that finished
 	Input      any                // the Send argument of a push task
 	// NS is the checkpoint namespace of a subgraph task's own checkpoints,
 	// "" for other tasks.
 	NS string
+	// State is a subgraph task's own latest snapshot (with its subgraphs'
+	// states in turn) when the snapshot was asked for with WithSubgraphs
+	// and the subgraph has started; nil otherwise.
+	State *Snapshot
 }
 
 // GetState returns the thread's state at its latest checkpoint, or at the one
@@ -60,7 +70,7 @@ func (gr *Graph) GetState(ctx context.Context, opts ...RunOption) (*Snapshot, er
 	if err != nil {
 		return nil, fmt.Errorf("thread %q: %w", cfg.thread, err)
 	}
-	return gr.snapshotOf(ctx, cfg, tp, cfg.checkpointID == "", nil)
+	return gr.snapshotOf(ctx, gr.saver, cfg, tp, cfg.checkpointID == "", nil)
 }
 
 // History lists the thread's checkpoints as snapshots, newest first. opts
@@ -127,7 +137,7 @@ func (gr *Graph) History(ctx context.Context, sel checkpoint.ListOptions, opts .
 			if it.err != nil {
 				return nil, fmt.Errorf("history of thread %q: %w", cfg.thread, it.err)
 			}
-			s, err := gr.snapshotOf(ctx, cfg, it.tp, false, &rt)
+			s, err := gr.snapshotOf(ctx, gr.saver, cfg, it.tp, false, &rt)
 			if err != nil {
 				return nil, err
 			}
@@ -140,10 +150,11 @@ func (gr *Graph) History(ctx context.Context, sel checkpoint.ListOptions, opts .
 	return out, nil
 }
 
-// snapshotOf rebuilds the channels of a stored checkpoint and plans its next
-// step to say what would run. With reuse non-nil it rebuilds in *reuse's
-// runtime when there is one (see renewRuntime) and leaves its runtime there.
-func (gr *Graph) snapshotOf(ctx context.Context, cfg *runConfig, tp *checkpoint.Tuple, applyPending bool, reuse **runtime) (*Snapshot, error) {
+// snapshotOf rebuilds the channels of a checkpoint read from saver and plans
+// its next step to say what would run. With reuse non-nil it rebuilds in
+// *reuse's runtime when there is one (see renewRuntime) and leaves its
+// runtime there.
+func (gr *Graph) snapshotOf(ctx context.Context, saver checkpoint.Saver, cfg *runConfig, tp *checkpoint.Tuple, applyPending bool, reuse **runtime) (*Snapshot, error) {
 	var rt *runtime
 	var err error
 	if reuse != nil && *reuse != nil {
@@ -157,7 +168,7 @@ func (gr *Graph) snapshotOf(ctx context.Context, cfg *runConfig, tp *checkpoint.
 	if err := rt.load(tp); err != nil {
 		return nil, err
 	}
-	rt.saver = gr.saver // task ids need it even inside GetState
+	rt.saver = saver // task ids need it even inside GetState
 	var null []cwrite
 	for _, pw := range tp.PendingWrites {
 		if pw.TaskID == checkpoint.NullTaskID && pw.Channel != checkpoint.Resume {
@@ -168,66 +179,27 @@ func (gr *Graph) snapshotOf(ctx context.Context, cfg *runConfig, tp *checkpoint.
 			null = append(null, w)
 		}
 	}
-	if len(null) > 0 {
-		if _, err := rt.apply([]*task{{name: "__null__", writes: null}}); err != nil {
-			return nil, err
-		}
-	}
+	// As LangGraph's get_state, the tasks are those the checkpoint plans; a
+	// stored Command's writes (update, goto) change the values shown, not
+	// the tasks: they take effect when a run resumes from here.
 	tasks, err := rt.prepare()
 	if err != nil {
 		return nil, err
 	}
+	if err := rt.applyNull(null); err != nil {
+		return nil, err
+	}
 	snap := &Snapshot{Ref: tp.Ref, Parent: tp.Parent, Metadata: tp.Metadata, CreatedAt: tp.Checkpoint.TS,
 		Versions: tp.Checkpoint.ChannelVersions, Updated: tp.Checkpoint.UpdatedChannels}
-	byID := map[string]int{}
-	for _, t := range tasks {
-		ts := TaskState{ID: t.id, Name: t.name, Path: t.path, Input: t.arg}
-		if t.node.sub != nil {
-			ts.NS = t.ns(rt)
-		}
-		byID[t.id] = len(snap.Tasks)
-		snap.Tasks = append(snap.Tasks, ts)
+	doneSet, err := rt.describeTasks(snap, tasks, tp.PendingWrites, true)
+	if err != nil {
+		return nil, err
 	}
 	var done []*task
-	doneSet := map[string]bool{}
-	for _, pw := range tp.PendingWrites {
-		i, ok := byID[pw.TaskID]
-		if !ok {
-			continue
-		}
-		ts := &snap.Tasks[i]
-		switch pw.Channel {
-		case checkpoint.Error:
-			var msg string
-			_ = json.Unmarshal(pw.Value, &msg)
-			ts.Error = msg
-		case checkpoint.Interrupt:
-			ints, err := decodeInterrupts(pw.Value)
-			if err != nil {
-				return nil, fmt.Errorf("checkpoint %s: stored interrupt of task %s: %w", tp.Ref.CheckpointID, pw.TaskID, err)
-			}
-			ts.Interrupts = append(ts.Interrupts, ints...)
-			snap.Interrupts = append(snap.Interrupts, ints...)
-		case checkpoint.Resume, checkpoint.Scheduled:
-		case checkpoint.NoWrites:
-			doneSet[pw.TaskID] = true
-		default:
-			w, err := rt.decodePending(pw)
-			if err != nil {
-				return nil, err
-			}
-			doneSet[pw.TaskID] = true
-			if w.ch < gr.nState {
-				ts.Result = append(ts.Result, Write{pw.Channel, w.v})
-			}
-			t := tasks[i]
-			t.writes = append(t.writes, w)
-		}
-	}
 	for _, t := range tasks {
 		if doneSet[t.id] && applyPending {
 			done = append(done, t)
-		} else if !slices.Contains(snap.Next, t.name) {
+		} else {
 			snap.Next = append(snap.Next, t.name)
 		}
 	}
@@ -237,20 +209,121 @@ func (gr *Graph) snapshotOf(ctx context.Context, cfg *runConfig, tp *checkpoint.
 		}
 	}
 	snap.Values = rt.values()
+	if cfg.subgraphs {
+		for i, t := range tasks {
+			if t.node.sub == nil {
+				continue
+			}
+			st, err := t.node.sub.subgraphState(ctx, saver, cfg, snap.Tasks[i].NS)
+			if err != nil {
+				return nil, fmt.Errorf("task %s (%s): %w", t.id, t.name, err)
+			}
+			snap.Tasks[i].State = st
+		}
+	}
 	return snap, nil
 }
 
-// snapshot describes the runtime's current checkpoint for the checkpoints
-// stream.
-func (rt *runtime) snapshot(tasks []*task) (*Snapshot, error) {
-	s := &Snapshot{Values: rt.values(), Ref: rt.cpRef, Metadata: checkpoint.Metadata{Step: rt.step - 1}}
+// subgraphState returns the latest snapshot of the subgraph run in
+// namespace ns, with its own subgraphs' states, or nil when that run has
+// not stored a checkpoint (it has not started).
+func (gr *Graph) subgraphState(ctx context.Context, saver checkpoint.Saver, parent *runConfig, ns string) (*Snapshot, error) {
+	tp, err := saver.Get(ctx, checkpoint.Ref{ThreadID: parent.thread, NS: ns})
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	cfg := &runConfig{thread: parent.thread, ns: ns, subgraphs: true, limit: parent.limit}
+	return gr.snapshotOf(ctx, saver, cfg, tp, true, nil)
+}
+
+// describeTasks fills snap.Tasks with the planned tasks and what the
+// checkpoint's pending writes say of them: results, errors, interrupts
+// (also gathered in snap.Interrupts). It returns the ids of tasks that
+// have finished writes (a stored answer counts, as in LangGraph: a task
+// that got one and asked again is waiting, not next); with collect their
+// decoded writes are added to the tasks, for applying.
+func (rt *runtime) describeTasks(snap *Snapshot, tasks []*task, pending []checkpoint.PendingWrite, collect bool) (map[string]bool, error) {
+	byID := make(map[string]int, len(tasks))
 	for _, t := range tasks {
-		s.Tasks = append(s.Tasks, TaskState{ID: t.id, Name: t.name, Path: t.path, Input: t.arg})
-		if !slices.Contains(s.Next, t.name) {
-			s.Next = append(s.Next, t.name)
+		ts := TaskState{ID: t.id, Name: t.name, Path: t.path, Input: t.arg}
+		if t.node.sub != nil {
+			ts.NS = t.ns(rt)
+		}
+		byID[t.id] = len(snap.Tasks)
+		snap.Tasks = append(snap.Tasks, ts)
+	}
+	doneSet := map[string]bool{}
+	for _, pw := range pending {
+		i, ok := byID[pw.TaskID]
+		if !ok {
+			continue
+		}
+		ts := &snap.Tasks[i]
+		switch pw.Channel {
+		case checkpoint.Error:
+			e, err := decodeTaskError(pw.Value)
+			if err != nil {
+				return nil, fmt.Errorf("checkpoint %s: stored error of task %s: %w", rt.cpID, pw.TaskID, err)
+			}
+			ts.Error, ts.ErrorKind = e.Message, e.Kind
+		case checkpoint.Interrupt:
+			ints, err := decodeInterrupts(pw.Value)
+			if err != nil {
+				return nil, fmt.Errorf("checkpoint %s: stored interrupt of task %s: %w", rt.cpID, pw.TaskID, err)
+			}
+			ts.Interrupts = append(ts.Interrupts, ints...)
+			snap.Interrupts = append(snap.Interrupts, ints...)
+		case checkpoint.Scheduled:
+		case checkpoint.Resume, checkpoint.NoWrites:
+			doneSet[pw.TaskID] = true
+		default:
+			w, err := rt.decodePending(pw)
+			if err != nil {
+				return nil, err
+			}
+			doneSet[pw.TaskID] = true
+			if w.ch < rt.g.nState {
+				ts.Result = append(ts.Result, Write{pw.Channel, w.v})
+			}
+			if collect {
+				tasks[i].writes = append(tasks[i].writes, w)
+			}
 		}
 	}
+	return doneSet, nil
+}
+
+// snapshot describes the runtime's current checkpoint, before its tasks
+// run, for the checkpoints stream: what GetState would return for it.
+func (rt *runtime) snapshot(tasks []*task) (*Snapshot, error) {
+	s := &Snapshot{Values: rt.values(), Ref: rt.cpRef, Metadata: rt.cpMeta, CreatedAt: rt.cpTime,
+		Versions: rt.versionMap()}
+	if rt.cpParent.CheckpointID != "" {
+		p := rt.cpParent
+		s.Parent = &p
+	}
+	if _, err := rt.describeTasks(s, tasks, rt.pending, false); err != nil {
+		return nil, err
+	}
+	for _, t := range s.Tasks {
+		s.Next = append(s.Next, t.Name)
+	}
 	return s, nil
+}
+
+// versionMap returns the channel versions by name (internal channels
+// included), as a checkpoint stores them.
+func (rt *runtime) versionMap() map[string]int64 {
+	out := make(map[string]int64, len(rt.ver))
+	for i, v := range rt.ver {
+		if v != 0 {
+			out[rt.g.specs[i].name] = v
+		}
+	}
+	return out
 }
 
 // Special as-nodes of UpdateState (semantics reference §6).
@@ -304,8 +377,10 @@ func (gr *Graph) BulkUpdateState(ctx context.Context, steps [][]StateUpdate, opt
 	tp, err := gr.saver.Get(ctx, checkpoint.Ref{ThreadID: cfg.thread, NS: cfg.ns, CheckpointID: cfg.checkpointID})
 	switch {
 	case errors.Is(err, checkpoint.ErrNotFound) && cfg.checkpointID == "":
+		// As in LangGraph, an update is one step after what it updates: on
+		// an empty thread (nothing at step -1) it is step 0.
 		tp = nil
-		rt.step = -1
+		rt.step = 0
 	case err != nil:
 		return checkpoint.Ref{}, fmt.Errorf("thread %q: %w", cfg.thread, err)
 	default:
@@ -331,10 +406,10 @@ func (rt *runtime) updateStep(ctx context.Context, tp *checkpoint.Tuple, ups []S
 	if len(ups) > 1 {
 		for _, u := range ups {
 			if u.AsNode == "" {
-				return errors.New("UpdateState: several updates in one super-step each need an as-node")
+				return &InvalidUpdateError{Msg: "UpdateState: several updates in one super-step each need an as-node"}
 			}
 			if special(u.AsNode) {
-				return fmt.Errorf("UpdateState: %q cannot be combined with other updates", u.AsNode)
+				return &InvalidUpdateError{Msg: fmt.Sprintf("UpdateState: %q cannot be combined with other updates", u.AsNode)}
 			}
 		}
 	}
@@ -369,7 +444,7 @@ func (rt *runtime) updateStep(ctx context.Context, tp *checkpoint.Tuple, ups []S
 		return rt.put(checkpoint.SourceInput, nil)
 	case AsEnd:
 		if len(u.Values) > 0 {
-			return errors.New("UpdateState: as-node END takes no values")
+			return &InvalidUpdateError{Msg: "UpdateState: as-node END takes no values"}
 		}
 		tasks, err := rt.prepare()
 		if err != nil {
@@ -408,7 +483,7 @@ func (rt *runtime) updateStep(ctx context.Context, tp *checkpoint.Tuple, ups []S
 		}
 		ni, ok := g.nodeIdx[as]
 		if !ok {
-			return fmt.Errorf("UpdateState: as-node %q is not a node of graph %q", as, g.name)
+			return &InvalidUpdateError{Msg: fmt.Sprintf("UpdateState: as-node %q is not a node of graph %q", as, g.name)}
 		}
 		n := g.nodes[ni]
 		t := &task{node: n, name: as, path: "pull:" + as, bump: true}

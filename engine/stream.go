@@ -17,13 +17,17 @@ type Event struct {
 	Step int
 	Time time.Time
 
-	Values  Values        // ModeValues
-	Update  *NodeUpdate   // ModeUpdates
-	Custom  any           // ModeCustom
-	Message *MessageChunk // ModeMessages
-	Task    *TaskEvent    // ModeTasks, and ModeDebug with DebugType "task" or "task_result"
-	State   *Snapshot     // ModeCheckpoints, and ModeDebug with DebugType "checkpoint"
-	Debug   string        // ModeDebug: "checkpoint", "task" or "task_result"
+	Values Values // ModeValues: the state; nil at an interrupt
+	// Interrupts, with ModeValues, are the questions a run stopped at
+	// (LangGraph's {"__interrupt__": [...]} values chunk); Values is nil
+	// then.
+	Interrupts []PendingInterrupt
+	Update     *NodeUpdate   // ModeUpdates
+	Custom     any           // ModeCustom
+	Message    *MessageChunk // ModeMessages
+	Task       *TaskEvent    // ModeTasks, and ModeDebug with DebugType "task" or "task_result"
+	State      *Snapshot     // ModeCheckpoints, and ModeDebug with DebugType "checkpoint"
+	Debug      string        // ModeDebug: "checkpoint", "task" or "task_result"
 }
 
 // NodeUpdate is what one task wrote (ModeUpdates). Node is "__interrupt__"
@@ -51,10 +55,11 @@ type TaskEvent struct {
 	Name       string
 	Path       string
 	Triggers   []string
-	Input      any // the Send argument of a push task; nil for pull tasks (they read the state)
+	Input      any // at a task's start: a push task's Send argument, a pull task's state (Values)
 	Done       bool
 	Result     []Write
 	Error      string
+	ErrorKind  ErrorKind // with Error: what kind of failure it is
 	Interrupts []PendingInterrupt
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"reflect"
 
 	"github.com/weftstudio/weft/checkpoint"
 )
@@ -27,8 +26,10 @@ func (rt *runtime) execSubgraph(ctx context.Context, t *task) (Output, error) {
 	if rt.saver != nil {
 		parents[rt.ns] = rt.cpID
 	}
+	// The subgraph keeps its own compiled breakpoints; a run's BreakBefore
+	// and BreakAfter are the root graph's.
 	cfg := &runConfig{thread: rt.cfg.thread, ns: ns, limit: rt.cfg.limit, durability: rt.cfg.durability,
-		beforeSet: true, afterSet: true, runID: rt.cfg.runID, metadata: rt.cfg.metadata, parents: parents, parentRT: rt}
+		runID: rt.cfg.runID, metadata: rt.cfg.metadata, parents: parents, parentRT: rt}
 	var input Input
 	var in Values
 	resume := false
@@ -42,18 +43,17 @@ func (rt *runtime) execSubgraph(ctx context.Context, t *task) (Output, error) {
 		}
 	}
 	if !resume {
-		in = Values{}
-		src := State{r: committedReader{rt}}
 		if t.push {
-			if vals, ok := t.arg.(Values); ok {
-				src = State{r: valuesReader(vals)}
-			}
-		}
-		for i := 0; i < sub.nState; i++ {
-			name := sub.specs[i].name
-			if v, ok := src.Get(name); ok {
-				if sub.specs[i].codec.check(v) == nil {
-					in[name] = v
+			// A Send's argument is the subgraph's input, in its own schema
+			// (checked when the Send was made).
+			in, _ = t.arg.(Values)
+		} else {
+			in = Values{}
+			src := committedReader{rt}
+			for i := 0; i < sub.nState; i++ {
+				name := sub.specs[i].name
+				if v, ok := src.read(name); ok {
+					in[name] = v // same type: Compile checks shared channels
 				}
 			}
 		}
@@ -69,19 +69,38 @@ func (rt *runtime) execSubgraph(ctx context.Context, t *task) (Output, error) {
 		}
 		return nil, err
 	}
+	if res.Breakpoint != "" {
+		// Stopped at one of its breakpoints: the parent task pauses as at
+		// an interrupt, and a resume of the parent continues the subgraph.
+		return nil, &InterruptError{}
+	}
 	up := Update{}
-	for i := 0; i < sub.nState; i++ {
-		name := sub.specs[i].name
-		v, ok := res.Values[name]
-		if !ok {
-			continue
-		}
-		if old, had := in[name]; had && reflect.DeepEqual(old, v) {
-			continue // unchanged: writing it back would clash with sibling subgraphs
-		}
-		if j, ok := rt.g.chanIdx[name]; ok && j < rt.g.nState && rt.g.specs[j].codec.check(v) == nil {
-			up = append(up, Write{name, v})
+	for _, w := range res.changed {
+		if j, ok := rt.g.chanIdx[w.Channel]; ok && j < rt.g.nState {
+			up = append(up, w) // a channel of both graphs has one type (Compile)
 		}
 	}
 	return up, nil
+}
+
+// startVersionStep is the step part (see VersionStep) of the versions a
+// subgraph run in a fresh namespace gives its channels before any of its
+// nodes runs: 1 for the input, 2 for the start step that copies the input
+// into the state. A channel with a later version was written by one of the
+// subgraph's nodes, whether they ran in this call or before an interrupt.
+const startVersionStep = 2
+
+// changedByNodes returns the state channels the graph's own nodes wrote in
+// this namespace, with their values, in channel order.
+func (rt *runtime) changedByNodes() []Write {
+	var out []Write
+	for i := 0; i < rt.g.nState; i++ {
+		if checkpoint.VersionStep(rt.ver[i]) <= startVersionStep {
+			continue
+		}
+		if v, ok := rt.ch[i].get(); ok {
+			out = append(out, Write{rt.g.specs[i].name, v})
+		}
+	}
+	return out
 }

@@ -1,5 +1,7 @@
 package engine
 
+import "reflect"
+
 // Topology is the shape of a compiled graph, for renderers and the studio:
 // nodes, edges with their kind and label, and nested subgraphs. It holds no
 // functions and no state, and is deterministic: nodes are sorted by name
@@ -80,6 +82,10 @@ type ChannelInfo struct {
 	Type string // the Go type of the channel's value, e.g. "[]engine.Message"
 	// Reducer names the reducer of a reducer channel ("" otherwise).
 	Reducer string
+	// GoType is the Go type of the channel's value, for tools that build
+	// typed environments (expressions over the state); nil in a Topology
+	// read back from JSON.
+	GoType reflect.Type `json:"-"`
 }
 
 // Names of the pseudo-nodes every graph has.

@@ -14,7 +14,12 @@ import (
 
 	"github.com/goccy/go-graphviz"
 	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/internal/early"
 )
+
+// go-graphviz has initialised (this package imports it) with TMPDIR pointed
+// at the user's cache directory by package early; put it back.
+func init() { early.Restore() }
 
 // margin is the room, in points, left around the drawing inside
 // Geometry.Bounds, for badges and breakpoint dots that stick out of boxes.

@@ -44,17 +44,30 @@ check_format() {
 run_tests() {
   check_format
   go vet ./...
-  local pg_started=0
-  if [ -z "${WEFT_TEST_POSTGRES_DSN:-}" ] && [ -f scripts/pg-test-server.sh ]; then
-    eval "$(bash scripts/pg-test-server.sh start)"
+  # Every test runs here: one whose service is missing fails instead of
+  # skipping (internal/testenv).
+  export WEFT_TEST_SERVICES=required
+  local pg_started=0 pg_env
+  if [ -z "${WEFT_TEST_POSTGRES_DSN:-}" ]; then
+    # eval "$(...)" would hide a failed start: check it, then eval.
+    if ! pg_env=$(bash scripts/pg-test-server.sh start) || [[ "$pg_env" != *WEFT_TEST_POSTGRES_DSN=* ]]; then
+      echo "test: the throw-away PostgreSQL server did not start (see above); the PostgreSQL tests need it" >&2
+      return 1
+    fi
+    eval "$pg_env"
     pg_started=1
     trap 'bash scripts/pg-test-server.sh stop >/dev/null 2>&1 || true' EXIT
   fi
-  if [ -f scripts/agui-e2e-setup.sh ]; then
-    bash scripts/agui-e2e-setup.sh
-  fi
+  bash scripts/agui-e2e-setup.sh
   go test -race -count=1 ./engine/... ./checkpoint/...
   go test -count=1 ./...
+  # Fuzz briefly (the seeds under testdata/fuzz run in every go test):
+  # mutated store files and bundles must give data or an error, never a
+  # panic or unbounded memory. -fuzzminimizetime keeps new inputs from
+  # eating the budget.
+  go test -run '^$' -fuzz '^FuzzOpenStore$' -fuzztime 20s -fuzzminimizetime 10x ./checkpoint/sqlite
+  go test -run '^$' -fuzz '^FuzzImportBundle$' -fuzztime 20s -fuzzminimizetime 10x ./ui/bundle
+  go test -run '^$' -fuzz '^FuzzUnpack$' -fuzztime 10s -fuzzminimizetime 10x ./checkpoint/internal/record
   if [ "$pg_started" = 1 ]; then bash scripts/pg-test-server.sh stop >/dev/null 2>&1 || true; trap - EXIT; fi
 }
 
@@ -68,7 +81,7 @@ smoke() {
   Xvfb ":$n" -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
   local xpid=$!
   sleep 1
-  DISPLAY=":$n" ./weft -db "$dir/smoke.db" >"$dir/app.log" 2>&1 &
+  DISPLAY=":$n" ./weft -db "$dir/smoke.db" -create >"$dir/app.log" 2>&1 &
   local apid=$!
   sleep 8
   if ! kill -0 "$apid" 2>/dev/null; then

@@ -8,8 +8,12 @@
 //	}
 //
 // Run reads the command line (-db PATH, default weft.db in the working
-// directory; -store DSN for another store), opens the store, and shows the
-// studio window until it is closed. The window itself is package
+// directory; -store DSN for another store; -create), opens the store, and
+// shows the studio window until it is closed. The default weft.db is
+// created when missing; a store named on the command line must exist
+// unless -create is given. Without a display (no DISPLAY or
+// WAYLAND_DISPLAY on Linux and the BSDs) Run returns ErrNoDisplay before
+// touching any file. The window itself is package
 // ui/studio, which tests drive headless.
 package ui
 
@@ -19,6 +23,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/app"
@@ -40,19 +45,40 @@ const AppID = "studio.weft.app"
 // Run must be called from the main goroutine.
 func Run(graphs ...studio.Graph) error {
 	fs := flag.NewFlagSet("weft studio", flag.ContinueOnError)
-	db := fs.String("db", "weft.db", "SQLite checkpoint store `file` (created when missing)")
+	db := fs.String("db", "weft.db", "SQLite checkpoint store `file` (weft.db is created when missing)")
 	dsn := fs.String("store", "", "checkpoint store `DSN` (a postgres:// URL or a file path); overrides -db")
+	create := fs.Bool("create", false, "create the store named by -db or -store if it does not exist")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
 		return err
 	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (commands come first: weft help)", fs.Arg(0))
+	}
 	spec := *db
 	if *dsn != "" {
 		spec = *dsn
 	}
-	return RunWith(Options{Store: spec}, graphs...)
+	named := false
+	fs.Visit(func(f *flag.Flag) { named = named || f.Name == "db" || f.Name == "store" })
+	return RunWith(Options{Store: spec, MustExist: named && !*create}, graphs...)
+}
+
+// ErrNoDisplay is returned by Run and RunWith when there is no display to
+// open the window on.
+var ErrNoDisplay = errors.New("no display to open the studio window on (DISPLAY and WAYLAND_DISPLAY are not set)")
+
+// hasDisplay reports whether a window can be opened: on Linux and the BSDs
+// GLFW needs an X11 or Wayland display; elsewhere the system always has
+// one.
+func hasDisplay() bool {
+	switch runtime.GOOS {
+	case "linux", "freebsd", "openbsd", "netbsd", "dragonfly":
+		return os.Getenv("DISPLAY") != "" || os.Getenv("WAYLAND_DISPLAY") != ""
+	}
+	return true
 }
 
 // Options configures RunWith. The zero Options opens weft.db in the
@@ -63,14 +89,25 @@ type Options struct {
 	Store string
 	// Title replaces the window title; "" keeps "Weft Studio".
 	Title string
+	// MustExist refuses to create the store: a missing file, a 0-byte file
+	// or another program's empty database is an error (store.MustExist).
+	// The zero value creates a missing store.
+	MustExist bool
 }
 
 // RunWith is Run without reading the command line.
 func RunWith(o Options, graphs ...studio.Graph) error {
+	if !hasDisplay() {
+		return ErrNoDisplay
+	}
 	if o.Store == "" {
 		o.Store = "weft.db"
 	}
-	st, err := store.Open(context.Background(), o.Store)
+	var mode []store.Option
+	if o.MustExist {
+		mode = append(mode, store.MustExist())
+	}
+	st, err := store.Open(context.Background(), o.Store, mode...)
 	if err != nil {
 		return fmt.Errorf("opening the store %s: %w", store.Redact(o.Store), studio.Explain(err))
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weftstudio/weft/internal/testenv"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weftstudio/weft/checkpoint"
@@ -56,8 +58,8 @@ func testDSN(t testing.TB) string {
 
 func unavailable(t testing.TB, why string) {
 	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s; CI must run the PostgreSQL tests: .ci/run should %s", why, startHint)
+	if testenv.ServicesRequired() {
+		t.Fatalf("%s; the PostgreSQL tests must run here (CI or scripts/dev.sh test): %s", why, startHint)
 	}
 	t.Skipf("%s; to run this test, %s", why, startHint)
 }

@@ -7,3 +7,15 @@ func SetQuickCheckLimit(n int64) (restore func()) {
 	quickCheckLimit = n
 	return func() { quickCheckLimit = old }
 }
+
+// PragmaOf reads an integer pragma on one of the store's connections: the
+// read pool when reader is true, the writer otherwise.
+func PragmaOf(s *Saver, name string, reader bool) (int64, error) {
+	db := s.w
+	if reader || db == nil {
+		db = s.r
+	}
+	var v int64
+	err := db.QueryRow("PRAGMA " + name).Scan(&v)
+	return v, err
+}

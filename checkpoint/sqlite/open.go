@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -103,11 +104,18 @@ func Open(path string, opts ...Option) (*Saver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open checkpoint store %s: %w", path, err)
 	}
-	if err := precheck(path, o.readOnly); err != nil {
+	o.mustExist = o.mustExist || o.readOnly
+	if err := precheck(path, o.readOnly, o.mustExist); err != nil {
 		return nil, err
 	}
-	s := &Saver{path: path, cipher: cipher}
+	if o.maxValue <= 0 {
+		o.maxValue = DefaultMaxValueSize
+	}
+	s := &Saver{path: path, cipher: cipher, maxValue: o.maxValue, mustExist: o.mustExist}
 	if o.readOnly {
+		if _, err := os.Lstat(path + "-wal"); errors.Is(err, fs.ErrNotExist) {
+			s.cleanWAL = true
+		}
 		s.readOnly = fmt.Errorf("checkpoint store %s was opened read-only: %w", path, checkpoint.ErrReadOnly)
 	} else {
 		if s.w, err = sql.Open("sqlite", dsn(path, writerParams)); err != nil {
@@ -121,6 +129,13 @@ func Open(path string, opts ...Option) (*Saver, error) {
 	params := readerParams
 	if o.readOnly {
 		params = readOnlyParams
+		if s.cleanWAL && !fileWritable(path) {
+			// Nobody has the file open (no log), and this process could not
+			// remove the -wal and -shm files a read-only connection makes:
+			// read it as immutable, which makes none.
+			params = immutableParams
+			s.cleanWAL = false
+		}
 	}
 	if s.r, err = sql.Open("sqlite", dsn(path, params)); err != nil {
 		s.Close()
@@ -146,7 +161,38 @@ func Open(path string, opts ...Option) (*Saver, error) {
 		}
 		return nil, err
 	}
+	// The file exists now (the schema is written); remember which it is.
+	if s.ident, err = os.Stat(path); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open checkpoint store %s: %w", path, err)
+	}
 	return s, nil
+}
+
+// fileWritable reports whether this process may open path for writing.
+func fileWritable(path string) bool {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return false
+	}
+	f.Close()
+	return true
+}
+
+// removeIdleWAL removes the -wal and -shm files a read-only open of path
+// made, unless another connection uses them: it opens the file read-write
+// and closes it, and SQLite's last connection to close checkpoints an
+// (empty) log and deletes both. Failures leave the files, which are
+// harmless.
+func removeIdleWAL(path string) {
+	db, err := sql.Open("sqlite", dsn(path, "mode=rw&_pragma=trusted_schema(0)&_pragma=query_only(1)"))
+	if err != nil {
+		return
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	var n int
+	_ = db.QueryRow("SELECT count(*) FROM sqlite_schema").Scan(&n)
 }
 
 // initBusyTimeout bounds how long Open retries while another process holds a
@@ -192,8 +238,10 @@ func explainUnwritable(path string, err error) error {
 
 const (
 	// writerParams are the brief's pragmas: every pooled connection gets them.
-	writerParams   = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
-	readerParams   = "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=query_only(1)&_txlock=deferred"
+	// trusted_schema(0): functions with side effects cannot be called from
+	// the schema (Open also refuses triggers and views outright).
+	writerParams   = "_pragma=busy_timeout(10000)&_pragma=trusted_schema(0)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+	readerParams   = "_pragma=busy_timeout(10000)&_pragma=trusted_schema(0)&_pragma=foreign_keys(1)&_pragma=query_only(1)&_txlock=deferred"
 	readOnlyParams = "mode=ro&" + readerParams
 	// immutableParams read a file nothing can change (a read-only file system).
 	immutableParams = "mode=ro&immutable=1&" + readerParams
@@ -214,13 +262,16 @@ var sqliteMagic = []byte("SQLite format 3\x00")
 // precheck looks at path before SQLite does, to give clear errors for what
 // SQLite reports vaguely: directories, missing parents, files that are not
 // SQLite databases, truncated files.
-func precheck(path string, readOnly bool) error {
+func precheck(path string, readOnly, mustExist bool) error {
 	fi, err := os.Stat(path)
 	switch {
 	case err == nil:
 	case errors.Is(err, fs.ErrNotExist):
 		if readOnly {
 			return fmt.Errorf("open checkpoint store %s read-only: %w", path, fs.ErrNotExist)
+		}
+		if mustExist {
+			return fmt.Errorf("open checkpoint store %s: %w (it is not created unless asked)", path, fs.ErrNotExist)
 		}
 		dir := filepath.Dir(path)
 		di, err := os.Stat(dir)
@@ -247,8 +298,8 @@ func precheck(path string, readOnly bool) error {
 		return fmt.Errorf("open checkpoint store %s: not a regular file (%s)", path, fi.Mode().Type())
 	}
 	if fi.Size() == 0 {
-		if readOnly {
-			return fmt.Errorf("open checkpoint store %s read-only: the file is empty, not yet a Weft checkpoint store", path)
+		if mustExist {
+			return fmt.Errorf("open checkpoint store %s: %w (0 bytes); it is left as it is", path, ErrEmptyFile)
 		}
 		return nil // SQLite treats an empty file as a new database
 	}
@@ -276,12 +327,25 @@ func precheck(path string, readOnly bool) error {
 	if pageSize < 512 || pageSize&(pageSize-1) != 0 {
 		return fmt.Errorf("open checkpoint store %s: %w: bad page size %d in its header", path, ErrCorrupt, pageSize)
 	}
+	// The size is read after the header: a checkpoint of another process's
+	// write-ahead log only grows the file.
+	if fi, err = f.Stat(); err != nil {
+		return fmt.Errorf("open checkpoint store %s: %w", path, err)
+	}
+	if _, err := os.Lstat(path + "-wal"); err == nil {
+		// A write-ahead log exists: another process has the file open, or
+		// one crashed, or the disk filled up. Pages the header counts may
+		// still be in the log (a checkpoint writes page 1 first and grows
+		// the file after), and SQLite replays the log on open, so the size
+		// says nothing here; quick_check and reads judge the pages.
+		return nil
+	}
 	if fi.Size()%pageSize != 0 {
 		return fmt.Errorf("open checkpoint store %s: %w: the file is truncated (%d bytes is not a whole number of %d-byte pages)", path, ErrCorrupt, fi.Size(), pageSize)
 	}
 	pages := int64(binary.BigEndian.Uint32(h[28:32]))
 	if pages > 0 && bytes.Equal(h[24:28], h[92:96]) && pages*pageSize > fi.Size() {
-		return fmt.Errorf("open checkpoint store %s: %w: the file is truncated (%d bytes, its header says %d pages of %d bytes)", path, ErrCorrupt, fi.Size(), pages, pageSize)
+		return fmt.Errorf("open checkpoint store %s: %w: the file is truncated (%d bytes, its header says %d pages of %d bytes, and there is no write-ahead log that could hold the rest)", path, ErrCorrupt, fi.Size(), pages, pageSize)
 	}
 	return nil
 }
@@ -290,6 +354,56 @@ func precheck(path string, readOnly bool) error {
 type fileInfo struct {
 	appID, version int64
 	tables         []string
+	objects        []schemaObject // tables, views, triggers (not indexes)
+}
+
+// schemaObject is a row of sqlite_schema.
+type schemaObject struct{ kind, name string }
+
+func (o schemaObject) String() string { return fmt.Sprintf("%s %q", o.kind, o.name) }
+
+// weftObjects are the tables, views and triggers the embedded migrations
+// create, found by running them on an in-memory database once.
+var weftObjects = sync.OnceValues(func() (map[schemaObject]bool, error) {
+	db, err := sql.Open("sqlite", "file::memory:")
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	for _, m := range migrations {
+		if _, err := db.Exec(m.sql); err != nil {
+			return nil, fmt.Errorf("migration %s: %w", m.name, err)
+		}
+	}
+	tx, err := db.Begin()
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	objs, err := schemaObjects(context.Background(), tx)
+	out := map[schemaObject]bool{}
+	for _, o := range objs {
+		out[o] = true
+	}
+	return out, err
+})
+
+func schemaObjects(ctx context.Context, tx *sql.Tx) ([]schemaObject, error) {
+	rows, err := tx.QueryContext(ctx, "SELECT type, name FROM sqlite_schema WHERE type IN ('table', 'view', 'trigger') AND name NOT LIKE 'sqlite_%' ORDER BY type, name")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []schemaObject
+	for rows.Next() {
+		var o schemaObject
+		if err := rows.Scan(&o.kind, &o.name); err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, rows.Err()
 }
 
 func inspect(ctx context.Context, tx *sql.Tx) (fileInfo, error) {
@@ -301,7 +415,10 @@ func inspect(ctx context.Context, tx *sql.Tx) (fileInfo, error) {
 		return fi, err
 	}
 	var err error
-	fi.tables, err = userTables(ctx, tx)
+	if fi.tables, err = userTables(ctx, tx); err != nil {
+		return fi, err
+	}
+	fi.objects, err = schemaObjects(ctx, tx)
 	return fi, err
 }
 
@@ -309,15 +426,37 @@ func inspect(ctx context.Context, tx *sql.Tx) (fileInfo, error) {
 func (s *Saver) refuse(fi fileInfo) error {
 	switch {
 	case fi.appID == ApplicationID:
-		return nil
+		return s.refuseObjects(fi)
 	case fi.appID != 0:
 		return fmt.Errorf("open checkpoint store %s: %w (its application_id is 0x%08x, Weft's is 0x%08x)", s.path, ErrForeignFile, uint32(fi.appID), ApplicationID)
 	case len(fi.tables) > 0:
 		return fmt.Errorf("open checkpoint store %s: %w (it has tables %s)", s.path, ErrForeignFile, strings.Join(fi.tables, ", "))
-	case s.w == nil:
-		return fmt.Errorf("open checkpoint store %s read-only: the database is empty, not yet a Weft checkpoint store", s.path)
+	case s.w == nil || s.mustExist:
+		return fmt.Errorf("open checkpoint store %s: %w (an SQLite database with no tables, perhaps another program's new file); it is left as it is", s.path, ErrEmptyFile)
 	}
 	return nil // an empty database: init creates the schema
+}
+
+// refuseObjects refuses a Weft store holding triggers or views, or tables
+// Weft does not know (unless a newer Weft wrote it): a trigger runs on
+// Weft's own writes, and a view or table of another program has no place
+// in a file Weft may prune, copy and migrate.
+func (s *Saver) refuseObjects(fi fileInfo) error {
+	known, err := weftObjects()
+	if err != nil {
+		return fmt.Errorf("open checkpoint store %s: reading the built-in schema: %w", s.path, err)
+	}
+	var alien []string
+	for _, o := range fi.objects {
+		if known[o] || (o.kind == "table" && fi.version > int64(SchemaVersion)) {
+			continue
+		}
+		alien = append(alien, o.String())
+	}
+	if len(alien) == 0 {
+		return nil
+	}
+	return fmt.Errorf("open checkpoint store %s: %w: it holds %s, which Weft did not create (a trigger or view would run code on Weft's reads and writes); remove them with the sqlite3 shell if the file is yours", s.path, ErrForeignFile, strings.Join(alien, ", "))
 }
 
 // init checks what the file holds and brings it to a usable state: new files

@@ -38,11 +38,16 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/crypt"
+	"github.com/weftstudio/weft/checkpoint/internal/record"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
@@ -60,6 +65,19 @@ var (
 	ErrForeignFile = errors.New("is a SQLite database but not a Weft checkpoint store")
 	// ErrCorrupt: the file is damaged (truncated or overwritten).
 	ErrCorrupt = errors.New("checkpoint store is corrupt")
+	// ErrValueTooLarge: a value to store, or a stored value, is larger than
+	// the store's limit (WithMaxValueSize); reading, the error names the
+	// channel and version.
+	ErrValueTooLarge = record.ErrTooLarge
+	// ErrEmptyFile: the file is empty (0 bytes, or an SQLite database with
+	// no tables) and Open was not asked to create a store (MustExist,
+	// ReadOnly).
+	ErrEmptyFile = errors.New("the file is empty, not a Weft checkpoint store")
+	// ErrFileGone: the store's file was deleted, moved or replaced by
+	// another file while the store was open; what is written would be lost
+	// or land in a file nobody opens under that name. Writes and Check
+	// return it.
+	ErrFileGone = errors.New("the checkpoint store's file is gone")
 	// ErrNotEncrypted: an encryption key was given for a store that already
 	// holds unencrypted data.
 	ErrNotEncrypted = errors.New("checkpoint store is not encrypted")
@@ -74,9 +92,22 @@ type Saver struct {
 	w      *sql.DB // one connection; nil when read-only
 	r      *sql.DB // read pool
 	cipher *crypt.Cipher
+	// maxValue is the largest value written or read, in bytes.
+	maxValue int
 	// readOnly is non-nil when writes are refused; it wraps
 	// checkpoint.ErrReadOnly and says why.
 	readOnly error
+	// mustExist: the store must not be created (MustExist, ReadOnly).
+	mustExist bool
+	// cleanWAL: a read-only open found no write-ahead log; the one SQLite
+	// made for it is removed at Close if no other process uses it.
+	cleanWAL bool
+	// ident is the file as opened, to notice it deleted or replaced.
+	ident os.FileInfo
+	// checked is when (UnixNano) the path last proved to be ident; gone
+	// latches the error once it did not.
+	checked atomic.Int64
+	gone    atomic.Pointer[error]
 
 	stmtOnce sync.Once
 	stmtErr  error
@@ -101,14 +132,35 @@ var (
 type Option func(*options)
 
 type options struct {
-	readOnly bool
-	key      []byte
-	readers  int
+	readOnly  bool
+	mustExist bool
+	key       []byte
+	readers   int
+	maxValue  int
 }
+
+// DefaultMaxValueSize is the largest channel value or pending write a
+// store takes and gives back, unless WithMaxValueSize says otherwise.
+const DefaultMaxValueSize = 64 << 20
+
+// WithMaxValueSize sets the largest value, in bytes, Put, PutWrites and
+// WriteBatch store (a larger one is an error naming its channel) and reads
+// decompress (a stored value larger than this is an error naming its
+// channel and version, found without inflating more than n+1 bytes, so a
+// crafted file cannot exhaust memory). 0 or less keeps
+// DefaultMaxValueSize.
+func WithMaxValueSize(n int) Option { return func(o *options) { o.maxValue = n } }
 
 // ReadOnly opens the store read-only (SQLite mode=ro): every write returns an
 // error wrapping checkpoint.ErrReadOnly, and the file must already exist.
 func ReadOnly() Option { return func(o *options) { o.readOnly = true } }
+
+// MustExist opens only a file that already is a Weft checkpoint store:
+// a missing file is an error wrapping fs.ErrNotExist, and a 0-byte file or
+// an SQLite database with no tables (another program's new file) is an
+// error wrapping ErrEmptyFile, left as it is. Without it, Open creates the
+// store in a missing or empty file. ReadOnly implies it.
+func MustExist() Option { return func(o *options) { o.mustExist = true } }
 
 // WithEncryptionKey encrypts every stored value with AES-GCM under key (16, 24
 // or 32 bytes). A nil or empty key means no encryption; crypt.KeyFromEnv reads
@@ -149,6 +201,9 @@ func (s *Saver) Close() error {
 	if s.r != nil {
 		errs = append(errs, s.r.Close())
 	}
+	if s.cleanWAL {
+		removeIdleWAL(s.path)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close checkpoint store %s: %w", s.path, err)
 	}
@@ -160,5 +215,45 @@ func (s *Saver) writable(ctx context.Context) error {
 	if s.readOnly != nil {
 		return s.readOnly
 	}
+	if s.ident != nil && time.Now().UnixNano()-s.checked.Load() >= int64(fileCheckEvery) {
+		if err := s.Check(ctx); err != nil {
+			return err
+		}
+	}
 	return ctx.Err()
+}
+
+// fileCheckEvery is how often, at most, writes check that the store's file
+// is still there: a stat costs about a microsecond, a few percent of a
+// small Put.
+const fileCheckEvery = 20 * time.Millisecond
+
+// Check reports whether the file at the store's path is still the file it
+// opened: nil if so, an error wrapping ErrFileGone naming the path if it
+// was deleted, moved away or replaced. Once it is gone every write fails
+// with that error. Writes check by themselves, at most every 20 ms (a stat
+// call), so a run fails at its next step instead of writing into a deleted
+// file; long-running programs (a server, a worker, the studio) call Check
+// now and then to stop, or warn, while idle.
+func (s *Saver) Check(context.Context) error {
+	if s.ident == nil {
+		return nil
+	}
+	if p := s.gone.Load(); p != nil {
+		return *p
+	}
+	fi, err := os.Stat(s.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		err = fmt.Errorf("checkpoint store %s: %w: the file was deleted or moved while this process had it open; nothing written from now on would be kept, so writes stop here", s.path, ErrFileGone)
+	case err != nil:
+		return fmt.Errorf("checkpoint store %s: checking its file: %w", s.path, err)
+	case !os.SameFile(s.ident, fi):
+		err = fmt.Errorf("checkpoint store %s: %w: another file was put in its place while this process had it open; writes stop here (reopen the store to use the new file)", s.path, ErrFileGone)
+	default:
+		s.checked.Store(time.Now().UnixNano())
+		return nil
+	}
+	s.gone.Store(&err)
+	return err
 }

@@ -121,6 +121,9 @@ func (s *Saver) preparePut(parent checkpoint.Ref, cpp *checkpoint.Checkpoint, md
 	for ch, v := range newVersions {
 		var val []byte // nil: empty channel, stored as NULL
 		if b, ok := cp.ChannelValues[ch]; ok {
+			if len(b) > s.maxValue {
+				return nil, nil, fail(fmt.Errorf("the value of channel %q at version %d is %d bytes: %w of %d bytes (see sqlite.WithMaxValueSize)", ch, v, len(b), ErrValueTooLarge, s.maxValue))
+			}
 			val = b
 			if b == nil {
 				val = []byte{}
@@ -175,7 +178,11 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 	if len(writes) == 0 {
 		return s.writable(ctx)
 	}
-	if err := s.write(ctx, s.prepareWrites(ref, writes, taskID, taskPath)); err != nil {
+	run, err := s.prepareWrites(ref, writes, taskID, taskPath)
+	if err == nil {
+		err = s.write(ctx, run)
+	}
+	if err != nil {
 		return writesErr(s, ref, writes, taskID, err)
 	}
 	return nil
@@ -186,8 +193,13 @@ func writesErr(s *Saver, ref checkpoint.Ref, writes []checkpoint.Write, taskID s
 }
 
 // prepareWrites encodes a PutWrites and returns the statements to run in a
-// write transaction.
-func (s *Saver) prepareWrites(ref checkpoint.Ref, writes []checkpoint.Write, taskID, taskPath string) func(context.Context, *sql.Tx) error {
+// write transaction; a value over the size limit is an error.
+func (s *Saver) prepareWrites(ref checkpoint.Ref, writes []checkpoint.Write, taskID, taskPath string) (func(context.Context, *sql.Tx) error, error) {
+	for _, w := range writes {
+		if len(w.Value) > s.maxValue {
+			return nil, fmt.Errorf("the write to channel %q is %d bytes: %w of %d bytes (see sqlite.WithMaxValueSize)", w.Channel, len(w.Value), ErrValueTooLarge, s.maxValue)
+		}
+	}
 	type prepared struct {
 		idx     int
 		special bool
@@ -231,7 +243,7 @@ func (s *Saver) prepareWrites(ref checkpoint.Ref, writes []checkpoint.Write, tas
 			}
 		}
 		return nil
-	}
+	}, nil
 }
 
 // parallelPackMin is how many bytes of values a Put or a batch must hold
@@ -292,8 +304,10 @@ func (s *Saver) WriteBatch(ctx context.Context, ops []checkpoint.Op) error {
 		if p.err = record.CheckWrites(op.Ref, op.TaskID); p.err != nil || len(op.Writes) == 0 {
 			return
 		}
-		p.run = s.prepareWrites(op.Ref, op.Writes, op.TaskID, op.TaskPath)
 		p.fail = func(err error) error { return writesErr(s, op.Ref, op.Writes, op.TaskID, err) }
+		if p.run, p.err = s.prepareWrites(op.Ref, op.Writes, op.TaskID, op.TaskPath); p.err != nil {
+			p.err = p.fail(p.err)
+		}
 	})
 	for _, p := range preps {
 		if p.err != nil {

@@ -21,6 +21,17 @@ type Store interface {
 	io.Closer
 }
 
+// Checker is an optional capability of a Store: Check returns nil while
+// the store is usable, and an error saying why not once it is not (the
+// SQLite store's file was deleted or replaced under the process:
+// sqlite.ErrFileGone). Long-running commands call it periodically and stop
+// on an error instead of writing into the void.
+type Checker interface {
+	Check(ctx context.Context) error
+}
+
+var _ Checker = (*sqlite.Saver)(nil)
+
 // Opener opens a store for a DSN. Packages register openers for URL schemes
 // with Register, so this package does not force every driver on every
 // binary.
@@ -32,12 +43,36 @@ var openers = map[string]Opener{}
 // It is meant to be called from an init function.
 func Register(scheme string, open Opener) { openers[scheme] = open }
 
+// Option changes how Open opens a SQLite file. The PostgreSQL opener
+// ignores options: its schema is created on connect and its roles decide
+// what may be written.
+type Option func(*options)
+
+type options struct{ mustExist, readOnly bool }
+
+// MustExist opens only a file that already is a Weft store: a missing
+// path, a 0-byte file or another program's empty SQLite database is an
+// error and is left as it is (sqlite.MustExist). Without it (or ReadOnly),
+// Open creates the store. Commands that only read use ReadOnly; commands
+// that write use MustExist unless the user asked to create a store.
+func MustExist() Option { return func(o *options) { o.mustExist = true } }
+
+// ReadOnly opens an existing file read-only: writes fail with
+// checkpoint.ErrReadOnly, nothing in the file changes, and no -wal or -shm
+// file is left behind (sqlite.ReadOnly). It works on read-only files and
+// folders.
+func ReadOnly() Option { return func(o *options) { o.readOnly = true } }
+
 // Open opens the store named by spec: "scheme://…" goes to the opener
 // registered for that scheme (postgres:// and postgresql:// once the
 // PostgreSQL package is linked), anything else is a SQLite file path,
-// created when missing. The encryption key, if any, comes from
-// WEFT_ENCRYPTION_KEY.
-func Open(ctx context.Context, spec string) (Store, error) {
+// created when missing unless MustExist or ReadOnly is given. The
+// encryption key, if any, comes from WEFT_ENCRYPTION_KEY.
+func Open(ctx context.Context, spec string, opts ...Option) (Store, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if strings.TrimSpace(spec) == "" {
 		return nil, fmt.Errorf("no store given: name a SQLite file or a postgres:// DSN")
 	}
@@ -52,11 +87,17 @@ func Open(ctx context.Context, spec string) (Store, error) {
 		}
 		return open(ctx, spec, key)
 	}
-	var opts []sqlite.Option
+	var sopts []sqlite.Option
 	if key != nil {
-		opts = append(opts, sqlite.WithEncryptionKey(key))
+		sopts = append(sopts, sqlite.WithEncryptionKey(key))
 	}
-	s, err := sqlite.Open(spec, opts...)
+	if o.mustExist {
+		sopts = append(sopts, sqlite.MustExist())
+	}
+	if o.readOnly {
+		sopts = append(sopts, sqlite.ReadOnly())
+	}
+	s, err := sqlite.Open(spec, sopts...)
 	if err != nil {
 		return nil, err
 	}

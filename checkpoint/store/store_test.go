@@ -53,3 +53,37 @@ func TestRedact(t *testing.T) {
 		}
 	}
 }
+
+// MustExist and ReadOnly never create or convert a file.
+func TestOpenModes(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "typo.db")
+	for _, opt := range []store.Option{store.MustExist(), store.ReadOnly()} {
+		if _, err := store.Open(ctx, missing, opt); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("a missing path: %v", err)
+		}
+		if _, err := os.Stat(missing); err == nil {
+			t.Fatal("a missing store was created")
+		}
+	}
+	empty := filepath.Join(dir, "empty.db")
+	os.WriteFile(empty, nil, 0o644)
+	if _, err := store.Open(ctx, empty, store.MustExist()); !errors.Is(err, sqlite.ErrEmptyFile) {
+		t.Errorf("a 0-byte file: %v", err)
+	}
+	created := filepath.Join(dir, "new.db")
+	s, err := store.Open(ctx, created)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = store.Open(ctx, created, store.ReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.DeleteThread(ctx, "x"); !errors.Is(err, checkpoint.ErrReadOnly) {
+		t.Errorf("a write through a read-only store: %v", err)
+	}
+}

@@ -15,16 +15,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weftstudio/weft/internal/testenv"
+
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/engine"
 )
 
-// skipOrFail skips the e2e test when its tools are missing, except in CI
-// (CI=true), where that is a failure.
+// skipOrFail skips the e2e test when its tools are missing, except where
+// services are required (CI, the README's test command): a failure there.
 func skipOrFail(t *testing.T, format string, args ...any) {
 	t.Helper()
-	if os.Getenv("CI") == "true" {
+	if testenv.ServicesRequired() {
 		t.Fatalf(format, args...)
 	}
 	t.Skipf(format, args...)

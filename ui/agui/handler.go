@@ -348,7 +348,7 @@ func (h *Handler) tail(m *Mapper, in *RunAgentInput, snap *engine.Snapshot, msgC
 	var pending []engine.PendingInterrupt
 	done := true
 	if snap != nil {
-		vals, pending, done = snap.Values, snap.Interrupts, len(snap.Next) == 0
+		vals, pending, done = snap.Values, snap.Interrupts, snap.Done()
 	}
 	ints := interruptsToAGUI(pending)
 	m.State(vals, len(ints) > 0)
@@ -421,7 +421,7 @@ func plan(g *engine.Graph, in *RunAgentInput, snap *engine.Snapshot, msgChan str
 		return runInput{input: vals, run: true}, nil
 	case len(edits) > 0:
 		return runInput{input: edits, run: true}, nil
-	case len(snap.Next) > 0:
+	case !snap.Done():
 		return runInput{input: nil, run: true}, nil
 	}
 	return runInput{}, nil

@@ -85,7 +85,7 @@ func (m *Mapper) Handle(ev engine.Event) {
 	case engine.ModeCustom:
 		m.custom(ev.Custom)
 	case engine.ModeValues:
-		if ev.NS == "" {
+		if ev.NS == "" && ev.Interrupts == nil { // an interrupt's values event carries no state
 			m.State(ev.Values, false)
 		}
 	}

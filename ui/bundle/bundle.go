@@ -161,6 +161,9 @@ func Rename(id string) Option { return func(o *options) { o.rename = id } }
 // the thread id it was stored under. It refuses (ErrThreadExists) a thread
 // id the store already has, unless Rename gives a free one; a bundle of an
 // unknown format or a newer version is an error, and nothing is written.
+// The thread is stored as one unit: a bundle failing part-way (a damaged
+// checkpoint, a value over the store's limit, a full disk) leaves nothing
+// of it in the store.
 func Import(ctx context.Context, saver checkpoint.Saver, r io.Reader, opts ...Option) (string, error) {
 	var o options
 	for _, opt := range opts {
@@ -177,6 +180,9 @@ func Import(ctx context.Context, saver checkpoint.Saver, r io.Reader, opts ...Op
 	if b.Version < 1 || b.Version > Version {
 		return "", fmt.Errorf("import: bundle version %d is not supported (this Weft reads up to %d)", b.Version, Version)
 	}
+	if len(b.Checkpoints) == 0 {
+		return "", fmt.Errorf("import: the bundle of thread %q holds no checkpoints", b.ThreadID)
+	}
 	thread := b.ThreadID
 	if o.rename != "" {
 		thread = o.rename
@@ -190,6 +196,7 @@ func Import(ctx context.Context, saver checkpoint.Saver, r io.Reader, opts ...Op
 		return "", fmt.Errorf("import thread %q: %w", thread, ErrThreadExists)
 	}
 	slices.SortStableFunc(b.Checkpoints, func(x, y Checkpoint) int { return strings.Compare(x.ID, y.ID) })
+	ops := make([]checkpoint.Op, 0, 2*len(b.Checkpoints))
 	for _, c := range b.Checkpoints {
 		cp := checkpoint.Checkpoint{V: c.V, ID: c.ID, TS: c.TS, ChannelVersions: c.ChannelVersions,
 			VersionsSeen: c.VersionsSeen, UpdatedChannels: c.UpdatedChannels, ChannelValues: map[string][]byte{}}
@@ -204,10 +211,8 @@ func Import(ctx context.Context, saver checkpoint.Saver, r io.Reader, opts ...Op
 			newVersions[k] = v
 		}
 		parent := checkpoint.Ref{ThreadID: thread, NS: c.NS, CheckpointID: c.ParentID}
-		ref, err := saver.Put(ctx, parent, cp, c.Metadata, newVersions)
-		if err != nil {
-			return "", fmt.Errorf("import checkpoint %s of thread %q: %w", c.ID, thread, err)
-		}
+		ops = append(ops, checkpoint.Op{Ref: parent, Checkpoint: &cp, Metadata: c.Metadata, NewVersions: newVersions})
+		ref := checkpoint.Ref{ThreadID: thread, NS: c.NS, CheckpointID: c.ID}
 		// Pending writes, one batch per task in stored order.
 		for i := 0; i < len(c.PendingWrites); {
 			j := i
@@ -215,13 +220,38 @@ func Import(ctx context.Context, saver checkpoint.Saver, r io.Reader, opts ...Op
 			for ; j < len(c.PendingWrites) && c.PendingWrites[j].TaskID == c.PendingWrites[i].TaskID; j++ {
 				ws = append(ws, checkpoint.Write{Channel: c.PendingWrites[j].Channel, Value: c.PendingWrites[j].Value.Bytes()})
 			}
-			if err := saver.PutWrites(ctx, ref, ws, c.PendingWrites[i].TaskID, c.PendingWrites[i].TaskPath); err != nil {
-				return "", fmt.Errorf("import writes of checkpoint %s: %w", c.ID, err)
-			}
+			ops = append(ops, checkpoint.Op{Ref: ref, Writes: ws, TaskID: c.PendingWrites[i].TaskID, TaskPath: c.PendingWrites[i].TaskPath})
 			i = j
 		}
 	}
+	if err := store(ctx, saver, thread, ops); err != nil {
+		return "", fmt.Errorf("import thread %q: %w; nothing was imported", thread, err)
+	}
 	return thread, nil
+}
+
+// store writes ops as one unit: in one transaction when the saver offers
+// checkpoint.BatchWriter, else one by one, deleting the (new) thread again
+// if one fails, so a bundle failing part-way leaves nothing behind.
+func store(ctx context.Context, saver checkpoint.Saver, thread string, ops []checkpoint.Op) error {
+	if bw, ok := saver.(checkpoint.BatchWriter); ok {
+		return bw.WriteBatch(ctx, ops)
+	}
+	for _, op := range ops {
+		var err error
+		if op.Checkpoint != nil {
+			_, err = saver.Put(ctx, op.Ref, *op.Checkpoint, op.Metadata, op.NewVersions)
+		} else {
+			err = saver.PutWrites(ctx, op.Ref, op.Writes, op.TaskID, op.TaskPath)
+		}
+		if err != nil {
+			if derr := saver.DeleteThread(context.WithoutCancel(ctx), thread); derr != nil {
+				return fmt.Errorf("%w (and removing what was written failed: %v)", err, derr)
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // hasThread reports whether the store holds any checkpoint of thread.

@@ -11,12 +11,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/sqlite"
 	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/engine"
 )
@@ -36,6 +39,10 @@ type Env struct {
 type Command struct {
 	Summary string
 	Run     func(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, args []string, stdout io.Writer) error
+	// ReadOnly commands open the store read-only (it must exist; nothing
+	// in it changes, no -wal or -shm file is left). The zero value opens
+	// it for writing: it must exist, unless -create is given.
+	ReadOnly bool
 }
 
 type usageError struct{ msg string }
@@ -45,14 +52,30 @@ func (e *usageError) Error() string { return e.msg }
 func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
 
 var builtins = map[string]Command{
-	"threads": {"list the store's threads, newest first: threads [-graph NAME] [-limit N]", cmdThreads},
-	"history": {"list a thread's checkpoints, newest first: history THREAD [-limit N]", cmdHistory},
-	"state":   {"show a thread's state: state THREAD [CHECKPOINT]", cmdState},
-	"resume":  {"answer a thread's interrupt and run on: resume THREAD -answer JSON [-id INTERRUPT]", cmdResume},
-	"prune":   {"delete old checkpoints: prune -keep N [THREAD…] | prune -older-than 720h", cmdPrune},
-	"delete":  {"delete threads and all their checkpoints: delete THREAD…", cmdDelete},
-	"answer":  {"store an answer for a worker to pick up, without running: answer THREAD -answer JSON [-id INTERRUPT]", cmdAnswer},
-	"worker":  {"resume threads whose answers are waiting, until none is left: worker [-watch 2s]", cmdWorker},
+	"threads": {Summary: "list the store's threads, newest first: threads [-graph NAME] [-limit N]", Run: cmdThreads, ReadOnly: true},
+	"history": {Summary: "list a thread's checkpoints, newest first: history THREAD [-limit N]", Run: cmdHistory, ReadOnly: true},
+	"state":   {Summary: "show a thread's state: state THREAD [CHECKPOINT]", Run: cmdState, ReadOnly: true},
+	"resume":  {Summary: "answer a thread's interrupt and run on: resume THREAD -answer JSON [-id INTERRUPT]", Run: cmdResume},
+	"prune":   {Summary: "delete old checkpoints: prune -keep N [THREAD…] | prune -older-than 720h", Run: cmdPrune},
+	"delete":  {Summary: "delete threads and all their checkpoints: delete THREAD…", Run: cmdDelete},
+	"answer":  {Summary: "store an answer for a worker to pick up, without running: answer THREAD -answer JSON [-id INTERRUPT]", Run: cmdAnswer},
+	"worker":  {Summary: "resume threads whose answers are waiting, until none is left: worker [-watch 2s]", Run: cmdWorker},
+}
+
+// Names returns the names of the subcommands (built in and in extra),
+// sorted.
+func Names(extra map[string]Command) []string {
+	var names []string
+	for n := range builtins {
+		names = append(names, n)
+	}
+	for n := range extra {
+		if _, ok := builtins[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
 }
 
 // IsCommand reports whether name is a subcommand (built in or in extra).
@@ -61,7 +84,7 @@ func IsCommand(name string, extra map[string]Command) bool {
 	if !ok {
 		_, ok = extra[name]
 	}
-	return ok || name == "help" || name == "-h" || name == "--help"
+	return ok || name == "help" || name == "-h" || name == "-help" || name == "--help"
 }
 
 // Run runs the subcommand in args[0] with the global flags -db PATH (default
@@ -80,24 +103,41 @@ func Run(ctx context.Context, args []string, env Env) int {
 	for k, v := range env.Extra {
 		cmds[k] = v
 	}
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 {
 		usage(env.Stderr, cmds)
 		return 2
+	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+		usage(env.Stdout, cmds)
+		return 0
 	}
 	cmd, ok := cmds[args[0]]
 	if !ok {
-		fmt.Fprintf(env.Stderr, "weft: unknown command %q\n", args[0])
-		usage(env.Stderr, cmds)
+		msg := fmt.Sprintf("weft: unknown command %q", args[0])
+		if near := nearest(args[0], cmds); near != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", near)
+		}
+		fmt.Fprintln(env.Stderr, msg+"; weft help lists the commands")
 		return 2
 	}
-	spec, rest, err := storeFlag(args[1:])
+	spec, create, rest, err := storeFlag(args[1:])
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "weft %s: %v\n", args[0], err)
 		return 2
 	}
-	s, err := store.Open(ctx, spec)
+	var mode []store.Option
+	switch {
+	case cmd.ReadOnly && create:
+		fmt.Fprintf(env.Stderr, "weft %s: -create is for commands that write; %s only reads\n", args[0], args[0])
+		return 2
+	case cmd.ReadOnly:
+		mode = append(mode, store.ReadOnly())
+	case !create:
+		mode = append(mode, store.MustExist())
+	}
+	s, err := store.Open(ctx, spec, mode...)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "weft %s: %v\n", args[0], err)
+		fmt.Fprintf(env.Stderr, "weft %s: %v%s\n", args[0], err, openHint(err, cmd.ReadOnly))
 		return 1
 	}
 	defer s.Close()
@@ -122,35 +162,98 @@ func usage(w io.Writer, cmds map[string]Command) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	fmt.Fprintln(w, "usage: weft [COMMAND] [-db PATH | -store DSN] [ARGS]")
-	fmt.Fprintln(w, "Without a command, weft opens the studio. Commands print JSON:")
+
+	fmt.Fprintln(w, "usage: weft [COMMAND] [-db PATH | -store DSN] [-create] [ARGS]")
+	fmt.Fprintln(w, "Without a command, weft opens the studio. Commands print JSON; the store")
+	fmt.Fprintln(w, "must exist (-create lets a command that writes make a new one):")
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-8s %s\n", n, cmds[n].Summary)
 	}
 }
 
-// storeFlag takes -db/-store (anywhere in args) and returns the store spec
-// and the other arguments.
-func storeFlag(args []string) (string, []string, error) {
+// storeFlag takes -db/-store and -create (anywhere in args) and returns
+// the store spec, whether to create it, and the other arguments.
+func storeFlag(args []string) (string, bool, []string, error) {
 	spec := "weft.db"
+	create := false
 	var rest []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && name == "create" {
+			switch val {
+			case "", "true", "1":
+				create = true
+			case "false", "0":
+				create = false
+			default:
+				return "", false, nil, usagef("-create takes no value (or true/false), not %q", val)
+			}
+			continue
+		}
 		if !strings.HasPrefix(a, "-") || (name != "db" && name != "store") {
 			rest = append(rest, a)
 			continue
 		}
 		if !hasVal {
 			if i+1 >= len(args) {
-				return "", nil, usagef("-%s needs a value", name)
+				return "", false, nil, usagef("-%s needs a value", name)
 			}
 			i++
 			val = args[i]
 		}
 		spec = val
 	}
-	return spec, rest, nil
+	return spec, create, rest, nil
+}
+
+// openHint adds what the user can do about a store that is not there.
+func openHint(err error, readOnly bool) string {
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && readOnly:
+		return " (check the path and -db; reading never creates a store)"
+	case errors.Is(err, fs.ErrNotExist):
+		return " (check the path and -db, or add -create to make a new store there)"
+	case errors.Is(err, sqlite.ErrEmptyFile) && !readOnly:
+		return " (add -create to make it a Weft store)"
+	}
+	return ""
+}
+
+// nearest returns the command closest to name by edit distance, if it is
+// close enough to be a likely typo.
+func nearest(name string, cmds map[string]Command) string {
+	best, bestD := "", 3
+	for c := range cmds {
+		if d := editDistance(name, c); d < bestD || d == bestD && best != "" && c < best {
+			best, bestD = c, d
+		}
+	}
+	if bestD > max(1, len(name)/2) {
+		return ""
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // parse parses flags that may come before or after positional arguments.
@@ -186,12 +289,18 @@ type ThreadJSON struct {
 	UpdatedAt   time.Time `json:"updated_at"`
 }
 
-func cmdThreads(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args []string, w io.Writer) error {
+func cmdThreads(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("threads", flag.ContinueOnError)
 	graph := fs.String("graph", "", "only threads of this graph")
 	limit := fs.Int("limit", 0, "at most this many threads")
 	if _, err := parse(fs, args); err != nil {
 		return err
+	}
+	if *graph != "" {
+		known := graphNames(graphs)
+		if !slices.Contains(known, *graph) {
+			return usagef("unknown graph %q: this binary has %s", *graph, quoteList(known))
+		}
 	}
 	tl, ok := s.(checkpoint.ThreadLister)
 	if !ok {
@@ -267,11 +376,23 @@ func graphOf(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, th
 			return g, nil
 		}
 	}
+	return nil, fmt.Errorf("thread %q was written by graph %q, which this binary does not have (it has %s)", thread, name, strings.Join(graphNames(graphs), ", "))
+}
+
+func graphNames(graphs []*engine.Graph) []string {
 	known := make([]string, len(graphs))
 	for i, g := range graphs {
 		known[i] = g.Name()
 	}
-	return nil, fmt.Errorf("thread %q was written by graph %q, which this binary does not have (it has %s)", thread, name, strings.Join(known, ", "))
+	return known
+}
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
 }
 
 func cmdHistory(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, args []string, w io.Writer) error {
@@ -349,6 +470,9 @@ func answerArgs(ctx context.Context, name string, s checkpoint.Saver, graphs []*
 	var v any
 	if err := json.Unmarshal([]byte(*answer), &v); err != nil {
 		return nil, "", engine.Command{}, usagef("-answer is not valid JSON (%v): quote strings, e.g. -answer '\"approve\"'", err)
+	}
+	if v == nil {
+		return nil, "", engine.Command{}, usagef("-answer null is not an answer (the graph would receive no input): give the value the question asks for, e.g. -answer '\"approve\"' or -answer '{\"approved\": false}'")
 	}
 	thread := pos[0]
 	g, err := graphOf(ctx, s, graphs, thread)
@@ -472,7 +596,13 @@ func cmdWorker(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, 
 		byName[g.Name()] = g
 	}
 	var done []ResultJSON
+	ctx, lost := watchStore(ctx, s, storeCheckInterval)
 	for {
+		if c, ok := s.(store.Checker); ok {
+			if err := c.Check(ctx); err != nil {
+				return err
+			}
+		}
 		infos, err := tl.ListThreads(ctx, 0)
 		if err != nil {
 			return err
@@ -502,6 +632,9 @@ func cmdWorker(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, 
 		}
 		select {
 		case <-ctx.Done():
+			if err := lost(); err != nil {
+				return err
+			}
 			return printJSON(w, done)
 		case <-time.After(*watch):
 		}

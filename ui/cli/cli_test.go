@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weftstudio/weft/internal/testenv"
+
 	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/examples"
@@ -118,6 +120,7 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("unknown command: code %d, %s", code, errs)
 	}
 	db := filepath.Join(dir, "weft.db")
+	seed(t, db, graphs)
 	_, errs, code = runCLI(t, graphs, "state", "-db", db, "missing")
 	if code != 1 || !strings.Contains(errs, `thread "missing" not found`) {
 		t.Errorf("missing thread: code %d, %s", code, errs)
@@ -133,7 +136,10 @@ func TestExportImport(t *testing.T) {
 	if out, errs, code := runCLI(t, graphs, "export", "t1", "-db", src, "-o", file); code != 0 {
 		t.Fatalf("export: %s %s", out, errs)
 	}
-	out, errs, code := runCLI(t, graphs, "import", file, "-db", dst)
+	if _, errs, code := runCLI(t, graphs, "import", file, "-db", dst); code != 1 || !strings.Contains(errs, "-create") {
+		t.Fatalf("import into a missing store without -create: code %d %s", code, errs)
+	}
+	out, errs, code := runCLI(t, graphs, "import", file, "-db", dst, "-create")
 	if code != 0 || !strings.Contains(out, `"t1"`) {
 		t.Fatalf("import: %s %s", out, errs)
 	}
@@ -180,8 +186,8 @@ func TestAnswerThenWorker(t *testing.T) {
 func TestAnswerThenWorkerPostgres(t *testing.T) {
 	dsn := os.Getenv("WEFT_TEST_POSTGRES_DSN")
 	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("WEFT_TEST_POSTGRES_DSN is not set in CI")
+		if testenv.ServicesRequired() {
+			t.Fatal("WEFT_TEST_POSTGRES_DSN is not set, and the PostgreSQL tests must run here (CI or scripts/dev.sh test)")
 		}
 		t.Skip(`no PostgreSQL: run eval "$(bash scripts/pg-test-server.sh start)" first`)
 	}
@@ -225,5 +231,127 @@ func TestDelete(t *testing.T) {
 	}
 	if out, _, _ := runCLI(t, graphs, "threads", "-db", db); strings.TrimSpace(out) != "[]" {
 		t.Errorf("after delete: %s", out)
+	}
+}
+
+// Mistyped commands and paths never open or create anything, and say what
+// was meant.
+func TestCommandLineMistakes(t *testing.T) {
+	graphs := demoGraphs(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "t.db")
+
+	_, errs, code := runCLI(t, graphs, "thread", "-db", db)
+	if code != 2 || !strings.Contains(errs, `unknown command "thread"`) || !strings.Contains(errs, `did you mean "threads"?`) {
+		t.Errorf("a typo: code %d, %s", code, errs)
+	}
+	out, _, code := runCLI(t, graphs, "-h")
+	if code != 0 || !strings.Contains(out, "usage: weft") {
+		t.Errorf("-h: code %d, %s", code, out)
+	}
+	for _, cmd := range [][]string{
+		{"threads"}, {"history", "t1"}, {"state", "t1"}, {"export", "t1"}, // read: never create
+		{"resume", "t1", "-answer", `"x"`}, {"delete", "t1"}, {"worker"}, {"prune", "-keep", "1"}, // write: only with -create
+	} {
+		_, errs, code := runCLI(t, graphs, append(cmd, "-db", db)...)
+		if code != 1 || !strings.Contains(errs, db) || !strings.Contains(errs, "does not exist") {
+			t.Errorf("%s on a missing store: code %d, %s", cmd[0], code, errs)
+		}
+		if _, err := os.Stat(db); err == nil {
+			t.Fatalf("%s on a missing path created %s", cmd[0], db)
+		}
+	}
+	if _, errs, code := runCLI(t, graphs, "threads", "-db", db, "-create"); code != 2 || !strings.Contains(errs, "-create is for commands that write") {
+		t.Errorf("threads -create: code %d, %s", code, errs)
+	}
+
+	// A 0-byte file and another program's new database are left alone.
+	empty := filepath.Join(dir, "empty.db")
+	os.WriteFile(empty, nil, 0o644)
+	for _, cmd := range []string{"threads", "worker"} {
+		_, errs, code := runCLI(t, graphs, cmd, "-db", empty)
+		if code != 1 || !strings.Contains(errs, "empty") {
+			t.Errorf("%s on a 0-byte file: code %d, %s", cmd, code, errs)
+		}
+		if fi, _ := os.Stat(empty); fi.Size() != 0 {
+			t.Fatalf("%s turned a 0-byte file into a store", cmd)
+		}
+	}
+
+	seed(t, db, graphs)
+	_, errs, code = runCLI(t, graphs, "threads", "-db", db, "-graph", "nope")
+	if code != 2 || !strings.Contains(errs, `unknown graph "nope"`) || !strings.Contains(errs, `"writing assistant"`) {
+		t.Errorf("threads -graph nope: code %d, %s", code, errs)
+	}
+	_, errs, code = runCLI(t, graphs, "resume", "t1", "-db", db, "-answer", "null")
+	if code != 2 || !strings.Contains(errs, "-answer null is not an answer") {
+		t.Errorf("-answer null: code %d, %s", code, errs)
+	}
+	// Read commands leave no -wal or -shm behind.
+	for _, suffix := range []string{"-wal", "-shm"} {
+		os.Remove(db + suffix)
+	}
+	if _, _, code := runCLI(t, graphs, "history", "t1", "-db", db); code != 0 {
+		t.Fatal("history failed")
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if _, err := os.Stat(db + suffix); err == nil {
+			t.Errorf("history left %s behind", filepath.Base(db+suffix))
+		}
+	}
+}
+
+// A worker watching a store stops with a clear error once the store's file
+// is deleted under it, instead of going on against a file nobody sees.
+func TestWorkerStopsWhenStoreDeleted(t *testing.T) {
+	graphs := demoGraphs(t)
+	db := filepath.Join(t.TempDir(), "weft.db")
+	seed(t, db, graphs)
+	done := make(chan struct{})
+	var errs string
+	var code int
+	go func() {
+		defer close(done)
+		_, errs, code = runCLI(t, graphs, "worker", "-db", db, "-watch", "20ms")
+	}()
+	time.Sleep(300 * time.Millisecond)
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(db + suffix)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the worker kept running after its store was deleted")
+	}
+	if code != 1 || !strings.Contains(errs, "deleted") || !strings.Contains(errs, db) {
+		t.Fatalf("worker: code %d, %s", code, errs)
+	}
+}
+
+// weft serve stops with a clear error once its store's file is replaced.
+func TestServeStopsWhenStoreReplaced(t *testing.T) {
+	graphs := demoGraphs(t)
+	dir := t.TempDir()
+	db, other := filepath.Join(dir, "weft.db"), filepath.Join(dir, "other.db")
+	seed(t, db, graphs)
+	seed(t, other, graphs)
+	done := make(chan struct{})
+	var errs string
+	var code int
+	go func() {
+		defer close(done)
+		_, errs, code = runCLI(t, graphs, "serve", "-db", db, "-addr", "127.0.0.1:0")
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if err := os.Rename(other, db); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server kept running after its store was replaced")
+	}
+	if code != 1 || !strings.Contains(errs, "another file was put in its place") {
+		t.Fatalf("serve: code %d, %s", code, errs)
 	}
 }

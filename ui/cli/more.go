@@ -6,17 +6,20 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
+	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/ui/agui"
 	"github.com/weftstudio/weft/ui/bundle"
 )
 
 func init() {
-	builtins["export"] = Command{"write a thread as a JSON bundle: export THREAD [-o FILE]", cmdExport}
-	builtins["import"] = Command{"read a thread bundle into the store: import FILE [-as THREAD]", cmdImport}
-	builtins["serve"] = Command{"serve every graph over AG-UI at http://ADDR/agents/<graph>: serve [-addr 127.0.0.1:8123]", cmdServe}
+	builtins["export"] = Command{Summary: "write a thread as a JSON bundle: export THREAD [-o FILE]", Run: cmdExport, ReadOnly: true}
+	builtins["import"] = Command{Summary: "read a thread bundle into the store: import FILE [-as THREAD]", Run: cmdImport}
+	builtins["serve"] = Command{Summary: "serve every graph over AG-UI at http://ADDR/agents/<graph>: serve [-addr 127.0.0.1:8123]", Run: cmdServe}
 }
 
 func cmdExport(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args []string, w io.Writer) error {
@@ -91,5 +94,51 @@ func cmdServe(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, a
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
-	return agui.Serve(ctx, *addr, s, graphs, agui.WithOutput(w))
+	ctx, lost := watchStore(ctx, s, storeCheckInterval)
+	err := agui.Serve(ctx, *addr, s, graphs, agui.WithOutput(w))
+	if cause := lost(); cause != nil {
+		return cause
+	}
+	return err
+}
+
+// storeCheckInterval is how often serve and worker check, while idle, that
+// their store is still there (every write checks too).
+var storeCheckInterval = time.Second
+
+// watchStore returns a context canceled once s reports it is no longer
+// usable (store.Checker: the SQLite file deleted or replaced), and a
+// function returning that error, or nil. Stores without Check are never
+// canceled.
+func watchStore(ctx context.Context, s checkpoint.Saver, every time.Duration) (context.Context, func() error) {
+	c, ok := s.(store.Checker)
+	if !ok {
+		return ctx, func() error { return nil }
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	var mu sync.Mutex
+	var lost error
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := c.Check(ctx); err != nil && ctx.Err() == nil {
+					mu.Lock()
+					lost = err
+					mu.Unlock()
+					cancel(err)
+					return
+				}
+			}
+		}
+	}()
+	return ctx, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		return lost
+	}
 }

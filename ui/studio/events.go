@@ -183,6 +183,8 @@ func rowOf(ev engine.Event) evRow {
 		r.Text = "checkpoint · next " + joinNames(ev.State.Next)
 	case ev.Mode == engine.ModeCustom:
 		r.Text = preview(toJSON(ev.Custom), 100)
+	case ev.Mode == engine.ModeValues && ev.Interrupts != nil:
+		r.Text = fmt.Sprintf("interrupted · %d waiting", len(ev.Interrupts))
 	case ev.Mode == engine.ModeValues:
 		r.Text = fmt.Sprintf("%d channels", len(ev.Values))
 	}

@@ -303,7 +303,7 @@ func (in *inspector) show(v *view) {
 		what = string(md.Source)
 	}
 	title := fmt.Sprintf("Step %d · %s · %s · %s", md.Step, md.Source, what, clock(snap.CreatedAt))
-	if len(snap.Next) > 0 {
+	if !snap.Done() {
 		title += " · next " + joinNames(taskNames(snap))
 	} else {
 		title += " · end"

@@ -156,7 +156,7 @@ func statusOf(snap *engine.Snapshot) string {
 		return "waiting"
 	case slices.ContainsFunc(snap.Tasks, func(t engine.TaskState) bool { return t.Error != "" }):
 		return "failed"
-	case len(snap.Next) == 0:
+	case snap.Done():
 		return "done"
 	}
 	return "paused"

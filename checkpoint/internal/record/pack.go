@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"compress/flate"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -54,26 +55,40 @@ func Pack(b []byte) []byte {
 	return b
 }
 
+// ErrTooLarge is returned by Unpack for a stored value that is, or
+// decompresses to, more bytes than the limit.
+var ErrTooLarge = errors.New("value is larger than the limit")
+
 // Unpack returns the value of a stored form written by Pack. The result may
-// share memory with b when b was stored raw.
-func Unpack(b []byte) ([]byte, error) {
+// share memory with b when b was stored raw. A value of more than max bytes
+// (max ≤ 0: no limit) is an error wrapping ErrTooLarge, found without
+// decompressing more than max+1 bytes, so crafted compressed data cannot
+// take more memory than that.
+func Unpack(b []byte, max int) ([]byte, error) {
 	if len(b) == 0 {
 		return b, nil
 	}
 	switch b[0] {
 	case packEscaped:
-		return b[1:], nil
+		b = b[1:]
 	case packDeflate:
 		r := readers.Get().(io.ReadCloser)
 		defer readers.Put(r)
 		if err := r.(flate.Resetter).Reset(bytes.NewReader(b[1:]), nil); err != nil {
 			return nil, err
 		}
-		out, err := io.ReadAll(r)
+		var src io.Reader = r
+		if max > 0 {
+			src = io.LimitReader(r, int64(max)+1)
+		}
+		out, err := io.ReadAll(src)
 		if err != nil {
 			return nil, fmt.Errorf("stored value is damaged: %w", err)
 		}
-		return out, nil
+		b = out
+	}
+	if max > 0 && len(b) > max {
+		return nil, fmt.Errorf("%w: it holds more than %d bytes", ErrTooLarge, max)
 	}
 	return b, nil
 }

@@ -1,0 +1,664 @@
+package engine_test
+
+// Tests for behaviours where Weft once differed from LangGraph; each builds
+// the reproduction in words from the differential runs.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/memory"
+	"github.com/weftstudio/weft/engine"
+)
+
+// logNode appends name to log.
+func logNode(log engine.ListKey[string], name string) engine.NodeFunc {
+	return func(context.Context, engine.State) (engine.Output, error) {
+		return engine.Updates(log.Add(name)), nil
+	}
+}
+
+// A join target stays pending after UpdateState re-reaches its complete
+// barrier, and runs on the next Invoke(nil).
+func TestJoinTargetSurvivesUpdateState(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	g, err := engine.NewGraph("join", log).
+		AddNode("a", logNode(log, "a")).
+		AddNode("b", logNode(log, "b")).
+		AddNode("c", logNode(log, "c")).
+		AddEdge(engine.START, "a").AddEdge(engine.START, "b").
+		AddJoin([]string{"a", "b"}, "c").
+		Compile(engine.WithSaver(memory.New()), engine.WithInterruptBefore("c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := engine.WithThread("t")
+	if _, err := g.Invoke(ctx, engine.Values{}, th); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.UpdateState(ctx, engine.Updates(log.Add("b2")), "b", th); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := g.GetState(ctx, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(snap.Next, []string{"c"}) {
+		t.Errorf("next after UpdateState as b = %v, want [c]", snap.Next)
+	}
+	res, err := g.Invoke(ctx, nil, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := log.Get(engine.StateOf(res.Values)); !slices.Equal(got, []string{"a", "b", "b2", "c"}) {
+		t.Errorf("log = %v, want [a b b2 c]", got)
+	}
+}
+
+// askChild is a subgraph whose node asks a question and writes the answer
+// to out; it shares log with its parent but never writes it.
+func askChild(t *testing.T, log engine.ListKey[string], out engine.Key[string]) *engine.Graph {
+	t.Helper()
+	g, err := engine.NewGraph("child", log, out).
+		AddNode("ask", func(ctx context.Context, s engine.State) (engine.Output, error) {
+			a, err := engine.InterruptAs[string](ctx, "question for "+out.Name())
+			if err != nil {
+				return nil, err
+			}
+			return engine.Updates(out.Set(a)), nil
+		}).
+		AddEdge(engine.START, "ask").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// A subgraph resumed after an interrupt writes back only what its own nodes
+// changed, as a fresh run does: two parallel subgraphs resumed by id do not
+// clash on a LastValue they only read, and a list they inherit is not
+// appended twice.
+func TestResumedSubgraphWritesBackOnlyItsChanges(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	a := engine.LastValue[string]("a")
+	b := engine.LastValue[string]("b")
+	shared := engine.LastValue[string]("shared")
+	childA, childB := askChild(t, log, a), askChild(t, log, b)
+	// The children read shared too, so a write-back of everything clashes.
+	childA2, err := engine.NewGraph("childA", log, a, shared).
+		AddSubgraph("inner", childA).AddEdge(engine.START, "inner").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	childB2, err := engine.NewGraph("childB", log, b, shared).
+		AddSubgraph("inner", childB).AddEdge(engine.START, "inner").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := engine.NewGraph("parent", log, a, b, shared).
+		AddNode("before", logNode(log, "before")).
+		AddSubgraph("subA", childA2).
+		AddSubgraph("subB", childB2).
+		AddEdge(engine.START, "before").
+		AddEdge("before", "subA").AddEdge("before", "subB").
+		Compile(engine.WithSaver(memory.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := engine.WithThread("t")
+	res, err := g.Invoke(ctx, engine.Values{"shared": "s"}, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Interrupts) != 2 {
+		t.Fatalf("interrupts = %v, want 2", res.Interrupts)
+	}
+	answers := map[string]any{}
+	for _, it := range res.Interrupts {
+		answers[it.ID] = "answer " + it.Value.(string)
+	}
+	res, err = g.Invoke(ctx, engine.Command{ResumeByID: answers}, th)
+	if err != nil {
+		t.Fatalf("resuming both subgraphs by id: %v", err)
+	}
+	vals := engine.StateOf(res.Values)
+	if got := log.Get(vals); !slices.Equal(got, []string{"before"}) {
+		t.Errorf("log = %v, want [before] (the subgraphs never wrote it)", got)
+	}
+	if a.Get(vals) != "answer question for a" || b.Get(vals) != "answer question for b" {
+		t.Errorf("a, b = %q, %q", a.Get(vals), b.Get(vals))
+	}
+}
+
+// A Send to a subgraph node carries the child's input in the child's
+// schema; a mistyped argument is a clear error, never ignored.
+func TestSendToSubgraphNode(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	prompt := engine.LastValue[string]("prompt")
+	mode := engine.LastValue[int]("mode") // the child's own: the parent has none
+	child, err := engine.NewGraph("child", prompt, log, mode).
+		AddNode("answer", func(_ context.Context, s engine.State) (engine.Output, error) {
+			return engine.Updates(log.Add("got "+prompt.Get(s)), mode.Set(mode.Get(s)+1)), nil
+		}).
+		AddEdge(engine.START, "answer").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := func(arg any) *engine.Graph {
+		g, err := engine.NewGraph("parent", log).
+			AddNode("fan", logNode(log, "fan")).
+			AddSubgraph("child", child).
+			AddEdge(engine.START, "fan").
+			AddConditionalEdges("fan", func(context.Context, engine.State) (engine.Route, error) {
+				return engine.SendTo(engine.Send{Node: "child", Arg: arg}), nil
+			}, engine.SendsTo("child")).
+			Compile(engine.WithSaver(memory.New()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	g := build(engine.Values{"prompt": "x", "mode": 41})
+	th := engine.WithThread("t")
+	res, err := g.Invoke(ctx, engine.Values{}, th)
+	if err != nil {
+		t.Fatalf("Send to a subgraph with its own input: %v", err)
+	}
+	// The child starts from its Send argument alone (its log is empty) and
+	// writes back the list it changed.
+	if got := log.Get(engine.StateOf(res.Values)); !slices.Equal(got, []string{"fan", "got x"}) {
+		t.Errorf("log = %v, want [fan got x]", got)
+	}
+	if _, err := g.History(ctx, checkpointListAll, th); err != nil {
+		t.Errorf("history after a Send in the child's schema: %v", err)
+	}
+
+	for name, arg := range map[string]any{
+		"not Values":       "x",
+		"unknown key":      engine.Values{"nope": 1},
+		"wrong value type": engine.Values{"mode": "not an int"},
+	} {
+		_, err := build(arg).Invoke(ctx, engine.Values{}, engine.WithThread(name))
+		if err == nil || !strings.Contains(err.Error(), `Send to subgraph node "child"`) {
+			t.Errorf("%s: err = %v, want a clear error about the Send to the subgraph", name, err)
+		}
+	}
+}
+
+// A channel a subgraph shares with its parent by name must have the same
+// type in both, or its value could not go back and forth.
+func TestSubgraphChannelTypesMustAgree(t *testing.T) {
+	child, err := engine.NewGraph("child", engine.LastValue[int]("mode")).
+		AddNode("n", noop).AddEdge(engine.START, "n").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = engine.NewGraph("parent", engine.LastValue[string]("mode")).
+		AddSubgraph("child", child).AddEdge(engine.START, "child").Compile()
+	if err == nil || !strings.Contains(err.Error(), `channel "mode"`) {
+		t.Errorf("err = %v, want a compile error naming channel \"mode\"", err)
+	}
+}
+
+// The checkpoint a Command answered keeps its planned tasks: as in
+// LangGraph's get_state, the stored update and goto change the values
+// shown there, not the tasks (they take effect when a run resumes).
+func TestSnapshotKeepsTasksAfterStoredCommand(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	note := engine.LastValue[string]("note")
+	build := func() *engine.Graph {
+		g, err := engine.NewGraph("cmd", log, note).
+			AddNode("a", logNode(log, "a")).
+			AddNode("ask", func(ctx context.Context, s engine.State) (engine.Output, error) {
+				ans, err := engine.InterruptAs[string](ctx, "ok?")
+				if err != nil {
+					return nil, err
+				}
+				return engine.Updates(log.Add("ask:" + ans)), nil
+			}).
+			AddNode("c", logNode(log, "c")).
+			AddEdge(engine.START, "a").AddEdge("a", "ask").AddEdge("ask", engine.END).
+			AddNode("entry", noop, engine.Destinations("c")).AddEdge(engine.START, "entry").
+			Compile(engine.WithSaver(memory.New()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	for _, c := range []struct {
+		name string
+		cmd  engine.Command
+		next []string
+	}{
+		{"resume and update", engine.Command{Resume: "yes", Update: engine.Updates(note.Set("n"))}, []string{"ask"}},
+		{"resume and goto", engine.Command{Resume: "yes", Goto: []string{"c"}}, []string{"ask"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := build()
+			th := engine.WithThread("t")
+			res, err := g.Invoke(ctx, engine.Values{}, th)
+			if err != nil {
+				t.Fatal(err)
+			}
+			asked := res.Ref.CheckpointID
+			if _, err := g.Invoke(ctx, c.cmd, th); err != nil {
+				t.Fatal(err)
+			}
+			snap, err := g.GetState(ctx, th, engine.WithCheckpoint(asked))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(snap.Next, c.next) {
+				t.Errorf("next at the answered checkpoint = %v, want %v", snap.Next, c.next)
+			}
+			if len(snap.Tasks) == 0 || snap.Tasks[0].Name != "ask" || len(snap.Tasks[0].Interrupts) != 1 {
+				t.Errorf("tasks = %+v, want ask with its interrupt first", snap.Tasks)
+			}
+		})
+	}
+}
+
+// Parallel interrupts answered one at a time: the result shows the answered
+// sibling's write, and values mode reports the interrupt alone.
+func TestInterruptedResultShowsFinishedSiblings(t *testing.T) {
+	ctx := context.Background()
+	a := engine.LastValue[string]("a")
+	b := engine.LastValue[string]("b")
+	ask := func(k engine.Key[string]) engine.NodeFunc {
+		return func(ctx context.Context, s engine.State) (engine.Output, error) {
+			v, err := engine.InterruptAs[string](ctx, k.Name()+"?")
+			if err != nil {
+				return nil, err
+			}
+			return engine.Updates(k.Set(v)), nil
+		}
+	}
+	g, err := engine.NewGraph("pair", a, b).
+		AddNode("ask_a", ask(a)).AddNode("ask_b", ask(b)).
+		AddEdge(engine.START, "ask_a").AddEdge(engine.START, "ask_b").
+		Compile(engine.WithSaver(memory.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := engine.WithThread("t")
+	res, err := g.Invoke(ctx, engine.Values{}, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var idA string
+	for _, it := range res.Interrupts {
+		if it.Node == "ask_a" {
+			idA = it.ID
+		}
+	}
+	var valuesEvents []engine.Event
+	res, err = g.Invoke(ctx, engine.Command{ResumeByID: map[string]any{idA: "A"}}, th,
+		engine.WithObserver(engine.ModeValues, func(ev engine.Event) { valuesEvents = append(valuesEvents, ev) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Values["a"] != "A" || len(res.Interrupts) != 1 || res.Interrupts[0].Node != "ask_b" {
+		t.Errorf("result = %+v, want a=A with ask_b still asking", res)
+	}
+	last := valuesEvents[len(valuesEvents)-1]
+	if last.Values != nil || len(last.Interrupts) != 1 || last.Interrupts[0].Node != "ask_b" {
+		t.Errorf("last values event = %+v, want only ask_b's interrupt", last)
+	}
+	snap, err := g.GetState(ctx, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(snap.Next, []string{"ask_b"}) || snap.Values["a"] != "A" {
+		t.Errorf("state = next %v values %v, want next [ask_b] and a=A", snap.Next, snap.Values)
+	}
+}
+
+// next lists one entry per task, so two Sends to one node show twice.
+func TestNextHasOneEntryPerTask(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	g, err := engine.NewGraph("sends", log).
+		AddNode("fan", logNode(log, "fan")).
+		AddNode("worker", logNode(log, "w")).
+		AddEdge(engine.START, "fan").
+		AddConditionalEdges("fan", func(context.Context, engine.State) (engine.Route, error) {
+			return engine.SendTo(engine.Send{Node: "worker", Arg: engine.Values{}}, engine.Send{Node: "worker", Arg: engine.Values{}}), nil
+		}, engine.SendsTo("worker")).
+		Compile(engine.WithSaver(memory.New()), engine.WithInterruptBefore("worker"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := engine.WithThread("t")
+	res, err := g.Invoke(ctx, engine.Values{}, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"worker", "worker"}
+	if !slices.Equal(res.Next, want) {
+		t.Errorf("Result.Next = %v, want %v", res.Next, want)
+	}
+	snap, err := g.GetState(ctx, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(snap.Next, want) {
+		t.Errorf("Snapshot.Next = %v, want %v", snap.Next, want)
+	}
+}
+
+// UpdateState on an empty thread writes step 0 as START (its edges make
+// the first node next); an unknown or ambiguous as-node is an
+// InvalidUpdateError.
+func TestUpdateStateOnEmptyThreadAndBadAsNode(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	g, err := engine.NewGraph("u", log).
+		AddNode("a", logNode(log, "a")).
+		AddNode("b", logNode(log, "b")).
+		AddNode("c", logNode(log, "c")).
+		AddEdge(engine.START, "a").AddEdge("a", "b").AddEdge("a", "c").
+		Compile(engine.WithSaver(memory.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := engine.WithThread("fresh")
+	if _, err := g.UpdateState(ctx, engine.Updates(log.Add("z")), "", fresh); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := g.GetState(ctx, fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Metadata.Step != 0 || !slices.Equal(snap.Next, []string{"a"}) {
+		t.Errorf("update of an empty thread: step %d next %v, want step 0 next [a]", snap.Metadata.Step, snap.Next)
+	}
+	th := engine.WithThread("t")
+	if _, err := g.Invoke(ctx, engine.Values{}, th); err != nil {
+		t.Fatal(err)
+	}
+	var iu *engine.InvalidUpdateError
+	if _, err := g.UpdateState(ctx, engine.Updates(log.Add("x")), "nope", th); !errors.As(err, &iu) {
+		t.Errorf("unknown as-node: err = %v, want an InvalidUpdateError", err)
+	}
+	if _, err := g.UpdateState(ctx, engine.Updates(log.Add("x")), "", th); !errors.As(err, &iu) {
+		t.Errorf("ambiguous as-node (b and c ran last): err = %v, want an InvalidUpdateError", err)
+	}
+}
+
+// A snapshot lists its tasks in task order: declared nodes in declaration
+// order, not sorted by name.
+func TestSnapshotTaskOrder(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	g, err := engine.NewGraph("order", log).
+		AddNode("fan", logNode(log, "fan")).
+		AddNode("zeta", logNode(log, "zeta")).
+		AddNode("alpha", logNode(log, "alpha")).
+		AddNode("mid", logNode(log, "mid")).
+		AddEdge(engine.START, "fan").
+		AddEdge("fan", "zeta").AddEdge("fan", "alpha").AddEdge("fan", "mid").
+		Compile(engine.WithSaver(memory.New()), engine.WithInterruptAfter("fan"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := engine.WithThread("t")
+	if _, err := g.Invoke(ctx, engine.Values{}, th); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := g.GetState(ctx, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, ts := range snap.Tasks {
+		names = append(names, ts.Name)
+	}
+	want := []string{"zeta", "alpha", "mid"}
+	if !slices.Equal(names, want) || !slices.Equal(snap.Next, want) {
+		t.Errorf("tasks %v next %v, want %v for both", names, snap.Next, want)
+	}
+	// The writes still apply in task-path order (node names).
+	res, err := g.Invoke(ctx, nil, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := log.Get(engine.StateOf(res.Values)); !slices.Equal(got, []string{"fan", "alpha", "mid", "zeta"}) {
+		t.Errorf("log = %v, want [fan alpha mid zeta]", got)
+	}
+}
+
+// After the first of two interrupts in one node is answered, the task holds
+// a stored answer: it is waiting, not next.
+func TestAnsweredFirstOfTwoInterruptsIsNotNext(t *testing.T) {
+	ctx := context.Background()
+	out := engine.LastValue[string]("out")
+	g, err := engine.NewGraph("two", out).
+		AddNode("ask", func(ctx context.Context, s engine.State) (engine.Output, error) {
+			a1, err := engine.InterruptAs[string](ctx, "first?")
+			if err != nil {
+				return nil, err
+			}
+			a2, err := engine.InterruptAs[string](ctx, "second?")
+			if err != nil {
+				return nil, err
+			}
+			return engine.Updates(out.Set(a1 + " " + a2)), nil
+		}).
+		AddEdge(engine.START, "ask").
+		Compile(engine.WithSaver(memory.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := engine.WithThread("t")
+	if _, err := g.Invoke(ctx, engine.Values{}, th); err != nil {
+		t.Fatal(err)
+	}
+	res, err := g.Invoke(ctx, engine.Command{Resume: "one"}, th)
+	if err != nil || len(res.Interrupts) != 1 {
+		t.Fatalf("after the first answer: %+v, %v", res, err)
+	}
+	snap, err := g.GetState(ctx, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Next) != 0 || len(snap.Tasks) != 1 || len(snap.Tasks[0].Interrupts) != 1 || snap.Tasks[0].Interrupts[0].Value != "second?" {
+		t.Errorf("next %v tasks %+v, want no next and ask waiting on its second question", snap.Next, snap.Tasks)
+	}
+}
+
+// writeSpy records the checkpoints writes are stored against.
+type writeSpy struct {
+	checkpoint.Saver
+	refs []string
+}
+
+func (s *writeSpy) PutWrites(ctx context.Context, ref checkpoint.Ref, ws []checkpoint.Write, taskID, path string) error {
+	s.refs = append(s.refs, ref.CheckpointID)
+	return s.Saver.PutWrites(ctx, ref, ws, taskID, path)
+}
+
+// With durability exit a finished run stores its final checkpoint and no
+// pending writes: the last step's writes are in that checkpoint, and the
+// checkpoint that step started from was never stored.
+func TestDurabilityExitStoresNoFinishedWrites(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	spy := &writeSpy{Saver: memory.New()}
+	g, err := engine.NewGraph("exit", log).
+		AddNode("a", logNode(log, "a")).AddNode("b", logNode(log, "b")).
+		AddEdge(engine.START, "a").AddEdge("a", "b").
+		Compile(engine.WithSaver(spy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := engine.WithThread("t")
+	if _, err := g.Invoke(ctx, engine.Values{}, th, engine.WithDurability(engine.DurabilityExit)); err != nil {
+		t.Fatal(err)
+	}
+	if len(spy.refs) != 0 {
+		t.Errorf("writes stored against %v, want none", spy.refs)
+	}
+	snaps, err := g.History(ctx, checkpoint.ListOptions{}, th)
+	if err != nil || len(snaps) != 1 || !snaps[0].Done() {
+		t.Errorf("%d checkpoints (%v), want the final one only, done", len(snaps), err)
+	}
+}
+
+// GetState with WithSubgraphs gives a pending subgraph task its own state.
+func TestGetStateWithSubgraphs(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	answer := engine.LastValue[string]("answer")
+	inner := askChild(t, log, answer)
+	middle, err := engine.NewGraph("middle", log, answer).
+		AddNode("m1", logNode(log, "m1")).
+		AddSubgraph("inner", inner).
+		AddEdge(engine.START, "m1").AddEdge("m1", "inner").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := engine.NewGraph("parent", log, answer).
+		AddSubgraph("child", middle).AddEdge(engine.START, "child").
+		Compile(engine.WithSaver(memory.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := engine.WithThread("t")
+	if _, err := g.Invoke(ctx, engine.Values{}, th); err != nil {
+		t.Fatal(err)
+	}
+	plain, err := g.GetState(ctx, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Tasks[0].State != nil {
+		t.Error("without WithSubgraphs the task state is filled")
+	}
+	snap, err := g.GetState(ctx, th, engine.WithSubgraphs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := snap.Tasks[0].State
+	if child == nil || !slices.Equal(child.Next, []string{"inner"}) || !slices.Equal(log.Get(engine.StateOf(child.Values)), []string{"m1"}) {
+		t.Fatalf("child state = %+v, want next [inner] and log [m1]", child)
+	}
+	in := child.Tasks[0].State
+	if in == nil || !slices.Equal(in.Next, []string{"ask"}) || len(in.Interrupts) != 1 || in.Ref.NS != child.Tasks[0].NS {
+		t.Fatalf("inner state = %+v, want ask waiting in its own namespace", in)
+	}
+}
+
+// Streams report what LangGraph's do: no events for the hidden start task,
+// checkpoints with their parent and metadata, a pull task's input, and a
+// static breakpoint as an "__interrupt__" update.
+func TestStreamEventsMatchLangGraph(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	g, err := engine.NewGraph("s", log).
+		AddNode("a", logNode(log, "a")).AddNode("b", logNode(log, "b")).
+		AddEdge(engine.START, "a").AddEdge("a", "b").
+		Compile(engine.WithSaver(memory.New()), engine.WithInterruptBefore("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []engine.Event
+	for ev, err := range g.Stream(ctx, engine.Values{"log": []string{"in"}}, engine.ModeTasks|engine.ModeCheckpoints|engine.ModeUpdates, engine.WithThread("t")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	var cps []*engine.Snapshot
+	sawBreak := false
+	for _, ev := range evs {
+		switch {
+		case ev.Task != nil && ev.Task.Name == engine.START:
+			t.Errorf("a task event for the hidden start task: %+v", ev.Task)
+		case ev.Task != nil && ev.Task.Name == "a" && !ev.Task.Done:
+			if in, ok := ev.Task.Input.(engine.Values); !ok || !slices.Equal(log.Get(engine.StateOf(in)), []string{"in"}) {
+				t.Errorf("a's start event input = %v, want the state it reads", ev.Task.Input)
+			}
+		case ev.State != nil:
+			cps = append(cps, ev.State)
+		case ev.Update != nil && ev.Update.Node == "__interrupt__":
+			sawBreak = len(ev.Update.Interrupts) == 0
+		}
+	}
+	if !sawBreak {
+		t.Error("no {__interrupt__: []} update at the breakpoint before b")
+	}
+	if len(cps) != 3 {
+		t.Fatalf("%d checkpoint events, want 3 (input, after start, after a)", len(cps))
+	}
+	for i, cp := range cps {
+		wantSource := checkpoint.SourceLoop
+		if i == 0 {
+			wantSource = checkpoint.SourceInput
+		}
+		if cp.Metadata.Source != wantSource || cp.Metadata.Step != i-1 || cp.CreatedAt.IsZero() {
+			t.Errorf("checkpoint event %d: metadata %+v, created %v", i, cp.Metadata, cp.CreatedAt)
+		}
+		if (i == 0) != (cp.Parent == nil) || (i > 0 && cp.Parent.CheckpointID != cps[i-1].Ref.CheckpointID) {
+			t.Errorf("checkpoint event %d: parent %v", i, cp.Parent)
+		}
+	}
+	snap, err := g.GetState(ctx, engine.WithThread("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := cps[2]; last.Ref != snap.Ref || !slices.Equal(last.Next, snap.Next) || fmt.Sprint(last.Values) != fmt.Sprint(snap.Values) {
+		t.Errorf("last checkpoint event %+v differs from GetState %+v", last, snap)
+	}
+}
+
+// A subgraph's own compiled breakpoints stop the run when it runs as a
+// node; resuming the parent continues inside the subgraph.
+func TestSubgraphKeepsItsBreakpoints(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	child, err := engine.NewGraph("child", log).
+		AddNode("c1", logNode(log, "c1")).AddNode("c2", logNode(log, "c2")).
+		AddEdge(engine.START, "c1").AddEdge("c1", "c2").
+		Compile(engine.WithInterruptBefore("c2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := engine.NewGraph("parent", log).
+		AddSubgraph("child", child).AddNode("after", logNode(log, "after")).
+		AddEdge(engine.START, "child").AddEdge("child", "after").
+		Compile(engine.WithSaver(memory.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := engine.WithThread("t")
+	res, err := g.Invoke(ctx, engine.Values{}, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Done || !slices.Equal(res.Next, []string{"child"}) {
+		t.Fatalf("first run: %+v, want a stop inside child", res)
+	}
+	snap, err := g.GetState(ctx, th, engine.WithSubgraphs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in := snap.Tasks[0].State; in == nil || !slices.Equal(in.Next, []string{"c2"}) {
+		t.Fatalf("child state %+v, want next [c2]", snap.Tasks[0].State)
+	}
+	res, err = g.Invoke(ctx, nil, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := log.Get(engine.StateOf(res.Values)); !res.Done || !slices.Equal(got, []string{"c1", "c2", "after"}) {
+		t.Errorf("after resuming: done %v log %v, want [c1 c2 after]", res.Done, got)
+	}
+}

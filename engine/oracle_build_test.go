@@ -1,0 +1,548 @@
+package engine_test
+
+// Building a scenario's graphs with the engine's public API: channels by
+// type, nodes whose bodies evaluate the scenario's templates, edges, joins,
+// conditional edges and subgraphs (DSL.md "GRAPH", "CHANNEL", "NODE").
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/weftstudio/weft/checkpoint/memory"
+	"github.com/weftstudio/weft/engine"
+)
+
+// orcCalls counts node executions, per scenario, keyed "node" or
+// "<subgraph>.<node>".
+type orcCalls struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *orcCalls) inc(key string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n[key]++
+	return c.n[key]
+}
+
+func (c *orcCalls) snapshot() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, len(c.n))
+	for k, v := range c.n {
+		out[k] = v
+	}
+	return out
+}
+
+// orcNodeError is what a scenario node throws ("fail"): an error with a
+// class name, as LangGraph.js sets err.name. Its text starts with the class
+// name, so the class survives being stored as a task's error text (as
+// Python stores repr(exc)).
+type orcNodeError struct{ class, msg string }
+
+func (e *orcNodeError) Error() string { return e.class + ": " + e.msg }
+
+// orcBuilder builds the graphs of one scenario.
+type orcBuilder struct {
+	graphs *omap // the scenario's "subgraphs"
+	calls  *orcCalls
+	// fatal records the first scenario bug met inside a node or path
+	// function (the engine turns their panics into node errors).
+	fatal func(error)
+}
+
+// orcGraph is one built graph with what its nodes need to know.
+type orcGraph struct {
+	chans  []string        // state channel names, in declaration order
+	nodes  []string        // node names, in declaration order
+	subs   map[string]bool // nodes that are subgraphs
+	parent *orcGraph
+}
+
+// write is a write of v to channel ch. A topic takes one value or a list of
+// them, as LangGraph's Topic does.
+func (g *orcGraph) write(ch string, v any) engine.Write {
+	return engine.Write{Channel: ch, Value: v}
+}
+
+func (b *orcBuilder) build(spec *omap, prefix string, parent *orcGraph) (*engine.Graph, *orcGraph, error) {
+	g := &orcGraph{subs: map[string]bool{}, parent: parent}
+	var decls []engine.Decl
+	chans := spec.obj("channels")
+	if chans != nil {
+		for _, name := range chans.keys {
+			d, err := orcChannel(name, chans.obj(name))
+			if err != nil {
+				return nil, nil, err
+			}
+			decls = append(decls, d)
+			g.chans = append(g.chans, name)
+		}
+	}
+	sg := engine.NewGraph(strings.TrimSuffix(prefix, "."), decls...)
+	nodes := spec.obj("nodes")
+	if nodes != nil {
+		g.nodes = nodes.keys
+		for _, name := range nodes.keys {
+			if nodes.obj(name).has("subgraph") {
+				g.subs[name] = true
+			}
+		}
+		for _, name := range nodes.keys {
+			ns := nodes.obj(name)
+			var opts []engine.NodeOption
+			if v, _ := ns.get("defer"); v == true {
+				opts = append(opts, engine.Defer())
+			}
+			if ends := ns.list("ends"); ends != nil {
+				var to []string
+				for _, e := range ends {
+					s, _ := e.(string)
+					to = append(to, s)
+				}
+				opts = append(opts, engine.Destinations(to...))
+			}
+			if r := ns.obj("retry"); r != nil {
+				n := 3
+				if v, ok := r.get("maxAttempts"); ok {
+					n = int(v.(float64))
+				}
+				// No waiting and no jitter, as the reference runner's policy.
+				opts = append(opts, engine.WithRetry(engine.RetryPolicy{MaxAttempts: n, BackoffFactor: 1}))
+			}
+			if sub := ns.str("subgraph"); sub != "" {
+				sspec := b.graphs.obj(sub)
+				if sspec == nil {
+					return nil, nil, orcError{fmt.Sprintf("node %q: unknown subgraph %q", name, sub)}
+				}
+				child, _, err := b.build(sspec, sub+".", g)
+				if err != nil {
+					return nil, nil, err
+				}
+				sg.AddSubgraph(name, child, opts...)
+				continue
+			}
+			key := prefix + name
+			b.calls.n[key] = 0
+			sg.AddNode(name, b.nodeFunc(g, name, key, ns), opts...)
+		}
+	}
+	for _, e := range spec.list("edges") {
+		pair, _ := e.([]any)
+		if len(pair) != 2 {
+			return nil, nil, orcError{fmt.Sprintf("bad edge %v", e)}
+		}
+		to, _ := pair[1].(string)
+		switch from := pair[0].(type) {
+		case string:
+			sg.AddEdge(from, to)
+		case []any:
+			var names []string
+			for _, f := range from {
+				s, _ := f.(string)
+				names = append(names, s)
+			}
+			sg.AddJoin(names, to)
+		default:
+			return nil, nil, orcError{fmt.Sprintf("bad edge %v", e)}
+		}
+	}
+	for _, ce := range spec.list("conditionalEdges") {
+		cs, _ := ce.(*omap)
+		from := cs.str("from")
+		var opts []engine.BranchOption
+		switch pm := cs.m["pathMap"].(type) {
+		case *omap:
+			m := map[string]string{}
+			for _, k := range pm.keys {
+				m[k], _ = pm.m[k].(string)
+			}
+			opts = append(opts, engine.PathMap(m))
+		case []any:
+			m := map[string]string{}
+			for _, v := range pm {
+				s, _ := v.(string)
+				m[s] = s
+			}
+			opts = append(opts, engine.PathMap(m))
+		case nil:
+			// Without a path map LangGraph lets the route reach any node.
+			opts = append(opts, engine.Targets(append(slices.Clone(g.nodes), engine.END)...))
+			var sendable []string
+			for _, n := range g.nodes {
+				sendable = append(sendable, n)
+			}
+			if len(sendable) > 0 {
+				opts = append(opts, engine.SendsTo(sendable...))
+			}
+		}
+		sg.AddConditionalEdges(from, b.pathFunc(g, from, cs.m["route"]), opts...)
+	}
+	var copts []engine.CompileOption
+	if l := spec.list("interruptBefore"); l != nil {
+		copts = append(copts, engine.WithInterruptBefore(orcStrings(l)...))
+	}
+	if l := spec.list("interruptAfter"); l != nil {
+		copts = append(copts, engine.WithInterruptAfter(orcStrings(l)...))
+	}
+	if parent == nil {
+		copts = append(copts, engine.WithSaver(memory.New()))
+	}
+	gr, err := sg.Compile(copts...)
+	return gr, g, err
+}
+
+func orcStrings(l []any) []string {
+	out := make([]string, 0, len(l))
+	for _, v := range l {
+		s, _ := v.(string)
+		out = append(out, s)
+	}
+	return out
+}
+
+// orcChannel declares a channel of the DSL's types over `any` values.
+func orcChannel(name string, spec *omap) (engine.Decl, error) {
+	typ := spec.str("type")
+	if typ == "" {
+		typ = "lastvalue"
+	}
+	dv, hasDefault := spec.get("default")
+	dflt := func() any { return unordered(dv) } // a fresh copy each time
+	switch typ {
+	case "lastvalue":
+		k := engine.LastValue[any](name)
+		if hasDefault {
+			k = k.WithDefault(dflt)
+		}
+		return k, nil
+	case "append", "concat", "sum":
+		var op func(a, b any) any
+		switch typ {
+		case "append":
+			op = jsAppend
+		case "concat":
+			sep := spec.str("sep")
+			op = func(a, b any) any {
+				if truthy(a) {
+					return jsToString(a) + sep + jsToString(b)
+				}
+				return b
+			}
+		case "sum":
+			op = jsAdd
+		}
+		k := engine.Reducer[any](name, typ, op)
+		if hasDefault {
+			k = k.WithDefault(dflt)
+		}
+		return k, nil
+	case "topic":
+		acc, _ := spec.get("accumulate")
+		return engine.Topic[any](name, acc == true), nil
+	}
+	return nil, orcError{fmt.Sprintf("channel %q: unknown type %q", name, typ)}
+}
+
+// jsAppend is the runner's append reducer: (a ?? []).concat(b is a list ?
+// b : [b]).
+func jsAppend(a, b any) any {
+	add, ok := b.([]any)
+	if !ok {
+		add = []any{b}
+	}
+	switch x := a.(type) {
+	case nil:
+		return append([]any{}, add...)
+	case []any:
+		out := make([]any, 0, len(x)+len(add))
+		return append(append(out, x...), add...)
+	case string: // String.prototype.concat: the list's string form follows
+		return x + jsToString(add)
+	}
+	return append([]any{a}, add...)
+}
+
+// jsAdd is JavaScript's + as the sum reducer uses it: (a ?? 0) + b.
+func jsAdd(a, b any) any {
+	if a == nil {
+		a = 0.0
+	}
+	x, ok1 := a.(float64)
+	y, ok2 := b.(float64)
+	if ok1 && ok2 {
+		return x + y
+	}
+	return jsToString(a) + jsToString(b)
+}
+
+// jsToString is JavaScript's String(v).
+func jsToString(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return x
+	case float64:
+		return jsNumber(x)
+	case bool:
+		if x {
+			return "true"
+		}
+		return "false"
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			if e != nil {
+				parts[i] = jsToString(e)
+			}
+		}
+		return strings.Join(parts, ",")
+	}
+	return "[object Object]"
+}
+
+// stateInput reads the graph's state channels that have a value.
+func stateInput(s engine.State, chans []string) map[string]any {
+	m := make(map[string]any, len(chans))
+	for _, n := range chans {
+		if v, ok := s.Get(n); ok {
+			m[n] = plain(v)
+		}
+	}
+	return m
+}
+
+// guard turns a scenario bug raised inside a node or path function into a
+// recorded fatal error (the engine would report the panic as a node error).
+func (b *orcBuilder) guard(err *error) {
+	if p := recover(); p != nil {
+		if oe, ok := p.(orcError); ok {
+			b.fatal(oe)
+			*err = oe
+			return
+		}
+		panic(p)
+	}
+}
+
+func (b *orcBuilder) nodeFunc(g *orcGraph, name, key string, spec *omap) engine.NodeFunc {
+	return func(ctx context.Context, s engine.State) (out engine.Output, err error) {
+		defer b.guard(&err)
+		call := b.calls.inc(key)
+		var input any
+		if arg := s.Arg(); arg != nil {
+			input = plain(arg)
+		} else {
+			input = stateInput(s, g.chans)
+		}
+		c := &evalCtx{input: input, call: float64(call), node: name, resumes: []any{}}
+		if f := spec.obj("fail"); f != nil {
+			var fail bool
+			if cv, ok := f.get("if"); ok {
+				fail = cond(cv, c)
+			} else {
+				times := 1.0
+				if v, ok := f.get("times"); ok {
+					times = v.(float64)
+				}
+				fail = float64(call) <= times
+			}
+			if fail {
+				msg := name + " failed"
+				if mv, ok := f.get("message"); ok {
+					msg = jsString(tmpl(mv, c))
+				}
+				class := f.str("name")
+				if class == "" {
+					class = "Error"
+				}
+				return nil, &orcNodeError{class: class, msg: msg}
+			}
+		}
+		for i, iv := range spec.list("interrupts") {
+			is, _ := iv.(*omap)
+			setResume := func(v any) {
+				c.resume = v
+				for len(c.resumes) <= i {
+					c.resumes = append(c.resumes, nil)
+				}
+				c.resumes[i] = v
+			}
+			v, err := engine.Interrupt(ctx, tmpl(is.m["value"], c))
+			if err != nil {
+				return nil, err
+			}
+			setResume(plain(v))
+			if until, ok := is.get("until"); ok {
+				for !cond(until, c) {
+					retry := is.m["value"]
+					if rv, ok := is.get("retryValue"); ok {
+						retry = rv
+					}
+					v, err := engine.Interrupt(ctx, tmpl(retry, c))
+					if err != nil {
+						return nil, err
+					}
+					setResume(plain(v))
+				}
+			}
+		}
+		return b.buildReturn(g, spec, c)
+	}
+}
+
+func (b *orcBuilder) buildReturn(g *orcGraph, spec *omap, c *evalCtx) (engine.Output, error) {
+	switch {
+	case spec.has("command"):
+		return b.buildCommand(g, spec.obj("command"), c)
+	case spec.has("update"):
+		return buildUpdate(g, spec.m["update"], c)
+	case spec.has("returns"):
+		var cmds engine.Commands
+		for _, rv := range spec.list("returns") {
+			r, _ := rv.(*omap)
+			o, err := b.buildReturn(g, r, c)
+			if err != nil {
+				return nil, err
+			}
+			switch x := o.(type) {
+			case engine.Command:
+				cmds = append(cmds, x)
+			case engine.Update:
+				cmds = append(cmds, engine.Command{Update: x})
+			case engine.Commands:
+				cmds = append(cmds, x...)
+			}
+		}
+		return cmds, nil
+	}
+	return nil, nil
+}
+
+// buildUpdate evaluates an update: an object (writes in key order) or a
+// list of [key, value] pairs.
+func buildUpdate(g *orcGraph, u any, c *evalCtx) (engine.Update, error) {
+	switch x := u.(type) {
+	case nil:
+		return nil, nil
+	case *omap:
+		if len(x.keys) == 1 && (x.keys[0] == "$overwrite" || x.keys[0] == "$literal") {
+			break
+		}
+		up := make(engine.Update, 0, len(x.keys))
+		for _, k := range x.keys {
+			up = append(up, g.write(k, tmpl(x.m[k], c)))
+		}
+		return up, nil
+	case []any:
+		var up engine.Update
+		for _, p := range x {
+			pair, ok := p.([]any)
+			if !ok || len(pair) != 2 {
+				return nil, orcError{fmt.Sprintf("bad update pair %v", p)}
+			}
+			k, _ := tmpl(pair[0], c).(string)
+			up = append(up, g.write(k, tmpl(pair[1], c)))
+		}
+		return up, nil
+	}
+	// A template yielding an object: keys in sorted order.
+	m, ok := tmpl(u, c).(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("update %v is not an object", u)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var up engine.Update
+	for _, k := range keys {
+		up = append(up, g.write(k, m[k]))
+	}
+	return up, nil
+}
+
+// buildCommand evaluates a COMMAND for graph g (Sends to a subgraph node
+// carry their argument as the child's input Values).
+func (b *orcBuilder) buildCommand(g *orcGraph, spec *omap, c *evalCtx) (engine.Command, error) {
+	var cmd engine.Command
+	if spec.has("update") {
+		up, err := buildUpdate(g, spec.m["update"], c)
+		if err != nil {
+			return cmd, err
+		}
+		cmd.Update = up
+	}
+	target := g
+	if spec.str("graph") == "PARENT" {
+		cmd.Graph = engine.ParentGraph
+		if g != nil && g.parent != nil {
+			target = g.parent
+		}
+	}
+	if spec.has("goto") {
+		if err := addGoto(&cmd, target, evalGoto(spec.m["goto"], c)); err != nil {
+			return cmd, err
+		}
+	}
+	if spec.has("resume") {
+		cmd.Resume = tmpl(spec.m["resume"], c)
+	}
+	return cmd, nil
+}
+
+// addGoto adds an evaluated GOTO to cmd: node names to Goto, Sends (to
+// nodes of graph g) to Sends.
+func addGoto(cmd *engine.Command, g *orcGraph, ds dests) error {
+	for _, d := range ds {
+		switch x := d.(type) {
+		case string:
+			cmd.Goto = append(cmd.Goto, x)
+		case engine.Send:
+			cmd.Sends = append(cmd.Sends, orcSend(g, x))
+		default:
+			return fmt.Errorf("goto destination %v is not a node name", d)
+		}
+	}
+	return nil
+}
+
+// orcSend makes a Send's argument what the engine takes: the child's input
+// Values for a subgraph node, the plain value otherwise.
+func orcSend(g *orcGraph, s engine.Send) engine.Send {
+	if g != nil && g.subs[s.Node] {
+		if m, ok := s.Arg.(map[string]any); ok {
+			s.Arg = engine.Values(m)
+		}
+	}
+	return s
+}
+
+func (b *orcBuilder) pathFunc(g *orcGraph, from string, route any) engine.PathFunc {
+	return func(ctx context.Context, s engine.State) (r engine.Route, err error) {
+		defer b.guard(&err)
+		c := &evalCtx{input: stateInput(s, g.chans), node: from}
+		for _, d := range evalRoute(route, c) {
+			switch x := d.(type) {
+			case string:
+				r.Keys = append(r.Keys, x)
+			case float64:
+				r.Keys = append(r.Keys, jsNumber(x))
+			case engine.Send:
+				r.Sends = append(r.Sends, orcSend(g, x))
+			default:
+				return r, errors.New("Branch condition returned unknown or null destination")
+			}
+		}
+		return r, nil
+	}
+}

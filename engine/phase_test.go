@@ -1,0 +1,224 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/memory"
+	"github.com/weftstudio/weft/engine"
+)
+
+// fanGraph: START → fan → {zeta, alpha, mid} (one parallel step, each
+// appending its name) → end.
+func fanGraph(t *testing.T, log engine.ListKey[string]) *engine.Graph {
+	t.Helper()
+	g, err := engine.NewGraph("fan", log).
+		AddNode("fan", logNode(log, "fan")).
+		AddNode("zeta", logNode(log, "zeta")).AddNode("alpha", logNode(log, "alpha")).AddNode("mid", logNode(log, "mid")).
+		AddEdge(engine.START, "fan").
+		AddEdge("fan", "zeta").AddEdge("fan", "alpha").AddEdge("fan", "mid").
+		Compile(engine.WithSaver(memory.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// Every step passes through plan, one task phase per task, barrier and
+// apply; a parallel step run in the order the hook picks ends in the same
+// state as the normal run, because writes apply in task order.
+func TestPhasesInOrderAndChosenTaskOrder(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	g := fanGraph(t, log)
+	normal, err := g.Invoke(ctx, engine.Values{}, engine.WithThread("normal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	var ran []string
+	res, err := g.Invoke(ctx, engine.Values{}, engine.WithThread("stepped"), engine.WithPhases(func(_ context.Context, p *engine.PhaseInfo) error {
+		seen = append(seen, fmt.Sprintf("%d:%s", p.Step, p.Phase))
+		if p.Phase == engine.PhaseTask {
+			p.Next = p.Pending[len(p.Pending)-1] // last first: zeta, mid, alpha
+			for _, ts := range p.Tasks {
+				if ts.ID == p.Next {
+					ran = append(ran, ts.Name)
+				}
+			}
+		}
+		return nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "0:plan 0:task 0:barrier 0:apply 1:plan 1:task 1:barrier 1:apply 2:plan 2:task 2:task 2:task 2:barrier 2:apply"
+	if got := strings.Join(seen, " "); got != want {
+		t.Errorf("phases\n got %s\nwant %s", got, want)
+	}
+	if !slices.Equal(ran, []string{"__start__", "fan", "zeta", "mid", "alpha"}) {
+		t.Errorf("ran %v, want the hook's order", ran)
+	}
+	if fmt.Sprint(res.Values) != fmt.Sprint(normal.Values) {
+		t.Errorf("stepped run ended in %v, the normal run in %v", res.Values, normal.Values)
+	}
+}
+
+// A hook pauses at plan or apply; Invoke(nil) continues. It cannot pause
+// mid-step.
+func TestPhasePause(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	g := fanGraph(t, log)
+	th := engine.WithThread("t")
+	pauseAt := func(ph engine.Phase, step int) engine.RunOption {
+		return engine.WithPhases(func(_ context.Context, p *engine.PhaseInfo) error {
+			if p.Phase == ph && p.Step == step {
+				return engine.ErrPause
+			}
+			return nil
+		})
+	}
+	res, err := g.Invoke(ctx, engine.Values{}, th, pauseAt(engine.PhasePlan, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Breakpoint != "phase" || !slices.Equal(res.Next, []string{"alpha", "mid", "zeta"}) {
+		t.Fatalf("paused at plan: %+v", res)
+	}
+	res, err = g.Invoke(ctx, nil, th, pauseAt(engine.PhaseApply, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Breakpoint != "phase" || !res.Done || !slices.Equal(log.Get(engine.StateOf(res.Values)), []string{"fan", "alpha", "mid", "zeta"}) {
+		t.Fatalf("paused at apply: %+v", res)
+	}
+	_, err = g.Invoke(ctx, engine.Values{}, engine.WithThread("mid"), engine.WithPhases(func(_ context.Context, p *engine.PhaseInfo) error {
+		if p.Phase == engine.PhaseTask {
+			return engine.ErrPause
+		}
+		return nil
+	}))
+	if !errors.Is(err, engine.ErrPause) || !strings.Contains(err.Error(), "not at task") {
+		t.Errorf("pause at a task: err = %v", err)
+	}
+}
+
+// Edits at the barrier change what applies; the step's checkpoint is a
+// fork that lists them, and the tasks' stored writes stay as they ran.
+func TestBarrierEditsFork(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	g := fanGraph(t, log)
+	th := engine.WithThread("t")
+	res, err := g.Invoke(ctx, engine.Values{}, th, engine.WithPhases(func(_ context.Context, p *engine.PhaseInfo) error {
+		if p.Phase != engine.PhaseBarrier || p.Step != 2 {
+			return nil
+		}
+		for _, ts := range p.Tasks {
+			switch ts.Name {
+			case "zeta":
+				p.Edits = append(p.Edits, engine.StepEdit{TaskID: ts.ID, Write: 0, Drop: true})
+			case "mid":
+				p.Edits = append(p.Edits, engine.StepEdit{TaskID: ts.ID, Write: 0, Value: []string{"MID"}})
+			}
+		}
+		return nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := log.Get(engine.StateOf(res.Values)); !slices.Equal(got, []string{"fan", "alpha", "MID"}) {
+		t.Errorf("log = %v, want [fan alpha MID]", got)
+	}
+	hist, err := g.History(ctx, checkpoint.ListOptions{}, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited, before := hist[0], hist[1]
+	edits, _ := edited.Metadata.Extra[engine.MetaEdits].([]any)
+	if edited.Metadata.Source != checkpoint.SourceFork || len(edits) != 2 {
+		t.Errorf("edited checkpoint: source %s, edits %v", edited.Metadata.Source, edited.Metadata.Extra[engine.MetaEdits])
+	}
+	for _, ts := range before.Tasks {
+		if ts.Name == "zeta" && fmt.Sprint(ts.Result) != "[{log [zeta]}]" {
+			t.Errorf("zeta's stored write = %v, want what it wrote", ts.Result)
+		}
+	}
+}
+
+// What-if: a past step's writes, edited, recomputed without running a node;
+// kept as a fork the run continues from.
+func TestRecomputeAndForkEdited(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	calls := 0
+	g, err := engine.NewGraph("whatif", log).
+		AddNode("a", logNode(log, "a")).
+		AddNode("b", func(context.Context, engine.State) (engine.Output, error) {
+			calls++
+			return engine.Updates(log.Add("b")), nil
+		}).
+		AddNode("c", logNode(log, "c")).
+		AddEdge(engine.START, "a").AddEdge("a", "b").AddEdge("b", "c").
+		Compile(engine.WithSaver(memory.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := engine.WithThread("t")
+	if _, err := g.Invoke(ctx, engine.Values{}, th); err != nil {
+		t.Fatal(err)
+	}
+	hist, err := g.History(ctx, checkpoint.ListOptions{}, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var atB *engine.Snapshot // the checkpoint b's step ran from
+	for _, s := range hist {
+		if slices.Equal(s.Next, []string{"b"}) {
+			atB = s
+		}
+	}
+	bTask := atB.Tasks[0].ID
+	at := engine.WithCheckpoint(atB.Ref.CheckpointID)
+	calls = 0
+	snap, err := g.Recompute(ctx, []engine.StepEdit{{TaskID: bTask, Write: 0, Value: []string{"B!"}}}, th, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := log.Get(engine.StateOf(snap.Values)); !slices.Equal(got, []string{"a", "B!"}) || !slices.Equal(snap.Next, []string{"c"}) || calls != 0 {
+		t.Errorf("recomputed %v next %v with %d calls, want [a B!], next [c], no node run", got, snap.Next, calls)
+	}
+	if after, _ := g.History(ctx, checkpoint.ListOptions{}, th); len(after) != len(hist) {
+		t.Error("Recompute stored something")
+	}
+	ref, err := g.ForkEdited(ctx, []engine.StepEdit{{TaskID: bTask, Write: 0, Drop: true}}, th, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := g.Invoke(ctx, nil, th, engine.WithCheckpoint(ref.CheckpointID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := log.Get(engine.StateOf(res.Values)); !slices.Equal(got, []string{"a", "c"}) || calls != 0 {
+		t.Errorf("continued fork: log %v, %d calls of b, want [a c] and b not run", got, calls)
+	}
+	for name, edits := range map[string][]engine.StepEdit{
+		"unknown task":              {{TaskID: "nope"}},
+		"no such write":             {{TaskID: bTask, Write: 3, Drop: true}},
+		"a value of the wrong type": {{TaskID: bTask, Write: 0, Value: 42}},
+	} {
+		if _, err := g.Recompute(ctx, edits, th, at); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	last := engine.WithCheckpoint(hist[0].Ref.CheckpointID)
+	if _, err := g.Recompute(ctx, nil, th, last); err == nil || !strings.Contains(err.Error(), "plans no step") {
+		t.Errorf("editing past the end: err = %v", err)
+	}
+}

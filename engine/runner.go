@@ -1,0 +1,234 @@
+package engine
+
+// This file runs a super-step's tasks: concurrently when there are several,
+// each with its retry policy (retry.go), a node body turned into writes
+// (output.go), and each task's end committed (loop.go).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"sync"
+)
+
+// stepOutcome says how a step's tasks ended.
+type stepOutcome struct {
+	failed error // the first task failure; the step is not applied
+	// paused is true when some task stopped at an interrupt (or its
+	// subgraph at a breakpoint): the step is not applied, its finished
+	// tasks' writes wait as pending writes.
+	paused bool
+	ints   []PendingInterrupt // the questions of the paused tasks
+}
+
+// runStep runs the tasks that have no writes yet, concurrently when there is
+// more than one; a failure cancels the others. err is the run's own end
+// (its context), not a task's.
+func (rt *runtime) runStep(tasks []*task) (out stepOutcome, err error) {
+	todo := rt.todo[:0]
+	for _, t := range tasks {
+		if !t.restored {
+			todo = append(todo, t)
+		}
+	}
+	rt.todo = todo
+	rt.exitWrite = rt.exitWrite[:0]
+	for _, t := range todo {
+		rt.emitTaskStart(t)
+	}
+	var failed *task
+	switch {
+	case len(todo) > 0 && rt.cfg.phases != nil:
+		if failed, err = rt.runInChosenOrder(todo); err != nil {
+			return out, phaseErr(err, PhaseTask)
+		}
+	case len(todo) == 0:
+	case len(todo) == 1: // on this goroutine: most steps run one task
+		rt.exec(rt.ctx, todo[0])
+		if e := todo[0].err; e != nil && !isInterrupt(e) {
+			failed = todo[0]
+		}
+	default:
+		failed = rt.execConcurrently(todo)
+	}
+	if rt.ctx.Err() != nil {
+		return out, rt.ctx.Err()
+	}
+	if failed != nil {
+		out.failed = failed.err
+		return out, nil
+	}
+	for _, t := range todo {
+		if t.err == nil {
+			continue // before the declaration below: it escapes, so costs an allocation
+		}
+		var ie *InterruptError
+		if errors.As(t.err, &ie) {
+			out.paused = true
+			out.ints = append(out.ints, ie.Interrupts...)
+		}
+	}
+	return out, nil
+}
+
+// execConcurrently runs tasks on goroutines of their own and returns the
+// first that failed, whose failure cancels the others.
+func (rt *runtime) execConcurrently(todo []*task) *task {
+	var first struct {
+		sync.Mutex
+		t *task
+	}
+	ctx, cancel := context.WithCancel(rt.ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, t := range todo {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rt.exec(ctx, t)
+			if e := t.err; e != nil && !isInterrupt(e) {
+				first.Lock()
+				if first.t == nil {
+					first.t = t
+					cancel()
+				}
+				first.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return first.t
+}
+
+// emitTaskStart reports a task's start; the hidden start task is not
+// reported, as in LangGraph.
+func (rt *runtime) emitTaskStart(t *task) {
+	if !rt.em.on(ModeTasks|ModeDebug) || t.node.start {
+		return
+	}
+	ev := &TaskEvent{ID: t.id, Name: t.name, Path: t.path, Input: t.arg}
+	if !t.push {
+		ev.Input = rt.values() // what a pull task reads
+	}
+	for _, c := range t.triggers {
+		ev.Triggers = append(ev.Triggers, rt.g.specs[c].name)
+	}
+	rt.em.emit(Event{Mode: ModeTasks, Step: rt.step, Task: ev})
+	rt.em.emit(Event{Mode: ModeDebug, Step: rt.step, Task: ev, Debug: "task"})
+}
+
+func isInterrupt(err error) bool {
+	var ie *InterruptError
+	return errors.As(err, &ie)
+}
+
+// exec runs one task with its retry policy, turns its output into writes and
+// records them as pending writes.
+func (rt *runtime) exec(ctx context.Context, t *task) {
+	t.ran = true
+	t.err = withRetry(ctx, t.node.retry, func() error {
+		t.writes = t.writes[:0]
+		return rt.execOnce(ctx, t)
+	})
+	if t.err != nil && !isInterrupt(t.err) {
+		var ne *NodeError
+		if !errors.As(t.err, &ne) {
+			t.err = &NodeError{Node: t.name, TaskID: t.id, NS: rt.ns, Err: t.err}
+		}
+	}
+	rt.commit(ctx, t)
+}
+
+// execOnce runs the node body once, recovering a panic into a NodeError.
+func (rt *runtime) execOnce(ctx context.Context, t *task) (err error) {
+	n := t.node
+	// A fresh context per attempt: saver drivers may still watch a previous
+	// one's Done channel after the call that used it returned.
+	tc := &taskCtx{Context: ctx, rt: rt, t: t, step: rt.step}
+	ctx = tc
+	defer func() {
+		if p := recover(); p != nil {
+			perr, ok := p.(error)
+			if !ok {
+				perr = fmt.Errorf("%v", p)
+			}
+			err = &NodeError{Node: t.name, TaskID: t.id, NS: rt.ns, Err: perr, Panic: true, Stack: string(debug.Stack())}
+		}
+	}()
+	var out Output
+	switch {
+	case n.start:
+		v, _ := rt.ch[rt.g.startCh].get()
+		vals, _ := v.(Values)
+		keys := make([]string, 0, len(vals))
+		for k := range vals {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		up := make(Update, 0, len(keys))
+		for _, k := range keys {
+			up = append(up, Write{k, vals[k]})
+		}
+		out = up
+	case n.sub != nil:
+		out, err = rt.execSubgraph(ctx, t)
+	default:
+		state := State{r: committedReader{rt}}
+		if t.push {
+			state = State{arg: t.arg}
+			if vals, ok := t.arg.(Values); ok {
+				state.r = valuesReader(vals)
+			}
+		}
+		out, err = n.fn(ctx, state)
+	}
+	if err != nil {
+		var pc *parentCommandError
+		if errors.As(err, &pc) && rt.cfg.parentRT == nil {
+			return routeError("node %q returned a Command for the parent graph, but graph %q has no parent", t.name, rt.g.name)
+		}
+		return err
+	}
+	return rt.output(ctx, t, out)
+}
+
+// committedReader reads the state channels as of the start of the step.
+type committedReader struct{ rt *runtime }
+
+func (r committedReader) read(name string) (any, bool) {
+	i, ok := r.rt.g.chanIdx[name]
+	if !ok || i >= r.rt.g.nState {
+		return nil, false
+	}
+	return r.rt.ch[i].get()
+}
+
+// freshReader reads the committed state with one task's own writes applied:
+// what a conditional edge sees.
+type freshReader struct {
+	rt *runtime
+	t  *task
+}
+
+func (r freshReader) read(name string) (any, bool) {
+	i, ok := r.rt.g.chanIdx[name]
+	if !ok || i >= r.rt.g.nState {
+		return nil, false
+	}
+	var vals []any
+	for _, w := range r.t.writes {
+		if w.ch == i {
+			vals = append(vals, w.v)
+		}
+	}
+	if len(vals) == 0 {
+		return r.rt.ch[i].get()
+	}
+	c := r.rt.ch[i].copy()
+	if _, err := c.update(vals); err != nil {
+		return nil, false
+	}
+	return c.get()
+}

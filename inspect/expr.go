@@ -1,0 +1,158 @@
+// Package inspect answers questions about a graph's state and history for a
+// debugger: expressions over the channels (watches, data and conditional
+// breakpoints, evaluated at a checkpoint, along a whole timeline or while a
+// run steps) and the comparison of two branches of a thread. It works
+// through the engine's public API, so the studio and the headless commands
+// share it.
+//
+// Expressions use the expr language (github.com/expr-lang/expr): channels
+// are variables by name (len(notes) > 3, draft contains "TODO",
+// messages[0].Content), typed as their Go values, so an unknown channel or
+// a type error is reported when the expression is compiled.
+package inspect
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/weftstudio/weft/engine"
+)
+
+// EvalTimeout bounds one evaluation: an expression still running after it
+// is reported as too slow (expr cannot be preempted; its own memory budget
+// keeps such work finite).
+const EvalTimeout = 100 * time.Millisecond
+
+// Env is what expressions over one graph's state may name: its channels,
+// with their Go types. The zero Env knows no channel.
+type Env struct {
+	graph string
+	zero  map[string]any // a zero value of each channel's type
+}
+
+// NewEnv returns the environment of g's state channels.
+func NewEnv(g *engine.Graph) *Env {
+	env := &Env{graph: g.Name(), zero: map[string]any{}}
+	for _, ch := range g.Channels() {
+		var z any
+		if ch.GoType != nil && ch.GoType.Kind() != reflect.Interface {
+			z = reflect.Zero(ch.GoType).Interface()
+		}
+		env.zero[ch.Name] = z
+	}
+	return env
+}
+
+// Expr is a compiled expression. The zero Expr is unusable; make one with
+// Env.Compile or Env.CompileBool.
+type Expr struct {
+	src   string
+	prog  *vm.Program
+	env   *Env
+	reads []string // the channels it names
+}
+
+// Compile checks src against the graph's channels and compiles it. The
+// error names the problem and where it is (line:column), such as an
+// unknown channel or a type mismatch.
+func (env *Env) Compile(src string) (*Expr, error) { return env.compile(src, false) }
+
+// CompileBool is Compile for conditions: the expression must be boolean.
+func (env *Env) CompileBool(src string) (*Expr, error) { return env.compile(src, true) }
+
+func (env *Env) compile(src string, boolean bool) (*Expr, error) {
+	if src == "" {
+		return nil, errors.New("empty expression")
+	}
+	opts := []expr.Option{expr.Env(env.zero)}
+	if boolean {
+		opts = append(opts, expr.AsBool())
+	}
+	prog, err := expr.Compile(src, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("expression %q over graph %q: %w", src, env.graph, err)
+	}
+	e := &Expr{src: src, prog: prog, env: env}
+	root := prog.Node()
+	ast.Walk(&root, channelNames{env, &e.reads})
+	return e, nil
+}
+
+// channelNames collects the channels an expression names.
+type channelNames struct {
+	env   *Env
+	names *[]string
+}
+
+func (c channelNames) Visit(n *ast.Node) {
+	if id, ok := (*n).(*ast.IdentifierNode); ok {
+		if _, isChan := c.env.zero[id.Value]; isChan && !slices.Contains(*c.names, id.Value) {
+			*c.names = append(*c.names, id.Value)
+		}
+	}
+}
+
+// Reads returns the channels the expression names, in order of first use.
+func (e *Expr) Reads() []string { return slices.Clone(e.reads) }
+
+// String returns the expression's source.
+func (e *Expr) String() string { return e.src }
+
+// Eval evaluates the expression on vals (a snapshot's Values; channels
+// without a value read as their type's zero). A panic, an error or an
+// evaluation over EvalTimeout is an error naming the expression.
+func (e *Expr) Eval(vals engine.Values) (any, error) {
+	env := make(map[string]any, len(e.env.zero))
+	for k, z := range e.env.zero {
+		if v, ok := vals[k]; ok {
+			env[k] = v
+		} else {
+			env[k] = z
+		}
+	}
+	type outcome struct {
+		v   any
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- outcome{err: fmt.Errorf("panicked: %v", p)}
+			}
+		}()
+		v, err := expr.Run(e.prog, env)
+		done <- outcome{v, err}
+	}()
+	t := time.NewTimer(EvalTimeout)
+	defer t.Stop()
+	select {
+	case o := <-done:
+		if o.err != nil {
+			return nil, fmt.Errorf("expression %q: %w", e.src, o.err)
+		}
+		return o.v, nil
+	case <-t.C:
+		return nil, fmt.Errorf("expression %q: still running after %v; stopped waiting for it", e.src, EvalTimeout)
+	}
+}
+
+// Holds evaluates a boolean expression (CompileBool) on vals.
+func (e *Expr) Holds(vals engine.Values) (bool, error) {
+	v, err := e.Eval(vals)
+	if err != nil {
+		return false, err
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return false, fmt.Errorf("expression %q gave %T, not a boolean", e.src, v)
+	}
+	return b, nil
+}

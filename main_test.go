@@ -1,0 +1,90 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/weftstudio/weft/checkpoint/sqlite"
+)
+
+// TestMain runs main instead of the tests when the tests below start this
+// binary again as the weft command.
+func TestMain(m *testing.M) {
+	if os.Getenv("WEFT_MAIN_TEST_AS_WEFT") == "1" {
+		os.Args = append([]string{"weft"}, os.Args[1:]...)
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// weft runs the command in dir with env added, and returns its output and
+// exit code.
+func weft(t *testing.T, dir string, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "WEFT_MAIN_TEST_AS_WEFT=1"), env...)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func noFiles(t *testing.T, dir string) {
+	t.Helper()
+	if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+		t.Errorf("the command left %s in its directory", ents[0].Name())
+	}
+}
+
+// The command line as a person meets it: a typo, no display, help.
+func TestCommandLine(t *testing.T) {
+	noDisplay := []string{"DISPLAY=", "WAYLAND_DISPLAY="}
+
+	dir := t.TempDir()
+	_, errs, code := weft(t, dir, nil, "thread", "-db", "t.db")
+	if code != 2 || !strings.Contains(errs, `unknown command "thread" (did you mean "threads"?)`) {
+		t.Errorf("a typo: exit %d, %q", code, errs)
+	}
+	noFiles(t, dir)
+
+	for _, args := range [][]string{nil, {"-db", "x.db"}} {
+		_, errs, code = weft(t, dir, noDisplay, args...)
+		lines := strings.Split(strings.TrimSpace(errs), "\n")
+		if code != 1 || len(lines) != 1 || !strings.Contains(errs, "no display") || !strings.Contains(errs, "threads") {
+			t.Errorf("no display %v: exit %d, %q; want one line naming the headless commands", args, code, errs)
+		}
+		noFiles(t, dir)
+	}
+
+	out, _, code := weft(t, dir, nil, "-h")
+	if code != 0 || !strings.Contains(out, "threads") {
+		t.Errorf("-h: exit %d, %q", code, out)
+	}
+}
+
+// Headless commands under the C.UTF-8 locale (a server's default) print no
+// Fyne locale lines: their output is for scripts.
+func TestHeadlessQuietUnderCLocale(t *testing.T) {
+	dir := t.TempDir()
+	s, err := sqlite.Open(filepath.Join(dir, "weft.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	for _, lang := range []string{"C.UTF-8", "C", "POSIX"} {
+		out, errs, code := weft(t, dir, []string{"LANG=" + lang, "LC_ALL=", "LC_MESSAGES=", "LANGUAGE="}, "threads")
+		if code != 0 || strings.TrimSpace(out) != "[]" || errs != "" {
+			t.Errorf("LANG=%s weft threads: exit %d, stdout %q, stderr %q", lang, code, out, errs)
+		}
+	}
+}
