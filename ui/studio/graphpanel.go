@@ -203,6 +203,7 @@ func highlightOf(m *model) render.Highlight {
 				h.States[t.Name] = render.StateFailed
 			}
 		}
+		subgraphHighlight(h, snap)
 		for _, it := range snap.Interrupts {
 			id := interruptNodeID(it)
 			h.States[id] = render.StateInterrupted
@@ -253,6 +254,29 @@ func highlightOf(m *model) render.Highlight {
 		}
 	}
 	return h
+}
+
+// subgraphHighlight marks, for the subgraph tasks of snap that have a
+// state of their own, the nodes inside the subgraph that finished in its
+// latest step and those it runs next (nodes of an expanded cluster).
+func subgraphHighlight(h render.Highlight, snap *engine.Snapshot) {
+	for _, t := range snap.Tasks {
+		st := t.State
+		if st == nil {
+			continue
+		}
+		for _, n := range st.Metadata.Tasks {
+			if n != engine.START {
+				if id := nodeID(t.NS, n); h.States[id] == render.StateIdle {
+					h.States[id] = render.StateFinished
+				}
+			}
+		}
+		for _, n := range st.Next {
+			h.States[nodeID(t.NS, n)] = render.StateNext
+		}
+		subgraphHighlight(h, st)
+	}
 }
 
 // ancestors returns the IDs of the subgraph nodes holding node id,

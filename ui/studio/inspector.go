@@ -113,6 +113,9 @@ func newInspector(m *model, a *actions) *inspector {
 	}
 	in.tree.OnSelected = func(id widget.TreeNodeID) {
 		ch, _, _ := strings.Cut(id, sep)
+		if strings.HasPrefix(ch, "\x1esub:") {
+			return // a subgraph's state: not one of the graph's channels
+		}
 		in.selCh = ch
 		in.markStale(in.tabs.Items[in.tabIndex("JSON")])
 	}
@@ -352,6 +355,7 @@ func (in *inspector) show(v *view) {
 		in.roots = append(in.roots, ch.Name)
 		in.addNode(ch.Name, ch.Name, ch.Name, j, has, changedPaths)
 	}
+	in.addSubgraphStates(snap)
 	in.verRows = versionRows(snap, chans)
 	in.taskRows = taskRows(snap)
 	in.refreshTree(oldNodes, oldRoots)
@@ -423,6 +427,56 @@ func (in *inspector) shownRow(id string) bool {
 			return false
 		}
 	}
+}
+
+// addSubgraphStates adds, after the channels, a row per subgraph task of
+// the checkpoint's step that has a state of its own: its step and what it
+// runs next, its channels below (and its own subgraph tasks in turn).
+func (in *inspector) addSubgraphStates(snap *engine.Snapshot) {
+	in.roots = append(in.roots, in.subgraphRows("", snap)...)
+}
+
+// subgraphRows adds the rows of snap's subgraph tasks under tree id
+// parent ("" for the root) and returns their ids.
+func (in *inspector) subgraphRows(parent string, snap *engine.Snapshot) []string {
+	var ids []string
+	count := map[string]int{}
+	for _, t := range snap.Tasks {
+		if t.State == nil {
+			continue
+		}
+		count[t.Name]++
+		st := t.State
+		id := parent + sep + "\x1esub:" + t.NS
+		if parent == "" {
+			id = "\x1esub:" + t.NS
+		}
+		n := &tnode{key: fmt.Sprintf("%s #%d", t.Name, count[t.Name])}
+		what := fmt.Sprintf("subgraph · step %d", st.Metadata.Step)
+		switch {
+		case len(st.Interrupts) > 0:
+			what += " · waiting for an answer"
+		case st.Done():
+			what += " · done"
+		default:
+			what += " · next " + joinNames(taskNames(st))
+		}
+		n.value = what
+		in.nodes[id] = n
+		keys := make([]string, 0, len(st.Values))
+		for k := range st.Values {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			cid := id + sep + k
+			n.children = append(n.children, cid)
+			in.addNode(cid, k, "", toJSON(st.Values[k]), true, nil)
+		}
+		n.children = append(n.children, in.subgraphRows(id, st)...)
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 // addNode adds the tree node id for JSON data j; path is its diff path.

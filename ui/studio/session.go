@@ -367,6 +367,11 @@ func (s *session) load(ctx context.Context, thread, id string, latest bool) (*vi
 	if id != "" && !latest {
 		opts = append(opts, engine.WithCheckpoint(id))
 	}
+	if hasSubgraphs(g.Topology()) {
+		// Subgraph tasks with their own state, for the inspector and
+		// the nodes inside expanded subgraphs.
+		opts = append(opts, engine.WithSubgraphs())
+	}
 	snap, err := g.GetState(ctx, opts...)
 	if err != nil {
 		return nil, err

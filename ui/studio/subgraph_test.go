@@ -146,3 +146,47 @@ func TestInterruptInsideSubgraph(t *testing.T) {
 		t.Fatalf("after answering: %+v", v.Snap.Values)
 	}
 }
+
+// The inspector shows a subgraph task's own state (engine.WithSubgraphs):
+// a row per task after the graph's channels, the subgraph's channels
+// under it; the expanded cluster marks what ran in it.
+func TestInspectorShowsSubgraphState(t *testing.T) {
+	s := newStudio(t, memory.New())
+	act(func() { s.m.setGraph(2) })
+	idle(t, s)
+	act(func() { s.gp.xray.SetChecked(true) })
+	idle(t, s)
+	startThread(t, s, "mr-3")
+	step(t, s) // split
+	step(t, s) // summarize ×3, each in its own subgraph run
+	sc := s.m.scope()
+	act(func() { s.m.selectCheckpoint(sc.tl.prev(sc.head)) }) // the split checkpoint: its step ran them
+	idle(t, s)
+	var subs []*tnode
+	for _, id := range s.insp.roots {
+		if strings.HasPrefix(id, "\x1esub:") {
+			subs = append(subs, s.insp.nodes[id])
+		}
+	}
+	if len(subs) != 3 {
+		t.Fatalf("%d subgraph rows in the state tree, want 3 (roots %q)", len(subs), s.insp.roots)
+	}
+	n := subs[0]
+	if !strings.HasPrefix(n.key, "summarize #") || !strings.Contains(n.value, "done") {
+		t.Errorf("subgraph row %+v", n)
+	}
+	var keys []string
+	for _, c := range n.children {
+		keys = append(keys, s.insp.nodes[c].key)
+	}
+	if strings.Join(keys, ",") != "facts,subject,summaries" {
+		t.Errorf("the subgraph's channels: %v", keys)
+	}
+	facts := s.insp.nodes[n.children[0]]
+	if !strings.HasPrefix(facts.value, `["`) || len(facts.children) != 2 {
+		t.Errorf("facts row %+v", facts)
+	}
+	if st := s.gp.view.Highlight().State("summarize/condense"); st != render.StateFinished {
+		t.Errorf("summarize/condense is %v in the expanded cluster", st)
+	}
+}
