@@ -18,6 +18,7 @@ package studio
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -130,6 +131,7 @@ func New(a fyne.App, cfg Config) *Studio {
 	s.th = newThreadsPanel(s.m, s.acts)
 	s.gp = newGraphPanel(s.m, s.acts, s.layout)
 	s.gp.onErr = s.showError
+	s.gp.view.OnToggleBreakpoint = s.toggleBreakpoint
 	s.insp = newInspector(s.m, s.acts)
 	s.tl = newTimelinePanel(s.m)
 	s.tl.onVisible = s.loadMarks
@@ -405,6 +407,18 @@ func (s *Studio) loadMarks(first, last int) {
 			s.m.setMarks(sc, marks)
 		}
 	})
+}
+
+// toggleBreakpoint flips the breakpoint before or after node. A run's
+// breakpoints are the root graph's (the engine gives a subgraph only the
+// breakpoints it was compiled with), so nodes inside an expanded subgraph
+// get a note instead of a dot that would not stop anything.
+func (s *Studio) toggleBreakpoint(node string, after bool) {
+	if strings.Contains(node, "/") {
+		s.flash("Breakpoints inside a subgraph are set when compiling it (engine.WithInterruptBefore/After); here they go on the subgraph node")
+		return
+	}
+	s.m.toggleBreakpoint(node, after)
 }
 
 // selectCheckpoint time-travels to checkpoint id.

@@ -190,3 +190,22 @@ func TestInspectorShowsSubgraphState(t *testing.T) {
 		t.Errorf("summarize/condense is %v in the expanded cluster", st)
 	}
 }
+
+// A breakpoint cannot be put on a node inside an expanded subgraph (runs
+// carry the root graph's breakpoints only): the window says so rather than
+// show a dot that would stop nothing.
+func TestNoBreakpointInsideSubgraph(t *testing.T) {
+	s := newStudio(t, memory.New())
+	act(func() { s.m.setGraph(2) })
+	idle(t, s)
+	act(func() { s.gp.xray.SetChecked(true) })
+	idle(t, s)
+	act(func() { s.gp.view.OnToggleBreakpoint("summarize/gather", false) })
+	if s.gp.view.Highlight().BreakBefore["summarize/gather"] || !strings.Contains(s.m.note, "subgraph") {
+		t.Errorf("breakpoint inside the subgraph: dot %v, note %q", s.gp.view.Highlight().BreakBefore["summarize/gather"], s.m.note)
+	}
+	act(func() { s.gp.view.OnToggleBreakpoint("summarize", false) })
+	if !s.gp.view.Highlight().BreakBefore["summarize"] {
+		t.Error("no breakpoint on the subgraph node")
+	}
+}
