@@ -646,8 +646,8 @@ func taskRows(snap *engine.Snapshot) [][2]string {
 			}
 			state = "finished, wrote " + joinNames(names)
 		}
-		if t.NS != "" {
-			detail += " · subgraph checkpoints in " + t.NS
+		if t.State != nil {
+			detail += " · its own state shows in State"
 		}
 		name := t.Name
 		if name == "__start__" {
