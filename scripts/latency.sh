@@ -126,13 +126,13 @@ shot f10
 stop_app
 
 # 3. Timeline click → the inspector showing that checkpoint: clicks on the
-# dots of the newest thread's first five checkpoints, each a different one
-# from the last.
+# dots of the newest thread's first three checkpoints (every thread above
+# has at least three), each a different one from the last.
 : >"$work/click"
 start_app "$work/steps.db"
 sleep 4
 for i in $(seq 1 "$runs"); do
-  col=$((i % 5))
+  col=$((i % 3))
   "$work/probe" click $((16 + 112 * col)) 676 815 120 460 280 3000 >>"$work/click"
   sleep 0.5
 done
