@@ -49,6 +49,7 @@ type model struct {
 	store     checkpoint.Saver
 	storeName string
 	threads   []threadRow
+	rowsGen   int // counts rows the window wrote itself (setThreadRow)
 	sc        *scope
 	run       runStatus
 	brk       breakpoints
@@ -82,17 +83,18 @@ type breakpoints struct {
 
 // scope is what belongs to one thread of one graph in one store.
 type scope struct {
-	thread string
-	tl     *timeline
-	marks  map[string]mark // checkpoint id → what its stored writes say
-	head   string          // the thread's latest checkpoint
-	sel    string          // the selected checkpoint
-	view   *view           // the selected checkpoint's view; may lag sel while it loads
-	status string          // where the thread's last run stopped ("interrupted at review")
-	errors []errRow
-	events []evRow
-	stream []streamMsg // messages streaming in the run in progress
-	sub    *subLanes   // the selected checkpoint's subgraph tasks' checkpoints
+	thread   string
+	tl       *timeline
+	complete bool            // tl holds every header of the thread
+	marks    map[string]mark // checkpoint id → what its stored writes say
+	head     string          // the thread's latest checkpoint
+	sel      string          // the selected checkpoint
+	view     *view           // the selected checkpoint's view; may lag sel while it loads
+	status   string          // where the thread's last run stopped ("interrupted at review")
+	errors   []errRow
+	events   []evRow
+	stream   []streamMsg // messages streaming in the run in progress
+	sub      *subLanes   // the selected checkpoint's subgraph tasks' checkpoints
 	// live holds, while a run goes, the node IDs (as the graph view names
 	// them) of tasks running (true) or finished (false) in this step.
 	live  map[string]bool
@@ -237,6 +239,7 @@ func (m *model) hasThread(id string) bool {
 
 // setThreadRow replaces (or adds, first) the row of thread r.ID.
 func (m *model) setThreadRow(r threadRow) {
+	m.rowsGen++
 	for i := range m.threads {
 		if m.threads[i].ID == r.ID {
 			m.threads[i] = r

@@ -65,3 +65,20 @@ func TestPanelsStandAlone(t *testing.T) {
 		t.Errorf("after switching threads: timeline %q, %d questions", tl.info.Text, len(ip.items))
 	}
 }
+
+// A thread listing read while the window ran a step does not undo the
+// window's newer rows, nor drop a thread it just started.
+func TestNewerRowsWin(t *testing.T) {
+	listed := []threadRow{{ID: "a", Latest: "01", Count: 2}, {ID: "b", Latest: "05", Count: 9}}
+	mine := []threadRow{{ID: "new", Latest: "07", Count: 2}, {ID: "a", Latest: "03", Count: 6}, {ID: "b", Latest: "04", Count: 8}}
+	got := newerRows(listed, mine)
+	want := []threadRow{{ID: "new", Latest: "07", Count: 2}, {ID: "a", Latest: "03", Count: 6}, {ID: "b", Latest: "05", Count: 9}}
+	if len(got) != len(want) {
+		t.Fatalf("rows %+v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("row %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}

@@ -262,7 +262,7 @@ func (s *Studio) refreshThreads(pickNewest bool) {
 	for _, r := range s.m.threads {
 		known[r.ID] = r
 	}
-	graphIdx, store := s.m.graphIdx, s.m.store
+	graphIdx, store, gen := s.m.graphIdx, s.m.store, s.m.rowsGen
 	goBG(s.sess, func() ([]threadRow, error) {
 		return s.sess.listThreads(context.Background(), known)
 	}, func(rows []threadRow, err error) {
@@ -273,6 +273,11 @@ func (s *Studio) refreshThreads(pickNewest bool) {
 			s.showError("Listing threads", err)
 			return
 		}
+		if gen != s.m.rowsGen {
+			// The window wrote rows (a run, a new thread) while the store
+			// was read: those are newer than what the listing saw.
+			rows = newerRows(rows, s.m.threads)
+		}
 		s.m.update(func() {
 			if !sameRows(rows, s.m.threads) {
 				s.m.setThreads(rows)
@@ -282,6 +287,29 @@ func (s *Studio) refreshThreads(pickNewest bool) {
 			}
 		})
 	})
+}
+
+// newerRows merges a listing read from the store with the rows the window
+// wrote meanwhile: a row whose latest checkpoint is newer (ids are UUIDv7)
+// than the listing's stays, and so does a thread the listing does not have
+// yet.
+func newerRows(listed, mine []threadRow) []threadRow {
+	byID := map[string]int{}
+	for i, r := range listed {
+		byID[r.ID] = i
+	}
+	out := append([]threadRow(nil), listed...)
+	var started []threadRow
+	for _, r := range mine {
+		i, ok := byID[r.ID]
+		switch {
+		case !ok:
+			started = append(started, r)
+		case r.Latest > out[i].Latest:
+			out[i] = r
+		}
+	}
+	return append(started, out...)
 }
 
 // headerPage is how many checkpoint headers one read of the timeline
@@ -318,6 +346,7 @@ func (s *Studio) loadTimeline(sc *scope, selectHead bool) {
 				})
 			})
 			if len(hs) < headerPage {
+				uiDo(func() { sc.complete = true })
 				return struct{}{}, nil
 			}
 			before = hs[len(hs)-1].Ref.CheckpointID
@@ -549,9 +578,16 @@ func (s *Studio) applyRun(sc *scope, r *runResult) {
 	if n := len(r.headers); n == recentHeaders && before > 0 && !sc.tl.knows(r.headers[n-1].Ref.CheckpointID) {
 		s.loadTimeline(sc, false) // more happened than the newest page holds
 	}
+	if before == 0 && len(r.headers) < recentHeaders {
+		sc.complete = true // a new thread: every header is here
+	}
 	if r.view != nil {
 		s.showView(sc, r.view)
-		m.setThreadRow(threadRowOf(sc, r.view, rowCount(m, sc.thread)+sc.tl.count()-before))
+		count := sc.tl.count()
+		if !sc.complete {
+			count = rowCount(m, sc.thread) + sc.tl.count() - before
+		}
+		m.setThreadRow(threadRowOf(sc, r.view, count))
 	}
 }
 
