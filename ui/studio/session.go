@@ -248,27 +248,20 @@ func (s *session) listThreadsSlow(ctx context.Context, saver checkpoint.Saver, n
 // for all), newest first, without values when the saver can
 // (HeaderLister). limit 0 reads them all.
 func (s *session) headers(ctx context.Context, thread, before string, limit int) ([]checkpoint.Header, error) {
-	_, saver := s.current()
 	root := ""
-	opts := checkpoint.ListOptions{ThreadID: thread, NS: &root, Limit: limit, Before: before}
-	if hl, ok := saver.(checkpoint.HeaderLister); ok {
-		return hl.ListHeaders(ctx, opts)
-	}
-	var out []checkpoint.Header
-	for tp, err := range saver.List(ctx, opts) {
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, checkpoint.Header{Ref: tp.Ref, Parent: tp.Parent, TS: tp.Checkpoint.TS, Metadata: tp.Metadata})
-	}
-	return out, nil
+	return s.listHeaders(ctx, checkpoint.ListOptions{ThreadID: thread, NS: &root, Limit: limit, Before: before})
 }
 
 // nsHeaders returns up to limit headers of namespace ns of thread, newest
 // first.
 func (s *session) nsHeaders(ctx context.Context, thread, ns string, limit int) ([]checkpoint.Header, error) {
+	return s.listHeaders(ctx, checkpoint.ListOptions{ThreadID: thread, NS: &ns, Limit: limit})
+}
+
+// listHeaders lists headers without values when the saver can
+// (HeaderLister), else from full checkpoints.
+func (s *session) listHeaders(ctx context.Context, opts checkpoint.ListOptions) ([]checkpoint.Header, error) {
 	_, saver := s.current()
-	opts := checkpoint.ListOptions{ThreadID: thread, NS: &ns, Limit: limit}
 	if hl, ok := saver.(checkpoint.HeaderLister); ok {
 		return hl.ListHeaders(ctx, opts)
 	}
