@@ -625,20 +625,7 @@ func TestStreamEventsMatchLangGraph(t *testing.T) {
 func TestSubgraphKeepsItsBreakpoints(t *testing.T) {
 	ctx := context.Background()
 	log := engine.List[string]("log")
-	child, err := engine.NewGraph("child", log).
-		AddNode("c1", logNode(log, "c1")).AddNode("c2", logNode(log, "c2")).
-		AddEdge(engine.START, "c1").AddEdge("c1", "c2").
-		Compile(engine.WithInterruptBefore("c2"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := engine.NewGraph("parent", log).
-		AddSubgraph("child", child).AddNode("after", logNode(log, "after")).
-		AddEdge(engine.START, "child").AddEdge("child", "after").
-		Compile(engine.WithSaver(memory.New()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := childThenAfter(t, log, engine.WithInterruptBefore("c2"))
 	th := engine.WithThread("t")
 	res, err := g.Invoke(ctx, engine.Values{}, th)
 	if err != nil {
@@ -668,19 +655,7 @@ func TestSubgraphKeepsItsBreakpoints(t *testing.T) {
 func TestBreakpointsInsideSubgraphsAndNamespaces(t *testing.T) {
 	ctx := context.Background()
 	log := engine.List[string]("log")
-	child, err := engine.NewGraph("child", log).
-		AddNode("c1", logNode(log, "c1")).AddNode("c2", logNode(log, "c2")).
-		AddEdge(engine.START, "c1").AddEdge("c1", "c2").Compile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := engine.NewGraph("parent", log).
-		AddSubgraph("child", child).AddNode("after", logNode(log, "after")).
-		AddEdge(engine.START, "child").AddEdge("child", "after").
-		Compile(engine.WithSaver(memory.New()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := childThenAfter(t, log)
 	th := engine.WithThread("t")
 	res, err := g.Invoke(ctx, engine.Values{}, th, engine.BreakBefore("child|c2"))
 	if err != nil {
@@ -709,4 +684,25 @@ func TestBreakpointsInsideSubgraphsAndNamespaces(t *testing.T) {
 	if err != nil || !res.Done || !slices.Equal(log.Get(engine.StateOf(res.Values)), []string{"c1", "c2", "after"}) {
 		t.Fatalf("continuing: %+v, %v", res, err)
 	}
+}
+
+// childThenAfter is a parent running subgraph child (c1 → c2, compiled with
+// childOpts) then node after, all appending to log.
+func childThenAfter(t *testing.T, log engine.ListKey[string], childOpts ...engine.CompileOption) *engine.Graph {
+	t.Helper()
+	child, err := engine.NewGraph("child", log).
+		AddNode("c1", logNode(log, "c1")).AddNode("c2", logNode(log, "c2")).
+		AddEdge(engine.START, "c1").AddEdge("c1", "c2").
+		Compile(childOpts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := engine.NewGraph("parent", log).
+		AddSubgraph("child", child).AddNode("after", logNode(log, "after")).
+		AddEdge(engine.START, "child").AddEdge("child", "after").
+		Compile(engine.WithSaver(memory.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
