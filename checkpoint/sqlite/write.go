@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -14,9 +15,9 @@ import (
 // writer connection. putBlobs[n-1] inserts n blobs.
 // putWrites[n-1] inserts n ordinary writes.
 type writeStmts struct {
-	putCheckpoint, replaceWrite *sql.Stmt
-	putBlobs                    [maxRows]*sql.Stmt
-	putWrites                   [maxRows]*sql.Stmt
+	putCheckpoint, replaceWrite, head *sql.Stmt
+	putBlobs                          [maxRows]*sql.Stmt
+	putWrites                         [maxRows]*sql.Stmt
 }
 
 // maxRows is the most blobs or writes one INSERT statement carries.
@@ -29,6 +30,11 @@ const (
 	sqlPutBlobs     = `INSERT OR IGNORE INTO blobs (thread_id, checkpoint_ns, channel, version, value) VALUES `
 	sqlReplaceWrite = `INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value, task_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlPutWrites    = `INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value, task_path) VALUES `
+	// sqlHead returns the head (newest checkpoint id) of a thread and
+	// namespace, NULL when it has none, and whether checkpoint ?3 is stored
+	// there. Both are lookups in the primary key.
+	sqlHead = `SELECT (SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2),
+ EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3)`
 )
 
 func (s *Saver) prepare(ctx context.Context) error {
@@ -46,6 +52,7 @@ func (s *Saver) prepare(ctx context.Context) error {
 		s.stmts = writeStmts{
 			putCheckpoint: prep(sqlPutCheckpoint),
 			replaceWrite:  prep(sqlReplaceWrite),
+			head:          prep(sqlHead),
 		}
 		blobs, writes := sqlPutBlobs, sqlPutWrites
 		for n := 1; n <= maxRows; n++ {
@@ -82,6 +89,11 @@ func (s *Saver) write(ctx context.Context, fn func(ctx context.Context, tx *sql.
 // newVersions get a stored value (absent from cp.ChannelValues means empty);
 // a value already stored for that channel and version is kept. Putting an
 // existing checkpoint id again replaces its header and metadata.
+//
+// A loop checkpoint whose parent is not the newest checkpoint of its thread
+// and namespace is refused with a *checkpoint.ConflictError (wrapping
+// checkpoint.ErrConflict): another writer advanced the thread first. Input,
+// update and fork checkpoints may branch from any checkpoint.
 func (s *Saver) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Checkpoint, md checkpoint.Metadata, newVersions map[string]int64) (checkpoint.Ref, error) {
 	run, fail, err := s.preparePut(parent, &cp, &md, newVersions)
 	if err != nil {
@@ -101,6 +113,9 @@ func (s *Saver) preparePut(parent checkpoint.Ref, cpp *checkpoint.Checkpoint, md
 		return nil, nil, err
 	}
 	fail := func(err error) error {
+		if errors.Is(err, checkpoint.ErrConflict) {
+			return err // it names the thread and checkpoints already
+		}
 		return fmt.Errorf("put checkpoint %q in thread %q ns %q to %s: %w", cp.ID, parent.ThreadID, parent.NS, s.path, err)
 	}
 	header, err := record.EncodeHeader(cp)
@@ -138,7 +153,17 @@ func (s *Saver) preparePut(parent checkpoint.Ref, cpp *checkpoint.Checkpoint, md
 	if parent.CheckpointID != "" {
 		parentID = parent.CheckpointID
 	}
+	check := md.Source == checkpoint.SourceLoop && parent.CheckpointID != ""
 	run := func(ctx context.Context, tx *sql.Tx) error {
+		if check {
+			head, exists, err := s.head(ctx, tx, parent.ThreadID, parent.NS, cp.ID)
+			if err != nil {
+				return err
+			}
+			if head != "" && head != parent.CheckpointID && !exists {
+				return &checkpoint.ConflictError{ThreadID: parent.ThreadID, NS: parent.NS, ParentID: parent.CheckpointID, HeadID: head, CheckpointID: cp.ID}
+			}
+		}
 		if _, err := tx.StmtContext(ctx, s.stmts.putCheckpoint).ExecContext(ctx,
 			parent.ThreadID, parent.NS, cp.ID, parentID, record.FormatTS(cp.TS), header, mdJSON); err != nil {
 			return err
@@ -164,10 +189,24 @@ func (s *Saver) preparePut(parent checkpoint.Ref, cpp *checkpoint.Checkpoint, md
 	return run, fail, nil
 }
 
+// head returns the newest checkpoint id of thread and ns ("" when it has
+// none) and whether checkpoint id is stored there, inside tx.
+func (s *Saver) head(ctx context.Context, tx *sql.Tx, thread, ns, id string) (string, bool, error) {
+	var head sql.NullString
+	var exists bool
+	if err := tx.StmtContext(ctx, s.stmts.head).QueryRowContext(ctx, thread, ns, id).Scan(&head, &exists); err != nil {
+		return "", false, err
+	}
+	return head.String, exists, nil
+}
+
 // PutWrites stores a task's writes against ref; see checkpoint.Saver.
 // Ordinary writes are INSERT OR IGNORE on (task id, position in the batch);
 // special writes (checkpoint.SpecialIndex) are INSERT OR REPLACE on their
-// fixed index.
+// fixed index. A task's writes (not checkpoint.NullTaskID's) to a stored
+// checkpoint that is no longer the newest of its thread and namespace are
+// refused with a *checkpoint.ConflictError: another writer finished that
+// step first.
 func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []checkpoint.Write, taskID, taskPath string) error {
 	if err := record.CheckWrites(ref, taskID); err != nil {
 		return err
@@ -182,6 +221,9 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 }
 
 func writesErr(s *Saver, ref checkpoint.Ref, writes []checkpoint.Write, taskID string, err error) error {
+	if errors.Is(err, checkpoint.ErrConflict) {
+		return err // it names the thread, checkpoint and task already
+	}
 	return fmt.Errorf("put %d writes of task %q to checkpoint %q in thread %q ns %q to %s: %w", len(writes), taskID, ref.CheckpointID, ref.ThreadID, ref.NS, s.path, err)
 }
 
@@ -212,6 +254,15 @@ func (s *Saver) prepareWrites(ref checkpoint.Ref, writes []checkpoint.Write, tas
 		}
 	}
 	return func(ctx context.Context, tx *sql.Tx) error {
+		if taskID != checkpoint.NullTaskID {
+			head, exists, err := s.head(ctx, tx, ref.ThreadID, ref.NS, ref.CheckpointID)
+			if err != nil {
+				return err
+			}
+			if exists && head != ref.CheckpointID {
+				return &checkpoint.ConflictError{ThreadID: ref.ThreadID, NS: ref.NS, ParentID: ref.CheckpointID, HeadID: head, TaskID: taskID}
+			}
+		}
 		for len(ordinary) > 0 {
 			n := min(len(ordinary), maxRows)
 			args := make([]any, 5, 5+3*n)
