@@ -292,17 +292,19 @@ func (rt *runtime) store(parent checkpoint.Ref, cp checkpoint.Checkpoint, md che
 	return nil
 }
 
-// flushExit stores the final checkpoint and the writes of the step in
-// progress (durability exit).
+// flushExit stores the writes of the last step run, then the final
+// checkpoint (durability exit): writes first, as the other durabilities
+// make them, because a shared store refuses a task's writes to a checkpoint
+// that already has a newer one (checkpoint.ErrConflict).
 func (rt *runtime) flushExit() error {
-	if p := rt.exitCP; p != nil {
-		if err := rt.store(p.parent, p.cp, p.md); err != nil {
-			return err
-		}
-	}
 	for _, w := range rt.exitWrite {
 		if err := w(); err != nil {
 			return fmt.Errorf("saving pending writes: %w", err)
+		}
+	}
+	if p := rt.exitCP; p != nil {
+		if err := rt.store(p.parent, p.cp, p.md); err != nil {
+			return err
 		}
 	}
 	return nil
