@@ -71,6 +71,7 @@ type runConfig struct {
 	metadata     map[string]any
 	stepLimit    int
 	stopCheck    func() bool
+	lease        leaseConfig
 	// set for subgraph runs
 	parents  map[string]string
 	parentRT *runtime
