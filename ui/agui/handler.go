@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"mime"
 	"net/http"
 	"slices"
 	"strings"
@@ -32,6 +33,11 @@ type config struct {
 	maxBody      int64
 	writeTimeout time.Duration
 	out          io.Writer
+	leaseTTL     time.Duration
+	// Guard's settings (guard.go).
+	origins []string
+	hosts   []string
+	token   string
 }
 
 // WithSaver runs every graph with s as its checkpoint saver, replacing the
@@ -81,6 +87,11 @@ func WithWriteTimeout(d time.Duration) Option { return func(c *config) { c.write
 // prints nothing). The Handler itself prints nothing.
 func WithOutput(w io.Writer) Option { return func(c *config) { c.out = w } }
 
+// WithLeaseTTL sets how long a run's claim on its thread outlives this
+// process if it dies (engine.WithLeaseTTL); 0 or less keeps the default,
+// checkpoint.DefaultLeaseTTL.
+func WithLeaseTTL(d time.Duration) Option { return func(c *config) { c.leaseTTL = d } }
+
 func randomID() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
@@ -92,8 +103,13 @@ func randomID() string {
 // threadId and streams the run as server-sent events.
 //
 // One run per thread at a time: a second request for a thread whose run is
-// still going gets 409 Conflict. The lock is per Handler; across processes
-// sharing a store only the saver's own checks apply.
+// still going gets 409 Conflict, whichever process sharing the store runs
+// it (the request claims the thread's lease, engine.Graph.Claim, before
+// reading it; the body says who holds it and since when).
+//
+// A request body must be application/json: browsers send other types
+// (text/plain, forms) from any page without asking the server first. Wrap
+// the handler in Guard, as Serve does, to refuse other sites' pages.
 //
 // A client that disconnects does not cancel the run mid-step: the current
 // step finishes and is checkpointed, then the run pauses, and a later
@@ -183,9 +199,11 @@ func httpError(w http.ResponseWriter, code int, format string, args ...any) {
 
 // ServeHTTP handles one AG-UI request. Requests that cannot start a run get
 // a plain-text HTTP error: 404 for an unknown path, 405 for a method other
-// than POST, 400 for a body that is not a RunAgentInput or has no
-// threadId, 413 for a body over the limit and 409 while the thread has a run
-// in progress. Everything later is reported in the stream, as RUN_ERROR.
+// than POST, 415 for a body that is not application/json, 400 for a body
+// that is not a RunAgentInput or has no threadId, 413 for a body over the
+// limit, 409 while the thread has a run in progress (here or in another
+// process) and 503 when the store cannot be reached to claim the thread.
+// Everything later is reported in the stream, as RUN_ERROR.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	g := h.agents[path]
@@ -196,6 +214,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		httpError(w, http.StatusMethodNotAllowed, "%s %s: AG-UI runs are started with POST and a RunAgentInput JSON body", r.Method, r.URL.Path)
+		return
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		httpError(w, http.StatusUnsupportedMediaType, "the body must be a RunAgentInput sent as Content-Type: application/json, not %q", r.Header.Get("Content-Type"))
 		return
 	}
 	var in RunAgentInput
@@ -230,6 +252,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.onEnd(in.ThreadID)
 		}
 	}()
+	// The run must not die with the request: a disconnect pauses it at the
+	// next step boundary instead (see stop).
+	ctx := context.WithoutCancel(r.Context())
+	// Claim the thread across processes before reading it: what plan sees
+	// is what the run starts from.
+	claim, err := g.Claim(ctx, engine.WithThread(in.ThreadID), engine.WithLeaseTTL(h.cfg.leaseTTL),
+		engine.WithLeaseOwner(engine.DefaultLeaseOwner()+" AG-UI run "+in.RunID))
+	switch {
+	case errors.Is(err, checkpoint.ErrLeaseHeld):
+		httpError(w, http.StatusConflict, "%v; send the next request after that run ends", err)
+		return
+	case err != nil:
+		httpError(w, http.StatusServiceUnavailable, "claiming thread %q: %v", in.ThreadID, err)
+		return
+	}
+	defer claim.Release()
 
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream")
@@ -254,10 +292,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case <-finished:
 		}
 	}()
-	// The run must not die with the request: a disconnect pauses it at the
-	// next step boundary instead (see stop).
-	ctx := context.WithoutCancel(r.Context())
-	h.run(ctx, g, &in, sse)
+	h.run(ctx, g, &in, sse, claim)
 }
 
 // runError is a failure reported as RUN_ERROR.
@@ -273,7 +308,7 @@ func failf(code, format string, args ...any) *runError {
 }
 
 // run streams one run of g for in.
-func (h *Handler) run(ctx context.Context, g *engine.Graph, in *RunAgentInput, sse *sseWriter) {
+func (h *Handler) run(ctx context.Context, g *engine.Graph, in *RunAgentInput, sse *sseWriter, claim *engine.Claim) {
 	emit := func(ev Event) { sse.write(ev) }
 	fail := func(e *runError) { emit(&RunError{Message: e.err.Error(), Code: e.code}) }
 	emit(&RunStarted{ThreadID: in.ThreadID, RunID: in.RunID, ParentRunID: in.ParentRunID})
@@ -318,7 +353,7 @@ func (h *Handler) run(ctx context.Context, g *engine.Graph, in *RunAgentInput, s
 		stop := func() bool { return h.stopping.Load() || sse.gone() }
 		opts := []engine.RunOption{engine.WithMetadata(map[string]any{"source": "ag-ui"})}
 		opts = append(opts, h.cfg.runOpts...)
-		opts = append(opts, thread, engine.WithRunID(in.RunID), engine.WithStopCheck(stop))
+		opts = append(opts, thread, engine.WithRunID(in.RunID), engine.WithStopCheck(stop), engine.WithClaim(claim))
 		var runErr error
 		for ev, err := range g.Stream(ctx, input.input, StreamModes, opts...) {
 			if err != nil {
@@ -348,7 +383,7 @@ func (h *Handler) tail(m *Mapper, in *RunAgentInput, snap *engine.Snapshot, msgC
 	var pending []engine.PendingInterrupt
 	done := true
 	if snap != nil {
-		vals, pending, done = snap.Values, snap.Interrupts, len(snap.Next) == 0
+		vals, pending, done = snap.Values, snap.Interrupts, snap.Done()
 	}
 	ints := interruptsToAGUI(pending)
 	m.State(vals, len(ints) > 0)
@@ -397,7 +432,9 @@ type runInput struct {
 //     interrupts are reported again;
 //   - otherwise the messages the thread does not have yet, and state keys
 //     whose values differ from the thread's, are the input of a new run;
-//   - with nothing new, a paused thread continues and a finished one is
+//   - with nothing new, a thread with tasks left continues (a paused one,
+//     or one whose run stopped after some of a step's tasks finished: Next
+//     is then empty, yet the step is not done) and a finished one is
 //     reported as it is.
 func plan(g *engine.Graph, in *RunAgentInput, snap *engine.Snapshot, msgChan string) (runInput, *runError) {
 	edits, rerr := edits(g, in, snap, msgChan)
@@ -421,7 +458,7 @@ func plan(g *engine.Graph, in *RunAgentInput, snap *engine.Snapshot, msgChan str
 		return runInput{input: vals, run: true}, nil
 	case len(edits) > 0:
 		return runInput{input: edits, run: true}, nil
-	case len(snap.Next) > 0:
+	case !snap.Done():
 		return runInput{input: nil, run: true}, nil
 	}
 	return runInput{}, nil
