@@ -240,3 +240,63 @@ func TestStatusOf(t *testing.T) {
 		t.Errorf("after continuing: Done %v, status %s", snap.Done(), engine.StatusOf(snap, nil))
 	}
 }
+
+// failLoopPuts fails loop checkpoints while fail is set: a run then stops
+// after its step's writes and before the step's checkpoint, as a process
+// killed there does.
+type failLoopPuts struct {
+	*memory.Saver
+	fail bool
+}
+
+func (f *failLoopPuts) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Checkpoint, md checkpoint.Metadata, nv map[string]int64) (checkpoint.Ref, error) {
+	if f.fail && md.Source == checkpoint.SourceLoop {
+		return checkpoint.Ref{}, errors.New("killed")
+	}
+	return f.Saver.Put(ctx, parent, cp, md, nv)
+}
+
+func (f *failLoopPuts) PutOwned(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Checkpoint, md checkpoint.Metadata, nv map[string]int64) (checkpoint.Ref, error) {
+	return f.Put(ctx, parent, cp, md, nv)
+}
+
+// TestAnsweredInterruptNotPending: a task answered and finished, in a run
+// that stopped before its step's checkpoint, no longer shows its old
+// interrupt: the thread is paused, not waiting, and continues with nil
+// input without running the task again.
+func TestAnsweredInterruptNotPending(t *testing.T) {
+	s := &failLoopPuts{Saver: memory.New()}
+	var runs atomic.Int32
+	b := engine.NewGraph("ask", leaseCount)
+	b.AddNode("ask", func(ctx context.Context, st engine.State) (engine.Output, error) {
+		v, err := engine.Interrupt(ctx, "how many?")
+		if err != nil {
+			return nil, err
+		}
+		runs.Add(1)
+		return engine.Updates(leaseCount.Set(int(v.(float64)))), nil
+	})
+	b.AddNode("after", func(_ context.Context, st engine.State) (engine.Output, error) {
+		return engine.Updates(leaseCount.Set(leaseCount.Get(st) + 1)), nil
+	})
+	b.AddEdge(engine.START, "ask").AddEdge("ask", "after")
+	g := compile(t, b, engine.WithSaver(s))
+	th := engine.WithThread("t")
+	invoke(t, g, engine.Values{}, th)
+	s.fail = true
+	if _, err := g.Invoke(ctx, engine.Command{Resume: 41.0}, th, engine.WithDurability(engine.DurabilitySync)); err == nil {
+		t.Fatal("the step's checkpoint was stored")
+	}
+	s.fail = false
+	snap, err := g.GetState(ctx, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Interrupts) != 0 || engine.StatusOf(snap, nil) != engine.StatusPaused {
+		t.Fatalf("after the answered step was cut short: interrupts %v, status %s; want none, paused", snap.Interrupts, engine.StatusOf(snap, nil))
+	}
+	res := invoke(t, g, nil, th)
+	if !res.Done || res.Values["count"] != 42 || runs.Load() != 1 {
+		t.Fatalf("continuing: %+v, the answered task ran %d times", res, runs.Load())
+	}
+}

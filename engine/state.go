@@ -224,6 +224,17 @@ func (gr *Graph) snapshotOf(ctx context.Context, cfg *runConfig, tp *checkpoint.
 			t.writes = append(t.writes, w)
 		}
 	}
+	// A task whose writes are stored finished after its interrupt was
+	// answered (a run stopped before the step's checkpoint): the interrupt
+	// write it left is history, not a question.
+	if len(doneSet) > 0 && len(snap.Interrupts) > 0 {
+		snap.Interrupts = slices.DeleteFunc(snap.Interrupts, func(p PendingInterrupt) bool { return doneSet[p.TaskID] })
+		for i := range snap.Tasks {
+			if doneSet[snap.Tasks[i].ID] {
+				snap.Tasks[i].Interrupts = nil
+			}
+		}
+	}
 	for _, t := range tasks {
 		if doneSet[t.id] && applyPending {
 			done = append(done, t)
