@@ -689,11 +689,11 @@ func cmdWorker(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, 
 func workOnce(ctx context.Context, s checkpoint.Saver, tl checkpoint.ThreadLister, byName map[string]*engine.Graph, ttl time.Duration, keepGoing bool, done *[]ResultJSON) error {
 	infos, err := tl.ListThreads(ctx, 0)
 	if err != nil {
-		return fmt.Errorf("listing threads: %w", err)
+		return err
 	}
 	leases, err := leasesByThread(ctx, s)
 	if err != nil {
-		return fmt.Errorf("reading leases: %w", err)
+		return err
 	}
 	for _, ti := range infos {
 		name, _ := ti.LatestMeta.Extra[engine.MetaGraph].(string)
