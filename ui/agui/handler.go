@@ -34,6 +34,7 @@ type config struct {
 	writeTimeout time.Duration
 	out          io.Writer
 	leaseTTL     time.Duration
+	maxEvent     int
 	// Guard's settings (guard.go).
 	origins []string
 	hosts   []string
@@ -133,7 +134,7 @@ type Handler struct {
 // which must start with "/"). Every graph needs a checkpoint saver, from
 // engine.WithSaver at compile time or from the WithSaver option.
 func NewHandler(graphs map[string]*engine.Graph, opts ...Option) (*Handler, error) {
-	cfg := config{clock: time.Now, newID: randomID, keepAlive: 15 * time.Second, maxBody: 32 << 20, writeTimeout: time.Minute}
+	cfg := config{clock: time.Now, newID: randomID, keepAlive: 15 * time.Second, maxBody: 32 << 20, writeTimeout: time.Minute, maxEvent: DefaultMaxEvent}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -276,7 +277,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 
 	sse := newSSEWriter(w, h.cfg.clock)
-	sse.timeout = h.cfg.writeTimeout
+	sse.timeout, sse.max = h.cfg.writeTimeout, h.cfg.maxEvent
 	defer sse.close()
 	if h.onGone != nil {
 		sse.onGone = func() { h.onGone(in.ThreadID) }
@@ -293,6 +294,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	h.run(ctx, g, &in, sse, claim)
+	sse.finish()
 }
 
 // runError is a failure reported as RUN_ERROR.
@@ -309,7 +311,8 @@ func failf(code, format string, args ...any) *runError {
 
 // run streams one run of g for in.
 func (h *Handler) run(ctx context.Context, g *engine.Graph, in *RunAgentInput, sse *sseWriter, claim *engine.Claim) {
-	emit := func(ev Event) { sse.write(ev) }
+	ids := wireIDs{}
+	emit := func(ev Event) { sse.write(ids.shorten(ev)) }
 	fail := func(e *runError) { emit(&RunError{Message: e.err.Error(), Code: e.code}) }
 	emit(&RunStarted{ThreadID: in.ThreadID, RunID: in.RunID, ParentRunID: in.ParentRunID})
 
@@ -349,8 +352,9 @@ func (h *Handler) run(ctx context.Context, g *engine.Graph, in *RunAgentInput, s
 		return
 	}
 	mapper := NewMapper(g, emit, h.cfg.newID, known)
+	mapper.maxEvent = h.cfg.maxEvent
 	if input.run {
-		stop := func() bool { return h.stopping.Load() || sse.gone() }
+		stop := func() bool { return h.stopping.Load() || sse.gone() || sse.tooLarge() != nil }
 		opts := []engine.RunOption{engine.WithMetadata(map[string]any{"source": "ag-ui"})}
 		opts = append(opts, h.cfg.runOpts...)
 		opts = append(opts, thread, engine.WithRunID(in.RunID), engine.WithStopCheck(stop), engine.WithClaim(claim))
@@ -372,6 +376,13 @@ func (h *Handler) run(ctx context.Context, g *engine.Graph, in *RunAgentInput, s
 		}
 	}
 	h.tail(mapper, in, snap, msgChan, emit)
+	if snap != nil && sse.tooLarge() != nil {
+		// The client will not see the interrupts' outcome: the RUN_ERROR
+		// names them, so that it can still answer them by id.
+		for _, it := range interruptsToAGUI(snap.Interrupts) {
+			sse.pending = append(sse.pending, it.ID)
+		}
+	}
 }
 
 // tail closes the run: everything still open, the final state and
@@ -483,8 +494,8 @@ func edits(g *engine.Graph, in *RunAgentInput, snap *engine.Snapshot, msgChan st
 			chans[c.Name] = c.Kind != "untracked" && c.Name != msgChan
 		}
 		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			if !chans[k] {
-				continue
+			if !chans[k] || isOmitted(obj[k]) {
+				continue // not state, or a value too large to send that the client hands back
 			}
 			v, err := g.DecodeValue(k, obj[k])
 			if err != nil {
@@ -508,7 +519,7 @@ func edits(g *engine.Graph, in *RunAgentInput, snap *engine.Snapshot, msgChan st
 		have := map[string]bool{}
 		if msgs, ok := cur[msgChan].([]engine.Message); ok {
 			for _, m := range msgs {
-				have[m.ID] = true
+				have[m.ID], have[wireID(m.ID)] = true, true // the client knows long ids by their short form
 			}
 		}
 		var added []engine.Message
