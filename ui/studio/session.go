@@ -105,7 +105,10 @@ type threadRow struct {
 	Source  checkpoint.Source
 	Updated time.Time
 	Count   int
-	Status  string // "done", "waiting", "failed", "paused"; "" while unknown
+	Status  string // engine.StatusOf: "running", "waiting", "failed", "paused", "done"; "" while unknown
+	// Holder says who runs the thread now (its lease's owner and since
+	// when), "" when nobody does.
+	Holder string
 }
 
 // maxStatus bounds how many threads get a status (one GetState each).
@@ -114,23 +117,28 @@ const maxStatus = 40
 // statuses fills in the status of the first maxStatus rows from their
 // latest checkpoint, or only of thread only when it is not "".
 func (s *session) statuses(ctx context.Context, rows []threadRow, only string) {
-	g, _ := s.current()
+	g, saver := s.current()
+	leases := map[string]*checkpoint.Lease{}
+	if l, ok := saver.(checkpoint.Leaser); ok {
+		if ls, err := l.Leases(ctx); err == nil {
+			for i := range ls {
+				leases[ls[i].ThreadID] = &ls[i]
+			}
+		}
+	}
 	for i := range rows[:min(len(rows), maxStatus)] {
 		if only != "" && rows[i].ID != only {
 			continue
 		}
+		rows[i].Status, rows[i].Holder = "", ""
 		snap, err := g.GetState(ctx, engine.WithThread(rows[i].ID))
-		switch {
-		case err != nil:
-			rows[i].Status = ""
-		case len(snap.Interrupts) > 0:
-			rows[i].Status = "waiting"
-		case slices.ContainsFunc(snap.Tasks, func(t engine.TaskState) bool { return t.Error != "" }):
-			rows[i].Status = "failed"
-		case len(snap.Next) == 0:
-			rows[i].Status = "done"
-		default:
-			rows[i].Status = "paused"
+		if err != nil {
+			continue
+		}
+		lease := leases[rows[i].ID]
+		rows[i].Status = string(engine.StatusOf(snap, lease))
+		if lease != nil && !lease.Expired {
+			rows[i].Holder = lease.Owner + " since " + lease.Since.Local().Format("15:04")
 		}
 	}
 }

@@ -220,13 +220,13 @@ func (s *Studio) refreshThreads(pickNewest bool) {
 			return
 		}
 		if only != "" {
-			old := map[string]string{}
+			old := map[string]threadRow{}
 			for _, r := range s.threads {
-				old[r.ID] = r.Status
+				old[r.ID] = r
 			}
 			for i := range rows {
 				if rows[i].ID != only {
-					rows[i].Status = old[rows[i].ID]
+					rows[i].Status, rows[i].Holder = old[rows[i].ID].Status, old[rows[i].ID].Holder
 				}
 			}
 		}
