@@ -6,12 +6,15 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -301,6 +304,100 @@ type SnapshotJSON struct {
 	Errors       map[string]string         `json:"errors,omitempty"`
 }
 
+// valuesMark stands for a snapshot's values in writeSnapshot's first pass.
+var valuesMark = engine.Values{"\x00": nil}
+
+// writeSnapshot writes sj as json.MarshalIndent(sj, prefix, "  ") would,
+// encoding one channel value at a time: a snapshot of large values costs
+// the memory of its largest value's JSON, not of all of them.
+func writeSnapshot(w io.Writer, sj SnapshotJSON, prefix string) error {
+	vals := sj.Values
+	sj.Values = valuesMark
+	b, err := json.MarshalIndent(sj, prefix, "  ")
+	if err != nil {
+		return err
+	}
+	mark := "{\n" + prefix + "    \"\\u0000\": null\n" + prefix + "  }"
+	head, tail, ok := bytes.Cut(b, []byte(mark))
+	if !ok {
+		return errors.New("unexpected snapshot layout")
+	}
+	if _, err := w.Write(head); err != nil {
+		return err
+	}
+	inner := prefix + "    "
+	switch {
+	case vals == nil:
+		_, err = io.WriteString(w, "null")
+	case len(vals) == 0:
+		_, err = io.WriteString(w, "{}")
+	default:
+		_, err = io.WriteString(w, "{")
+		for i, k := range slices.Sorted(maps.Keys(vals)) {
+			if err != nil {
+				return err
+			}
+			kb, _ := json.Marshal(k)
+			sep := ",\n"
+			if i == 0 {
+				sep = "\n"
+			}
+			if _, err = fmt.Fprintf(w, "%s%s%s: ", sep, inner, kb); err != nil {
+				return err
+			}
+			if err = writeValue(w, vals[k], inner); err != nil {
+				return fmt.Errorf("channel %q: %w", k, err)
+			}
+		}
+		if err == nil {
+			_, err = fmt.Fprintf(w, "\n%s  }", prefix)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(tail)
+	return err
+}
+
+// writeValue writes v as json.MarshalIndent(v, prefix, "  ") would, a
+// list one element at a time (lists are what grow large: messages, notes).
+func writeValue(w io.Writer, v any, prefix string) error {
+	rv := reflect.ValueOf(v)
+	if v == nil || rv.Kind() != reflect.Slice || rv.Len() == 0 || rv.Type().Elem().Kind() == reflect.Uint8 {
+		b, err := json.MarshalIndent(v, prefix, "  ")
+		if err == nil {
+			_, err = w.Write(b)
+		}
+		return err
+	}
+	if _, ok := v.(json.Marshaler); ok {
+		b, err := json.MarshalIndent(v, prefix, "  ")
+		if err == nil {
+			_, err = w.Write(b)
+		}
+		return err
+	}
+	if _, err := io.WriteString(w, "["); err != nil {
+		return err
+	}
+	for i := range rv.Len() {
+		b, err := json.MarshalIndent(rv.Index(i).Interface(), prefix+"  ", "  ")
+		if err != nil {
+			return err
+		}
+		sep := ",\n"
+		if i == 0 {
+			sep = "\n"
+		}
+		if _, err := fmt.Fprintf(w, "%s%s  %s", sep, prefix, b); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintf(w, "\n%s]", prefix)
+	return err
+}
+
 func toJSON(s *engine.Snapshot) SnapshotJSON {
 	out := SnapshotJSON{CheckpointID: s.Ref.CheckpointID, Step: s.Metadata.Step, Source: string(s.Metadata.Source),
 		Ran: s.Metadata.Tasks, CreatedAt: s.CreatedAt, Next: s.Next, Values: s.Values, Interrupts: s.Interrupts}
@@ -347,7 +444,7 @@ func graphOf(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, th
 // historyPage is how many snapshots history rebuilds at a time: it prints
 // them before reading more, so a thread with large values costs memory
 // for a few of its checkpoints, not all of them.
-const historyPage = 4
+const historyPage = 1
 
 func cmdHistory(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("history", flag.ContinueOnError)
@@ -381,16 +478,14 @@ func cmdHistory(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph,
 			return err
 		}
 		for _, sn := range snaps {
-			b, err := json.MarshalIndent(toJSON(sn), "  ", "  ")
-			if err != nil {
-				return fmt.Errorf("checkpoint %s: %w", sn.Ref.CheckpointID, err)
-			}
 			sep := ",\n  "
 			if n == 0 {
 				sep = "[\n  "
 			}
 			bw.WriteString(sep)
-			bw.Write(b)
+			if err := writeSnapshot(bw, toJSON(sn), "  "); err != nil {
+				return fmt.Errorf("checkpoint %s: %w", sn.Ref.CheckpointID, err)
+			}
 			n++
 			before = sn.Ref.CheckpointID
 		}

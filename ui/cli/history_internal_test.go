@@ -52,17 +52,25 @@ func (w *firstWrite) Write(p []byte) (int, error) {
 func TestHistoryStreams(t *testing.T) {
 	s := &countingSaver{Saver: memory.New()}
 	n := engine.LastValue[int]("n")
-	g, err := engine.NewGraph("count", n).
+	notes := engine.List[map[string]any]("notes")
+	g, err := engine.NewGraph("count", n, notes).
 		AddNode("inc", func(_ context.Context, st engine.State) (engine.Output, error) {
-			return engine.Updates(n.Set(n.Get(st) + 1)), nil
+			note := map[string]any{"n": n.Get(st), "text": "<i>" + strings.Repeat("ü", n.Get(st)) + "</i>", "tags": []string{"a", "b"}}
+			return engine.Updates(n.Set(n.Get(st)+1), notes.Add(note)), nil
 		}).
 		AddEdge(engine.START, "inc").
+		AddNode("ask", func(ctx context.Context, st engine.State) (engine.Output, error) {
+			if _, err := engine.Interrupt(ctx, map[string]any{"question": "done?", "html": "<b>&</b>"}); err != nil {
+				return nil, err
+			}
+			return nil, nil
+		}).
 		AddConditionalEdges("inc", func(_ context.Context, st engine.State) (engine.Route, error) {
 			if n.Get(st) < 40 {
 				return engine.To("inc"), nil
 			}
-			return engine.To(engine.END), nil
-		}, engine.Targets("inc", engine.END)).
+			return engine.To("ask"), nil
+		}, engine.Targets("inc", "ask")).
 		Compile(engine.WithSaver(s))
 	if err != nil {
 		t.Fatal(err)
