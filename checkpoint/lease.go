@@ -53,7 +53,7 @@ type Leaser interface {
 	// (DefaultLeaseTTL when ttl <= 0) and returns it as stored, with
 	// StopRequested set if someone asked the holder to stop. A lease that
 	// lapsed but was not taken over is renewed. One released or taken over
-	// since returns an error wrapping ErrLeaseLost.
+	// since returns a *LeaseLostError.
 	RenewLease(ctx context.Context, l Lease, ttl time.Duration) (Lease, error)
 	// ReleaseLease ends l (its ThreadID and Token). Releasing a lease that
 	// is gone or was taken over is not an error.
@@ -101,6 +101,29 @@ func (e *LeaseHeldError) Error() string {
 
 // Unwrap returns ErrLeaseHeld.
 func (e *LeaseHeldError) Unwrap() error { return ErrLeaseHeld }
+
+// LeaseLostError is returned when a holder renews a lease that was
+// released or taken over since. It wraps ErrLeaseLost.
+type LeaseLostError struct {
+	ThreadID string
+	// Now is the thread's lease now, nil when it was released.
+	Now *Lease
+}
+
+// Error says which thread and who holds it now.
+func (e *LeaseLostError) Error() string {
+	if e.Now == nil {
+		return fmt.Sprintf("thread %q: %v: it was released", e.ThreadID, ErrLeaseLost)
+	}
+	owner := e.Now.Owner
+	if owner == "" {
+		owner = "another process"
+	}
+	return fmt.Sprintf("thread %q: %v: %s took it over at %s", e.ThreadID, ErrLeaseLost, owner, e.Now.Since.Local().Format(time.DateTime))
+}
+
+// Unwrap returns ErrLeaseLost.
+func (e *LeaseLostError) Unwrap() error { return ErrLeaseLost }
 
 // ErrConflict is wrapped by the error a saver returns when another writer
 // advanced the same thread and namespace first. Savers that share a store

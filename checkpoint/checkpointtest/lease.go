@@ -163,8 +163,10 @@ func leaseExpired(t *testing.T, s checkpoint.Saver) {
 	if heir.Token == dead.Token {
 		t.Fatal("the heir got the dead holder's token")
 	}
-	if _, err := l.RenewLease(t.Context(), dead, time.Minute); !errors.Is(err, checkpoint.ErrLeaseLost) {
-		t.Fatalf("the dead holder renewed after a takeover: err = %v, want ErrLeaseLost", err)
+	_, err := l.RenewLease(t.Context(), dead, time.Minute)
+	var lost *checkpoint.LeaseLostError
+	if !errors.Is(err, checkpoint.ErrLeaseLost) || !errors.As(err, &lost) || lost.Now == nil || lost.Now.Owner != "heir" || !strings.Contains(err.Error(), "heir took it over") {
+		t.Fatalf("the dead holder renewed after a takeover: err = %v, want a LeaseLostError naming the heir", err)
 	}
 	if err := l.ReleaseLease(t.Context(), dead); err != nil {
 		t.Fatal(err)

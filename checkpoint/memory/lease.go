@@ -77,17 +77,14 @@ func (s *Saver) RenewLease(ctx context.Context, lease checkpoint.Lease, ttl time
 	return cur, nil
 }
 
-// lostErr explains why a lease is gone: cur is the thread's lease now, if
-// has.
+// lostErr returns the error of renewing lease once it is gone: cur is the
+// thread's lease now, if has.
 func lostErr(lease, cur checkpoint.Lease, has bool) error {
+	e := &checkpoint.LeaseLostError{ThreadID: lease.ThreadID}
 	if has {
-		owner := cur.Owner
-		if owner == "" {
-			owner = "another process"
-		}
-		return fmt.Errorf("thread %q: %w: %s took it over at %s", lease.ThreadID, checkpoint.ErrLeaseLost, owner, cur.Since.Local().Format(time.DateTime))
+		e.Now = &cur
 	}
-	return fmt.Errorf("thread %q: %w: it was released", lease.ThreadID, checkpoint.ErrLeaseLost)
+	return e
 }
 
 // ReleaseLease ends lease; see checkpoint.Leaser.

@@ -93,14 +93,11 @@ func (s *Saver) RenewLease(ctx context.Context, l checkpoint.Lease, ttl time.Dur
 	if err != nil {
 		return checkpoint.Lease{}, fmt.Errorf("renew the lease of thread %q: %w", l.ThreadID, err)
 	}
+	lost := &checkpoint.LeaseLostError{ThreadID: l.ThreadID}
 	if ok {
-		owner := cur.Owner
-		if owner == "" {
-			owner = "another process"
-		}
-		return checkpoint.Lease{}, fmt.Errorf("thread %q: %w: %s took it over at %s", l.ThreadID, checkpoint.ErrLeaseLost, owner, cur.Since.Local().Format(time.DateTime))
+		lost.Now = &cur
 	}
-	return checkpoint.Lease{}, fmt.Errorf("thread %q: %w: it was released", l.ThreadID, checkpoint.ErrLeaseLost)
+	return checkpoint.Lease{}, lost
 }
 
 // ReleaseLease ends l; see checkpoint.Leaser.

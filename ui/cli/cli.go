@@ -587,6 +587,26 @@ func claimThread(ctx context.Context, g *engine.Graph, thread string, ttl time.D
 	return g.Claim(ctx, engine.WithThread(thread), engine.WithLeaseTTL(ttl))
 }
 
+// claimedState finds thread's graph, claims the thread and reads its state
+// under the claim: the state a run started under the claim starts from,
+// whatever other processes do meanwhile. The caller releases the claim.
+func claimedState(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, thread string, ttl time.Duration) (*engine.Graph, *engine.Claim, *engine.Snapshot, error) {
+	g, err := graphOf(ctx, s, graphs, thread)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	claim, err := claimThread(ctx, g, thread, ttl)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	st, err := g.GetState(ctx, engine.WithThread(thread))
+	if err != nil {
+		claim.Release()
+		return nil, nil, nil, err
+	}
+	return g, claim, st, nil
+}
+
 func cmdResume(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, args []string, w io.Writer) error {
 	f := newAnswerFlags("resume")
 	pos, err := parse(f.fs, args)
@@ -597,21 +617,11 @@ func cmdResume(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, 
 		return usagef("usage: resume THREAD [-answer JSON [-id INTERRUPT]]")
 	}
 	thread := pos[0]
-	g, err := graphOf(ctx, s, graphs, thread)
-	if err != nil {
-		return err
-	}
-	// Claim first: the state checked below is the state the run starts
-	// from, whatever other processes do meanwhile.
-	claim, err := claimThread(ctx, g, thread, *f.ttl)
+	g, claim, st, err := claimedState(ctx, s, graphs, thread, *f.ttl)
 	if err != nil {
 		return err
 	}
 	defer claim.Release()
-	st, err := g.GetState(ctx, engine.WithThread(thread))
-	if err != nil {
-		return err
-	}
 	var input engine.Input
 	switch {
 	case *f.answer != "":
@@ -705,19 +715,11 @@ func cmdAnswer(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, 
 		return usagef("usage: answer THREAD -answer JSON [-id INTERRUPT]")
 	}
 	thread := pos[0]
-	g, err := graphOf(ctx, s, graphs, thread)
-	if err != nil {
-		return err
-	}
-	claim, err := claimThread(ctx, g, thread, *f.ttl)
+	g, claim, st, err := claimedState(ctx, s, graphs, thread, *f.ttl)
 	if err != nil {
 		return err
 	}
 	defer claim.Release()
-	st, err := g.GetState(ctx, engine.WithThread(thread))
-	if err != nil {
-		return err
-	}
 	cmd, err := answerCommand(thread, *f.answer, *f.id, st)
 	if err != nil {
 		return err
