@@ -82,11 +82,14 @@ type Claim struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
+	// mu guards lease, timer and ended, and is held during a renewal, so
+	// Release waits for one in progress.
 	mu    sync.Mutex
 	lease checkpoint.Lease
+	timer *time.Timer // the next renewal; nil when nothing is held
+	last  time.Time   // when a renewal last succeeded (or the lease was acquired)
+	ended bool        // released or lost: no more renewals
 
-	stop     chan struct{}
-	done     chan struct{}
 	release  sync.Once
 	released error
 }
@@ -129,56 +132,50 @@ func (gr *Graph) claim(ctx context.Context, cfg *runConfig) (*Claim, error) {
 		}
 		return nil, fmt.Errorf("claiming thread %q: %w", cfg.thread, err)
 	}
-	c.leaser, c.lease = l, lease
-	c.stop, c.done = make(chan struct{}), make(chan struct{})
-	go c.renew()
+	c.leaser, c.lease, c.last = l, lease, time.Now()
+	c.mu.Lock()
+	c.timer = time.AfterFunc(c.ttl/3, c.renew)
+	c.mu.Unlock()
 	return c, nil
 }
 
-// renew keeps the lease alive every third of its ttl until Release, and
+// renew runs every third of the ttl until Release (a timer, not a
+// goroutine per claim: most runs end long before the first renewal). It
 // ends the claim when the lease is lost, cannot be renewed within its ttl,
 // or someone asks the holder to stop.
 func (c *Claim) renew() {
-	defer close(c.done)
-	every := c.ttl / 3
-	last := time.Now() // the last time the lease was known to be ours
-	t := time.NewTimer(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.stop:
-			return
-		case <-c.ctx.Done():
-			return
-		case <-t.C:
-		}
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), every)
-		started := time.Now()
-		l, err := c.leaser.RenewLease(rctx, c.Lease(), c.ttl)
-		cancel()
-		switch {
-		case err == nil:
-			last = started
-			c.mu.Lock()
-			c.lease = l
-			c.mu.Unlock()
-			if l.StopRequested != "" {
-				c.cancel(fmt.Errorf("thread %q: %w by %s", c.thread, checkpoint.ErrStopRequested, l.StopRequested))
-				return
-			}
-			t.Reset(every)
-		case errors.Is(err, checkpoint.ErrLeaseLost):
-			c.cancel(err)
-			return
-		case time.Since(last) >= c.ttl:
-			c.cancel(fmt.Errorf("thread %q: %w: it could not be renewed for %v: %w", c.thread, checkpoint.ErrLeaseLost, c.ttl.Round(time.Millisecond), err))
-			return
-		default:
-			// The store may be back in a moment: try again soon, well
-			// before the lease lapses.
-			t.Reset(min(every, time.Second))
-		}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended || c.ctx.Err() != nil {
+		return
 	}
+	every := c.ttl / 3
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), every)
+	started := time.Now()
+	l, err := c.leaser.RenewLease(rctx, c.lease, c.ttl)
+	cancel()
+	var end error
+	switch {
+	case err == nil:
+		c.last, c.lease = started, l
+		if l.StopRequested != "" {
+			end = fmt.Errorf("thread %q: %w by %s", c.thread, checkpoint.ErrStopRequested, l.StopRequested)
+		}
+	case errors.Is(err, checkpoint.ErrLeaseLost):
+		end = err
+	case time.Since(c.last) >= c.ttl:
+		end = fmt.Errorf("thread %q: %w: it could not be renewed for %v: %w", c.thread, checkpoint.ErrLeaseLost, c.ttl.Round(time.Millisecond), err)
+	default:
+		// The store may be back in a moment: try again soon, well before
+		// the lease lapses.
+		every = min(every, time.Second)
+	}
+	if end != nil {
+		c.ended = true
+		c.cancel(end)
+		return
+	}
+	c.timer.Reset(every)
 }
 
 // Lease returns the lease the claim holds, as last stored; zero when the
@@ -220,11 +217,14 @@ func (c *Claim) Release() error {
 		if c.leaser == nil {
 			return
 		}
-		close(c.stop)
-		<-c.done
+		c.mu.Lock() // waits for a renewal in progress
+		c.ended = true
+		c.timer.Stop()
+		lease := c.lease
+		c.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), 10*time.Second)
 		defer cancel()
-		c.released = c.leaser.ReleaseLease(ctx, c.Lease())
+		c.released = c.leaser.ReleaseLease(ctx, lease)
 	})
 	return c.released
 }
@@ -253,18 +253,25 @@ func (gr *Graph) claimRun(ctx context.Context, cfg *runConfig) (context.Context,
 	case c.Err() != nil:
 		return nil, nil, c.Err()
 	}
+	explain := func(err error, cause error) error {
+		if err != nil && (errors.Is(cause, checkpoint.ErrLeaseLost) || errors.Is(cause, checkpoint.ErrStopRequested)) {
+			return cause
+		}
+		return err
+	}
+	if own { // the claim's context, derived from ctx, is the run's
+		return c.ctx, func(err error) error {
+			cause := context.Cause(c.ctx)
+			_ = c.Release() // a failed release only delays the next run by the ttl
+			return explain(err, cause)
+		}, nil
+	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	unhook := context.AfterFunc(c.ctx, func() { cancel(context.Cause(c.ctx)) })
 	return runCtx, func(err error) error {
 		unhook()
 		cause := context.Cause(runCtx)
 		cancel(nil)
-		if own {
-			_ = c.Release() // a failed release only delays the next run by the ttl
-		}
-		if err != nil && (errors.Is(cause, checkpoint.ErrLeaseLost) || errors.Is(cause, checkpoint.ErrStopRequested)) {
-			return cause
-		}
-		return err
+		return explain(err, cause)
 	}, nil
 }

@@ -22,6 +22,16 @@ var _ checkpoint.Leaser = (*Saver)(nil)
 // now is the leases' clock; tests may replace it.
 var now = time.Now
 
+const (
+	// sqlAcquireLease takes thread ?1's lease, or an expired one over (at
+	// time ?4); a live holder's row is left alone and no row changes.
+	sqlAcquireLease = `INSERT INTO leases (thread_id, owner, token, acquired_at, expires_at, stop_by) VALUES (?1, ?2, ?3, ?4, ?5, '')
+ ON CONFLICT (thread_id) DO UPDATE SET owner = excluded.owner, token = excluded.token,
+  acquired_at = excluded.acquired_at, expires_at = excluded.expires_at, stop_by = ''
+ WHERE leases.expires_at <= ?4`
+	sqlReleaseLease = `DELETE FROM leases WHERE thread_id = ? AND token = ?`
+)
+
 func leaseTTL(ttl time.Duration) time.Duration {
 	if ttl <= 0 {
 		return checkpoint.DefaultLeaseTTL
@@ -51,21 +61,22 @@ func (s *Saver) AcquireLease(ctx context.Context, threadID, owner string, ttl ti
 	if threadID == "" {
 		return checkpoint.Lease{}, fmt.Errorf("acquire lease: %w", checkpoint.ErrNoThread)
 	}
-	var out checkpoint.Lease
+	t := now()
+	out := checkpoint.Lease{ThreadID: threadID, Owner: owner, Token: checkpoint.NewID(),
+		Since: time.UnixMilli(ms(t)), Expires: time.UnixMilli(ms(t.Add(leaseTTL(ttl))))}
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		cur, ok, err := leaseRow(ctx, tx, threadID)
+		res, err := tx.StmtContext(ctx, s.stmts.acquireLease).ExecContext(ctx, threadID, owner, out.Token, ms(out.Since), ms(out.Expires))
 		if err != nil {
 			return err
 		}
-		t := now()
-		if ok && t.Before(cur.Expires) {
-			return &checkpoint.LeaseHeldError{Lease: cur}
+		if n, err := res.RowsAffected(); err != nil || n > 0 {
+			return err
 		}
-		out = checkpoint.Lease{ThreadID: threadID, Owner: owner, Token: checkpoint.NewID(),
-			Since: time.UnixMilli(ms(t)), Expires: time.UnixMilli(ms(t.Add(leaseTTL(ttl))))}
-		_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO leases (thread_id, owner, token, acquired_at, expires_at, stop_by) VALUES (?, ?, ?, ?, ?, '')`,
-			threadID, owner, out.Token, ms(out.Since), ms(out.Expires))
-		return err
+		cur, _, err := leaseRow(ctx, tx, threadID)
+		if err != nil {
+			return err
+		}
+		return &checkpoint.LeaseHeldError{Lease: cur}
 	})
 	if errors.Is(err, checkpoint.ErrLeaseHeld) {
 		return checkpoint.Lease{}, err
@@ -114,7 +125,7 @@ func lostErr(lease, cur checkpoint.Lease, has bool) error {
 // ReleaseLease ends l; see checkpoint.Leaser.
 func (s *Saver) ReleaseLease(ctx context.Context, l checkpoint.Lease) error {
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM leases WHERE thread_id = ? AND token = ?`, l.ThreadID, l.Token)
+		_, err := tx.StmtContext(ctx, s.stmts.releaseLease).ExecContext(ctx, l.ThreadID, l.Token)
 		return err
 	})
 	if err != nil {

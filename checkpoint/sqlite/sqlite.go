@@ -144,7 +144,7 @@ func (s *Saver) Close() error {
 	}
 	s.readStmts.m = nil
 	s.readStmts.Unlock()
-	for _, st := range slices.Concat([]*sql.Stmt{s.stmts.putCheckpoint, s.stmts.replaceWrite, s.stmts.head}, s.stmts.putBlobs[:], s.stmts.putWrites[:]) {
+	for _, st := range slices.Concat([]*sql.Stmt{s.stmts.putCheckpoint, s.stmts.putLoop, s.stmts.replaceWrite, s.stmts.head, s.stmts.acquireLease, s.stmts.releaseLease}, s.stmts.putBlobs[:], s.stmts.putWrites[:]) {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}

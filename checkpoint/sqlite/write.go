@@ -15,9 +15,10 @@ import (
 // writer connection. putBlobs[n-1] inserts n blobs.
 // putWrites[n-1] inserts n ordinary writes.
 type writeStmts struct {
-	putCheckpoint, replaceWrite, head *sql.Stmt
-	putBlobs                          [maxRows]*sql.Stmt
-	putWrites                         [maxRows]*sql.Stmt
+	putCheckpoint, putLoop, replaceWrite, head *sql.Stmt
+	acquireLease, releaseLease                 *sql.Stmt // lease.go: every run takes and gives one
+	putBlobs                                   [maxRows]*sql.Stmt
+	putWrites                                  [maxRows]*sql.Stmt
 }
 
 // maxRows is the most blobs or writes one INSERT statement carries.
@@ -27,9 +28,27 @@ const (
 	sqlPutCheckpoint = `INSERT OR REPLACE INTO checkpoints
  (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, ts, checkpoint, metadata)
  VALUES (?, ?, ?, ?, ?, ?, ?)`
-	sqlPutBlobs     = `INSERT OR IGNORE INTO blobs (thread_id, checkpoint_ns, channel, version, value) VALUES `
-	sqlReplaceWrite = `INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value, task_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
-	sqlPutWrites    = `INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value, task_path) VALUES `
+	// sqlPutLoop is sqlPutCheckpoint for a loop checkpoint with a parent: it
+	// stores nothing when a checkpoint newer than the parent is already
+	// stored there (another writer advanced the thread), unless this
+	// checkpoint itself is (a retried Put). No row changed means a conflict.
+	sqlPutLoop = `INSERT OR REPLACE INTO checkpoints
+ (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, ts, checkpoint, metadata)
+ SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7
+ WHERE NOT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id > ?4 AND checkpoint_id <> ?3)
+    OR EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3)`
+	sqlPutBlobs = `INSERT OR IGNORE INTO blobs (thread_id, checkpoint_ns, channel, version, value) VALUES `
+	// Writes to checkpoint ?3 of thread ?1, namespace ?2 by task ?4 are
+	// stored only when sqlWritesGuard holds: they are not a task's (?4 is
+	// checkpoint.NullTaskID), or ?3 is not stored, or no newer checkpoint
+	// is (a losing worker's writes to a superseded checkpoint are refused).
+	sqlWritesGuard = ` WHERE ?4 = '` + checkpoint.NullTaskID + `'
+    OR NOT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id > ?3)
+    OR NOT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3)`
+	sqlReplaceWrite = `INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value, task_path)
+ SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8` + sqlWritesGuard
+	sqlPutWrites = `INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value, task_path)
+ SELECT ?1, ?2, ?3, ?4, column1, column2, column3, ?5 FROM (VALUES `
 	// sqlHead returns the head (newest checkpoint id) of a thread and
 	// namespace, NULL when it has none, and whether checkpoint ?3 is stored
 	// there. Both are lookups in the primary key.
@@ -51,8 +70,11 @@ func (s *Saver) prepare(ctx context.Context) error {
 		}
 		s.stmts = writeStmts{
 			putCheckpoint: prep(sqlPutCheckpoint),
+			putLoop:       prep(sqlPutLoop),
 			replaceWrite:  prep(sqlReplaceWrite),
 			head:          prep(sqlHead),
+			acquireLease:  prep(sqlAcquireLease),
+			releaseLease:  prep(sqlReleaseLease),
 		}
 		blobs, writes := sqlPutBlobs, sqlPutWrites
 		for n := 1; n <= maxRows; n++ {
@@ -62,9 +84,9 @@ func (s *Saver) prepare(ctx context.Context) error {
 			}
 			i := 3 * (n - 1)
 			blobs += fmt.Sprintf("(?1, ?2, ?%d, ?%d, ?%d)", 3+i, 4+i, 5+i)
-			writes += fmt.Sprintf("(?1, ?2, ?3, ?4, ?%d, ?%d, ?%d, ?5)", 6+i, 7+i, 8+i)
+			writes += fmt.Sprintf("(?%d, ?%d, ?%d)", 6+i, 7+i, 8+i)
 			s.stmts.putBlobs[n-1] = prep(blobs)
-			s.stmts.putWrites[n-1] = prep(writes)
+			s.stmts.putWrites[n-1] = prep(writes + ")" + sqlWritesGuard)
 		}
 	})
 	return s.stmtErr
@@ -155,18 +177,26 @@ func (s *Saver) preparePut(parent checkpoint.Ref, cpp *checkpoint.Checkpoint, md
 	}
 	check := md.Source == checkpoint.SourceLoop && parent.CheckpointID != ""
 	run := func(ctx context.Context, tx *sql.Tx) error {
+		stmt := s.stmts.putCheckpoint
 		if check {
-			head, exists, err := s.head(ctx, tx, parent.ThreadID, parent.NS, cp.ID)
-			if err != nil {
-				return err
-			}
-			if head != "" && head != parent.CheckpointID && !exists {
+			stmt = s.stmts.putLoop
+		}
+		res, err := tx.StmtContext(ctx, stmt).ExecContext(ctx,
+			parent.ThreadID, parent.NS, cp.ID, parentID, record.FormatTS(cp.TS), header, mdJSON)
+		if err != nil {
+			return err
+		}
+		if check {
+			if n, err := res.RowsAffected(); err != nil || n == 0 {
+				if err != nil {
+					return err
+				}
+				head, _, err := s.head(ctx, tx, parent.ThreadID, parent.NS, cp.ID)
+				if err != nil {
+					return err
+				}
 				return &checkpoint.ConflictError{ThreadID: parent.ThreadID, NS: parent.NS, ParentID: parent.CheckpointID, HeadID: head, CheckpointID: cp.ID}
 			}
-		}
-		if _, err := tx.StmtContext(ctx, s.stmts.putCheckpoint).ExecContext(ctx,
-			parent.ThreadID, parent.NS, cp.ID, parentID, record.FormatTS(cp.TS), header, mdJSON); err != nil {
-			return err
 		}
 		for len(blobs) > 0 {
 			n := min(len(blobs), maxRows)
@@ -254,14 +284,27 @@ func (s *Saver) prepareWrites(ref checkpoint.Ref, writes []checkpoint.Write, tas
 		}
 	}
 	return func(ctx context.Context, tx *sql.Tx) error {
-		if taskID != checkpoint.NullTaskID {
-			head, exists, err := s.head(ctx, tx, ref.ThreadID, ref.NS, ref.CheckpointID)
-			if err != nil {
+		// Every statement is guarded (sqlWritesGuard); the first one that
+		// stores nothing may have been refused, which the head tells.
+		checked := taskID == checkpoint.NullTaskID
+		check := func(res sql.Result, special bool) error {
+			if checked {
+				return nil
+			}
+			checked = true
+			if n, err := res.RowsAffected(); err != nil || n > 0 {
 				return err
 			}
-			if exists && head != ref.CheckpointID {
+			head, exists, err := s.head(ctx, tx, ref.ThreadID, ref.NS, ref.CheckpointID)
+			switch {
+			case err != nil:
+				return err
+			case exists && head != ref.CheckpointID:
 				return &checkpoint.ConflictError{ThreadID: ref.ThreadID, NS: ref.NS, ParentID: ref.CheckpointID, HeadID: head, TaskID: taskID}
+			case special:
+				return fmt.Errorf("a special write to checkpoint %s stored nothing", ref.CheckpointID)
 			}
+			return nil // ordinary writes stored before: ignored
 		}
 		for len(ordinary) > 0 {
 			n := min(len(ordinary), maxRows)
@@ -270,14 +313,22 @@ func (s *Saver) prepareWrites(ref checkpoint.Ref, writes []checkpoint.Write, tas
 			for _, w := range ordinary[:n] {
 				args = append(args, w.idx, w.channel, w.value)
 			}
-			if _, err := tx.StmtContext(ctx, s.stmts.putWrites[n-1]).ExecContext(ctx, args...); err != nil {
+			res, err := tx.StmtContext(ctx, s.stmts.putWrites[n-1]).ExecContext(ctx, args...)
+			if err == nil {
+				err = check(res, false)
+			}
+			if err != nil {
 				return err
 			}
 			ordinary = ordinary[n:]
 		}
 		for _, w := range special {
-			if _, err := tx.StmtContext(ctx, s.stmts.replaceWrite).ExecContext(ctx,
-				ref.ThreadID, ref.NS, ref.CheckpointID, taskID, w.idx, w.channel, w.value, taskPath); err != nil {
+			res, err := tx.StmtContext(ctx, s.stmts.replaceWrite).ExecContext(ctx,
+				ref.ThreadID, ref.NS, ref.CheckpointID, taskID, w.idx, w.channel, w.value, taskPath)
+			if err == nil {
+				err = check(res, true)
+			}
+			if err != nil {
 				return err
 			}
 		}
