@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,7 +52,7 @@ func TestAgentCrashChild(t *testing.T) {
 	}
 	g := crashAgent(t, db, os.Getenv("WEFT_AGENT_CRASH_URL"), os.Getenv("WEFT_AGENT_CRASH_MARK"))
 	g.Invoke(context.Background(), engine.Values{"messages": []engine.Message{{ID: "u1", Role: engine.RoleUser, Content: "How big is Paris?"}}},
-		engine.WithThread("crash"), engine.WithDurability(engine.DurabilitySync))
+		engine.WithThread("crash"), engine.WithDurability(engine.DurabilitySync), engine.WithLeaseTTL(crashLeaseTTL))
 	t.Fatal("the run should never end: the parent kills this process")
 }
 
@@ -93,7 +94,16 @@ func TestKillDuringToolResumes(t *testing.T) {
 	_ = cmd.Wait()
 
 	g := crashAgent(t, db, srv.URL, "")
-	res, err := g.Invoke(context.Background(), nil, engine.WithThread("crash"))
+	// The killed run's lease holds the thread until it lapses.
+	var res *engine.Result
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); ; { // a safety net, not a timing assertion
+		res, err = g.Invoke(context.Background(), nil, engine.WithThread("crash"))
+		if !errors.Is(err, checkpoint.ErrLeaseHeld) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,3 +135,7 @@ func TestKillDuringToolResumes(t *testing.T) {
 		t.Errorf("model calls on record: %+v", calls)
 	}
 }
+
+// crashLeaseTTL is the lease of the run the test kills: short, so the
+// resume takes the thread over soon after.
+const crashLeaseTTL = 200 * time.Millisecond

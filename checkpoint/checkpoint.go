@@ -18,8 +18,9 @@
 //     pending writes.
 //
 // Optional capabilities (listing threads, pruning, copying, statistics,
-// light-weight history) are separate one-method interfaces that callers find
-// by type assertion, so a minimal saver stays minimal.
+// light-weight history, leases that keep one run per thread) are separate
+// small interfaces that callers find by type assertion, so a minimal saver
+// stays minimal.
 package checkpoint
 
 import (

@@ -7,12 +7,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/memory"
+	"github.com/weftstudio/weft/checkpoint/sqlite"
 	"github.com/weftstudio/weft/engine"
 )
 
@@ -705,4 +707,44 @@ func childThenAfter(t *testing.T, log engine.ListKey[string], childOpts ...engin
 		t.Fatal(err)
 	}
 	return g
+}
+
+// Durability exit on a shared store (SQLite: it refuses writes to a
+// superseded checkpoint): a run stopped at an interrupt stores its final
+// checkpoint and the interrupt, and the resume finishes the thread.
+func TestDurabilityExitOnSQLite(t *testing.T) {
+	ctx := context.Background()
+	s, err := sqlite.Open(filepath.Join(t.TempDir(), "exit.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	log := engine.List[string]("log")
+	g, err := engine.NewGraph("exit", log).
+		AddNode("a", logNode(log, "a")).
+		AddNode("ask", func(ctx context.Context, st engine.State) (engine.Output, error) {
+			v, err := engine.InterruptAs[string](ctx, "ok?")
+			if err != nil {
+				return nil, err
+			}
+			return engine.Updates(log.Add("ask:" + v)), nil
+		}).
+		AddEdge(engine.START, "a").AddEdge("a", "ask").
+		Compile(engine.WithSaver(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th, exit := engine.WithThread("t"), engine.WithDurability(engine.DurabilityExit)
+	res, err := g.Invoke(ctx, engine.Values{}, th, exit)
+	if err != nil || len(res.Interrupts) != 1 {
+		t.Fatalf("first run: %+v, %v", res, err)
+	}
+	snap, err := g.GetState(ctx, th)
+	if err != nil || len(snap.OpenInterrupts()) != 1 {
+		t.Fatalf("stored state: %+v, %v", snap, err)
+	}
+	res, err = g.Invoke(ctx, engine.Command{Resume: "yes"}, th, exit)
+	if err != nil || !res.Done || !slices.Equal(log.Get(engine.StateOf(res.Values)), []string{"a", "ask:yes"}) {
+		t.Fatalf("resume: %+v, %v", res, err)
+	}
 }

@@ -75,6 +75,7 @@ type runConfig struct {
 	phases       PhaseFunc
 	stopCheck    func() bool
 	runCtx       any // WithRunContext
+	lease        leaseConfig
 	// set for subgraph runs
 	parents  map[string]string
 	parentRT *runtime

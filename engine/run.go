@@ -317,6 +317,11 @@ func (rt *runtime) load(t *checkpoint.Tuple) error {
 }
 
 func (gr *Graph) execute(ctx context.Context, input Input, cfg *runConfig, em *emitter) (res *Result, err error) {
+	ctx, endClaim, err := gr.claimRun(ctx, cfg) // one run per thread: see lease.go
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = endClaim(err) }()
 	rt, err := gr.newRuntime(ctx, cfg, em)
 	if err != nil {
 		return nil, err

@@ -145,7 +145,9 @@ func TestCrashLoopChild(t *testing.T) {
 	fmt.Println("ready")
 	g := crashGraph(t, &reportingSaver{Saver: s})
 	thread := os.Getenv(envCrashThread)
-	opts := []engine.RunOption{engine.WithThread(thread), engine.WithRecursionLimit(10 * crashSteps)}
+	// A short lease: the next child takes the thread over soon after this
+	// one is killed (a live run renews it every third of that).
+	opts := []engine.RunOption{engine.WithThread(thread), engine.WithRecursionLimit(10 * crashSteps), engine.WithLeaseTTL(crashLeaseTTL)}
 	if os.Getenv(envCrashMode) == "sync" {
 		opts = append(opts, engine.WithDurability(engine.DurabilitySync))
 	}
@@ -153,7 +155,7 @@ func TestCrashLoopChild(t *testing.T) {
 	if _, err := s.Get(context.Background(), checkpoint.Ref{ThreadID: thread}); err == nil {
 		in = nil // continue where the killed process stopped
 	}
-	res, err := g.Invoke(context.Background(), in, opts...)
+	res, err := invokeWhenFree(context.Background(), g, in, opts...)
 	if err == nil && !res.Done {
 		err = fmt.Errorf("run stopped before the end: next %v", res.Next)
 	}
@@ -250,7 +252,7 @@ func finishAndCompare(t *testing.T, path, thread string) {
 	if _, err := s.Get(t.Context(), checkpoint.Ref{ThreadID: thread}); errors.Is(err, checkpoint.ErrNotFound) {
 		in = engine.Values{} // killed before its first checkpoint
 	}
-	if _, err := g.Invoke(t.Context(), in, engine.WithThread(thread), engine.WithRecursionLimit(10*crashSteps)); err != nil {
+	if _, err := invokeWhenFree(t.Context(), g, in, engine.WithThread(thread), engine.WithRecursionLimit(10*crashSteps)); err != nil {
 		t.Fatalf("thread %s: resuming after the crashes: %v", thread, err)
 	}
 	st, err := g.GetState(t.Context(), engine.WithThread(thread))
@@ -370,4 +372,20 @@ func TestCrashLoopSurvivesKills(t *testing.T) {
 	}
 	checkAfterCrash(t, path, "full", committed, fmt.Sprintf("after a full disk (%d commits reported)", len(committed)))
 	finishAndCompare(t, path, "full")
+}
+
+// crashLeaseTTL is the lease of the runs the crash test kills.
+const crashLeaseTTL = 150 * time.Millisecond
+
+// invokeWhenFree invokes g, waiting while a killed run's lease still holds
+// the thread (it lapses within crashLeaseTTL).
+func invokeWhenFree(ctx context.Context, g *engine.Graph, in engine.Input, opts ...engine.RunOption) (*engine.Result, error) {
+	deadline := time.Now().Add(10 * time.Second) // a safety net, not a timing assertion
+	for {
+		res, err := g.Invoke(ctx, in, opts...)
+		if !errors.Is(err, checkpoint.ErrLeaseHeld) || time.Now().After(deadline) {
+			return res, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
