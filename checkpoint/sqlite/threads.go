@@ -16,7 +16,7 @@ var _ checkpoint.ThreadSearcher = (*Saver)(nil)
 // thread id to the next (min over thread_id > previous), takes each
 // thread's newest root checkpoint (max in its key range), sorts those, and
 // only for the page's threads reads the newest checkpoint's row and counts
-// root checkpoints. ?1 is the search text (” for none), ?2 and ?3 the
+// root checkpoints. ?1 is the search text (empty for none), ?2 and ?3 the
 // cursor's checkpoint id and thread id (NULL for none), ?4 the limit (-1
 // for none).
 const sqlThreadPage = `WITH RECURSIVE t(id) AS (
