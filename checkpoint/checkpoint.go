@@ -48,6 +48,7 @@ const (
 	Scheduled = "__scheduled__"  // reserved for scheduled tasks
 	NoWrites  = "__no_writes__"  // the task finished and wrote nothing
 	Tasks     = "__pregel_tasks" // Send packets for the next step
+	Calls     = "__calls__"      // the model and tool calls the task recorded (JSON, kept bounded by the engine)
 )
 
 // NullTaskID is the task id of writes that belong to no task: a Command given
@@ -57,7 +58,7 @@ const NullTaskID = "00000000-0000-0000-0000-000000000000"
 // SpecialIndex maps the special write channels to the fixed Write.Idx they are
 // stored under, as LangGraph's WRITES_IDX_MAP does. Ordinary writes use their
 // position in the task's batch (0, 1, …).
-var SpecialIndex = map[string]int{Error: -1, Scheduled: -2, Interrupt: -3, Resume: -4}
+var SpecialIndex = map[string]int{Error: -1, Scheduled: -2, Interrupt: -3, Resume: -4, Calls: -5}
 
 // Source says why a checkpoint was written.
 type Source string

@@ -25,12 +25,12 @@ func openSQLite(b *testing.B) (*sqlite.Saver, string) {
 	return s, path
 }
 
-func benchChain(b *testing.B, s checkpoint.Saver) {
+func benchChain(b *testing.B, s checkpoint.Saver, opts ...engine.RunOption) {
 	g := chain10(b, engine.WithSaver(s))
 	in := engine.Values{"count": 0}
 	b.ReportAllocs()
 	for b.Loop() {
-		res, err := g.Invoke(ctx, in, engine.WithThread(uuid.NewString()))
+		res, err := g.Invoke(ctx, in, append(opts, engine.WithThread(uuid.NewString()))...)
 		if err != nil || res.Values["count"] != 10 {
 			b.Fatal(err, res)
 		}
@@ -44,6 +44,13 @@ func BenchmarkB2Chain10Memory(b *testing.B) { benchChain(b, memory.New()) }
 func BenchmarkB3Chain10SQLite(b *testing.B) {
 	s, _ := openSQLite(b)
 	benchChain(b, s)
+}
+
+// B3 with durability sync: every checkpoint committed before the next step
+// runs (the mode the kill -9 tests prove; WAL, synchronous NORMAL).
+func BenchmarkB3Chain10SQLiteSync(b *testing.B) {
+	s, _ := openSQLite(b)
+	benchChain(b, s, engine.WithDurability(engine.DurabilitySync))
 }
 
 // B5 with SQLite: the whole 1000-step loop per op.

@@ -99,6 +99,7 @@ type nodeDef struct {
 	sub          *Graph
 	deferred     bool
 	retry        *RetryPolicy
+	timeout      time.Duration
 	destinations []string
 	writes       []string
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
 )
@@ -48,6 +49,7 @@ type node struct {
 	start    bool   // the hidden __start__ node
 	deferred bool
 	retry    *RetryPolicy
+	timeout  time.Duration
 	triggers []int // channel indexes, sorted
 	edges    []int // branch:to:Y channels written after the node
 	joins    []int // join channels the node arrives at
@@ -113,7 +115,7 @@ func (g *StateGraph) Compile(opts ...CompileOption) (*Graph, error) {
 				}
 			}
 		}
-		n := &node{name: d.name, idx: i, fn: d.fn, sub: d.sub, deferred: d.deferred, retry: d.retry, start: d.name == START, pullPath: "pull:" + d.name}
+		n := &node{name: d.name, idx: i, fn: d.fn, sub: d.sub, deferred: d.deferred, retry: d.retry, timeout: d.timeout, start: d.name == START, pullPath: "pull:" + d.name}
 		if n.retry == nil {
 			n.retry = cc.retry
 		}

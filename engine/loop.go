@@ -240,7 +240,7 @@ func (rt *runtime) restorePending(tasks []*task) error {
 			continue
 		}
 		switch pw.Channel {
-		case checkpoint.Error, checkpoint.Interrupt, checkpoint.Scheduled:
+		case checkpoint.Error, checkpoint.Interrupt, checkpoint.Scheduled, checkpoint.Calls:
 		case checkpoint.Resume:
 			var vals []json.RawMessage
 			if err := json.Unmarshal(pw.Value, &vals); err != nil {
@@ -342,6 +342,7 @@ func (rt *runtime) commit(ctx context.Context, t *task) {
 		b, _ := json.Marshal(raws)
 		ws = append(ws, checkpoint.Write{Channel: checkpoint.Resume, Value: b})
 	}
+	ws = t.calls.appendTo(ws)
 	ref, id, path := rt.cpRef, t.id, t.path // the task is reused next step: capture now
 	put := func() error { return rt.saver.PutWrites(rt.ctx, ref, ws, id, path) }
 	switch {

@@ -32,13 +32,14 @@ const (
 	ModeTasks                              // task starts and results
 	ModeCheckpoints                        // each checkpoint, as a Snapshot
 	ModeDebug                              // tasks and checkpoints, with step and time
+	ModeCalls                              // model and tool calls nodes record with RecordCall
 	// ModeAll is every mode.
-	ModeAll = ModeValues | ModeUpdates | ModeCustom | ModeMessages | ModeTasks | ModeCheckpoints | ModeDebug
+	ModeAll = ModeValues | ModeUpdates | ModeCustom | ModeMessages | ModeTasks | ModeCheckpoints | ModeDebug | ModeCalls
 )
 
 // String names the mode ("values", "updates", …) or lists combined modes.
 func (m StreamMode) String() string {
-	names := []string{"values", "updates", "custom", "messages", "tasks", "checkpoints", "debug"}
+	names := []string{"values", "updates", "custom", "messages", "tasks", "checkpoints", "debug", "calls"}
 	out := ""
 	for i, n := range names {
 		if m&(1<<i) != 0 {
@@ -73,6 +74,7 @@ type runConfig struct {
 	subgraphs    bool
 	phases       PhaseFunc
 	stopCheck    func() bool
+	runCtx       any // WithRunContext
 	// set for subgraph runs
 	parents  map[string]string
 	parentRT *runtime

@@ -174,7 +174,8 @@ type task struct {
 	resumeNew bool
 	// bump forces a step bump in apply even without triggers (manual
 	// updates), so ephemeral triggers of pending tasks are cleared.
-	bump bool
+	bump  bool
+	calls callLog // model and tool calls recorded by the task (RecordCall)
 }
 
 // done reports whether the task finished with writes in the current step

@@ -144,6 +144,8 @@ func (rt *runtime) exec(ctx context.Context, t *task) {
 // execOnce runs the node body once, recovering a panic into a NodeError.
 func (rt *runtime) execOnce(ctx context.Context, t *task) (err error) {
 	n := t.node
+	ctx, timeoutDone := withNodeTimeout(ctx, t)
+	defer timeoutDone(&err)
 	// A fresh context per attempt: saver drivers may still watch a previous
 	// one's Done channel after the call that used it returned.
 	tc := &taskCtx{Context: ctx, rt: rt, t: t, step: rt.step}

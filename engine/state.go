@@ -28,6 +28,9 @@ type Snapshot struct {
 	// Updated lists the channels the step that produced this checkpoint
 	// updated; nil when unknown.
 	Updated []string
+	// Input is, for a checkpoint an input made (Metadata.Source "input"),
+	// that input: what a replay of the thread starts from. nil otherwise.
+	Input Values
 }
 
 // Done reports whether the thread has nothing left to run at this
@@ -54,6 +57,11 @@ type TaskState struct {
 	// states in turn) when the snapshot was asked for with WithSubgraphs
 	// and the subgraph has started; nil otherwise.
 	State *Snapshot
+	// Calls are the model and tool calls the task recorded with RecordCall,
+	// in order, across its attempts; CallsDropped counts those left out
+	// to keep the record bounded.
+	Calls        []CallRecord
+	CallsDropped int
 }
 
 // GetState returns the thread's state at its latest checkpoint, or at the one
@@ -214,6 +222,11 @@ func (gr *Graph) snapshotOf(ctx context.Context, saver checkpoint.Saver, cfg *ru
 	}
 	snap := &Snapshot{Ref: tp.Ref, Parent: tp.Parent, Metadata: tp.Metadata, CreatedAt: tp.Checkpoint.TS,
 		Versions: tp.Checkpoint.ChannelVersions, Updated: tp.Checkpoint.UpdatedChannels}
+	if tp.Metadata.Source == checkpoint.SourceInput {
+		if v, ok := rt.ch[gr.startCh].get(); ok {
+			snap.Input, _ = v.(Values)
+		}
+	}
 	doneSet, err := rt.describeTasks(snap, tasks, tp.PendingWrites, true)
 	if err != nil {
 		return nil, err
@@ -299,6 +312,11 @@ func (rt *runtime) describeTasks(snap *Snapshot, tasks []*task, pending []checkp
 			}
 			ts.Interrupts = append(ts.Interrupts, ints...)
 			snap.Interrupts = append(snap.Interrupts, ints...)
+		case checkpoint.Calls:
+			var err error
+			if ts.Calls, ts.CallsDropped, err = decodeCalls(pw.Value); err != nil {
+				return nil, fmt.Errorf("checkpoint %s: stored calls of task %s: %w", rt.cpID, pw.TaskID, err)
+			}
 		case checkpoint.Scheduled:
 		case checkpoint.Resume, checkpoint.NoWrites:
 			doneSet[pw.TaskID] = true
@@ -480,7 +498,7 @@ func (rt *runtime) updateStep(ctx context.Context, tp *checkpoint.Tuple, ups []S
 			}
 			for _, pw := range tp.PendingWrites {
 				t, ok := byID[pw.TaskID]
-				if !ok || pw.Channel == checkpoint.Error || pw.Channel == checkpoint.Interrupt || pw.Channel == checkpoint.Resume || pw.Channel == checkpoint.NoWrites {
+				if !ok || pw.Channel == checkpoint.Error || pw.Channel == checkpoint.Interrupt || pw.Channel == checkpoint.Resume || pw.Channel == checkpoint.NoWrites || pw.Channel == checkpoint.Calls {
 					continue
 				}
 				w, err := rt.decodePending(pw)

@@ -28,6 +28,7 @@ type Event struct {
 	Task       *TaskEvent    // ModeTasks, and ModeDebug with DebugType "task" or "task_result"
 	State      *Snapshot     // ModeCheckpoints, and ModeDebug with DebugType "checkpoint"
 	Debug      string        // ModeDebug: "checkpoint", "task" or "task_result"
+	Call       *CallEvent    // ModeCalls
 }
 
 // NodeUpdate is what one task wrote (ModeUpdates). Node is "__interrupt__"

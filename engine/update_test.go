@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -172,5 +173,37 @@ func TestHistorySeqStreamsAndStops(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "needs a thread") {
 			t.Errorf("without a thread: %v", err)
 		}
+	}
+}
+
+// An input checkpoint's snapshot carries the input that made it.
+func TestSnapshotInput(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	g, err := engine.NewGraph("in", log).AddNode("a", logNode(log, "a")).AddEdge(engine.START, "a").
+		Compile(engine.WithSaver(memory.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := engine.WithThread("t")
+	for _, in := range []engine.Values{{"log": []string{"first"}}, {"log": []string{"second"}}} {
+		if _, err := g.Invoke(ctx, in, th); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hist, err := g.History(ctx, checkpoint.ListOptions{}, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inputs []string
+	for _, s := range hist {
+		if s.Input != nil {
+			inputs = append(inputs, fmt.Sprint(s.Input))
+		} else if s.Metadata.Source == checkpoint.SourceInput {
+			t.Errorf("input checkpoint %s without its input", s.Ref.CheckpointID)
+		}
+	}
+	if strings.Join(inputs, " ") != "map[log:[second]] map[log:[first]]" {
+		t.Errorf("inputs %v", inputs)
 	}
 }

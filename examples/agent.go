@@ -3,14 +3,22 @@ package examples
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
+	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/model"
+	"github.com/weftstudio/weft/model/provider"
+	"github.com/weftstudio/weft/model/scripted"
+	"github.com/weftstudio/weft/tool"
 )
 
 // Channels of the agent demo.
@@ -65,15 +73,29 @@ type Approval struct {
 }
 
 // Agent builds the tool-using agent with a bank of its own holding 1,000.
+// Its model is the one $WEFT_MODEL names (see package model/provider), or
+// the scripted model when it is unset.
 func Agent(saver checkpoint.Saver) (Demo, error) { return AgentWithBank(saver, NewBank(1000)) }
 
-// AgentWithBank builds the agent loop: agent (a scripted model) asks for
-// tools, tools runs them and loops back, until agent answers. The
+// AgentWithBank builds the agent loop on the bank: agent (a chat model)
+// asks for tools, tools runs them and loops back, until agent answers. The
 // transfer_money tool asks a human for approval with Interrupt before
-// calling the bank.
+// calling the bank. The model is $WEFT_MODEL's or, unset, ScriptedAgentModel.
 func AgentWithBank(saver checkpoint.Saver, bank *Bank) (Demo, error) {
+	m, err := provider.FromEnv()
+	if err != nil {
+		return Demo{}, fmt.Errorf("the tool agent: %w", err)
+	}
+	if m == nil {
+		return AgentWithModel(saver, bank, ScriptedAgentModel(demoPace()))
+	}
+	return AgentWithModel(saver, bank, m)
+}
+
+// AgentWithModel builds the agent loop on bank with m as its model.
+func AgentWithModel(saver checkpoint.Saver, bank *Bank, m model.ChatModel) (Demo, error) {
 	b := engine.NewGraph("tool agent", AgentMessages, AgentLedger).
-		AddNode("agent", scriptedAgent).
+		AddNode("agent", func(ctx context.Context, s engine.State) (engine.Output, error) { return callModel(ctx, s, m) }).
 		AddNode("tools", func(ctx context.Context, s engine.State) (engine.Output, error) { return runTools(ctx, s, bank) },
 			engine.WithRetry(engine.RetryPolicy{MaxAttempts: 2})).
 		AddEdge(engine.START, "agent").
@@ -93,54 +115,126 @@ func AgentWithBank(saver checkpoint.Saver, bank *Bank) (Demo, error) {
 		Example: engine.Values{"messages": []engine.Message{{ID: "u1", Role: engine.RoleUser, Content: "Check my balance, then send 250 to Alice."}}}}, nil
 }
 
-var amountTo = regexp.MustCompile(`(?i)send (\d+) to (\w+)`)
+// The agent's tools: their schemas come from these argument structs, and
+// the tools node validates the model's arguments against them.
+var (
+	balanceTool = tool.Must(tool.New("get_balance", "Returns the account's balance.",
+		func(context.Context, struct{}) (string, error) { return "", nil }))
+	transferTool = tool.Must(tool.New("transfer_money", "Sends money from the account; a human approves each transfer.",
+		func(context.Context, TransferArgs) (string, error) { return "", nil }))
+)
 
-// scriptedAgent plays the model: on a fresh request it calls get_balance and,
-// when asked to send money, transfer_money; once tool results are in, it
-// answers.
-func scriptedAgent(_ context.Context, s engine.State) (engine.Output, error) {
+// TransferArgs are the arguments of transfer_money.
+type TransferArgs struct {
+	Amount int    `json:"amount" jsonschema:"minimum=1,description=Whole units of money to send"`
+	To     string `json:"to" jsonschema:"description=Who receives it"`
+}
+
+const agentPrompt = "You are a bank assistant. Use get_balance to read the balance and transfer_money to send money; " +
+	"every transfer is approved by a human first. Answer briefly once the tools have answered."
+
+// callModel asks the model for the next step. The reply's id follows the
+// conversation's length, so a re-run of the node replaces its message.
+func callModel(ctx context.Context, s engine.State, m model.ChatModel) (engine.Output, error) {
 	msgs := AgentMessages.Get(s)
 	if len(msgs) == 0 {
 		return nil, engine.Permanent(fmt.Errorf("no messages: start the thread with a user message"))
+	}
+	conv := append([]engine.Message{{ID: "system", Role: engine.RoleSystem, Content: agentPrompt}}, msgs...)
+	reply, err := m.Generate(ctx, conv, model.WithTools(balanceTool.Spec(), transferTool.Spec()),
+		model.WithMessageID(fmt.Sprintf("ai-%d", len(msgs))))
+	if err != nil {
+		return nil, err
+	}
+	return engine.Updates(AgentMessages.Add(reply.Message)), nil
+}
+
+// DemoPaceEnv names the variable that sets the scripted model's pace in
+// tokens per second (0 streams at once).
+const DemoPaceEnv = "WEFT_DEMO_PACE"
+
+// demoPace is the scripted model's pace: $WEFT_DEMO_PACE, else 30 tokens a
+// second — slow enough to watch tokens arrive, pause and cancel — and no
+// waiting at all in tests.
+func demoPace() float64 {
+	if v := os.Getenv(DemoPaceEnv); v != "" {
+		if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 {
+			return f
+		}
+	}
+	if testing.Testing() {
+		return 0
+	}
+	return 30
+}
+
+var amountTo = regexp.MustCompile(`(?i)send (\d+) to (\w+)`)
+
+// ScriptedAgentModel is the demo's offline model, streaming at pace tokens
+// a second: on a fresh request it calls get_balance and, when asked to send
+// money, transfer_money; once tool results are in, it answers with them.
+func ScriptedAgentModel(pace float64) model.ChatModel {
+	return scripted.New(scriptedAgent, scripted.WithPace(pace), scripted.WithModelName("scripted-bank-clerk"))
+}
+
+func scriptedAgent(req *model.Request) (scripted.Turn, error) {
+	msgs := req.Messages
+	for len(msgs) > 0 && msgs[0].Role == engine.RoleSystem {
+		msgs = msgs[1:]
+	}
+	if len(msgs) == 0 {
+		return scripted.Turn{}, errors.New("no messages")
 	}
 	last := msgs[len(msgs)-1]
 	turn := len(msgs)
 	if last.Role == engine.RoleUser {
 		calls := []engine.ToolCall{{ID: fmt.Sprintf("call-%d-balance", turn), Name: "get_balance", Args: "{}"}}
+		text := "Let me check your balance first."
 		if m := amountTo.FindStringSubmatch(last.Content); m != nil {
 			args, _ := json.Marshal(map[string]any{"amount": atoi(m[1]), "to": m[2]})
 			calls = append(calls, engine.ToolCall{ID: fmt.Sprintf("call-%d-transfer", turn), Name: "transfer_money", Args: string(args)})
+			text = "Let me check your balance, then ask you to approve the transfer."
 		}
-		return engine.Updates(AgentMessages.Add(engine.Message{ID: fmt.Sprintf("ai-%d", turn), Role: engine.RoleAssistant, ToolCalls: calls})), nil
+		return scripted.Turn{Text: text, Calls: calls}, nil
 	}
 	var results []string
 	for i := len(msgs) - 1; i >= 0 && msgs[i].Role == engine.RoleTool; i-- {
 		results = append([]string{msgs[i].Content}, results...)
 	}
-	return engine.Updates(AgentMessages.Add(engine.Message{ID: fmt.Sprintf("ai-%d", turn), Role: engine.RoleAssistant,
-		Content: "Done. " + strings.Join(results, " ")})), nil
+	return scripted.Turn{Text: "Done. " + strings.Join(results, " ")}, nil
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
+// runTools runs the last message's tool calls. Bad arguments and unknown
+// tools go back to the model as the call's result; each call is recorded
+// for the studio.
 func runTools(ctx context.Context, s engine.State, bank *Bank) (engine.Output, error) {
 	msgs := AgentMessages.Get(s)
 	calls := msgs[len(msgs)-1].ToolCalls
 	var up engine.Update
+	result := func(c engine.ToolCall, start time.Time, text string, err error) {
+		rec := engine.CallRecord{Kind: engine.CallTool, Name: c.Name, Start: start, Latency: time.Since(start), ToolCallID: c.ID,
+			Args: engine.CallText{Text: c.Args}, Result: engine.CallText{Text: text}}
+		if err != nil {
+			rec.Error = err.Error()
+		}
+		engine.RecordCall(ctx, rec)
+		up = append(up, AgentMessages.Add(engine.Message{ID: "result-" + c.ID, Role: engine.RoleTool, ToolCallID: c.ID, Content: text}))
+	}
 	for _, c := range calls {
+		start := time.Now()
 		switch c.Name {
 		case "get_balance":
 			bank.mu.Lock()
 			bal := bank.Balance
 			bank.mu.Unlock()
-			up = append(up, AgentMessages.Add(engine.Message{ID: "result-" + c.ID, Role: engine.RoleTool, ToolCallID: c.ID, Content: fmt.Sprintf("Balance: %d.", bal)}))
+			result(c, start, fmt.Sprintf("Balance: %d.", bal), nil)
 		case "transfer_money":
-			var args struct {
-				Amount int    `json:"amount"`
-				To     string `json:"to"`
-			}
-			if err := json.Unmarshal([]byte(c.Args), &args); err != nil {
-				return nil, engine.Permanent(fmt.Errorf("tool call %s: bad arguments %s: %w", c.ID, c.Args, err))
+			args, err := transferTool.Decode(c.Args)
+			if err != nil {
+				result(c, start, "Error: "+err.Error(), err)
+				continue
 			}
 			ans, err := engine.Interrupt(ctx, map[string]any{
 				"question": fmt.Sprintf("Transfer %d to %s?", args.Amount, args.To),
@@ -151,18 +245,19 @@ func runTools(ctx context.Context, s engine.State, bank *Bank) (engine.Output, e
 				return nil, err
 			}
 			if approvalAction(ans) != "approve" {
-				up = append(up, AgentMessages.Add(engine.Message{ID: "result-" + c.ID, Role: engine.RoleTool, ToolCallID: c.ID, Content: "Transfer rejected by the reviewer."}))
+				result(c, start, "Transfer rejected by the reviewer.", nil)
 				continue
 			}
 			conf, err := bank.Transfer(c.ID, args.Amount, args.To)
 			if err != nil {
-				up = append(up, AgentMessages.Add(engine.Message{ID: "result-" + c.ID, Role: engine.RoleTool, ToolCallID: c.ID, Content: "Transfer failed: " + err.Error()}))
+				result(c, start, "Transfer failed: "+err.Error(), err)
 				continue
 			}
-			up = append(up, AgentLedger.Add(conf),
-				AgentMessages.Add(engine.Message{ID: "result-" + c.ID, Role: engine.RoleTool, ToolCallID: c.ID, Content: fmt.Sprintf("Sent %d to %s.", args.Amount, args.To)}))
+			up = append(up, AgentLedger.Add(conf))
+			result(c, start, fmt.Sprintf("Sent %d to %s.", args.Amount, args.To), nil)
 		default:
-			up = append(up, AgentMessages.Add(engine.Message{ID: "result-" + c.ID, Role: engine.RoleTool, ToolCallID: c.ID, Content: "Unknown tool " + c.Name + "."}))
+			err := fmt.Errorf("unknown tool %q", c.Name)
+			result(c, start, "Error: "+err.Error()+"; the tools are get_balance and transfer_money.", err)
 		}
 	}
 	return up, nil

@@ -31,6 +31,7 @@ setup() {
   fi
   command -v go >/dev/null 2>&1 || { echo "setup: Go 1.26 is needed (https://go.dev/dl)"; exit 1; }
   go mod download
+  (cd model/eino && go mod download)
 }
 
 check_format() {
@@ -68,6 +69,8 @@ run_tests() {
   go test -run '^$' -fuzz '^FuzzOpenStore$' -fuzztime 20s -fuzzminimizetime 10x ./checkpoint/sqlite
   go test -run '^$' -fuzz '^FuzzImportBundle$' -fuzztime 20s -fuzzminimizetime 10x ./ui/bundle
   go test -run '^$' -fuzz '^FuzzUnpack$' -fuzztime 10s -fuzzminimizetime 10x ./checkpoint/internal/record
+  # The Eino adapter is a module of its own (Eino stays out of Weft's build).
+  (cd model/eino && go vet ./... && go test -count=1 ./...)
   if [ "$pg_started" = 1 ]; then bash scripts/pg-test-server.sh stop >/dev/null 2>&1 || true; trap - EXIT; fi
 }
 
@@ -104,6 +107,6 @@ case "${1:-}" in
   studio) shift; setup; go build -o weft . && exec ./weft "$@" ;;
   test) setup; run_tests ;;
   smoke) setup; smoke ;;
-  bench) setup; go test -run '^$' -bench . -benchmem -count 5 ./engine/... ./checkpoint/... ./render/... ./ui/... ;;
+  bench) setup; go test -run '^$' -bench . -benchmem -count 5 ./engine/... ./checkpoint/... ./render/... ./ui/... ./agent/... ;;
   *) sed -n '2,7p' "$0"; exit 2 ;;
 esac

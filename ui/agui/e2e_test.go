@@ -59,7 +59,7 @@ func TestE2EClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	graphs := append(demoGraphs(t), streamingGraph(t))
+	graphs := append(demoGraphs(t), streamingGraph(t), reactGraph(t))
 
 	pr, pw := io.Pipe()
 	served := make(chan error, 1)
@@ -154,6 +154,8 @@ func TestE2EClients(t *testing.T) {
 			g = byName["tool agent"]
 		case strings.HasPrefix(key, "mapReduce/"):
 			g = byName["map-reduce"]
+		case strings.HasPrefix(key, "react/"):
+			g = byName["react agent"]
 		default:
 			continue
 		}

@@ -398,6 +398,7 @@ func ToAGUIMessages(msgs []engine.Message) []Message {
 		case engine.RoleTool:
 			msg.Content = em.Content
 			msg.ToolCallID = em.ToolCallID
+			msg.Name = "" // AG-UI's tool messages have no name: 1.0 clients strip it with a warning
 		default:
 			msg.Role = engine.RoleAssistant
 			if em.Content != "" {

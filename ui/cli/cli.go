@@ -63,6 +63,9 @@ var builtins = map[string]Command{
 	"delete":  {Summary: "delete threads and all their checkpoints: delete THREAD…", Run: cmdDelete},
 	"answer":  {Summary: "store an answer for a worker to pick up, without running: answer THREAD -answer JSON [-id INTERRUPT]", Run: cmdAnswer},
 	"worker":  {Summary: "resume threads whose answers are waiting, until none is left: worker [-watch 2s]", Run: cmdWorker},
+	"run":     {Summary: "run a graph, or continue a thread, stopping at breakpoints: run GRAPH -input JSON [-break SPEC]… | run -thread ID [-break SPEC]…", Run: cmdRun},
+	"watch":   {Summary: "evaluate expressions at every checkpoint of a thread: watch THREAD EXPR…", Run: cmdWatch, ReadOnly: true},
+	"compare": {Summary: "compare two checkpoints of a thread (where they part, steps, state diff): compare THREAD A B", Run: cmdCompare, ReadOnly: true},
 }
 
 // Names returns the names of the subcommands (built in and in extra),

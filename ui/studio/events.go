@@ -195,6 +195,9 @@ func rowOf(ev engine.Event) evRow {
 		r.Text = "checkpoint · next " + joinNames(ev.State.Next)
 	case ev.Mode == engine.ModeCustom:
 		r.Text = preview(toJSON(ev.Custom), 100)
+	case ev.Call != nil:
+		r.Node = ev.Call.Node
+		r.Text = callSummary(ev.Call.Record)
 	case ev.Mode == engine.ModeValues && ev.Interrupts != nil:
 		r.Text = fmt.Sprintf("interrupted · %d waiting", len(ev.Interrupts))
 	case ev.Mode == engine.ModeValues:
@@ -310,4 +313,22 @@ func (p *errorsPanel) showTasks(snap *engine.Snapshot) {
 		}
 	}
 	p.list.Refresh()
+}
+
+// callSummary is one line about a model or tool call: what, how big, how
+// long, and whether it failed.
+func callSummary(c engine.CallRecord) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s", c.Kind, c.Name)
+	if c.Kind == engine.CallModel && (c.InputTokens > 0 || c.OutputTokens > 0) {
+		fmt.Fprintf(&b, " · %d→%d tokens", c.InputTokens, c.OutputTokens)
+	}
+	if c.Kind == engine.CallTool && c.Args.Text != "" {
+		fmt.Fprintf(&b, " %s", oneLine(c.Args.Text, 60))
+	}
+	fmt.Fprintf(&b, " · %s", c.Latency.Round(time.Millisecond))
+	if c.Error != "" {
+		fmt.Fprintf(&b, " · failed: %s", oneLine(c.Error, 60))
+	}
+	return b.String()
 }

@@ -148,6 +148,30 @@ async function streaming() {
   return { thread: agent.threadId, messages: agent.messages.length };
 }
 
+// The ReAct agent on a fake OpenAI server: real Chat Completions chunks
+// through OpenAI's SDK, the tool call's arguments one character a chunk;
+// the client reassembles them into the stored tool call.
+async function react() {
+  const args = '{"city": "Paris", "units": "metric"}';
+  const agent = new HttpAgent({
+    url: `${base}/agents/react-agent`,
+    threadId: `react-${tag}`,
+    initialMessages: [{ id: `u-${tag}`, role: "user", content: "Weather in Paris?" }],
+  });
+  const r = await run(agent, { runId: `run-react-${tag}` });
+  check(!r.failed, `run failed: ${r.failed}`);
+  const pieces = r.events.filter((e) => e.type === "TOOL_CALL_ARGS" && e.toolCallId === "call_weather");
+  check(pieces.length === args.length, `${pieces.length} argument pieces, want ${args.length}`);
+  check(pieces.map((e) => e.delta).join("") === args, `streamed arguments ${JSON.stringify(pieces)}`);
+  check(count(r.types, "TOOL_CALL_START") === 1 && count(r.types, "TOOL_CALL_END") === 1, `tool call events ${r.types}`);
+  const ai = agent.messages.find((m) => m.role === "assistant" && m.toolCalls?.length === 1);
+  check(ai?.toolCalls[0].function.arguments === args && ai.content === "Checking the weather.", `assistant message ${JSON.stringify(ai)}`);
+  const result = agent.messages.find((m) => m.role === "tool");
+  check(result?.toolCallId === "call_weather" && result.content === "18°C in Paris", `tool result ${JSON.stringify(result)}`);
+  check(agent.messages.at(-1).content === "It is 18°C in Paris.", `answer ${JSON.stringify(agent.messages.at(-1))}`);
+  return { thread: agent.threadId, pieces: pieces.length };
+}
+
 // A resume that names an interrupt the server does not know gets RUN_ERROR
 // and leaves the thread waiting at its interrupt.
 async function badResume() {
@@ -166,7 +190,7 @@ async function badResume() {
 }
 
 let failed = false;
-for (const [name, fn] of Object.entries({ writer, toolAgent, mapReduce, streaming, badResume })) {
+for (const [name, fn] of Object.entries({ writer, toolAgent, mapReduce, streaming, react, badResume })) {
   const before = warnings.length;
   try {
     results[name] = { ok: true, ...(await fn()) };
