@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -18,10 +19,15 @@ var (
 	_ checkpoint.Vacuumer     = (*Saver)(nil)
 )
 
-// PruneBy deletes what p selects (checkpoint.PolicyPruner): each thread in
-// an IMMEDIATE transaction of its own, so another process's writer waits
-// for one thread at most and readers never wait (WAL). Values that a kept
-// checkpoint still refers to stay, whoever stored them.
+// PruneBy deletes what p selects (checkpoint.PolicyPruner). It finds what
+// to delete in read transactions, then deletes it in IMMEDIATE
+// transactions of at most pruneChunk rows each, so another process's
+// writer waits for one chunk at most (tens of milliseconds; deleting a
+// value stored on overflow pages reads each of them to free it) and
+// readers never wait (WAL). A value goes once no checkpoint refers to it:
+// checkpoints a run adds meanwhile refer to kept values or new ones, and
+// each deletion checks them again. Writes to checkpoints not stored (yet)
+// are left alone: another process may be about to store the checkpoint.
 func (s *Saver) PruneBy(ctx context.Context, p checkpoint.PrunePolicy) (checkpoint.PruneResult, error) {
 	var res checkpoint.PruneResult
 	if p.KeepLatest < 0 {
@@ -45,15 +51,7 @@ func (s *Saver) PruneBy(ctx context.Context, p checkpoint.PrunePolicy) (checkpoi
 		if tid == "" {
 			return res, fmt.Errorf("prune %s: %w", s.path, checkpoint.ErrNoThread)
 		}
-		var one checkpoint.PruneResult
-		err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-			var err error
-			one, err = pruneThread(ctx, tx, tid, p.KeepLatest, cutoff)
-			return err
-		})
-		if err != nil {
-			return res, fmt.Errorf("prune thread %q in %s (%s): %w", tid, s.path, describePolicy(p), err)
-		}
+		one, err := s.pruneThread(ctx, tid, p.KeepLatest, cutoff)
 		res.Checkpoints += one.Checkpoints
 		res.Values += one.Values
 		res.Writes += one.Writes
@@ -61,12 +59,19 @@ func (s *Saver) PruneBy(ctx context.Context, p checkpoint.PrunePolicy) (checkpoi
 		if one.Checkpoints > 0 {
 			res.Threads++
 		}
+		if err != nil {
+			return res, fmt.Errorf("prune thread %q in %s (%s): %w", tid, s.path, describePolicy(p), err)
+		}
 		if p.Progress != nil {
 			p.Progress(i+1, len(threads))
 		}
 	}
 	return res, nil
 }
+
+// pruneChunk is the most checkpoints, or values, one transaction of a
+// prune deletes.
+var pruneChunk = 1000
 
 // describePolicy says what a policy keeps, for errors.
 func describePolicy(p checkpoint.PrunePolicy) string {
@@ -77,13 +82,38 @@ func describePolicy(p checkpoint.PrunePolicy) string {
 	return d
 }
 
-// pruneThread deletes, in tx, the checkpoints of thread past the keep
-// newest of each namespace and older than cutoff (NULL: any age), then
-// the writes of deleted checkpoints and the values no remaining checkpoint
-// refers to, and returns what went.
-func pruneThread(ctx context.Context, tx *sql.Tx, thread string, keep int, cutoff any) (checkpoint.PruneResult, error) {
+// pruneThread deletes the checkpoints of thread past the keep newest of
+// each namespace and older than cutoff (NULL: any age), with their writes,
+// then the values no remaining checkpoint refers to, and returns what went
+// (also when it fails part way: what was deleted until then).
+func (s *Saver) pruneThread(ctx context.Context, thread string, keep int, cutoff any) (checkpoint.PruneResult, error) {
 	var res checkpoint.PruneResult
-	deleted := func(q string, args []any, n *int64, b *int64) error {
+	victims := map[string][]string{} // namespace → checkpoint ids
+	var nss []string
+	var newest string // the thread's newest checkpoint id when looked at
+	err := s.read(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, `SELECT ifnull(max(checkpoint_id), '') FROM checkpoints WHERE thread_id = ?`, thread).Scan(&newest); err != nil {
+			return err
+		}
+		return scanRows(ctx, tx, `SELECT checkpoint_ns, checkpoint_id FROM (
+  SELECT checkpoint_ns, checkpoint_id, ts, row_number() OVER (PARTITION BY checkpoint_ns ORDER BY checkpoint_id DESC) AS n
+  FROM checkpoints WHERE thread_id = ?1)
+WHERE n > ?2 AND (?3 IS NULL OR ts < ?3)`, []any{thread, keep, cutoff}, func(sc func(...any) error) error {
+			var ns, id string
+			if err := sc(&ns, &id); err != nil {
+				return err
+			}
+			if victims[ns] == nil {
+				nss = append(nss, ns)
+			}
+			victims[ns] = append(victims[ns], id)
+			return nil
+		})
+	})
+	if err != nil || len(nss) == 0 {
+		return res, err
+	}
+	deleted := func(tx *sql.Tx, q string, args []any, n, b *int64) error {
 		return scanRows(ctx, tx, q, args, func(sc func(...any) error) error {
 			var size int64
 			if err := sc(&size); err != nil {
@@ -94,30 +124,95 @@ func pruneThread(ctx context.Context, tx *sql.Tx, thread string, keep int, cutof
 			return nil
 		})
 	}
-	if err := deleted(`DELETE FROM checkpoints WHERE thread_id = ?1 AND (checkpoint_ns, checkpoint_id) IN (
-  SELECT checkpoint_ns, checkpoint_id FROM (
-    SELECT checkpoint_ns, checkpoint_id, ts, row_number() OVER (PARTITION BY checkpoint_ns ORDER BY checkpoint_id DESC) AS n
-    FROM checkpoints WHERE thread_id = ?1)
-  WHERE n > ?2 AND (?3 IS NULL OR ts < ?3))
-RETURNING `+sqlHeaderBytes, []any{thread, keep, cutoff}, &res.Checkpoints, &res.Bytes.Headers); err != nil {
-		return res, err
+	for _, ns := range nss {
+		ids := victims[ns]
+		for len(ids) > 0 {
+			chunk := ids[:min(len(ids), pruneChunk)]
+			ids = ids[len(chunk):]
+			list, _ := json.Marshal(chunk)
+			err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+				args := []any{thread, ns, string(list)}
+				if err := deleted(tx, `DELETE FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2
+ AND checkpoint_id IN (SELECT value FROM json_each(?3))
+RETURNING `+sqlHeaderBytes, args, &res.Checkpoints, &res.Bytes.Headers); err != nil {
+					return err
+				}
+				return deleted(tx, `DELETE FROM writes WHERE thread_id = ?1 AND checkpoint_ns = ?2
+ AND checkpoint_id IN (SELECT value FROM json_each(?3))
+RETURNING ifnull(length(value), 0)`, args, &res.Writes, &res.Bytes.Writes)
+			})
+			if err != nil {
+				return res, err
+			}
+		}
+		if err := s.pruneValues(ctx, thread, ns, newest, &res); err != nil {
+			return res, err
+		}
 	}
-	if res.Checkpoints == 0 {
-		return res, nil
+	return res, nil
+}
+
+// pruneValues deletes the values of thread and ns that no checkpoint refers
+// to, pruneChunk at a time. newest is the thread's newest checkpoint id
+// when the prune began: each deletion checks again that no checkpoint put
+// since refers to the value.
+func (s *Saver) pruneValues(ctx context.Context, thread, ns, newest string, res *checkpoint.PruneResult) error {
+	type key struct {
+		channel string
+		version int64
 	}
-	if err := deleted(`DELETE FROM writes WHERE thread_id = ?1 AND NOT EXISTS (
-  SELECT 1 FROM checkpoints AS c WHERE c.thread_id = ?1
-   AND c.checkpoint_ns = writes.checkpoint_ns AND c.checkpoint_id = writes.checkpoint_id)
-RETURNING ifnull(length(value), 0)`, []any{thread}, &res.Writes, &res.Bytes.Writes); err != nil {
-		return res, err
+	used := map[key]bool{}
+	var unused [][2]any
+	err := s.read(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if err := scanRows(ctx, tx, `SELECT v.key, v.value FROM checkpoints AS c, json_each(c.checkpoint, '$.channel_versions') AS v
+WHERE c.thread_id = ?1 AND c.checkpoint_ns = ?2`, []any{thread, ns}, func(sc func(...any) error) error {
+			var k key
+			if err := sc(&k.channel, &k.version); err != nil {
+				return err
+			}
+			used[k] = true
+			return nil
+		}); err != nil {
+			return err
+		}
+		return scanRows(ctx, tx, `SELECT channel, version FROM blobs WHERE thread_id = ?1 AND checkpoint_ns = ?2`, []any{thread, ns}, func(sc func(...any) error) error {
+			var k key
+			if err := sc(&k.channel, &k.version); err != nil {
+				return err
+			}
+			if !used[k] {
+				unused = append(unused, [2]any{k.channel, k.version})
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return err
 	}
-	err := deleted(`DELETE FROM blobs WHERE thread_id = ?1
- AND (checkpoint_ns, channel, version) NOT IN (
-  SELECT c.checkpoint_ns, v.key, v.value
-  FROM checkpoints AS c, json_each(c.checkpoint, '$.channel_versions') AS v
-  WHERE c.thread_id = ?1)
-RETURNING ifnull(length(value), 0)`, []any{thread}, &res.Values, &res.Bytes.Values)
-	return res, err
+	for len(unused) > 0 {
+		chunk := unused[:min(len(unused), pruneChunk)]
+		unused = unused[len(chunk):]
+		list, _ := json.Marshal(chunk)
+		err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			return scanRows(ctx, tx, `DELETE FROM blobs WHERE thread_id = ?1 AND checkpoint_ns = ?2
+ AND (channel, version) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?3))
+ AND NOT EXISTS (SELECT 1 FROM checkpoints AS c, json_each(c.checkpoint, '$.channel_versions') AS v
+  WHERE c.thread_id = ?1 AND c.checkpoint_ns = ?2 AND c.checkpoint_id > ?4 AND v.key = blobs.channel AND v.value = blobs.version)
+RETURNING ifnull(length(value), 0)`, []any{thread, ns, string(list), newest}, func(sc func(...any) error) error {
+				var size int64
+				if err := sc(&size); err != nil {
+					return err
+				}
+				res.Values++
+				res.Bytes.Values += size
+				return nil
+			})
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // threadIDs returns every thread id with a checkpoint, by skipping from
