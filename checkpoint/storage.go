@@ -236,6 +236,13 @@ type PrunePolicy struct {
 	// Progress, when not nil, is called as threads are done (done of
 	// total), from the calling goroutine.
 	Progress func(done, total int)
+	// Hold, when not nil, is called before each thread is pruned and must
+	// keep runs off the thread until release is called (after the thread
+	// is pruned, or failed to be): claiming its lease, for example. An
+	// error stops the prune before that thread, with the error wrapped (a
+	// run elsewhere is advancing it; pruning under it could delete the
+	// checkpoint it is about to extend). nil prunes without asking.
+	Hold func(ctx context.Context, threadID string) (release func(), err error)
 }
 
 // PruneResult says what a prune deleted: rows, and their stored bytes as

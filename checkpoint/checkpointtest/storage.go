@@ -1,10 +1,12 @@
 package checkpointtest
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -333,6 +335,7 @@ func policyCases() []testCase {
 		{name: "keeps_values_of_kept_checkpoints", run: policyKeepsValues},
 		{name: "result_matches_storage_report", run: policyResultMatchesReport},
 		{name: "rejects_negative_keep", run: policyNegative},
+		{name: "hold_refused_stops_before_the_thread", run: policyHold},
 	}
 	for i := range cs {
 		cs[i].needs, cs[i].capability = policyPruner, "checkpoint.PolicyPruner"
@@ -465,6 +468,32 @@ func policyResultMatchesReport(t *testing.T, s checkpoint.Saver) {
 	if res.Checkpoints != 4 {
 		t.Errorf("deleted %d checkpoints, want 4", res.Checkpoints)
 	}
+}
+
+// Hold is asked before each thread and released after it; a refusal
+// stops the prune before that thread, which stays whole, and is returned.
+func policyHold(t *testing.T, s checkpoint.Saver) {
+	a, b, c := newThread("hold-a"), newThread("hold-b"), newThread("hold-c")
+	ca, cb, cc := chain(t, s, a, "", 3), chain(t, s, b, "", 3), chain(t, s, c, "", 3)
+	busy := errors.New("thread is being run elsewhere")
+	var asked, released []string
+	_, err := s.(checkpoint.PolicyPruner).PruneBy(t.Context(), checkpoint.PrunePolicy{Threads: []string{a, b, c}, KeepLatest: 1,
+		Hold: func(_ context.Context, thread string) (func(), error) {
+			asked = append(asked, thread)
+			if thread == b {
+				return nil, busy
+			}
+			return func() { released = append(released, thread) }, nil
+		}})
+	if !errors.Is(err, busy) || !strings.Contains(err.Error(), b) {
+		t.Fatalf("PruneBy with thread %s held elsewhere: %v, want the Hold error naming the thread", b, err)
+	}
+	if !slices.Equal(asked, []string{a, b}) || !slices.Equal(released, []string{a}) {
+		t.Errorf("Hold asked for %q and released %q; want [%s %s] and [%s]", asked, released, a, b, a)
+	}
+	expectList(t, s, checkpoint.ListOptions{ThreadID: a}, ca[2:])
+	expectList(t, s, checkpoint.ListOptions{ThreadID: b}, rev(cb...))
+	expectList(t, s, checkpoint.ListOptions{ThreadID: c}, rev(cc...))
 }
 
 func policyNegative(t *testing.T, s checkpoint.Saver) {

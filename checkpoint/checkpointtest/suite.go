@@ -18,10 +18,10 @@
 // channel version).
 //
 // Every case gets a fresh saver from newSaver, except the generated list
-// combinations, which share one saver filled once. There are 140 cases
+// combinations, which share one saver filled once. There are 141 cases
 // (put 30, put_writes 19, get 18, list 20, delete_thread 5, prune 11,
 // copy_thread 5, list_threads 4, list_headers 1, stats 1, storage 8,
-// prune_by 7, vacuum 1, search_threads 3, safety 7) plus the 432 generated
+// prune_by 8, vacuum 1, search_threads 3, safety 7) plus the 432 generated
 // list combinations.
 //
 // # What the suite pins down beyond LangGraph

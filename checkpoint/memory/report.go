@@ -204,7 +204,15 @@ func (s *Saver) PruneBy(ctx context.Context, p checkpoint.PrunePolicy) (checkpoi
 		if tid == "" {
 			return res, fmt.Errorf("prune: %w", checkpoint.ErrNoThread)
 		}
+		release := func() {}
+		if p.Hold != nil {
+			var err error
+			if release, err = p.Hold(ctx, tid); err != nil {
+				return res, fmt.Errorf("prune thread %q: not pruned: %w", tid, err)
+			}
+		}
 		one, err := s.pruneThreadBy(tid, p.KeepLatest, p.OlderThan)
+		release()
 		if err != nil {
 			return res, fmt.Errorf("prune thread %q: %w", tid, err)
 		}

@@ -305,6 +305,13 @@ func (s *Saver) PruneBy(ctx context.Context, p checkpoint.PrunePolicy) (checkpoi
 		if tid == "" {
 			return res, fmt.Errorf("prune: %w", checkpoint.ErrNoThread)
 		}
+		release := func() {}
+		if p.Hold != nil {
+			var err error
+			if release, err = p.Hold(ctx, tid); err != nil {
+				return res, fmt.Errorf("prune thread %q: not pruned: %w", tid, err)
+			}
+		}
 		var one checkpoint.PruneResult
 		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			if err := lockHeads(ctx, tx, []string{tid}); err != nil {
@@ -314,6 +321,7 @@ func (s *Saver) PruneBy(ctx context.Context, p checkpoint.PrunePolicy) (checkpoi
 			one, err = pruneThread(ctx, tx, tid, p.KeepLatest, cutoff)
 			return err
 		})
+		release()
 		if err != nil {
 			return res, fmt.Errorf("prune thread %q: %w", tid, err)
 		}

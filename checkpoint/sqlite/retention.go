@@ -51,7 +51,15 @@ func (s *Saver) PruneBy(ctx context.Context, p checkpoint.PrunePolicy) (checkpoi
 		if tid == "" {
 			return res, fmt.Errorf("prune %s: %w", s.path, checkpoint.ErrNoThread)
 		}
+		release := func() {}
+		if p.Hold != nil {
+			var err error
+			if release, err = p.Hold(ctx, tid); err != nil {
+				return res, fmt.Errorf("prune thread %q in %s: not pruned: %w", tid, s.path, err)
+			}
+		}
 		one, err := s.pruneThread(ctx, tid, p.KeepLatest, cutoff)
+		release()
 		res.Checkpoints += one.Checkpoints
 		res.Values += one.Values
 		res.Writes += one.Writes
