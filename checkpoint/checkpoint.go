@@ -310,6 +310,19 @@ type HeaderLister interface {
 	ListHeaders(ctx context.Context, opts ListOptions) ([]Header, error)
 }
 
+// Watcher is an optional Saver capability: Watch tells of changes to the
+// store, made by this process or any other sharing it (a worker, the CLI, a
+// server, another studio), by a value on the returned channel soon after
+// they are committed. Values coalesce: a reader that falls behind gets one
+// value for many changes, never a backlog, and a value may come without a
+// change, so a reader reads the store to learn what changed. The channel is
+// closed when ctx ends or the watch fails for good (the store went away).
+// An error means the store cannot be watched (the caller can still read
+// it).
+type Watcher interface {
+	Watch(ctx context.Context) (<-chan struct{}, error)
+}
+
 // Errors savers return. Compare with errors.Is.
 var (
 	ErrNotFound = errors.New("checkpoint not found")

@@ -662,3 +662,51 @@ func TestSubgraphKeepsItsBreakpoints(t *testing.T) {
 		t.Errorf("after resuming: done %v log %v, want [c1 c2 after]", res.Done, got)
 	}
 }
+
+// A run's breakpoints reach inside subgraphs by path, and snapshots of a
+// subgraph's own checkpoints are read with WithNamespace.
+func TestBreakpointsInsideSubgraphsAndNamespaces(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	child, err := engine.NewGraph("child", log).
+		AddNode("c1", logNode(log, "c1")).AddNode("c2", logNode(log, "c2")).
+		AddEdge(engine.START, "c1").AddEdge("c1", "c2").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := engine.NewGraph("parent", log).
+		AddSubgraph("child", child).AddNode("after", logNode(log, "after")).
+		AddEdge(engine.START, "child").AddEdge("child", "after").
+		Compile(engine.WithSaver(memory.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := engine.WithThread("t")
+	res, err := g.Invoke(ctx, engine.Values{}, th, engine.BreakBefore("child|c2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Done || !slices.Equal(res.Next, []string{"child"}) {
+		t.Fatalf("stopped %+v, want a stop inside child", res)
+	}
+	snap, err := g.GetState(ctx, th, engine.WithSubgraphs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := snap.Tasks[0].NS
+	inner, err := g.GetState(ctx, th, engine.WithNamespace(ns))
+	if err != nil || !slices.Equal(inner.Next, []string{"c2"}) || inner.Ref.NS != ns {
+		t.Fatalf("child's state through WithNamespace: %+v, %v", inner, err)
+	}
+	hist, err := g.History(ctx, checkpoint.ListOptions{}, th, engine.WithNamespace(ns))
+	if err != nil || len(hist) != 3 {
+		t.Fatalf("child's history: %d, %v", len(hist), err)
+	}
+	if _, err := g.GetState(ctx, th, engine.WithNamespace("after:x")); err == nil {
+		t.Error("a namespace of a plain node read")
+	}
+	res, err = g.Invoke(ctx, nil, th)
+	if err != nil || !res.Done || !slices.Equal(log.Get(engine.StateOf(res.Values)), []string{"c1", "c2", "after"}) {
+		t.Fatalf("continuing: %+v, %v", res, err)
+	}
+}

@@ -80,6 +80,15 @@ type runConfig struct {
 	parentRT *runtime
 }
 
+// newWriteConfig is newRunConfig for what runs or writes: those always
+// act on the graph itself, whatever namespace an option named (a
+// subgraph's runs get their namespace from their parent task).
+func newWriteConfig(opts []RunOption) *runConfig {
+	c := newRunConfig(opts)
+	c.ns = ""
+	return c
+}
+
 func newRunConfig(opts []RunOption) *runConfig {
 	c := &runConfig{limit: 25, observerBuf: 4096}
 	for _, o := range opts {
@@ -105,12 +114,15 @@ func WithRecursionLimit(n int) RunOption { return func(c *runConfig) { c.limit =
 func WithDurability(d Durability) RunOption { return func(c *runConfig) { c.durability = d } }
 
 // BreakBefore replaces the compiled breakpoints before nodes for this run
-// ("*" for every node; no names clears them).
+// ("*" for every node; no names clears them). A node inside a subgraph node
+// is named with its path: "child|inner" stops before inner in the subgraph
+// that node child runs (those then replace the subgraph's compiled ones).
 func BreakBefore(nodes ...string) RunOption {
 	return func(c *runConfig) { c.before, c.beforeSet = nodes, true }
 }
 
-// BreakAfter replaces the compiled breakpoints after nodes for this run.
+// BreakAfter replaces the compiled breakpoints after nodes for this run;
+// names are as for BreakBefore.
 func BreakAfter(nodes ...string) RunOption {
 	return func(c *runConfig) { c.after, c.afterSet = nodes, true }
 }
@@ -147,3 +159,10 @@ func WithMetadata(md map[string]any) RunOption {
 // run's stream it changes nothing: events of subgraphs always carry their
 // namespace.
 func WithSubgraphs() RunOption { return func(c *runConfig) { c.subgraphs = true } }
+
+// WithNamespace makes GetState and History read a subgraph run's own
+// checkpoints: ns is a subgraph task's namespace, as TaskState.NS and
+// Event.NS give it ("node:<task id>", nested levels joined by "|"), and the
+// snapshots are of that subgraph's channels. "" is the graph itself. Runs
+// ignore it.
+func WithNamespace(ns string) RunOption { return func(c *runConfig) { c.ns = ns } }

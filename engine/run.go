@@ -54,7 +54,7 @@ func (gr *Graph) Invoke(ctx context.Context, input Input, opts ...RunOption) (*R
 }
 
 func (gr *Graph) invoke(ctx context.Context, input Input, modes StreamMode, sink func(Event), opts []RunOption) (*Result, error) {
-	cfg := newRunConfig(opts)
+	cfg := newWriteConfig(opts)
 	var q *observerQueue
 	if cfg.observer != nil {
 		q = newObserverQueue(cfg.observerBuf, cfg.observer)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
@@ -75,11 +76,33 @@ func (gr *Graph) GetState(ctx context.Context, opts ...RunOption) (*Snapshot, er
 	if cfg.thread == "" {
 		return nil, errors.New("GetState needs a thread: engine.WithThread")
 	}
+	g, err := gr.inNamespace(cfg.ns)
+	if err != nil {
+		return nil, err
+	}
 	tp, err := gr.saver.Get(ctx, checkpoint.Ref{ThreadID: cfg.thread, NS: cfg.ns, CheckpointID: cfg.checkpointID})
 	if err != nil {
 		return nil, fmt.Errorf("thread %q: %w", cfg.thread, err)
 	}
-	return gr.snapshotOf(ctx, gr.saver, cfg, tp, cfg.checkpointID == "", nil)
+	return g.snapshotOf(ctx, gr.saver, cfg, tp, cfg.checkpointID == "", nil)
+}
+
+// inNamespace returns the graph that runs in checkpoint namespace ns: gr
+// itself for "", else the subgraph its path of "node:task" segments names.
+func (gr *Graph) inNamespace(ns string) (*Graph, error) {
+	g := gr
+	if ns == "" {
+		return g, nil
+	}
+	for _, seg := range strings.Split(ns, "|") {
+		node, _, ok := strings.Cut(seg, ":")
+		i, known := g.nodeIdx[node]
+		if !ok || !known || g.nodes[i].sub == nil {
+			return nil, fmt.Errorf("namespace %q: %q is not a subgraph node of graph %q", ns, node, g.name)
+		}
+		g = g.nodes[i].sub
+	}
+	return g, nil
 }
 
 // History lists the thread's checkpoints as snapshots, newest first. opts
@@ -109,6 +132,11 @@ func (gr *Graph) HistorySeq(ctx context.Context, sel checkpoint.ListOptions, opt
 		}
 		if cfg.thread == "" {
 			yield(nil, errors.New("History needs a thread: engine.WithThread"))
+			return
+		}
+		g, err := gr.inNamespace(cfg.ns)
+		if err != nil {
+			yield(nil, err)
 			return
 		}
 		sel.ThreadID = cfg.thread
@@ -165,7 +193,7 @@ func (gr *Graph) HistorySeq(ctx context.Context, sel checkpoint.ListOptions, opt
 					yield(nil, fmt.Errorf("history of thread %q: %w", cfg.thread, it.err))
 					return
 				}
-				s, err := gr.snapshotOf(ctx, gr.saver, cfg, it.tp, false, &rt)
+				s, err := g.snapshotOf(ctx, gr.saver, cfg, it.tp, false, &rt)
 				if err != nil {
 					yield(nil, err)
 					return
@@ -400,7 +428,7 @@ func (gr *Graph) UpdateState(ctx context.Context, values Update, asNode string, 
 // BulkUpdateState applies several super-steps of updates, each a list of
 // updates applied together, one checkpoint per super-step.
 func (gr *Graph) BulkUpdateState(ctx context.Context, steps [][]StateUpdate, opts ...RunOption) (checkpoint.Ref, error) {
-	cfg := newRunConfig(opts)
+	cfg := newWriteConfig(opts)
 	if gr.saver == nil {
 		return checkpoint.Ref{}, errors.New("UpdateState needs a graph compiled with engine.WithSaver")
 	}
@@ -583,7 +611,7 @@ func (rt *runtime) inferAsNode() (string, error) {
 // how a reviewer answers in the studio while workers do the running. It
 // checks the answers against the pending interrupts like Invoke does.
 func (gr *Graph) SubmitAnswer(ctx context.Context, cmd Command, opts ...RunOption) (checkpoint.Ref, error) {
-	cfg := newRunConfig(opts)
+	cfg := newWriteConfig(opts)
 	if gr.saver == nil {
 		return checkpoint.Ref{}, errors.New("SubmitAnswer needs a graph compiled with engine.WithSaver")
 	}
@@ -615,7 +643,7 @@ func (gr *Graph) SubmitAnswer(ctx context.Context, cmd Command, opts ...RunOptio
 // answer stored by SubmitAnswer that no run has used yet: work for a
 // worker.
 func (gr *Graph) AnswerWaiting(ctx context.Context, opts ...RunOption) (bool, error) {
-	cfg := newRunConfig(opts)
+	cfg := newWriteConfig(opts)
 	if gr.saver == nil {
 		return false, nil
 	}

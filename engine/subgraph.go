@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"strings"
 
 	"github.com/weftstudio/weft/checkpoint"
 )
@@ -26,10 +27,17 @@ func (rt *runtime) execSubgraph(ctx context.Context, t *task) (Output, error) {
 	if rt.saver != nil {
 		parents[rt.ns] = rt.cpID
 	}
-	// The subgraph keeps its own compiled breakpoints; a run's BreakBefore
-	// and BreakAfter are the root graph's.
+	// The subgraph keeps its own compiled breakpoints unless the run
+	// replaced breakpoints: then its are the run's names qualified with this
+	// node ("node|inner").
 	cfg := &runConfig{thread: rt.cfg.thread, ns: ns, limit: rt.cfg.limit, durability: rt.cfg.durability,
 		runID: rt.cfg.runID, metadata: rt.cfg.metadata, parents: parents, parentRT: rt}
+	if rt.cfg.beforeSet {
+		cfg.before, cfg.beforeSet = inner(rt.cfg.before, t.name), true
+	}
+	if rt.cfg.afterSet {
+		cfg.after, cfg.afterSet = inner(rt.cfg.after, t.name), true
+	}
 	var input Input
 	var in Values
 	resume := false
@@ -100,6 +108,18 @@ func (rt *runtime) changedByNodes() []Write {
 		}
 		if v, ok := rt.ch[i].get(); ok {
 			out = append(out, Write{rt.g.specs[i].name, v})
+		}
+	}
+	return out
+}
+
+// inner returns the names in names qualified with node ("node|x"), without
+// the qualifier: breakpoints a run sets inside a subgraph node.
+func inner(names []string, node string) []string {
+	var out []string
+	for _, n := range names {
+		if rest, ok := strings.CutPrefix(n, node+"|"); ok {
+			out = append(out, rest)
 		}
 	}
 	return out

@@ -51,7 +51,7 @@ func DOT(t *engine.Topology, opts DOTOptions) []byte {
 
 // Graph-wide DOT defaults. The colours match LightPalette so that an SVG
 // export looks like the studio's light theme.
-const dotHeader = `	graph [compound=true, newrank=true, rankdir=TB, nodesep=0.35, ranksep=0.45, fontname="Helvetica", fontsize=11, bgcolor="transparent", pad=0.1];
+const dotHeader = `	graph [compound=true, newrank=true, rankdir=TB, nodesep=0.3, ranksep=0.3, fontname="Helvetica", fontsize=11, bgcolor="transparent", pad=0.1];
 	node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=12, margin="0.16,0.06", height=0.38, fillcolor="#f3f3f3", color="#9e9e9e", fontcolor="#333333"];
 	edge [fontname="Helvetica", fontsize=10, color="#707070", fontcolor="#5e5e5e", arrowsize=0.7];
 `

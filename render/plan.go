@@ -151,11 +151,16 @@ func (p *plan) level(t *engine.Topology, c *pCluster, prefix string, depth int, 
 		}
 	}
 	junctions := map[[2]string]*pNode{}
-	for _, e := range sortedEdges(t) {
+	edges := sortedEdges(t)
+	side := sidePorts(edges)
+	for _, e := range edges {
 		from, to := ports[e.From], ports[e.To]
 		g := EdgeGeom{Kind: e.Kind, Join: e.Join}
 		tail, head := from.exit, to.entry
 		var clip []string
+		if d := side[e]; d != "" && from.cluster == "" && to.cluster == "" {
+			clip = append(clip, "tailport="+d, "headport="+d)
+		}
 		// A loop on an expanded subgraph runs from its END back to its
 		// START inside the cluster; clipping would hide it.
 		if loop := e.From == e.To && from.cluster != ""; !loop {
@@ -368,6 +373,51 @@ func orderNodes(t *engine.Topology, ends bool) []engine.TopoNode {
 
 // sortedEdges returns a copy of t.Edges sorted by (From, To, Kind, Label,
 // Join), duplicates removed.
+// sidePorts gives, of the edges joining two nodes (both ways or twice), all
+// but one a side to leave and enter by: Graphviz would lay them on the one
+// straight line between the nodes, one over the other. The edge that stays
+// straight is the main flow: a static edge before a Send, before a
+// conditional or command edge; the second goes out by the right-hand
+// sides, the third by the left ("e" or "w"). Joins and self-loops keep
+// their course.
+func sidePorts(es []engine.TopoEdge) map[engine.TopoEdge]string {
+	rank := func(k engine.EdgeKind) int {
+		switch k {
+		case engine.EdgeStatic:
+			return 0
+		case engine.EdgeSend:
+			return 1
+		}
+		return 2
+	}
+	groups := map[[2]string][]engine.TopoEdge{}
+	var keys [][2]string
+	for _, e := range es {
+		if e.Kind == engine.EdgeJoin || e.From == e.To {
+			continue
+		}
+		k := [2]string{min(e.From, e.To), max(e.From, e.To)}
+		if groups[k] == nil {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], e)
+	}
+	out := map[engine.TopoEdge]string{}
+	for _, k := range keys {
+		g := groups[k]
+		if len(g) < 2 {
+			continue
+		}
+		slices.SortStableFunc(g, func(a, b engine.TopoEdge) int { return cmp.Compare(rank(a.Kind), rank(b.Kind)) })
+		for i, e := range g[1:] {
+			if i < 2 {
+				out[e] = []string{"e", "w"}[i]
+			}
+		}
+	}
+	return out
+}
+
 func sortedEdges(t *engine.Topology) []engine.TopoEdge {
 	es := slices.Clone(t.Edges)
 	slices.SortFunc(es, func(a, b engine.TopoEdge) int {

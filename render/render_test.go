@@ -107,7 +107,7 @@ func TestDOTMarks(t *testing.T) {
 		{cycleTopo, DOTOptions{}, []string{
 			`"__start__" [id=n0, shape=oval, label="START"`,
 			`"__end__" [id=n3, shape=oval, peripheries=2, label="END"`,
-			`"agent" -> "tools" [id=e2, style=dashed, label=" continue "]`,
+			`"agent" -> "tools" [id=e2, style=dashed, tailport=e, headport=e, label=" continue "]`,
 			`"tools" -> "tools" [id=e5, style=dashed, label=" retry the same \n tool once more "]`,
 		}},
 		{joinTopo, DOTOptions{}, []string{
@@ -638,6 +638,42 @@ func BenchmarkReadLayout200(b *testing.B) {
 		_ = p.dot()
 		if _, err := p.geometry(out); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// Edges joining two nodes both ways are drawn apart, not one over the
+// other (the writer's write → review and review → write, the agent's
+// agent ⇄ tools): every point of the middle half of one is at least 8
+// points from the other.
+func TestOppositeEdgesDoNotOverlap(t *testing.T) {
+	l := NewLayouter()
+	defer l.Close()
+	for i := range 3 {
+		topo := demoTopo(i)()
+		g, err := l.Layout(context.Background(), topo, DOTOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pairs := 0
+		for a := range g.Edges {
+			for b := range g.Edges {
+				ea, eb := &g.Edges[a], &g.Edges[b]
+				if ea.From != eb.To || ea.To != eb.From || a >= b {
+					continue
+				}
+				pairs++
+				n := len(ea.Points)
+				for _, p := range ea.Points[n/4 : n-n/4] {
+					if d := eb.distance(p); d < 8 {
+						t.Errorf("%s: %s→%s passes %.1f points from %s→%s at %v", topo.Name, ea.From, ea.To, d, eb.From, eb.To, p)
+						break
+					}
+				}
+			}
+		}
+		if topo.Name != "map-reduce" && pairs == 0 {
+			t.Errorf("%s: no edges both ways to check", topo.Name)
 		}
 	}
 }

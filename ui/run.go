@@ -117,6 +117,10 @@ func RunWith(o Options, graphs ...studio.Graph) error {
 			_ = s.Close()
 		}
 	}()
+	// The studio touches widgets only on the UI goroutine (fyne.Do from
+	// others): declaring Fyne's fyneDo migration turns off its per-call
+	// thread check, which costs a stack trace per Refresh.
+	app.SetMetadata(fyne.AppMetadata{ID: AppID, Name: "Weft", Version: "0.1.0", Migrations: map[string]bool{"fyneDo": true}})
 	a := app.NewWithID(AppID)
 	cfg := studio.Config{
 		Store:     st,

@@ -35,6 +35,7 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 	if err != nil {
 		return fmt.Errorf("delete thread %q: %w", threadID, err)
 	}
+	s.changed()
 	return nil
 }
 
@@ -104,6 +105,7 @@ func (s *Saver) Prune(ctx context.Context, threadIDs []string, keepLatest int) e
 	if err != nil {
 		return fmt.Errorf("prune threads %q keeping %d: %w", threadIDs, keepLatest, err)
 	}
+	s.changed()
 	return nil
 }
 
@@ -145,6 +147,7 @@ func (s *Saver) PruneOlderThan(ctx context.Context, age time.Duration) (deleted 
 	if err != nil {
 		return 0, fmt.Errorf("prune checkpoints older than %v (before %s): %w", age, cutoff.UTC().Format(time.RFC3339), err)
 	}
+	s.changed()
 	return deleted, nil
 }
 
@@ -195,6 +198,7 @@ func (s *Saver) CopyThread(ctx context.Context, srcThreadID, dstThreadID string)
 	if err != nil {
 		return fmt.Errorf("copy thread %q to %q: %w", srcThreadID, dstThreadID, err)
 	}
+	s.changed()
 	return nil
 }
 

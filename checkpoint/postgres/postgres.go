@@ -191,6 +191,7 @@ type Saver struct {
 	// readOnly is non-nil when writes are refused; it wraps
 	// checkpoint.ErrReadOnly and says why.
 	readOnly error
+	notify   notifier // tells watchers of writes (watch.go)
 }
 
 var (
@@ -470,7 +471,7 @@ func (s *Saver) Pool() *pgxpool.Pool { return s.pool }
 
 // Close closes the store's connections, waiting for queries in progress.
 // Calls after Close fail.
-func (s *Saver) Close() { s.pool.Close() }
+func (s *Saver) Close() { s.stopNotify(); s.pool.Close() }
 
 // writable returns the reason writes are refused, or nil.
 func (s *Saver) writable(ctx context.Context) error {

@@ -69,6 +69,7 @@ func (s *Saver) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Ch
 	var pgErr *pgconn.PgError
 	switch {
 	case err == nil:
+		s.changed()
 		return checkpoint.Ref{ThreadID: parent.ThreadID, NS: parent.NS, CheckpointID: cp.ID}, nil
 	case errors.As(err, &pgErr) && pgErr.Code == codeConflict:
 		return checkpoint.Ref{}, &ConflictError{ThreadID: parent.ThreadID, NS: parent.NS, ParentID: parent.CheckpointID, HeadID: pgErr.Detail, CheckpointID: cp.ID}
@@ -124,5 +125,6 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 	if err != nil {
 		return fmt.Errorf("put writes of task %q to checkpoint %s in thread %q ns %q: %w", taskID, ref.CheckpointID, ref.ThreadID, ref.NS, err)
 	}
+	s.changed()
 	return nil
 }

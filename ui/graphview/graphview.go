@@ -30,6 +30,11 @@ const (
 	scrollZoom = 0.0056
 	fitPad     = 16 // room left around the graph by Fit, in pixels
 	hitTol     = 5  // how close to an edge or marker a tap counts, in pixels
+	// ReadableText is the smallest node label, in pixels, that fitting the
+	// graph to the view on its own (on show and resize) allows: a graph
+	// that does not fit at that size is shown from its top and scrolls.
+	// Fit (the button) shows the whole graph whatever its labels become.
+	ReadableText = 12
 )
 
 // GraphView shows a laid-out graph. The zero value is not usable; call
@@ -57,7 +62,11 @@ type GraphView struct {
 	offset   fyne.Position // where graph point (0,0) is, in widget coordinates
 	needFit  bool          // fit once the widget has a size
 	autoFit  bool          // keep fitting on resize until the user pans or zooms
+	wholeFit bool          // the last fit was the Fit button's: show everything
 	r        *graphRenderer
+	// modifiers returns the keyboard modifiers held (Ctrl makes the wheel
+	// zoom); nil asks the desktop driver.
+	modifiers func() fyne.KeyModifier
 }
 
 var (
@@ -90,7 +99,7 @@ func (gv *GraphView) SetGeometry(g *render.Geometry) {
 	if gv.selected != "" && !gv.selectable(gv.selected) {
 		gv.selected = ""
 	}
-	gv.needFit, gv.autoFit = true, true
+	gv.needFit, gv.autoFit, gv.wholeFit = true, true, false
 	if gv.r != nil {
 		gv.r.build()
 		if s := gv.Size(); s.Width > 0 && s.Height > 0 {
@@ -154,10 +163,12 @@ func (gv *GraphView) ZoomIn() { gv.zoomAt(gv.centre(), step) }
 func (gv *GraphView) ZoomOut() { gv.zoomAt(gv.centre(), 1/step) }
 
 // Fit zooms and pans so that the whole graph is visible and centred,
-// without enlarging a small graph beyond 150%. The view then keeps the
-// graph fitted as it is resized, until the user pans or zooms.
+// without enlarging a small graph beyond 150% (labels may get small on a
+// big graph). The view then keeps the graph fitted as it is resized,
+// until the user pans or zooms. Shown at first, a graph is fitted the same
+// way except that its labels stay at least ReadableText pixels.
 func (gv *GraphView) Fit() {
-	gv.autoFit = true
+	gv.autoFit, gv.wholeFit = true, true
 	s := gv.Size()
 	if s.Width <= 0 || s.Height <= 0 {
 		gv.needFit = true
@@ -176,11 +187,37 @@ func (gv *GraphView) fit(s fyne.Size) {
 	if b.W > 0 && b.H > 0 {
 		z = min(z, (s.Width-2*fitPad)/float32(b.W), (s.Height-2*fitPad)/float32(b.H))
 	}
+	if !gv.wholeFit {
+		z = max(z, gv.readableZoom())
+	}
 	gv.zoom = clampZoom(z)
-	gv.offset = fyne.NewPos((s.Width-float32(b.W)*gv.zoom)/2, (s.Height-float32(b.H)*gv.zoom)/2)
+	w, h := float32(b.W)*gv.zoom, float32(b.H)*gv.zoom
+	// Centred when it fits; otherwise from the top (and the left), where
+	// the graph starts.
+	x, y := (s.Width-w)/2, (s.Height-h)/2
+	if w > s.Width {
+		x = 0
+	}
+	if h > s.Height {
+		y = 0
+	}
+	gv.offset = fyne.NewPos(x, y)
 	if gv.r != nil {
 		gv.r.place()
 	}
+}
+
+// readableZoom is the zoom at which every node label is at least
+// ReadableText pixels.
+func (gv *GraphView) readableZoom() float32 {
+	if gv.geom == nil || gv.geom.FontSize <= 0 {
+		return MinZoom
+	}
+	fit := float32(1)
+	if gv.r != nil {
+		fit = gv.r.minFit()
+	}
+	return ReadableText / (float32(gv.geom.FontSize) * fit)
 }
 
 func clampZoom(z float32) float32 { return max(MinZoom, min(MaxZoom, z)) }
@@ -277,9 +314,10 @@ func breakable(n *render.NodeBox) bool {
 	return n.Kind == render.BoxNode || n.Kind == render.BoxSubgraph
 }
 
-// markerRadius is the on-screen radius of breakpoint dots and markers.
+// markerRadius is the on-screen radius of breakpoint dots and markers:
+// never less than at zoom 1 (a 9-pixel dot), so they stay visible.
 func (gv *GraphView) markerRadius() float32 {
-	return float32(render.BreakpointRadius) * max(0.8, min(gv.zoom, 1.6))
+	return float32(render.BreakpointRadius) * max(1, min(gv.zoom, 1.6))
 }
 
 // Dragged pans the drawing. Part of fyne.Draggable.
@@ -294,9 +332,32 @@ func (gv *GraphView) Dragged(ev *fyne.DragEvent) {
 // DragEnd is part of fyne.Draggable.
 func (gv *GraphView) DragEnd() {}
 
-// Scrolled zooms around the pointer. Part of fyne.Scrollable.
+// Scrolled scrolls the drawing, as a page does (a graph bigger than the
+// view is read by scrolling it); with Ctrl held it zooms around the
+// pointer. Part of fyne.Scrollable.
 func (gv *GraphView) Scrolled(ev *fyne.ScrollEvent) {
-	gv.zoomAt(ev.Position, float32(math.Exp(float64(ev.Scrolled.DY)*scrollZoom)))
+	if gv.held()&(fyne.KeyModifierControl|fyne.KeyModifierSuper) != 0 {
+		gv.zoomAt(ev.Position, float32(math.Exp(float64(ev.Scrolled.DY)*scrollZoom)))
+		return
+	}
+	gv.autoFit = false
+	gv.offset = gv.offset.Add(ev.Scrolled)
+	if gv.r != nil {
+		gv.r.pan()
+	}
+}
+
+// held returns the keyboard modifiers held now.
+func (gv *GraphView) held() fyne.KeyModifier {
+	if gv.modifiers != nil {
+		return gv.modifiers()
+	}
+	if a := fyne.CurrentApp(); a != nil {
+		if d, ok := a.Driver().(desktop.Driver); ok {
+			return d.CurrentKeyModifiers()
+		}
+	}
+	return 0
 }
 
 // MouseIn is part of desktop.Hoverable.
@@ -332,4 +393,21 @@ func (gv *GraphView) setHovered(id string) {
 	if gv.r != nil {
 		gv.r.placeHover()
 	}
+}
+
+// MinLabelSize returns the size, in pixels, of the smallest node label on
+// screen (notes under names excluded); 0 when none is shown.
+func (gv *GraphView) MinLabelSize() float32 {
+	if gv.r == nil {
+		return 0
+	}
+	size := float32(0)
+	for _, no := range gv.r.nodes {
+		for k, tx := range no.texts {
+			if !no.lines[k].Note && tx.Visible() && (size == 0 || tx.TextSize < size) {
+				size = tx.TextSize
+			}
+		}
+	}
+	return size
 }

@@ -288,7 +288,15 @@ func TestPanAndZoom(t *testing.T) {
 		t.Errorf("drag: offset %v → %v, content at %v", off, gv.offset, gv.r.content.Position())
 	}
 
-	// Scrolling zooms around the pointer: the graph point under it stays.
+	// Scrolling scrolls, as a page does.
+	off = gv.offset
+	gv.Scrolled(&fyne.ScrollEvent{Scrolled: fyne.NewDelta(0, -25)})
+	if gv.offset != off.Add(fyne.NewDelta(0, -25)) || gv.Zoom() != z {
+		t.Errorf("scroll: offset %v → %v, zoom %v → %v", off, gv.offset, z, gv.Zoom())
+	}
+
+	// Ctrl+scroll zooms around the pointer: the graph point under it stays.
+	gv.modifiers = func() fyne.KeyModifier { return fyne.KeyModifierControl }
 	p := fyne.NewPos(250, 200)
 	g0 := gv.toGraph(p)
 	// test.Scroll leaves the event's position empty; the GLFW driver sets it.
@@ -348,6 +356,43 @@ func TestZoomButtons(t *testing.T) {
 	test.Tap(in)
 	if gv.Zoom() <= z {
 		t.Error("the zoom-in button did not zoom in")
+	}
+}
+
+// Shown in a view too small for it, a graph keeps its labels at
+// ReadableText pixels and starts at its top, to be scrolled; the Fit
+// button then shows all of it. Badges keep 10-pixel text and breakpoint
+// dots 8 pixels whatever the zoom.
+func TestReadableInASmallView(t *testing.T) {
+	gv, w := newView(t, layout(t, genTopo(30, 40), render.DOTOptions{}))
+	w.Resize(fyne.NewSize(300, 260))
+	for _, no := range gv.r.nodes {
+		for k, tx := range no.texts {
+			if !no.lines[k].Note && tx.TextSize < ReadableText-0.01 {
+				t.Errorf("label %q is %.1f px in a small view", tx.Text, tx.TextSize)
+			}
+		}
+	}
+	if top := at(gv, render.Point{}); top.Y != 0 {
+		t.Errorf("the graph's top is at %v, want the view's top", top.Y)
+	}
+	gv.Fit()
+	checkFits(t, gv)
+	h := render.Highlight{States: map[string]render.NodeState{"node_001": render.StateInterrupted},
+		Badges: map[string]string{"node_001": "?", "node_002": "×3"}, BreakBefore: map[string]bool{"node_003": true}}
+	gv.SetHighlight(h)
+	for _, no := range gv.r.nodes {
+		if no.badge != nil && no.badge.Visible() {
+			if no.badge.TextSize < 10 {
+				t.Errorf("badge %q is %.1f px at zoom %.2f", no.badge.Text, no.badge.TextSize, gv.Zoom())
+			}
+			if b := no.badgeB.Size(); b.Width < no.badge.MinSize().Width || b.Height < no.badge.MinSize().Height {
+				t.Errorf("badge %q pill %v smaller than its text %v", no.badge.Text, b, no.badge.MinSize())
+			}
+		}
+		if no.before != nil && no.before.Visible() && no.before.Size().Width < 8 {
+			t.Errorf("breakpoint dot is %.1f px at zoom %.2f", no.before.Size().Width, gv.Zoom())
+		}
 	}
 }
 

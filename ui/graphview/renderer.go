@@ -21,6 +21,7 @@ const (
 	minText      = 7
 	maxText      = 30
 	minSmallText = 6.5
+	minBadgeText = 10 // badges ("?", "×3") stay readable at any zoom
 )
 
 // graphRenderer draws a GraphView. All graph objects live in one
@@ -195,6 +196,18 @@ func (r *graphRenderer) build() {
 	r.content.Objects = objs
 	r.objects = []fyne.CanvasObject{r.content, r.barBg, r.bar}
 	r.placedPal = false
+}
+
+// minFit returns the smallest text shrink of the nodes (1 when none
+// shrinks).
+func (r *graphRenderer) minFit() float32 {
+	f := float32(1)
+	for _, no := range r.nodes {
+		if no.fit > 0 {
+			f = min(f, no.fit)
+		}
+	}
+	return f
 }
 
 // measure returns the width of s in the theme's font at size, 0 when no
@@ -440,16 +453,18 @@ func (r *graphRenderer) placeBadge(i int) {
 	if no.badge == nil || no.badge.Text == "" {
 		return
 	}
-	f := max(0.8, min(r.gv.zoom, 1.6))
+	// The badge's text is never smaller than minBadgeText, and its pill
+	// grows around it.
+	f := max(minBadgeText/9.0, min(r.gv.zoom, 1.6))
+	no.badge.TextSize = 9 * f
+	s := no.badge.MinSize()
 	hs := render.BadgeRadius(no.badge.Text)
-	w, h := float32(hs.X*2)*f, float32(hs.Y*2)*f
+	w, h := max(float32(hs.X*2)*f, s.Width+6), max(float32(hs.Y*2)*f, s.Height)
 	c := r.pos(render.Point{X: n.Rect.X + n.Rect.W - 2, Y: n.Rect.Y + 2})
 	no.badgeB.Move(fyne.NewPos(c.X-w/2, c.Y-h/2))
 	no.badgeB.Resize(fyne.NewSize(w, h))
 	no.badgeB.CornerRadius = h / 2
 	no.badgeB.StrokeWidth = 1.5
-	no.badge.TextSize = 9 * f
-	s := no.badge.MinSize()
 	no.badge.Move(fyne.NewPos(c.X-s.Width/2, c.Y-s.Height/2))
 	no.badge.Resize(s)
 }

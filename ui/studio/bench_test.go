@@ -29,12 +29,12 @@ func BenchmarkStepUpdateView(b *testing.B) {
 			s := New(test.NewTempApp(b), Config{Store: saver, Graphs: demoGraphs(b)})
 			s.Window().Resize(fyne.NewSize(1280, 800))
 			idle(b, s)
-			act(func() { s.selectGraph(gi) })
+			act(func() { s.m.setGraph(gi) })
 			idle(b, s)
 			threads := 0
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if s.view == nil || len(s.view.Snap.Next) == 0 || len(s.view.Snap.Interrupts) > 0 {
+				if s.tview() == nil || len(s.tview().Snap.Next) == 0 || len(s.tview().Snap.Interrupts) > 0 {
 					b.StopTimer()
 					threads++
 					act(func() { s.startThread(fmt.Sprintf("b-%d", threads), g.Example) })
@@ -115,16 +115,16 @@ func BenchmarkOpenTimeline10000(b *testing.B) {
 	idle(b, s)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		act(func() { s.setThread("") })
-		act(func() { s.setThread("big") })
+		act(func() { s.m.setThread("") })
+		act(func() { s.m.setThread("big") })
 		idle(b, s)
 	}
 	b.StopTimer()
-	if n := s.tl.count(); n != 10000 {
+	if n := s.m.scope().tl.count(); n != 10000 {
 		b.Fatalf("timeline holds %d checkpoints, want 10000", n)
 	}
-	if s.view == nil || s.view.Snap.Values["n"] != 9998 {
-		b.Fatalf("head not loaded: %+v", s.view)
+	if s.tview() == nil || s.tview().Snap.Values["n"] != 9998 {
+		b.Fatalf("head not loaded: %+v", s.tview())
 	}
 }
 

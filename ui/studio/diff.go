@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // change is one difference between two JSON values: Path is like
@@ -127,23 +128,155 @@ func jsonEqual(a, b any) bool {
 	return bytes.Equal(x, y)
 }
 
-// preview renders JSON data in one short line.
+// preview renders JSON data in one line of at most n runes: strings
+// quoted, objects and lists as one-line JSON ({"subject": "otters"}); a
+// list too long for n says how many items it has before its start.
 func preview(v any, n int) string {
 	switch x := v.(type) {
 	case nil:
 		return "null"
 	case string:
 		return strconv.Quote(oneLine(x, n))
-	case map[string]any:
-		return fmt.Sprintf("{…} %d keys", len(x))
 	case []any:
-		if len(x) == 1 {
-			return "[…] 1 item"
+		js, full := lineJSON(v, n)
+		if full {
+			return js
 		}
-		return fmt.Sprintf("[…] %d items", len(x))
+		head := fmt.Sprintf("%d items: ", len(x))
+		if len(x) == 1 {
+			head = "1 item: "
+		}
+		js, _ = lineJSON(v, max(8, n-len(head)))
+		return head + js
+	case map[string]any:
+		js, _ := lineJSON(v, n)
+		return js
 	}
-	b, _ := json.Marshal(v)
-	return oneLine(string(b), n)
+	js, _ := lineJSON(v, n)
+	return js
+}
+
+// lineJSON writes JSON data as one line with a space after ':' and ',',
+// keys sorted, stopping at n runes (ending in "…"); full reports whether
+// all of it fit.
+func lineJSON(v any, n int) (string, bool) {
+	w := &lineWriter{budget: n}
+	w.value(v)
+	if w.over {
+		r := []rune(w.b.String())
+		if len(r) > n-1 {
+			r = r[:max(0, n-1)]
+		}
+		return string(r) + "…", false
+	}
+	return w.b.String(), true
+}
+
+type lineWriter struct {
+	b      strings.Builder
+	budget int
+	over   bool
+}
+
+func (w *lineWriter) str(s string) {
+	if w.over {
+		return
+	}
+	w.b.WriteString(s)
+	if utf8.RuneCountInString(w.b.String()) > w.budget {
+		w.over = true
+	}
+}
+
+func (w *lineWriter) value(v any) {
+	if w.over {
+		return
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		w.str("{")
+		for i, k := range keys {
+			if i > 0 {
+				w.str(", ")
+			}
+			kb, _ := json.Marshal(k)
+			w.str(string(kb) + ": ")
+			w.value(x[k])
+		}
+		w.str("}")
+	case []any:
+		w.str("[")
+		for i, e := range x {
+			if i > 0 {
+				w.str(", ")
+			}
+			w.value(e)
+		}
+		w.str("]")
+	case string:
+		b, _ := json.Marshal(oneLine(x, w.budget))
+		w.str(string(b))
+	default:
+		b, _ := json.Marshal(x)
+		w.str(string(b))
+	}
+}
+
+// text is how the Diff tab shows a change: the new or removed value, or
+// old → new; for long strings only the part around what changed.
+func (r diffRow) text() string {
+	switch r.Kind {
+	case "added":
+		return preview(r.New, 80)
+	case "removed":
+		return preview(r.Old, 80)
+	}
+	a, aok := r.Old.(string)
+	b, bok := r.New.(string)
+	if aok && bok && (len([]rune(a)) > 36 || len([]rune(b)) > 36) {
+		x, y := changedPart(a, b, 14, 40)
+		return x + " → " + y
+	}
+	return preview(r.Old, 36) + " → " + preview(r.New, 36)
+}
+
+// changedPart returns quoted excerpts of a and b around where they differ:
+// ctx runes of what they share on each side of the changed part (at most
+// most runes of it), with "…" where text is left out.
+func changedPart(a, b string, ctx, most int) (string, string) {
+	ra, rb := []rune(oneLine(a, 1<<30)), []rune(oneLine(b, 1<<30))
+	p := 0
+	for p < len(ra) && p < len(rb) && ra[p] == rb[p] {
+		p++
+	}
+	q := 0
+	for q < len(ra)-p && q < len(rb)-p && ra[len(ra)-1-q] == rb[len(rb)-1-q] {
+		q++
+	}
+	excerpt := func(r []rune) string {
+		start := max(0, p-ctx)
+		midEnd := len(r) - q
+		end := min(len(r), midEnd+ctx)
+		var out strings.Builder
+		if start > 0 {
+			out.WriteString("…")
+		}
+		if midEnd-p > most {
+			out.WriteString(string(r[start:p+most/2]) + "…" + string(r[midEnd-most/2:end]))
+		} else {
+			out.WriteString(string(r[start:end]))
+		}
+		if end < len(r) {
+			out.WriteString("…")
+		}
+		return strconv.Quote(out.String())
+	}
+	return excerpt(ra), excerpt(rb)
 }
 
 // prettyJSON indents v's JSON.

@@ -47,15 +47,15 @@ func TestFailingNodeShowsError(t *testing.T) {
 	startThread(t, s, "boom")
 	act(func() { test.Tap(s.tb.run) })
 	idle(t, s)
-	if len(s.errs.rows) != 1 {
-		t.Fatalf("errors %+v", s.errs.rows)
+	if len(s.m.scope().errors) != 1 {
+		t.Fatalf("errors %+v", s.m.scope().errors)
 	}
-	r := s.errs.rows[0]
+	r := s.m.scope().errors[0]
 	if r.Node != "explode" || !strings.Contains(r.Msg, "kaboom") || !strings.Contains(r.Input, "state at step") {
 		t.Errorf("error row %+v", r)
 	}
-	if s.tabs.SelectedIndex() != 2 || !strings.Contains(s.runState, "failed at explode") {
-		t.Errorf("tab %d, state %q", s.tabs.SelectedIndex(), s.runState)
+	if s.tabs.SelectedIndex() != 2 || !strings.Contains(s.m.scope().status, "failed at explode") {
+		t.Errorf("tab %d, state %q", s.tabs.SelectedIndex(), s.m.scope().status)
 	}
 	if st := s.gp.view.Highlight().State("explode"); st != render.StateFailed {
 		t.Errorf("explode is %v, want failed", st)
@@ -63,14 +63,14 @@ func TestFailingNodeShowsError(t *testing.T) {
 	if rows := s.insp.taskRows; len(rows) != 1 || !strings.Contains(rows[0][0], "explode · pull · failed") || !strings.Contains(rows[0][1], "kaboom") {
 		t.Errorf("tasks tab %q", rows)
 	}
-	if s.marks[s.headID] != "error" {
-		t.Errorf("timeline mark %q", s.marks[s.headID])
+	if s.m.scope().marks[s.m.scope().head] != markError {
+		t.Errorf("timeline mark %q", s.m.scope().marks[s.m.scope().head])
 	}
 	// Still alive: another run fails the same way, without a crash.
 	act(func() { test.Tap(s.tb.step) })
 	idle(t, s)
-	if len(s.errs.rows) != 1 || s.sess.running.Load() {
-		t.Errorf("after retry: %d rows, running %v", len(s.errs.rows), s.sess.running.Load())
+	if len(s.m.scope().errors) != 1 || s.sess.running.Load() {
+		t.Errorf("after retry: %d rows, running %v", len(s.m.scope().errors), s.sess.running.Load())
 	}
 }
 
@@ -104,20 +104,20 @@ func TestForeignStoreExplained(t *testing.T) {
 	idle(t, s)
 	act(func() { s.OpenStore(foreign) })
 	idle(t, s)
-	if !strings.Contains(s.lastExplain, "another application") || s.storeName != "first.db" {
-		t.Errorf("foreign file: %q (store %s)", s.lastExplain, s.storeName)
+	if !strings.Contains(s.lastExplain, "another application") || s.m.storeName != "first.db" {
+		t.Errorf("foreign file: %q (store %s)", s.lastExplain, s.m.storeName)
 	}
 	act(func() { s.OpenStore(garbage) })
 	idle(t, s)
-	if !strings.Contains(s.lastExplain, "not a database") || s.storeName != "first.db" {
+	if !strings.Contains(s.lastExplain, "not a database") || s.m.storeName != "first.db" {
 		t.Errorf("garbage file: %q", s.lastExplain)
 	}
 	// A good store switches.
 	good := filepath.Join(dir, "weft.db")
 	act(func() { s.OpenStore(good) })
 	idle(t, s)
-	if s.storeName != "weft.db" || !strings.Contains(s.sb.String(), "weft.db") {
-		t.Errorf("store %q status %q", s.storeName, s.sb.String())
+	if s.m.storeName != "weft.db" || !strings.Contains(s.sb.String(), "weft.db") {
+		t.Errorf("store %q status %q", s.m.storeName, s.sb.String())
 	}
 }
 
@@ -154,9 +154,9 @@ func TestSeveralInterruptsByID(t *testing.T) {
 	act(func() { test.Tap(s.ip.items[1].choices[1]) })
 	act(func() { test.Tap(s.ip.resumeB) })
 	idle(t, s)
-	got, _ := s.view.Snap.Values["out"].([]string)
-	if s.runState != "done" || len(got) != 2 || !slices.Contains(got, "yes") || !slices.Contains(got, "no") {
-		t.Fatalf("after answers: %q out=%v", s.runState, got)
+	got, _ := s.tview().Snap.Values["out"].([]string)
+	if s.m.scope().status != "done" || len(got) != 2 || !slices.Contains(got, "yes") || !slices.Contains(got, "no") {
+		t.Fatalf("after answers: %q out=%v", s.m.scope().status, got)
 	}
 }
 
@@ -203,7 +203,7 @@ func TestPauseAndCancel(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 		act(func() {
 			st := s.gp.view.Highlight().State("tick")
-			running = s.running["tick"] && (st == render.StateRunning || st == render.StateNext)
+			running = s.m.run.Busy && s.m.scope().live["tick"] && (st == render.StateRunning || st == render.StateNext)
 		})
 	}
 	if s.tb.pause.Disabled() || !s.tb.run.Disabled() {
@@ -212,8 +212,8 @@ func TestPauseAndCancel(t *testing.T) {
 	act(func() { test.Tap(s.tb.pause) })
 	close(release)
 	idle(t, s)
-	if !strings.HasPrefix(s.runState, "paused") || s.view.Snap.Values["n"] != 1 {
-		t.Fatalf("after pause: %q n=%v", s.runState, s.view.Snap.Values["n"])
+	if !strings.HasPrefix(s.m.scope().status, "paused") || s.tview().Snap.Values["n"] != 1 {
+		t.Fatalf("after pause: %q n=%v", s.m.scope().status, s.tview().Snap.Values["n"])
 	}
 	// Cancel: the node sees its context end.
 	release2 := make(chan struct{})
@@ -223,8 +223,8 @@ func TestPauseAndCancel(t *testing.T) {
 	<-started
 	act(s.Cancel)
 	idle(t, s)
-	if s.runState != "cancelled" || s.sess.running.Load() {
-		t.Fatalf("after cancel: %q", s.runState)
+	if s.m.scope().status != "cancelled" || s.sess.running.Load() {
+		t.Fatalf("after cancel: %q", s.m.scope().status)
 	}
 }
 
@@ -240,7 +240,7 @@ func TestExportImportThread(t *testing.T) {
 	act(func() { test.Tap(s.tb.run) })
 	idle(t, s)
 	var buf bufCloser
-	act(func() { s.exportThread("t-x", &buf) })
+	act(func() { s.exportThread("t-x", &buf, "t-x.weft.json") })
 	idle(t, s)
 	if !strings.Contains(buf.String(), `"thread_id": "t-x"`) {
 		t.Fatalf("bundle %.300s", buf.String())
@@ -248,16 +248,16 @@ func TestExportImportThread(t *testing.T) {
 	data := buf.Bytes()
 	act(func() { s.importThread(data, "") })
 	idle(t, s)
-	if s.thread != "t-x" {
-		t.Fatalf("a refused import must not switch threads (now %q)", s.thread)
+	if s.m.thread() != "t-x" {
+		t.Fatalf("a refused import must not switch threads (now %q)", s.m.thread())
 	}
 	act(func() { s.importThread(data, "t-copy") })
 	idle(t, s)
-	if s.thread != "t-copy" || s.view == nil || len(s.view.Snap.Interrupts) != 1 || len(s.ip.items) != 1 {
-		t.Fatalf("imported thread %q not shown with its question", s.thread)
+	if s.m.thread() != "t-copy" || s.tview() == nil || len(s.tview().Snap.Interrupts) != 1 || len(s.ip.items) != 1 {
+		t.Fatalf("imported thread %q not shown with its question", s.m.thread())
 	}
-	if len(s.threads) != 2 {
-		t.Errorf("thread list %+v", s.threads)
+	if len(s.m.threads) != 2 {
+		t.Errorf("thread list %+v", s.m.threads)
 	}
 }
 

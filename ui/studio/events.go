@@ -3,7 +3,6 @@ package studio
 import (
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -14,7 +13,7 @@ import (
 	"github.com/weftstudio/weft/engine"
 )
 
-// maxEvents bounds the event log; older rows are dropped.
+// maxEvents bounds a thread's event log; older rows are dropped.
 const maxEvents = 5000
 
 // evRow is one line of the event log.
@@ -24,29 +23,62 @@ type evRow struct {
 	Mode string
 	Node string
 	Text string
+	// MsgID and TaskID group streamed message chunks: chunks of one
+	// message from one task extend one row.
+	MsgID, TaskID string
+	Chunks        int
 }
 
-// eventsPanel is the run's stream as a filterable list, live while the run
-// goes: tasks, updates, custom events, message chunks, checkpoints.
+// mergeEvents appends rows to log, folding a streamed chunk into the row
+// of the same message and task when that row is among the last few (other
+// tasks stream at the same time).
+func mergeEvents(log, rows []evRow) []evRow {
+	for _, r := range rows {
+		if r.MsgID != "" {
+			folded := false
+			for i := len(log) - 1; i >= max(0, len(log)-32); i-- {
+				o := &log[i]
+				if o.MsgID == r.MsgID && o.TaskID == r.TaskID && o.Mode == r.Mode {
+					o.Text += r.Text
+					o.Chunks++
+					folded = true
+					break
+				}
+			}
+			if folded {
+				continue
+			}
+			r.Chunks = 1
+		}
+		log = append(log, r)
+	}
+	return log
+}
+
+// streamMsg is a message still streaming into the state, for the chat.
+type streamMsg struct {
+	ID, Node, Role, Text string
+}
+
+// eventsPanel shows the thread's event log (its runs' streams) as a
+// filterable list, live while a run goes: tasks, updates, custom events,
+// streamed messages (one row per message, growing as tokens arrive),
+// checkpoints.
 type eventsPanel struct {
-	s      *Studio
+	m      *model
 	obj    fyne.CanvasObject
-	list   *widget.List
-	mode   *widget.Select
-	node   *widget.Entry
-	rows   []evRow
+	list   *keyList
+	mode   *keySelect
+	node   *keyEntry
 	shown  []int
-	mu     sync.Mutex
-	buf    []engine.Event // events from the observer not yet shown
-	timer  *time.Timer
 	follow bool
 }
 
 var eventModes = []string{"all", "tasks", "updates", "messages", "custom", "checkpoints", "values"}
 
-func newEventsPanel(s *Studio) *eventsPanel {
-	p := &eventsPanel{s: s, follow: true}
-	p.list = widget.NewList(func() int { return len(p.shown) },
+func newEventsPanel(m *model, a *actions) *eventsPanel {
+	p := &eventsPanel{m: m, follow: true}
+	p.list = newKeyList(a.key, func() int { return len(p.shown) },
 		func() fyne.CanvasObject {
 			head := widget.NewLabel("")
 			head.SizeName = theme.SizeNameCaptionText
@@ -57,90 +89,42 @@ func newEventsPanel(s *Studio) *eventsPanel {
 			return container.New(&tightVBox{}, head, body)
 		},
 		func(i widget.ListItemID, o fyne.CanvasObject) {
-			r := p.rows[p.shown[i]]
+			rows := p.m.scope().events
+			if i >= len(p.shown) || p.shown[i] >= len(rows) {
+				return
+			}
+			r := rows[p.shown[i]]
 			box := o.(*fyne.Container)
 			head := fmt.Sprintf("%s · step %d · %s", clockMS(r.When), r.Step, r.Mode)
+			if r.Chunks > 1 {
+				head += fmt.Sprintf(" · %d chunks", r.Chunks)
+			}
 			body := r.Text
 			if r.Node != "" {
 				body = r.Node + ": " + r.Text
 			}
 			box.Objects[0].(*widget.Label).SetText(head)
-			box.Objects[1].(*widget.Label).SetText(body)
+			box.Objects[1].(*widget.Label).SetText(oneLine(body, 200))
 		})
-	p.node = widget.NewEntry()
+	p.node = newKeyEntry(a.key, false)
 	p.node.SetPlaceHolder("Filter by node or text…")
-	p.mode = widget.NewSelect(eventModes, nil)
+	p.mode = newKeySelect(a.key, eventModes, nil)
 	p.mode.SetSelected("all")
 	p.mode.OnChanged = func(string) { p.filter() }
 	p.node.OnChanged = func(string) { p.filter() }
-	clear := widget.NewButtonWithIcon("Clear", theme.ContentClearIcon(), func() {
-		p.rows = nil
-		p.filter()
-	})
+	clear := newKeyButton(a.key, "Clear", theme.ContentClearIcon(), m.clearEvents)
 	clear.Importance = widget.LowImportance
 	bar := container.NewBorder(nil, nil, container.NewHBox(widget.NewLabel("Show"), p.mode), clear, p.node)
 	p.obj = container.NewBorder(bar, nil, nil, nil, p.list)
+	m.subscribe(chThread|chEvents, func(part) { p.filter() })
 	return p
-}
-
-// observer returns the function a run reports its events to. It runs on
-// the engine's observer goroutine: it only buffers, and schedules a
-// refresh at most every 50 ms.
-func (p *eventsPanel) observer() func(engine.Event) {
-	return func(ev engine.Event) {
-		if ev.Mode == engine.ModeDebug {
-			return // the same tasks and checkpoints again
-		}
-		p.mu.Lock()
-		p.buf = append(p.buf, ev)
-		if p.timer == nil {
-			p.timer = time.AfterFunc(50*time.Millisecond, func() { uiDo(p.flush) })
-		}
-		p.mu.Unlock()
-	}
-}
-
-// flush moves buffered events into the list and the live highlights. It
-// runs on the UI goroutine.
-func (p *eventsPanel) flush() {
-	p.mu.Lock()
-	evs := p.buf
-	p.buf = nil
-	if p.timer != nil {
-		p.timer.Stop()
-		p.timer = nil
-	}
-	p.mu.Unlock()
-	if len(evs) == 0 {
-		return
-	}
-	live := false
-	for _, ev := range evs {
-		p.rows = append(p.rows, rowOf(ev))
-		if ev.Mode == engine.ModeTasks && ev.Task != nil && p.s.running != nil {
-			live = true
-			if ev.Task.Done {
-				p.s.running[ev.Task.Name] = false
-				p.s.finished[ev.Task.Name] = true
-			} else {
-				p.s.running[ev.Task.Name] = true
-			}
-		}
-	}
-	if over := len(p.rows) - maxEvents; over > 0 {
-		p.rows = append(p.rows[:0:0], p.rows[over:]...)
-	}
-	p.filter()
-	if live {
-		p.s.gp.highlight()
-	}
 }
 
 func (p *eventsPanel) filter() {
 	mode := p.mode.Selected
 	q := strings.ToLower(strings.TrimSpace(p.node.Text))
 	p.shown = p.shown[:0]
-	for i, r := range p.rows {
+	for i, r := range p.m.scope().events {
 		if mode != "" && mode != "all" && r.Mode != mode {
 			continue
 		}
@@ -190,7 +174,11 @@ func rowOf(ev engine.Event) evRow {
 		}
 	case ev.Message != nil:
 		r.Node = ev.Message.Node
-		r.Text = oneLine(ev.Message.Message.Content, 100)
+		r.Text = ev.Message.Message.Content
+		r.MsgID, r.TaskID = ev.Message.Message.ID, ev.Message.TaskID
+		if r.MsgID == "" {
+			r.MsgID = "task:" + r.TaskID // one message per task when chunks carry no id
+		}
 	case ev.State != nil:
 		r.Text = "checkpoint · next " + joinNames(ev.State.Next)
 	case ev.Mode == engine.ModeCustom:
@@ -204,7 +192,7 @@ func rowOf(ev engine.Event) evRow {
 		r.Text = fmt.Sprintf("%d channels", len(ev.Values))
 	}
 	if ev.NS != "" {
-		r.Node = ev.NS + " › " + r.Node
+		r.Node = nsLabel(ev.NS) + " › " + r.Node
 	}
 	return r
 }
@@ -220,22 +208,24 @@ func writeNames(ws []engine.Write) string {
 	return joinNames(names)
 }
 
-// errorsPanel lists failures: the node, its error and the task's input.
+// errorsPanel lists the current thread's failures: the thread and node,
+// the error and the task's input.
 type errorsPanel struct {
-	s    *Studio
+	m    *model
 	obj  fyne.CanvasObject
-	list *widget.List
-	rows []errRow
+	list *keyList
 	none *widget.Label
 }
 
+// errRow is one failure of a thread.
 type errRow struct {
-	Node, Msg, Input string
+	Thread, Node, Msg, Input string
+	pendingInput             bool // Input is a stand-in until the checkpoint tells more
 }
 
-func newErrorsPanel(s *Studio) *errorsPanel {
-	p := &errorsPanel{s: s}
-	p.list = widget.NewList(func() int { return len(p.rows) },
+func newErrorsPanel(m *model, a *actions) *errorsPanel {
+	p := &errorsPanel{m: m}
+	p.list = newKeyList(a.key, func() int { return len(p.m.scope().errors) },
 		func() fyne.CanvasObject {
 			head := widget.NewLabel("")
 			head.TextStyle.Bold = true
@@ -247,46 +237,39 @@ func newErrorsPanel(s *Studio) *errorsPanel {
 			return container.NewVBox(head, in)
 		},
 		func(i widget.ListItemID, o fyne.CanvasObject) {
-			r := p.rows[len(p.rows)-1-i]
+			rows := p.m.scope().errors
+			if i >= len(rows) {
+				return
+			}
+			r := rows[len(rows)-1-i]
 			box := o.(*fyne.Container)
 			who := r.Node
 			if who == "" {
 				who = "run"
 			}
-			box.Objects[0].(*widget.Label).SetText(who + ": " + r.Msg)
+			box.Objects[0].(*widget.Label).SetText(fmt.Sprintf("%s · %s: %s", r.Thread, who, r.Msg))
 			box.Objects[1].(*widget.Label).SetText("input: " + r.Input)
 			p.list.SetItemHeight(i, box.MinSize().Height)
 		})
-	p.none = placeholder("No errors. A node's failure shows here with its error and input; the studio keeps running.")
+	p.none = placeholder("No errors in this thread. A node's failure shows here with its error and input; the studio keeps running.")
 	p.obj = container.NewStack(p.none, p.list)
 	p.list.Hide()
+	m.subscribe(chThread|chErrors, func(part) {
+		if len(m.scope().errors) == 0 {
+			p.list.Hide()
+			p.none.Show()
+		} else {
+			p.none.Hide()
+			p.list.Show()
+		}
+		p.list.Refresh()
+	})
 	return p
 }
 
-// add records a failure; input "" fills in later from the checkpoint.
-func (p *errorsPanel) add(node, msg, input string) {
-	for i := range p.rows {
-		r := &p.rows[i]
-		if r.Node == node && r.Msg == msg {
-			if r.Input == "" || strings.HasPrefix(r.Input, "(") {
-				r.Input = input
-			}
-			p.list.Refresh()
-			return
-		}
-	}
-	if input == "" {
-		input = "(see the failed task in the latest checkpoint)"
-	}
-	p.rows = append(p.rows, errRow{node, msg, input})
-	p.none.Hide()
-	p.list.Show()
-	p.list.Refresh()
-}
-
-// showTasks records the failed tasks of a checkpoint with their inputs,
-// completing the rows a failed run added.
-func (p *errorsPanel) showTasks(snap *engine.Snapshot) {
+// failedTasks turns a checkpoint's failed tasks into error rows.
+func failedTasks(snap *engine.Snapshot) []errRow {
+	var out []errRow
 	for _, t := range snap.Tasks {
 		if t.Error == "" {
 			continue
@@ -295,24 +278,10 @@ func (p *errorsPanel) showTasks(snap *engine.Snapshot) {
 		if t.Input != nil {
 			input = preview(toJSON(t.Input), 200)
 		}
-		known := false
-		for i := range p.rows {
-			r := &p.rows[i]
-			if r.Node != t.Name {
-				continue
-			}
-			if strings.HasPrefix(r.Input, "(") {
-				r.Input = input
-				known = true
-			} else if strings.Contains(t.Error, strings.TrimPrefix(r.Msg, "panic: ")) {
-				known = true
-			}
-		}
-		if !known {
-			p.add(t.Name, t.Error, input)
-		}
+		msg := t.Error
+		out = append(out, errRow{Node: t.Name, Msg: msg, Input: input})
 	}
-	p.list.Refresh()
+	return out
 }
 
 // callSummary is one line about a model or tool call: what, how big, how

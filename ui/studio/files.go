@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -22,18 +23,22 @@ import (
 	"github.com/weftstudio/weft/ui/bundle"
 )
 
-// menus builds the main menu: File · Run · View · Help.
+// menus builds the main menu: File · Run · View · Help. Every action's
+// key is shown by its menu item.
 func (s *Studio) menus() *fyne.MainMenu {
-	open := fyne.NewMenuItem("Open store…", s.openStoreDialog)
-	open.Shortcut = &desktop.CustomShortcut{KeyName: fyne.KeyO, Modifier: fyne.KeyModifierShortcutDefault}
+	key := func(item *fyne.MenuItem, name fyne.KeyName, mod fyne.KeyModifier) *fyne.MenuItem {
+		item.Shortcut = &desktop.CustomShortcut{KeyName: name, Modifier: mod}
+		return item
+	}
+	ctrl := fyne.KeyModifierShortcutDefault
+	open := key(fyne.NewMenuItem("Open store…", s.openStoreDialog), fyne.KeyO, ctrl)
 	if s.cfg.OpenStore == nil {
 		open.Disabled = true
 	}
-	newThread := fyne.NewMenuItem("New thread…", s.newThreadDialog)
-	newThread.Shortcut = &desktop.CustomShortcut{KeyName: fyne.KeyN, Modifier: fyne.KeyModifierShortcutDefault}
 	file := fyne.NewMenu("File",
-		newThread,
+		key(fyne.NewMenuItem("New thread…", s.newThreadDialog), fyne.KeyN, ctrl),
 		open,
+		key(fyne.NewMenuItem("Reload", s.refresh), fyne.KeyR, ctrl),
 		fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem("Export thread…", s.exportThreadDialog),
 		fyne.NewMenuItem("Import thread…", s.importThreadDialog),
@@ -41,25 +46,24 @@ func (s *Studio) menus() *fyne.MainMenu {
 		fyne.NewMenuItem("Export graph picture…", s.exportGraphDialog),
 	)
 	run := fyne.NewMenu("Run",
-		fyne.NewMenuItem("Run    F5", s.Run),
-		fyne.NewMenuItem("Step    F10", s.Step),
-		fyne.NewMenuItem("Pause    F6", s.Pause),
-		fyne.NewMenuItem("Cancel    Esc", s.Cancel),
+		key(fyne.NewMenuItem("Run", s.Run), fyne.KeyF5, 0),
+		key(fyne.NewMenuItem("Step", s.Step), fyne.KeyF10, 0),
+		key(fyne.NewMenuItem("Pause", s.Pause), fyne.KeyF6, 0),
+		key(fyne.NewMenuItem("Cancel", s.Cancel), fyne.KeyEscape, 0),
 		fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem("Re-run from the selected checkpoint", s.rerunFrom),
-		fyne.NewMenuItem("Edit state and fork…", s.insp.editDialog),
+		fyne.NewMenuItem("Edit state and fork…", s.editDialog),
 		fyne.NewMenuItemSeparator(),
-		fyne.NewMenuItem("Break on every node    F9", func() { s.tb.breakAll.SetChecked(!s.tb.breakAll.Checked) }),
-		fyne.NewMenuItem("Clear breakpoints", func() {
-			s.breakBefore, s.breakAfter = map[string]bool{}, map[string]bool{}
-			s.tb.breakAll.SetChecked(false)
-			s.gp.highlight()
-		}),
+		key(fyne.NewMenuItem("Break on every node", func() { s.m.setBreakAll(!s.m.brk.All) }), fyne.KeyF9, 0),
+		fyne.NewMenuItem("Clear breakpoints", s.m.clearBreakpoints),
 	)
 	view := fyne.NewMenu("View",
 		fyne.NewMenuItem("Zoom in", s.gp.view.ZoomIn),
 		fyne.NewMenuItem("Zoom out", s.gp.view.ZoomOut),
 		fyne.NewMenuItem("Fit graph", s.gp.view.Fit),
+		fyne.NewMenuItemSeparator(),
+		key(fyne.NewMenuItem("Previous checkpoint on this branch", func() { s.travel(-1) }), fyne.KeyLeft, 0),
+		key(fyne.NewMenuItem("Next checkpoint on this branch", func() { s.travel(1) }), fyne.KeyRight, 0),
 		fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem("Interrupts", func() { s.tabs.SelectIndex(0) }),
 		fyne.NewMenuItem("Events", func() { s.tabs.SelectIndex(1) }),
@@ -67,76 +71,101 @@ func (s *Studio) menus() *fyne.MainMenu {
 	)
 	help := fyne.NewMenu("Help", fyne.NewMenuItem("Keyboard shortcuts", func() {
 		dialog.ShowInformation("Keyboard shortcuts",
-			"F5  Run to the next interrupt, breakpoint or the end\nF10  Step one super-step\nF6  Pause\nEsc  Cancel\nF9  Break on every node\n← →  Previous / next checkpoint\nCtrl+N  New thread\nCtrl+O  Open store\n\nRight-click a node's left or right half to set a breakpoint before or after it.", s.win)
+			"F5  Run to the next interrupt, breakpoint or the end\nF10  Step one super-step\nF6  Pause\nEsc  Cancel the run\nF9  Break on every node\n← →  Previous / next checkpoint on the branch\nCtrl+N  New thread\nCtrl+O  Open store\nCtrl+R  Reload the store\n\nThese keys work wherever the focus is; a text field keeps ← → for itself.\nRight-click a node's left or right half to set a breakpoint before or after it.", s.win)
 	}))
 	return fyne.NewMainMenu(file, run, view, help)
 }
 
-// installShortcuts binds the function keys when no entry has the focus.
+// installShortcuts binds the window's keys for when nothing has the focus
+// (the focusable widgets pass them on themselves, see keys.go) and the
+// Ctrl shortcuts for windows without a menu bar.
 func (s *Studio) installShortcuts() {
 	c := s.win.Canvas()
-	c.SetOnTypedKey(func(ev *fyne.KeyEvent) {
-		switch ev.Name {
-		case fyne.KeyF5:
-			s.Run()
-		case fyne.KeyF10:
-			s.Step()
-		case fyne.KeyF6:
-			s.Pause()
-		case fyne.KeyF9:
-			s.tb.breakAll.SetChecked(!s.tb.breakAll.Checked)
-		case fyne.KeyEscape:
-			s.Cancel()
-		case fyne.KeyLeft, fyne.KeyRight:
-			// Walk the timeline one checkpoint at a time.
-			i, ok := s.tl.index[s.sel]
-			if !ok {
-				return
-			}
-			if ev.Name == fyne.KeyLeft {
-				i--
-			} else {
-				i++
-			}
-			s.tl.selectAt(i)
-		}
-	})
-	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyN, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) { s.newThreadDialog() })
-	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyO, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) { s.openStoreDialog() })
+	c.SetOnTypedKey(func(ev *fyne.KeyEvent) { s.windowKey(ev, false) })
+	ctrl := fyne.KeyModifierShortcutDefault
+	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyN, Modifier: ctrl}, func(fyne.Shortcut) { s.newThreadDialog() })
+	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyO, Modifier: ctrl}, func(fyne.Shortcut) { s.openStoreDialog() })
+	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyR, Modifier: ctrl}, func(fyne.Shortcut) { s.refresh() })
 }
 
-// keepKeys gives the keyboard back to the window after a click in a list
-// or tree, so F5, F10 and the other function keys keep working (Fyne sends
-// unmodified keys only to the focused widget).
-func (s *Studio) keepKeys() {
-	if c := s.win.Canvas(); c != nil {
-		c.Unfocus()
-	}
-}
-
-// openStoreDialog asks for a SQLite file or a DSN.
+// openStoreDialog asks for a SQLite file or a DSN: Enter opens it; a file
+// that does not exist is created only after the user says so.
 func (s *Studio) openStoreDialog() {
 	if s.cfg.OpenStore == nil {
 		return
 	}
 	entry := widget.NewEntry()
 	entry.SetPlaceHolder("path/to/weft.db or postgres://…")
+	var d dialog.Dialog
+	submit := func() {
+		spec := strings.TrimSpace(entry.Text)
+		if spec == "" {
+			return
+		}
+		d.Hide()
+		s.openStoreAsking(spec)
+	}
+	entry.OnSubmitted = func(string) { submit() }
 	browse := widget.NewButton("Browse…", func() {
-		d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
+		fd := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
 			if err != nil || r == nil {
 				return
 			}
 			entry.SetText(r.URI().Path())
 			r.Close()
 		}, s.win)
-		d.Show()
+		fd.Show()
 	})
-	content := container.NewBorder(nil, nil, nil, browse, entry)
-	dialog.ShowCustomConfirm("Open store", "Open", "Cancel", content, func(ok bool) {
-		if ok && strings.TrimSpace(entry.Text) != "" {
-			s.OpenStore(strings.TrimSpace(entry.Text))
+	hint := widget.NewLabel("A SQLite file (created if you confirm) or a postgres:// DSN. Enter opens it.")
+	hint.Importance = widget.LowImportance
+	hint.Wrapping = fyne.TextWrapWord
+	content := container.NewVBox(container.NewBorder(nil, nil, nil, browse, entry), hint)
+	d = dialog.NewCustomConfirm("Open store", "Open", "Cancel", content, func(ok bool) {
+		if ok {
+			submit()
 		}
 	}, s.win)
+	d.Resize(fyne.NewSize(620, 200))
+	d.Show()
+	s.win.Canvas().Focus(entry)
+	s.openDlg = &openDialog{dlg: d, entry: entry}
+}
+
+// openDialog is the open-store dialog, for tests.
+type openDialog struct {
+	dlg   dialog.Dialog
+	entry *widget.Entry
+	// create is the "create it?" question, when one was asked.
+	create *dialog.ConfirmDialog
+}
+
+// openStoreAsking opens spec, first asking before a file that does not
+// exist is created.
+func (s *Studio) openStoreAsking(spec string) {
+	if !isDSN(spec) {
+		if _, err := os.Stat(spec); errors.Is(err, os.ErrNotExist) {
+			c := dialog.NewConfirm("Create a new store?",
+				fmt.Sprintf("%s does not exist. Create a new, empty Weft store there?", spec),
+				func(ok bool) {
+					if ok {
+						s.OpenStore(spec)
+					}
+				}, s.win)
+			c.SetConfirmText("Create")
+			c.Show()
+			if s.openDlg != nil {
+				s.openDlg.create = c
+			}
+			return
+		}
+	}
+	s.OpenStore(spec)
+}
+
+// isDSN reports whether spec names a store by URL rather than a file.
+func isDSN(spec string) bool {
+	scheme, _, ok := strings.Cut(spec, "://")
+	return ok && !strings.ContainsAny(scheme, `/\`)
 }
 
 // OpenStore switches the studio to the store named by spec (through
@@ -150,27 +179,29 @@ func (s *Studio) OpenStore(spec string) {
 		saver checkpoint.Saver
 		name  string
 	}
-	s.sb.setBusy(true)
+	s.sb.setLoading(true)
 	goBG(s.sess, func() (opened, error) {
 		sv, name, err := s.cfg.OpenStore(spec)
 		return opened{sv, name}, err
 	}, func(o opened, err error) {
-		s.sb.setBusy(false)
+		s.sb.setLoading(false)
 		if err != nil {
 			s.explainDialog(spec, err)
 			return
 		}
-		s.cfg.Store, s.storeName = o.saver, o.name
-		if s.storeName == "" {
-			s.storeName = spec
+		s.cfg.Store = o.saver
+		name := o.name
+		if name == "" {
+			name = spec
 		}
-		s.selectGraph(s.graphIdx)
+		s.m.setStore(o.saver, name)
+		s.watchStore()
 	})
 }
 
 // explainDialog tells the user why a store could not be opened.
 func (s *Studio) explainDialog(spec string, err error) {
-	msg := widget.NewLabel(fmt.Sprintf("Could not open %s.\n\n%s\n\nThe studio stays on %s.", spec, explain(err), s.storeName))
+	msg := widget.NewLabel(fmt.Sprintf("Could not open %s.\n\n%s\n\nThe studio stays on %s.", spec, explain(err), s.m.storeName))
 	msg.Wrapping = fyne.TextWrapWord
 	d := dialog.NewCustom("Cannot open this store", "OK", msg, s.win)
 	d.Resize(fyne.NewSize(520, 260))
@@ -210,23 +241,26 @@ func errorsIsCanceled(err error) bool { return errors.Is(err, context.Canceled) 
 
 // exportThreadDialog saves the selected thread as a JSON bundle.
 func (s *Studio) exportThreadDialog() {
-	if s.thread == "" {
-		s.sb.flash("Select a thread to export")
+	thread := s.m.thread()
+	if thread == "" {
+		s.flash("Select a thread to export")
 		return
 	}
-	thread := s.thread
 	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
 		if err != nil || w == nil {
 			return
 		}
-		s.exportThread(thread, w)
+		s.rememberFolder(w.URI())
+		s.exportThread(thread, w, w.URI().Path())
 	}, s.win)
 	d.SetFileName(thread + ".weft.json")
+	s.startIn(d)
 	d.Show()
 }
 
-// exportThread writes thread as a bundle to w and closes it.
-func (s *Studio) exportThread(thread string, w io.WriteCloser) {
+// exportThread writes thread as a bundle to w (the file at path) and
+// closes it.
+func (s *Studio) exportThread(thread string, w io.WriteCloser, path string) {
 	_, saver := s.sess.current()
 	goBG(s.sess, func() (struct{}, error) {
 		defer w.Close()
@@ -236,23 +270,29 @@ func (s *Studio) exportThread(thread string, w io.WriteCloser) {
 			s.showError("Exporting thread", err)
 			return
 		}
-		s.sb.flash("Exported thread " + thread)
+		s.flash("Exported thread " + thread + " to " + path)
 	})
 }
 
 // deleteThreadDialog deletes the selected thread, every namespace of it,
-// after a confirmation that names it.
+// after a confirmation that names it; the button says Delete, in the
+// danger colour.
 func (s *Studio) deleteThreadDialog() {
-	if s.thread == "" {
-		s.sb.flash("Select a thread to delete")
+	thread := s.m.thread()
+	if thread == "" {
+		s.flash("Select a thread to delete")
 		return
 	}
-	thread := s.thread
-	dialog.ShowConfirm("Delete thread", "Delete thread "+thread+" and all its checkpoints? Export it first to keep a copy.", func(ok bool) {
+	d := dialog.NewConfirm("Delete thread", "Delete thread "+thread+" and all its checkpoints? This cannot be undone; export it first to keep a copy.", func(ok bool) {
 		if ok {
 			s.deleteThread(thread)
 		}
 	}, s.win)
+	d.SetConfirmText("Delete")
+	d.SetDismissText("Keep it")
+	d.SetConfirmImportance(widget.DangerImportance)
+	s.deleteDlg = d
+	d.Show()
 }
 
 // deleteThread removes thread from the store and from the views.
@@ -265,10 +305,19 @@ func (s *Studio) deleteThread(thread string) {
 			s.showError("Deleting thread", err)
 			return
 		}
-		if s.thread == thread {
-			s.clearThread("")
-		}
-		s.sb.flash("Deleted thread " + thread)
+		s.m.update(func() {
+			var rows []threadRow
+			for _, r := range s.m.threads {
+				if r.ID != thread {
+					rows = append(rows, r)
+				}
+			}
+			s.m.setThreads(rows)
+			if s.m.thread() == thread {
+				s.m.setThread("")
+			}
+		})
+		s.flash("Deleted thread " + thread)
 		s.refreshThreads(true)
 	})
 }
@@ -280,6 +329,7 @@ func (s *Studio) importThreadDialog() {
 		if err != nil || r == nil {
 			return
 		}
+		s.rememberFolder(r.URI())
 		data, err := io.ReadAll(r)
 		r.Close()
 		if err != nil {
@@ -289,6 +339,7 @@ func (s *Studio) importThreadDialog() {
 		s.importThread(data, "")
 	}, s.win)
 	d.SetFilter(storage.NewExtensionFileFilter([]string{".json"}))
+	s.startIn(d)
 	d.Show()
 }
 
@@ -302,45 +353,99 @@ func (s *Studio) importThread(data []byte, rename string) {
 		if errors.Is(err, bundle.ErrThreadExists) {
 			e := widget.NewEntry()
 			e.SetText(s.newThreadID())
-			dialog.ShowForm("Thread exists", "Import", "Cancel",
+			d := dialog.NewForm("Thread exists", "Import", "Cancel",
 				[]*widget.FormItem{widget.NewFormItem("Import as", e)}, func(ok bool) {
 					if ok {
 						s.importThread(data, e.Text)
 					}
 				}, s.win)
+			d.Resize(fyne.NewSize(460, 180)) // room for the whole id
+			s.importDlg = e
+			d.Show()
 			return
 		}
 		if err != nil {
 			s.showError("Importing thread", err)
 			return
 		}
-		s.setThread(id)
+		s.m.update(func() {
+			s.m.setThreadRow(threadRow{ID: id})
+			s.m.setThread(id)
+		})
 		s.refreshThreads(false)
 	})
 }
 
-// exportGraphDialog saves the graph as SVG or PNG (by file name).
+// folderKey is the preference holding the folder last used in a file
+// dialog.
+const folderKey = "last_folder"
+
+// rememberFolder keeps the folder of u for the next file dialog.
+func (s *Studio) rememberFolder(u fyne.URI) {
+	if dir, err := storage.Parent(u); err == nil {
+		s.app.Preferences().SetString(folderKey, dir.String())
+	}
+}
+
+// startIn opens a file dialog in the folder used last.
+func (s *Studio) startIn(d *dialog.FileDialog) {
+	if dir := s.app.Preferences().String(folderKey); dir != "" {
+		if u, err := storage.ParseURI(dir); err == nil {
+			if l, err := storage.ListerForURI(u); err == nil {
+				d.SetLocation(l)
+			}
+		}
+	}
+}
+
+// pictureFormats are the formats a graph picture is exported in.
+var pictureFormats = []string{"SVG (vector, Graphviz)", "PNG (as drawn, with highlights)"}
+
+// exportGraphDialog asks for the picture's format, then where to save it;
+// the folder is remembered, and the status bar says where the file went.
 func (s *Studio) exportGraphDialog() {
-	name, _, _, topo := s.sess.graphInfo()
-	if topo == nil {
+	g := s.m.graph().Graph
+	if g == nil {
 		return
 	}
-	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
-		if err != nil || w == nil {
+	format := widget.NewRadioGroup(pictureFormats, nil)
+	format.SetSelected(s.app.Preferences().StringWithFallback("picture_format", pictureFormats[0]))
+	dialog.ShowCustomConfirm("Export graph picture", "Choose file…", "Cancel", format, func(ok bool) {
+		if !ok {
 			return
 		}
-		s.exportGraph(w, strings.EqualFold(w.URI().Extension(), ".png"), w.URI().Name())
+		png := format.Selected == pictureFormats[1]
+		s.app.Preferences().SetString("picture_format", format.Selected)
+		ext := ".svg"
+		if png {
+			ext = ".png"
+		}
+		d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
+			if err != nil || w == nil {
+				return
+			}
+			s.rememberFolder(w.URI())
+			s.exportGraph(w, png, w.URI().Path())
+		}, s.win)
+		d.SetFileName(strings.ReplaceAll(g.Name(), " ", "-") + ext)
+		d.SetFilter(storage.NewExtensionFileFilter([]string{ext}))
+		s.startIn(d)
+		d.Show()
 	}, s.win)
-	d.SetFileName(strings.ReplaceAll(name, " ", "-") + ".svg")
-	d.Show()
 }
 
 // exportGraph writes the graph to w and closes it: a PNG drawn like the
-// view with the current highlights, or Graphviz's SVG.
-func (s *Studio) exportGraph(w io.WriteCloser, png bool, name string) {
-	_, _, _, topo := s.sess.graphInfo()
+// view with the current highlights, or Graphviz's SVG; where names the
+// file in the note that follows.
+func (s *Studio) exportGraph(w io.WriteCloser, png bool, where string) {
+	g := s.m.graph().Graph
+	if g == nil {
+		w.Close()
+		return
+	}
+	topo := g.Topology()
 	geom := s.gp.view.Geometry()
-	hl := s.computeHighlight()
+	hl := highlightOf(s.m)
 	goBG(s.sess, func() (struct{}, error) {
 		defer w.Close()
 		var data []byte
@@ -359,6 +464,6 @@ func (s *Studio) exportGraph(w io.WriteCloser, png bool, name string) {
 			s.showError("Exporting the graph", err)
 			return
 		}
-		s.sb.flash("Exported " + name)
+		s.flash("Saved the graph picture to " + where)
 	})
 }

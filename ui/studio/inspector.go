@@ -1,7 +1,6 @@
 package studio
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -10,7 +9,6 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -18,27 +16,34 @@ import (
 )
 
 // inspector is the right column: the channels of the selected checkpoint as
-// a tree (changed ones marked), a JSON view, the diff against the parent
-// checkpoint with who wrote each change, and channel versions.
+// a tree (changed ones marked), a conversation view of a Messages channel,
+// the diff against the parent checkpoint with who wrote each change, the
+// planned tasks, a JSON view and channel versions. It shows the model's
+// selected view and empties itself when the thread or graph changes.
 type inspector struct {
-	s        *Studio
+	m        *model
+	a        *actions
 	obj      fyne.CanvasObject
 	title    *widget.Label
-	tree     *widget.Tree
+	tree     *keyTree
+	chat     *chatView
 	json     *widget.RichText
-	diff     *widget.List
-	vers     *widget.List
-	tasks    *widget.List
-	taskRows [][2]string
+	diff     *keyList
+	vers     *keyList
+	tasks    *keyList
 	tabs     *container.AppTabs
-	forkB    *widget.Button
-	rerunB   *widget.Button
+	chatTab  *container.TabItem
+	forkB    *keyButton
+	rerunB   *keyButton
 	nodes    map[string]*tnode
 	roots    []string
 	values   map[string]any // channel → JSON data
 	changes  []diffRow
-	verRows  []string
+	verRows  [][2]string
+	taskRows [][2]string
 	selCh    string
+	shown    *view
+	stale    map[*container.TabItem]bool // tabs whose content waits for them to be opened
 }
 
 // tnode is one row of the state tree.
@@ -52,66 +57,71 @@ type tnode struct {
 type diffRow struct {
 	Channel string
 	change
-	By string // "research via append"
+	By string // "research ×3 via append"
 }
 
 const sep = "\x1f"
 
-func newInspector(s *Studio) *inspector {
-	in := &inspector{s: s, nodes: map[string]*tnode{}}
-	in.title = widget.NewLabel("Start or pick a thread: the state at the selected checkpoint shows here.")
+const noStateHint = "Start or pick a thread: the state at the selected checkpoint shows here."
+
+func newInspector(m *model, a *actions) *inspector {
+	in := &inspector{m: m, a: a, nodes: map[string]*tnode{}, stale: map[*container.TabItem]bool{}}
+	in.title = widget.NewLabel(noStateHint)
 	in.title.Wrapping = fyne.TextWrapWord
-	in.tree = widget.NewTree(
-		func(id widget.TreeNodeID) []widget.TreeNodeID {
-			if id == "" {
-				return in.roots
-			}
-			if n := in.nodes[id]; n != nil {
-				return n.children
-			}
-			return nil
-		},
-		func(id widget.TreeNodeID) bool {
-			if id == "" {
-				return true
-			}
-			n := in.nodes[id]
-			return n != nil && len(n.children) > 0
-		},
-		func(bool) fyne.CanvasObject {
-			key := widget.NewLabel("key")
-			key.TextStyle.Bold = true
-			val := widget.NewLabel("value")
-			val.Truncation = fyne.TextTruncateEllipsis
-			mark := widget.NewLabel("changed")
-			mark.Importance = widget.WarningImportance
-			mark.SizeName = theme.SizeNameCaptionText
-			return container.NewBorder(nil, nil, key, mark, val)
-		},
-		func(id widget.TreeNodeID, _ bool, o fyne.CanvasObject) {
-			n := in.nodes[id]
-			if n == nil {
-				return
-			}
-			c := o.(*fyne.Container)
-			c.Objects[1].(*widget.Label).SetText(n.key)
-			c.Objects[0].(*widget.Label).SetText(n.value)
-			mark := c.Objects[2].(*widget.Label)
-			if n.changed {
-				mark.Show()
-			} else {
-				mark.Hide()
-			}
-		})
+	in.title.SizeName = theme.SizeNameCaptionText
+	in.tree = newKeyTree(a.key)
+	in.tree.ChildUIDs = func(id widget.TreeNodeID) []widget.TreeNodeID {
+		if id == "" {
+			return in.roots
+		}
+		if n := in.nodes[id]; n != nil {
+			return n.children
+		}
+		return nil
+	}
+	in.tree.IsBranch = func(id widget.TreeNodeID) bool {
+		if id == "" {
+			return true
+		}
+		n := in.nodes[id]
+		return n != nil && len(n.children) > 0
+	}
+	in.tree.CreateNode = func(bool) fyne.CanvasObject {
+		key := widget.NewLabel("key")
+		key.TextStyle.Bold = true
+		val := widget.NewLabel("value")
+		val.Truncation = fyne.TextTruncateEllipsis
+		mark := widget.NewLabel("changed")
+		mark.Importance = widget.WarningImportance
+		mark.SizeName = theme.SizeNameCaptionText
+		return container.NewBorder(nil, nil, key, mark, val)
+	}
+	in.tree.UpdateNode = func(id widget.TreeNodeID, _ bool, o fyne.CanvasObject) {
+		n := in.nodes[id]
+		if n == nil {
+			return
+		}
+		c := o.(*fyne.Container)
+		c.Objects[1].(*widget.Label).SetText(n.key)
+		c.Objects[0].(*widget.Label).SetText(n.value)
+		mark := c.Objects[2].(*widget.Label)
+		if n.changed {
+			mark.Show()
+		} else {
+			mark.Hide()
+		}
+	}
 	in.tree.OnSelected = func(id widget.TreeNodeID) {
-		s.keepKeys()
 		ch, _, _ := strings.Cut(id, sep)
+		if strings.HasPrefix(ch, "\x1esub:") {
+			return // a subgraph's state: not one of the graph's channels
+		}
 		in.selCh = ch
-		in.showJSON()
+		in.markStale(in.tabs.Items[in.tabIndex("JSON")])
 	}
 	in.json = widget.NewRichText()
 	in.json.Wrapping = fyne.TextWrapOff
-	in.diff = widget.NewList(func() int { return len(in.changes) },
+	in.diff = newKeyList(a.key, func() int { return len(in.changes) },
 		func() fyne.CanvasObject {
 			kind := widget.NewLabel("changed")
 			kind.TextStyle.Bold = true
@@ -126,29 +136,35 @@ func newInspector(s *Studio) *inspector {
 			return container.New(&tightVBox{}, container.NewBorder(nil, nil, container.NewHBox(kind, path), nil, val), by)
 		},
 		func(i widget.ListItemID, o fyne.CanvasObject) {
+			if i >= len(in.changes) {
+				return
+			}
 			r := in.changes[i]
 			top := o.(*fyne.Container).Objects[0].(*fyne.Container)
 			left := top.Objects[1].(*fyne.Container)
 			kind := left.Objects[0].(*widget.Label)
-			kind.SetText(map[string]string{"added": "+", "removed": "−", "changed": "~"}[r.Kind])
+			kind.Text = map[string]string{"added": "+", "removed": "−", "changed": "~"}[r.Kind]
 			kind.Importance = map[string]widget.Importance{"added": widget.SuccessImportance, "removed": widget.DangerImportance, "changed": widget.WarningImportance}[r.Kind]
 			kind.Refresh()
 			left.Objects[1].(*widget.Label).SetText(r.Path)
-			val := top.Objects[0].(*widget.Label)
-			switch r.Kind {
-			case "added":
-				val.SetText(preview(r.New, 80))
-			case "removed":
-				val.SetText(preview(r.Old, 80))
-			default:
-				val.SetText(preview(r.Old, 36) + " → " + preview(r.New, 36))
-			}
+			top.Objects[0].(*widget.Label).SetText(r.text())
 			o.(*fyne.Container).Objects[1].(*widget.Label).SetText(r.By)
 		})
-	in.vers = widget.NewList(func() int { return len(in.verRows) },
-		func() fyne.CanvasObject { l := widget.NewLabel(""); l.TextStyle.Monospace = true; return l },
-		func(i widget.ListItemID, o fyne.CanvasObject) { o.(*widget.Label).SetText(in.verRows[i]) })
-	in.tasks = widget.NewList(func() int { return len(in.taskRows) },
+	in.vers = newKeyList(a.key, func() int { return len(in.verRows) },
+		func() fyne.CanvasObject {
+			name := widget.NewLabel("")
+			name.TextStyle.Monospace = true
+			return container.NewBorder(nil, nil, name, nil, widget.NewLabel(""))
+		},
+		func(i widget.ListItemID, o fyne.CanvasObject) {
+			if i >= len(in.verRows) {
+				return
+			}
+			c := o.(*fyne.Container)
+			c.Objects[1].(*widget.Label).SetText(in.verRows[i][0])
+			c.Objects[0].(*widget.Label).SetText(in.verRows[i][1])
+		})
+	in.tasks = newKeyList(a.key, func() int { return len(in.taskRows) },
 		func() fyne.CanvasObject {
 			head := widget.NewLabel("task")
 			head.TextStyle.Bold = true
@@ -159,46 +175,130 @@ func newInspector(s *Studio) *inspector {
 			return container.New(&tightVBox{}, head, detail)
 		},
 		func(i widget.ListItemID, o fyne.CanvasObject) {
+			if i >= len(in.taskRows) {
+				return
+			}
 			box := o.(*fyne.Container)
 			box.Objects[0].(*widget.Label).SetText(in.taskRows[i][0])
 			box.Objects[1].(*widget.Label).SetText(in.taskRows[i][1])
 		})
-	in.tabs = container.NewAppTabs(
-		container.NewTabItem("State", in.tree),
-		container.NewTabItem("JSON", container.NewScroll(in.json)),
-		container.NewTabItem("Diff", in.diff),
-		container.NewTabItem("Tasks", in.tasks),
-		container.NewTabItem("Versions", in.vers),
-	)
-	in.forkB = widget.NewButtonWithIcon("Edit & fork…", theme.DocumentCreateIcon(), in.editDialog)
-	in.rerunB = widget.NewButtonWithIcon("Re-run from here", theme.MediaReplayIcon(), s.rerunFrom)
+	in.chat = newChatView()
+	in.chatTab = container.NewTabItem("Chat", in.chat)
+	in.tabs = container.NewAppTabs()
+	in.tabs.OnSelected = func(ti *container.TabItem) {
+		if in.stale[ti] {
+			in.refreshTab(ti)
+		}
+	}
+	in.setTabs()
+	in.forkB = newKeyButton(a.key, "Edit & fork…", theme.DocumentCreateIcon(), func() { call(a.editFork) })
+	in.rerunB = newKeyButton(a.key, "Re-run from here", theme.MediaReplayIcon(), func() { call(a.rerun) })
 	in.forkB.Disable()
 	in.rerunB.Disable()
 	header := widget.NewLabelWithStyle("Inspector", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	in.title.SizeName = theme.SizeNameCaptionText
 	top := container.NewVBox(container.NewBorder(nil, nil, header, container.NewHBox(in.forkB, in.rerunB)), in.title)
 	in.obj = container.NewBorder(top, nil, nil, nil, in.tabs)
+	m.subscribe(chGraph|chThread|chView|chRun|chEvents, func(c part) {
+		if c&chGraph != 0 {
+			in.setTabs()
+		}
+		if c&(chGraph|chThread) != 0 {
+			in.selCh = ""
+			in.tree.UnselectAll()
+		}
+		if c&(chGraph|chThread|chView) != 0 {
+			in.show(m.scope().viewFor())
+		}
+		if c&(chRun|chView|chThread) != 0 {
+			in.setButtons()
+		}
+		if c&(chEvents|chRun) != 0 && in.chatTab != nil {
+			in.markStale(in.chatTab) // tokens stream into the chat
+		}
+	})
 	return in
 }
 
-// show displays a checkpoint's view (nil clears the inspector).
+// setTabs offers the tabs the selected graph can fill: Chat only when it
+// has a Messages channel.
+func (in *inspector) setTabs() {
+	items := []*container.TabItem{container.NewTabItem("State", in.tree)}
+	if messagesChannel(in.m.channels()) != "" {
+		items = append(items, in.chatTab)
+	}
+	items = append(items,
+		container.NewTabItem("Diff", in.diff),
+		container.NewTabItem("Tasks", in.tasks),
+		container.NewTabItem("JSON", container.NewScroll(in.json)),
+		container.NewTabItem("Versions", in.vers),
+	)
+	in.tabs.SetItems(items)
+	in.stale = map[*container.TabItem]bool{}
+}
+
+func (in *inspector) tabIndex(name string) int {
+	for i, ti := range in.tabs.Items {
+		if ti.Text == name {
+			return i
+		}
+	}
+	return 0
+}
+
+// setButtons enables Edit & fork and Re-run when a checkpoint is shown and
+// no run is going.
+func (in *inspector) setButtons() {
+	on := in.shown != nil && !in.m.run.Busy
+	for _, b := range []*keyButton{in.forkB, in.rerunB} {
+		if on && b.Disabled() {
+			b.Enable()
+		} else if !on && !b.Disabled() {
+			b.Disable()
+		}
+	}
+}
+
+// markStale refreshes ti now when it is open, otherwise when it opens.
+func (in *inspector) markStale(ti *container.TabItem) {
+	if in.tabs.Selected() == ti {
+		in.refreshTab(ti)
+		return
+	}
+	in.stale[ti] = true
+}
+
+// refreshTab redraws one tab's content.
+func (in *inspector) refreshTab(ti *container.TabItem) {
+	delete(in.stale, ti)
+	switch ti.Text {
+	case "Chat":
+		in.showChat()
+	case "Diff":
+		in.diff.Refresh()
+	case "Tasks":
+		in.tasks.Refresh()
+	case "JSON":
+		in.showJSON()
+	case "Versions":
+		in.vers.Refresh()
+	}
+}
+
+// show displays a checkpoint's view (nil clears the inspector). Only the
+// open tab is redrawn; in the state tree only rows whose text changed are.
 func (in *inspector) show(v *view) {
+	oldNodes, oldRoots := in.nodes, in.roots
+	in.shown = v
 	in.nodes = map[string]*tnode{}
 	in.roots, in.changes, in.verRows, in.taskRows = nil, nil, nil, nil
 	in.values = map[string]any{}
 	if v == nil {
-		in.title.SetText("Start or pick a thread: the state at the selected checkpoint shows here.")
-		in.forkB.Disable()
-		in.rerunB.Disable()
-		in.tree.Refresh()
-		in.diff.Refresh()
-		in.vers.Refresh()
-		in.tasks.Refresh()
-		in.showJSON()
+		in.title.SetText(noStateHint)
+		in.refreshTree(oldNodes, oldRoots)
+		in.setButtons()
+		in.staleAll()
 		return
 	}
-	in.forkB.Enable()
-	in.rerunB.Enable()
 	snap := v.Snap
 	md := snap.Metadata
 	what := joinNames(md.Tasks)
@@ -211,9 +311,11 @@ func (in *inspector) show(v *view) {
 	} else {
 		title += " · end"
 	}
-	in.title.SetText(title)
+	if in.title.Text != title {
+		in.title.SetText(title)
+	}
 
-	_, _, chans, _ := in.s.sess.graphInfo()
+	chans := in.m.channels()
 	var parentVals map[string]any
 	if v.Parent != nil {
 		parentVals = map[string]any{}
@@ -222,10 +324,6 @@ func (in *inspector) show(v *view) {
 		}
 	}
 	writers := writersOf(v)
-	kinds := map[string]string{}
-	for _, ch := range chans {
-		kinds[ch.Name] = reducerName(ch)
-	}
 	changedPaths := map[string]bool{}
 	for _, ch := range chans {
 		val, has := snap.Values[ch.Name]
@@ -250,20 +348,135 @@ func (in *inspector) show(v *view) {
 				if by == "" {
 					by = "written"
 				}
-				in.changes = append(in.changes, diffRow{Channel: ch.Name, change: c, By: by + " via " + kinds[ch.Name]})
+				in.changes = append(in.changes, diffRow{Channel: ch.Name, change: c, By: by + " via " + reducerName(ch)})
 				changedPaths[c.Path] = true
 			}
 		}
 		in.roots = append(in.roots, ch.Name)
 		in.addNode(ch.Name, ch.Name, ch.Name, j, has, changedPaths)
 	}
+	in.addSubgraphStates(snap)
 	in.verRows = versionRows(snap, chans)
 	in.taskRows = taskRows(snap)
-	in.tasks.Refresh()
-	in.tree.Refresh()
-	in.diff.Refresh()
-	in.vers.Refresh()
-	in.showJSON()
+	in.refreshTree(oldNodes, oldRoots)
+	in.setButtons()
+	in.staleAll()
+}
+
+// staleAll marks every tab but State for redrawing (the open one at once).
+func (in *inspector) staleAll() {
+	for _, ti := range in.tabs.Items {
+		if ti.Text != "State" {
+			in.markStale(ti)
+		}
+	}
+}
+
+// refreshTree redraws the state tree: only the rows whose key, value or
+// mark changed when the rows shown are the same ones, everything when
+// rows were added or removed where they show.
+func (in *inspector) refreshTree(old map[string]*tnode, oldRoots []string) {
+	same := slices.Equal(oldRoots, in.roots)
+	var changed []string
+	for id, n := range in.nodes {
+		o := old[id]
+		if o == nil {
+			if same && !in.shownRow(id) {
+				continue
+			}
+			same = false
+			break
+		}
+		if in.tree.IsBranchOpen(id) && !slices.Equal(o.children, n.children) {
+			same = false
+			break
+		}
+		if o.key != n.key || o.value != n.value || o.changed != n.changed || (len(o.children) > 0) != (len(n.children) > 0) {
+			changed = append(changed, id)
+		}
+	}
+	if same {
+		for id := range old {
+			if in.nodes[id] == nil && in.shownRow(id) {
+				same = false
+				break
+			}
+		}
+	}
+	if !same {
+		in.tree.Refresh()
+		return
+	}
+	for _, id := range changed {
+		if in.shownRow(id) {
+			in.tree.RefreshItem(id)
+		}
+	}
+}
+
+// shownRow reports whether row id can be on screen: a root, or a child of
+// open branches all the way up.
+func (in *inspector) shownRow(id string) bool {
+	for {
+		i := strings.LastIndex(id, sep)
+		if i < 0 {
+			return true
+		}
+		id = id[:i]
+		if !in.tree.IsBranchOpen(id) {
+			return false
+		}
+	}
+}
+
+// addSubgraphStates adds, after the channels, a row per subgraph task of
+// the checkpoint's step that has a state of its own: its step and what it
+// runs next, its channels below (and its own subgraph tasks in turn).
+func (in *inspector) addSubgraphStates(snap *engine.Snapshot) {
+	in.roots = append(in.roots, in.subgraphRows("", snap)...)
+}
+
+// subgraphRows adds the rows of snap's subgraph tasks under tree id
+// parent ("" for the root) and returns their ids.
+func (in *inspector) subgraphRows(parent string, snap *engine.Snapshot) []string {
+	var ids []string
+	count := map[string]int{}
+	for _, t := range snap.Tasks {
+		if t.State == nil {
+			continue
+		}
+		count[t.Name]++
+		st := t.State
+		id := parent + sep + "\x1esub:" + t.NS
+		if parent == "" {
+			id = "\x1esub:" + t.NS
+		}
+		n := &tnode{key: fmt.Sprintf("%s #%d", t.Name, count[t.Name])}
+		what := fmt.Sprintf("subgraph · step %d", st.Metadata.Step)
+		switch {
+		case len(st.Interrupts) > 0:
+			what += " · waiting for an answer"
+		case st.Done():
+			what += " · done"
+		default:
+			what += " · next " + joinNames(taskNames(st))
+		}
+		n.value = what
+		in.nodes[id] = n
+		keys := make([]string, 0, len(st.Values))
+		for k := range st.Values {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			cid := id + sep + k
+			n.children = append(n.children, cid)
+			in.addNode(cid, k, "", toJSON(st.Values[k]), true, nil)
+		}
+		n.children = append(n.children, in.subgraphRows(id, st)...)
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 // addNode adds the tree node id for JSON data j; path is its diff path.
@@ -280,7 +493,7 @@ func (in *inspector) addNode(id, key, path string, j any, has bool, changed map[
 		n.value = "(empty)"
 		return
 	}
-	n.value = preview(j, 80)
+	n.value = preview(j, 120)
 	switch x := j.(type) {
 	case map[string]any:
 		keys := make([]string, 0, len(x))
@@ -319,6 +532,24 @@ func (in *inspector) showJSON() {
 	}
 	in.json.Segments = []widget.RichTextSegment{&widget.TextSegment{Style: widget.RichTextStyleCodeBlock, Text: text}}
 	in.json.Refresh()
+}
+
+// showChat shows the Messages channel of the shown checkpoint as a
+// conversation, with tokens still streaming at the thread's head.
+func (in *inspector) showChat() {
+	name := messagesChannel(in.m.channels())
+	var msgs, before []engine.Message
+	if v := in.shown; v != nil && name != "" {
+		msgs, _ = v.Snap.Values[name].([]engine.Message)
+		if v.Parent != nil {
+			before, _ = v.Parent.Values[name].([]engine.Message)
+		}
+	}
+	var live []streamMsg
+	if sc := in.m.scope(); in.m.run.Going && sc.thread == in.m.run.Thread {
+		live = sc.stream
+	}
+	in.chat.set(msgs, before, live)
 }
 
 // writersOf says, per channel, which tasks' writes produced the view's
@@ -360,16 +591,17 @@ func reducerName(ch engine.ChannelInfo) string {
 	return strings.ReplaceAll(ch.Kind, "_", " ")
 }
 
-// versionRows lists channel versions: state channels first, then internal.
-func versionRows(snap *engine.Snapshot, chans []engine.ChannelInfo) []string {
-	var rows []string
+// versionRows lists channel versions (how many steps wrote each channel):
+// state channels first, then internal ones.
+func versionRows(snap *engine.Snapshot, chans []engine.ChannelInfo) [][2]string {
+	var rows [][2]string
 	seen := map[string]bool{}
 	for _, ch := range chans {
 		seen[ch.Name] = true
 		if v, ok := snap.Versions[ch.Name]; ok {
-			rows = append(rows, fmt.Sprintf("%-14s step %d", ch.Name, engine.VersionStep(v)))
+			rows = append(rows, [2]string{ch.Name, fmt.Sprintf("version %d", engine.VersionStep(v))})
 		} else {
-			rows = append(rows, fmt.Sprintf("%-14s never written", ch.Name))
+			rows = append(rows, [2]string{ch.Name, "never written"})
 		}
 	}
 	var internal []string
@@ -380,7 +612,7 @@ func versionRows(snap *engine.Snapshot, chans []engine.ChannelInfo) []string {
 	}
 	slices.Sort(internal)
 	for _, k := range internal {
-		rows = append(rows, fmt.Sprintf("%-14s step %d (internal)", k, engine.VersionStep(snap.Versions[k])))
+		rows = append(rows, [2]string{k, fmt.Sprintf("version %d (internal)", engine.VersionStep(snap.Versions[k]))})
 	}
 	return rows
 }
@@ -414,6 +646,9 @@ func taskRows(snap *engine.Snapshot) [][2]string {
 			}
 			state = "finished, wrote " + joinNames(names)
 		}
+		if t.State != nil {
+			detail += " · its own state shows in State"
+		}
 		name := t.Name
 		if name == "__start__" {
 			name = "start"
@@ -432,120 +667,6 @@ func taskNames(snap *engine.Snapshot) []string {
 		return snap.Next
 	}
 	return out
-}
-
-// forkForm is the edit-and-fork dialog.
-type forkForm struct {
-	dlg    dialog.Dialog
-	ch     *widget.Select
-	asNode *widget.Select
-	editor *widget.Entry
-	errLbl *widget.Label
-	forkB  *widget.Button
-	// forkRunB forks and runs the new branch to its next stop.
-	forkRunB *widget.Button
-}
-
-const inferAs = "(infer from the checkpoint)"
-
-// editDialog opens the JSON editor for a channel of the selected checkpoint;
-// Fork writes it as a new branch.
-func (in *inspector) editDialog() {
-	s := in.s
-	v := s.view
-	if v == nil {
-		return
-	}
-	_, nodes, chans, _ := s.sess.graphInfo()
-	f := &forkForm{}
-	var names []string
-	for _, ch := range chans {
-		names = append(names, ch.Name)
-	}
-	f.editor = widget.NewMultiLineEntry()
-	f.editor.TextStyle.Monospace = true
-	f.editor.SetMinRowsVisible(10)
-	f.errLbl = widget.NewLabel("")
-	f.errLbl.Importance = widget.DangerImportance
-	f.errLbl.Wrapping = fyne.TextWrapWord
-	validate := func() bool {
-		if f.ch.Selected == "" {
-			f.errLbl.SetText("choose a channel")
-			return false
-		}
-		if !json.Valid([]byte(f.editor.Text)) {
-			f.errLbl.SetText("not valid JSON")
-			return false
-		}
-		if _, err := s.sess.replaceWrite(f.ch.Selected, []byte(f.editor.Text)); err != nil {
-			f.errLbl.SetText(err.Error())
-			return false
-		}
-		f.errLbl.SetText("")
-		return true
-	}
-	f.ch = widget.NewSelect(names, func(name string) {
-		if val, ok := in.values[name]; ok {
-			f.editor.SetText(prettyJSON(val))
-		} else {
-			f.editor.SetText("null")
-		}
-		validate()
-	})
-	f.editor.OnChanged = func(string) {
-		if validate() {
-			f.forkB.Enable()
-			f.forkRunB.Enable()
-		} else {
-			f.forkB.Disable()
-			f.forkRunB.Disable()
-		}
-	}
-	f.asNode = widget.NewSelect(append([]string{inferAs}, nodes...), nil)
-	f.asNode.SetSelected(inferAs)
-	if ran := uniq(v.Snap.Metadata.Tasks); len(ran) == 1 && slices.Contains(nodes, ran[0]) {
-		f.asNode.SetSelected(ran[0])
-	}
-	doFork := func(run bool) {
-		if !validate() {
-			return
-		}
-		as := f.asNode.Selected
-		if as == inferAs {
-			as = ""
-		}
-		f.forkB.Disable()
-		f.forkRunB.Disable()
-		s.forkAt(f.ch.Selected, []byte(f.editor.Text), as, func(err error) {
-			if err != nil {
-				f.errLbl.SetText(explain(err).Error())
-				f.forkB.Enable()
-				f.forkRunB.Enable()
-				return
-			}
-			f.dlg.Hide()
-			if run {
-				s.runAfterFork = true
-			}
-		})
-	}
-	f.forkB = widget.NewButtonWithIcon("Fork", theme.ContentCopyIcon(), func() { doFork(false) })
-	f.forkRunB = widget.NewButtonWithIcon("Fork and run", theme.MediaPlayIcon(), func() { doFork(true) })
-	f.forkB.Importance = widget.HighImportance
-	sel := in.selCh
-	if sel == "" && len(names) > 0 {
-		sel = names[0]
-	}
-	f.ch.SetSelected(sel)
-	help := widget.NewLabel("The new value replaces the channel's value (reducers are skipped) in a new checkpoint after this one, written as if the chosen node returned it. The old branch stays in the timeline. Fork and run continues the new branch at once; after Fork alone, Run or Step does.")
-	help.Wrapping = fyne.TextWrapWord
-	form := widget.NewForm(widget.NewFormItem("Channel", f.ch), widget.NewFormItem("As node", f.asNode))
-	cancel := widget.NewButton("Cancel", func() { f.dlg.Hide() })
-	content := container.NewBorder(container.NewVBox(help, form), container.NewVBox(f.errLbl, container.NewHBox(layoutSpacer(), cancel, f.forkB, f.forkRunB)), nil, nil, f.editor)
-	f.dlg = dialog.NewCustomWithoutButtons(fmt.Sprintf("Edit state at step %d and fork", v.Snap.Metadata.Step), content, s.win)
-	f.dlg.Resize(fyne.NewSize(600, 480))
-	s.forkDlg = f
-	f.dlg.Show()
 }
 
 func uniq(names []string) []string {

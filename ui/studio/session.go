@@ -33,7 +33,11 @@ type session struct {
 	cancel  context.CancelFunc
 
 	// ops counts background work in flight; tests wait for it to reach 0.
-	ops sync.WaitGroup
+	// (Not a WaitGroup: work may start while a test waits, when the
+	// store's watcher asks for a refresh.)
+	opsMu   sync.Mutex
+	ops     int
+	opsIdle *sync.Cond
 }
 
 // graphTag is the metadata key under which the engine records, in every
@@ -44,9 +48,9 @@ const graphTag = engine.MetaGraph
 // goBG runs work on a goroutine, recovering panics, and then apply (if not
 // nil) on the UI goroutine with the result.
 func goBG[T any](s *session, work func() (T, error), apply func(T, error)) {
-	s.ops.Add(1)
+	s.begin()
 	go func() {
-		defer s.ops.Done()
+		defer s.end()
 		v, err := safely(work)
 		if apply != nil {
 			uiDo(func() { apply(v, err) })
@@ -81,7 +85,36 @@ func safely[T any](work func() (T, error)) (v T, err error) {
 
 // waitIdle waits until no background work is in flight, for tests and
 // benchmarks; work started by completing work is waited for too.
-func (s *session) waitIdle() { s.ops.Wait() }
+func (s *session) waitIdle() {
+	s.opsMu.Lock()
+	defer s.opsMu.Unlock()
+	for s.ops > 0 {
+		s.cond().Wait()
+	}
+}
+
+func (s *session) cond() *sync.Cond {
+	if s.opsIdle == nil {
+		s.opsIdle = sync.NewCond(&s.opsMu)
+	}
+	return s.opsIdle
+}
+
+// begin and end count background work in flight.
+func (s *session) begin() {
+	s.opsMu.Lock()
+	s.ops++
+	s.opsMu.Unlock()
+}
+
+func (s *session) end() {
+	s.opsMu.Lock()
+	s.ops--
+	if s.ops == 0 {
+		s.cond().Broadcast()
+	}
+	s.opsMu.Unlock()
+}
 
 // bind selects graph g on the current saver.
 func (s *session) bind(g Graph, saver checkpoint.Saver) {
@@ -106,46 +139,68 @@ type threadRow struct {
 	Updated time.Time
 	Count   int
 	Status  string // "done", "waiting", "failed", "paused"; "" while unknown
+	Latest  string // the latest checkpoint's id, which the status was read at
 }
 
-// maxStatus bounds how many threads get a status (one GetState each).
+// sameRows reports whether two thread lists read the same.
+func sameRows(a, b []threadRow) bool { return slices.Equal(a, b) }
+
+// maxStatus bounds how many threads get a status read (one GetState each)
+// in one listing.
 const maxStatus = 40
 
-// statuses fills in the status of the first maxStatus rows from their
-// latest checkpoint, or only of thread only when it is not "".
-func (s *session) statuses(ctx context.Context, rows []threadRow, only string) {
+// statusOf says where a thread whose latest checkpoint is snap stands.
+func statusOf(snap *engine.Snapshot) string {
+	switch {
+	case len(snap.Interrupts) > 0:
+		return "waiting"
+	case slices.ContainsFunc(snap.Tasks, func(t engine.TaskState) bool { return t.Error != "" }):
+		return "failed"
+	case snap.Done():
+		return "done"
+	}
+	return "paused"
+}
+
+// statuses fills in the status of rows: from known when the thread's
+// latest checkpoint is the one known's status was read at, otherwise from
+// the latest checkpoint (for the first maxStatus rows).
+func (s *session) statuses(ctx context.Context, rows []threadRow, known map[string]threadRow) {
 	g, _ := s.current()
-	for i := range rows[:min(len(rows), maxStatus)] {
-		if only != "" && rows[i].ID != only {
+	read := 0
+	for i := range rows {
+		r := &rows[i]
+		if k, ok := known[r.ID]; ok && k.Status != "" && k.Latest == r.Latest && r.Latest != "" {
+			r.Status = k.Status
 			continue
 		}
-		snap, err := g.GetState(ctx, engine.WithThread(rows[i].ID))
-		switch {
-		case err != nil:
-			rows[i].Status = ""
-		case len(snap.Interrupts) > 0:
-			rows[i].Status = "waiting"
-		case slices.ContainsFunc(snap.Tasks, func(t engine.TaskState) bool { return t.Error != "" }):
-			rows[i].Status = "failed"
-		case snap.Done():
-			rows[i].Status = "done"
-		default:
-			rows[i].Status = "paused"
+		if read >= maxStatus {
+			continue
+		}
+		read++
+		snap, err := g.GetState(ctx, engine.WithThread(r.ID))
+		if err != nil {
+			continue
+		}
+		r.Status = statusOf(snap)
+		if r.Latest == "" {
+			r.Latest = snap.Ref.CheckpointID
 		}
 	}
 }
 
 // listThreads returns the threads of the store tagged with the graph's
 // name (threads with no tag, written by other programs, are listed too),
-// newest first, with their status (of thread only, when not "").
-func (s *session) listThreads(ctx context.Context, only string) ([]threadRow, error) {
+// newest first, with their status; known rows lend their status to
+// threads that have not moved.
+func (s *session) listThreads(ctx context.Context, known map[string]threadRow) ([]threadRow, error) {
 	g, saver := s.current()
 	if saver == nil || g == nil {
 		return nil, nil
 	}
 	tl, ok := saver.(checkpoint.ThreadLister)
 	if !ok {
-		return s.listThreadsSlow(ctx, saver, g.Name(), only)
+		return s.listThreadsSlow(ctx, saver, g.Name(), known)
 	}
 	infos, err := tl.ListThreads(ctx, 0)
 	if err != nil {
@@ -156,15 +211,16 @@ func (s *session) listThreads(ctx context.Context, only string) ([]threadRow, er
 		if tag, ok := in.LatestMeta.Extra[graphTag].(string); ok && tag != g.Name() {
 			continue
 		}
-		out = append(out, threadRow{ID: in.ThreadID, Step: in.LatestMeta.Step, Source: in.LatestMeta.Source, Updated: in.UpdatedAt, Count: in.Checkpoints})
+		out = append(out, threadRow{ID: in.ThreadID, Step: in.LatestMeta.Step, Source: in.LatestMeta.Source,
+			Updated: in.UpdatedAt, Count: in.Checkpoints, Latest: in.Latest.CheckpointID})
 	}
-	s.statuses(ctx, out, only)
+	s.statuses(ctx, out, known)
 	return out, nil
 }
 
 // listThreadsSlow lists threads of a saver without ThreadLister by reading
 // every root checkpoint.
-func (s *session) listThreadsSlow(ctx context.Context, saver checkpoint.Saver, name, only string) ([]threadRow, error) {
+func (s *session) listThreadsSlow(ctx context.Context, saver checkpoint.Saver, name string, known map[string]threadRow) ([]threadRow, error) {
 	root := ""
 	seen := map[string]int{}
 	var out []threadRow
@@ -181,10 +237,10 @@ func (s *session) listThreadsSlow(ctx context.Context, saver checkpoint.Saver, n
 			continue
 		}
 		seen[tp.Ref.ThreadID] = len(out)
-		out = append(out, threadRow{ID: tp.Ref.ThreadID, Step: tp.Metadata.Step, Source: tp.Metadata.Source, Updated: tp.Checkpoint.TS, Count: 1})
+		out = append(out, threadRow{ID: tp.Ref.ThreadID, Step: tp.Metadata.Step, Source: tp.Metadata.Source, Updated: tp.Checkpoint.TS, Count: 1, Latest: tp.Ref.CheckpointID})
 	}
 	slices.SortFunc(out, func(a, b threadRow) int { return b.Updated.Compare(a.Updated) })
-	s.statuses(ctx, out, only)
+	s.statuses(ctx, out, known)
 	return out, nil
 }
 
@@ -192,9 +248,20 @@ func (s *session) listThreadsSlow(ctx context.Context, saver checkpoint.Saver, n
 // for all), newest first, without values when the saver can
 // (HeaderLister). limit 0 reads them all.
 func (s *session) headers(ctx context.Context, thread, before string, limit int) ([]checkpoint.Header, error) {
-	_, saver := s.current()
 	root := ""
-	opts := checkpoint.ListOptions{ThreadID: thread, NS: &root, Limit: limit, Before: before}
+	return s.listHeaders(ctx, checkpoint.ListOptions{ThreadID: thread, NS: &root, Limit: limit, Before: before})
+}
+
+// nsHeaders returns up to limit headers of namespace ns of thread, newest
+// first.
+func (s *session) nsHeaders(ctx context.Context, thread, ns string, limit int) ([]checkpoint.Header, error) {
+	return s.listHeaders(ctx, checkpoint.ListOptions{ThreadID: thread, NS: &ns, Limit: limit})
+}
+
+// listHeaders lists headers without values when the saver can
+// (HeaderLister), else from full checkpoints.
+func (s *session) listHeaders(ctx context.Context, opts checkpoint.ListOptions) ([]checkpoint.Header, error) {
+	_, saver := s.current()
 	if hl, ok := saver.(checkpoint.HeaderLister); ok {
 		return hl.ListHeaders(ctx, opts)
 	}
@@ -213,6 +280,76 @@ type view struct {
 	Snap   *engine.Snapshot
 	Parent *engine.Snapshot // nil for the first checkpoint
 	Latest bool
+	// Answered says the interrupts of the thread's latest checkpoint have
+	// an answer stored for a worker (Leave for workers) that no run has
+	// used yet.
+	Answered bool
+}
+
+// failed reports whether a task of the view's step failed.
+func (v *view) failed() bool {
+	return slices.ContainsFunc(v.Snap.Tasks, func(t engine.TaskState) bool { return t.Error != "" })
+}
+
+// viewSig sums up what of a view another process can change without
+// adding a checkpoint (answers, errors and results stored as pending
+// writes), to tell whether a view read again differs.
+func viewSig(v *view) string {
+	var b strings.Builder
+	b.WriteString(v.Snap.Ref.CheckpointID)
+	fmt.Fprintf(&b, "|%d|%d|%t", len(v.Snap.Interrupts), len(v.Snap.Next), v.Answered)
+	for _, it := range v.Snap.Interrupts {
+		b.WriteString("|" + it.ID)
+	}
+	for _, t := range v.Snap.Tasks {
+		fmt.Fprintf(&b, "|%s:%d:%d:%t", t.ID, len(t.Result), len(t.Interrupts), t.Error != "")
+	}
+	return b.String()
+}
+
+// marks reads the stored writes of checkpoints ids of thread: whether
+// their step asked a question or failed.
+func (s *session) marks(ctx context.Context, thread string, ids []string) (map[string]mark, error) {
+	_, saver := s.current()
+	out := make(map[string]mark, len(ids))
+	for _, id := range ids {
+		tp, err := saver.Get(ctx, checkpoint.Ref{ThreadID: thread, CheckpointID: id})
+		if err != nil {
+			if errors.Is(err, checkpoint.ErrNotFound) {
+				continue
+			}
+			return out, err
+		}
+		out[id] = markOf(tp.PendingWrites)
+	}
+	return out, nil
+}
+
+// markOf is what a checkpoint's pending writes say about its step: an
+// error of a task that has not finished since, or a question.
+func markOf(ws []checkpoint.PendingWrite) mark {
+	errs, ints, done := map[string]bool{}, false, map[string]bool{}
+	for _, w := range ws {
+		switch w.Channel {
+		case checkpoint.Error:
+			errs[w.TaskID] = true
+		case checkpoint.Interrupt:
+			ints = true
+		default:
+			if !strings.HasPrefix(w.Channel, "__") || w.Channel == checkpoint.NoWrites {
+				done[w.TaskID] = true
+			}
+		}
+	}
+	for id := range errs {
+		if !done[id] {
+			return markError
+		}
+	}
+	if ints {
+		return markInterrupt
+	}
+	return markNone
 }
 
 // load reads the snapshot of a checkpoint ("" for the latest) and its
@@ -223,11 +360,19 @@ func (s *session) load(ctx context.Context, thread, id string, latest bool) (*vi
 	if id != "" && !latest {
 		opts = append(opts, engine.WithCheckpoint(id))
 	}
+	if hasSubgraphs(g.Topology()) {
+		// Subgraph tasks with their own state, for the inspector and
+		// the nodes inside expanded subgraphs.
+		opts = append(opts, engine.WithSubgraphs())
+	}
 	snap, err := g.GetState(ctx, opts...)
 	if err != nil {
 		return nil, err
 	}
 	v := &view{Snap: snap, Latest: latest}
+	if latest && len(snap.Interrupts) > 0 {
+		v.Answered, _ = g.AnswerWaiting(ctx, engine.WithThread(thread))
+	}
 	if snap.Parent != nil && snap.Parent.CheckpointID != "" {
 		p, err := g.GetState(ctx, engine.WithThread(thread), engine.WithCheckpoint(snap.Parent.CheckpointID))
 		if err == nil {

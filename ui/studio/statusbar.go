@@ -7,27 +7,27 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/data/binding"
 	"fyne.io/fyne/v2/widget"
 )
 
 // statusBar is the bottom line: store · graph · thread · step · run state ·
-// time, with a progress bar while work goes on.
+// time, with a short note at the right and a progress bar while a run or a
+// load takes long. It follows the model; the label is set directly (not
+// through a data binding, whose callbacks queue ahead of a run's result).
 type statusBar struct {
-	s        *Studio
+	m        *model
 	obj      fyne.CanvasObject
-	line     binding.String // the status line; the label shows it
 	text     *widget.Label
 	note     *widget.Label
 	progress *widget.ProgressBarInfinite
 	stop     chan struct{}
-	busy     int // long jobs in progress
+	loading  int // loads in progress (a store, a long timeline)
+	tick     func()
 }
 
-func newStatusBar(s *Studio) *statusBar {
-	b := &statusBar{s: s}
-	b.line = binding.NewString()
-	b.text = widget.NewLabelWithData(b.line)
+func newStatusBar(m *model) *statusBar {
+	b := &statusBar{m: m}
+	b.text = widget.NewLabel("")
 	b.text.Truncation = fyne.TextTruncateEllipsis
 	b.note = widget.NewLabel("")
 	b.note.Importance = widget.LowImportance
@@ -36,60 +36,85 @@ func newStatusBar(s *Studio) *statusBar {
 	b.progress.Hide()
 	prog := container.NewGridWrap(fyne.NewSize(120, b.text.MinSize().Height), b.progress)
 	b.obj = container.NewVBox(widget.NewSeparator(), container.NewBorder(nil, nil, nil, container.NewHBox(b.note, prog), b.text))
+	m.subscribe(chAll&^(chEvents|chLive), func(c part) {
+		if c&chNote != 0 && b.note.Text != m.note {
+			b.note.SetText(m.note)
+		}
+		if c&chRun != 0 {
+			b.showProgress()
+		}
+		b.update()
+	})
 	return b
 }
 
-// update rewrites the status line from the studio's state. It goes
-// through a binding, as UI state in Fyne should: the label follows on its
-// own.
-func (b *statusBar) update() {
-	s := b.s
-	parts := []string{s.storeName}
-	if g := s.graph(); g.Graph != nil {
+// line is the status line for the model's state.
+func (b *statusBar) line() string {
+	m := b.m
+	sc := m.scope()
+	parts := []string{m.storeName}
+	if g := m.graph(); g.Graph != nil {
 		parts = append(parts, g.Graph.Name())
 	}
-	if s.thread != "" {
-		parts = append(parts, "thread "+s.thread)
+	if sc.thread != "" {
+		parts = append(parts, "thread "+sc.thread)
 	} else {
 		parts = append(parts, "no thread")
 	}
-	if v := s.view; v != nil {
+	if v := sc.viewFor(); v != nil {
 		step := fmt.Sprintf("step %d", v.Snap.Metadata.Step)
-		if s.sel != "" && s.sel != s.headID {
+		if !sc.atHead() {
 			step += " (history)"
 		}
 		parts = append(parts, step)
 	}
-	if s.runState != "" {
-		state := s.runState
-		if s.sess.running.Load() {
-			state += fmt.Sprintf(" %.1f s", time.Since(s.runStarted).Seconds())
+	switch {
+	case m.run.Busy && m.run.Thread == sc.thread:
+		parts = append(parts, fmt.Sprintf("%s… %.1f s", m.run.Kind, time.Since(m.run.Started).Seconds()))
+	case sc.status != "":
+		parts = append(parts, sc.status)
+	default:
+		// Not run in this window yet: what the thread list knows.
+		for _, r := range m.threads {
+			if r.ID == sc.thread && r.Status != "" && sc.atHead() {
+				parts = append(parts, r.Status)
+			}
 		}
-		parts = append(parts, state)
 	}
-	if s.lastStep > 0 && !s.sess.running.Load() {
-		parts = append(parts, "last run "+fmtDuration(s.lastStep))
+	if m.run.Last > 0 && !m.run.Going {
+		parts = append(parts, "last run "+fmtDuration(m.run.Last))
 	}
-	_ = b.line.Set(strings.Join(parts, " · "))
+	return strings.Join(parts, " · ")
 }
 
-// setBusy counts long work in progress (runs, opening a store, reading a
-// long timeline): while any goes, a progress bar moves and the elapsed
-// time ticks. Calls must pair: true when work starts, false when it ends.
-func (b *statusBar) setBusy(busy bool) {
-	if busy {
-		b.busy++
-	} else if b.busy > 0 {
-		b.busy--
+// update rewrites the status line when it changed.
+func (b *statusBar) update() {
+	if l := b.line(); l != b.text.Text {
+		b.text.SetText(l)
 	}
-	if b.busy > 0 && b.stop != nil {
-		return // already ticking
+}
+
+// setLoading counts loads in progress (opening a store, reading a long
+// timeline): while any goes, the progress bar moves. Calls must pair.
+func (b *statusBar) setLoading(on bool) {
+	if on {
+		b.loading++
+	} else if b.loading > 0 {
+		b.loading--
 	}
-	if b.stop != nil {
+	b.showProgress()
+}
+
+// showProgress runs the progress bar (and ticks the elapsed time) while a
+// run shows as busy or a load goes.
+func (b *statusBar) showProgress() {
+	busy := b.m.run.Busy || b.loading > 0
+	if busy == (b.stop != nil) {
+		return
+	}
+	if !busy {
 		close(b.stop)
 		b.stop = nil
-	}
-	if b.busy == 0 {
 		b.progress.Stop()
 		b.progress.Hide()
 		return
@@ -111,7 +136,7 @@ func (b *statusBar) setBusy(busy bool) {
 					case <-stop:
 					default:
 						b.update()
-						b.s.pulseRunning()
+						call(b.tick)
 					}
 				})
 			}
@@ -119,28 +144,8 @@ func (b *statusBar) setBusy(busy bool) {
 	}()
 }
 
-// pulseRunning makes the running nodes pulse on the graph.
-func (s *Studio) pulseRunning() {
-	for _, on := range s.running {
-		if on {
-			s.pulse = !s.pulse
-			s.gp.highlight()
-			return
-		}
-	}
-}
-
-// flash shows a short note for a few seconds.
-func (b *statusBar) flash(msg string) {
-	b.note.SetText(msg)
-	time.AfterFunc(4*time.Second, func() {
-		uiDo(func() {
-			if b.note.Text == msg {
-				b.note.SetText("")
-			}
-		})
-	})
-}
+// String returns the current status line.
+func (b *statusBar) String() string { return b.text.Text }
 
 func fmtDuration(d time.Duration) string {
 	switch {
@@ -150,10 +155,4 @@ func fmtDuration(d time.Duration) string {
 		return fmt.Sprintf("%d ms", d.Milliseconds())
 	}
 	return fmt.Sprintf("%.1f s", d.Seconds())
-}
-
-// String returns the current status line.
-func (b *statusBar) String() string {
-	v, _ := b.line.Get()
-	return v
 }

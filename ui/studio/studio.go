@@ -1,7 +1,14 @@
 // Package studio is Weft's studio window as a testable package: graphs and
 // threads, run controls with breakpoints, the graph with live highlights, a
-// state inspector with diffs, a checkpoint timeline with forks, inline
-// interrupt answers, the event log and the errors of a run.
+// state inspector with diffs and a chat view, a checkpoint timeline with
+// forks, inline interrupt answers, the event log and the errors of a run.
+//
+// The window has one observable model (store, graph, thread, selected
+// checkpoint, run status, pending interrupts, breakpoints) that its panels
+// subscribe to; each panel is a widget of its own that tests build alone.
+// The Studio is the controller: it listens to the model too, and does what
+// a change asks for (loading a timeline or a checkpoint, running the
+// engine) off the UI goroutine, applying each result in one model update.
 //
 // It never imports fyne.io/fyne/v2/app: the caller makes the app (package
 // ui does, for the weft binary and for users' own programs; tests use
@@ -11,7 +18,7 @@ package studio
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
+	"strings"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -37,10 +44,10 @@ type Graph struct {
 // Config is what New needs. Store is an open saver (required); StoreName is
 // how the status bar names it (e.g. "weft.db"; "" shows "store"). Graphs
 // are offered in order, the first selected; entries with a nil Graph are
-// skipped. OpenStore opens another store
-// for File → Open from what the user typed or picked (a path or a DSN) and
-// returns it with its display name; nil disables File → Open. The studio
-// does not close stores: the caller owns them.
+// skipped. OpenStore opens another store for File → Open from what the
+// user typed or picked (a path or a DSN) and returns it with its display
+// name; nil disables File → Open. The studio does not close stores: the
+// caller owns them.
 type Config struct {
 	Store     checkpoint.Saver
 	StoreName string
@@ -55,27 +62,8 @@ type Studio struct {
 	win  fyne.Window
 	cfg  Config
 	sess *session
-
-	storeName string
-	graphIdx  int
-	thread    string
-	threadGen atomic.Int64 // changes with the thread, for background loaders
-	threads   []threadRow
-
-	sel        string // the selected checkpoint id
-	view       *view  // what the inspector shows
-	headID     string // the thread's latest checkpoint
-	selSeq     int    // generation of selection loads; stale ones are dropped
-	marks      map[string]string
-	runState   string
-	lastStep   time.Duration
-	runStarted time.Time
-	running    map[string]bool // nodes running now (from task events)
-	pulse      bool            // alternates while a node runs
-	finished   map[string]bool // nodes that finished during the current step
-
-	breakBefore, breakAfter map[string]bool
-	breakAll                bool
+	m    *model
+	acts *actions
 
 	layouter *render.Layouter
 
@@ -92,15 +80,31 @@ type Studio struct {
 
 	content fyne.CanvasObject
 	right   *container.Split // inspector over the bottom tabs
+	// rightSet is the offset the studio last gave right; an offset other
+	// than it means the user moved the divider, and the studio leaves it.
+	rightSet float64
 
-	forkDlg      *forkForm // the open edit-and-fork dialog, for tests
-	runAfterFork bool      // run the new branch once the fork is selected
-	lastExplain  string    // the last store explanation shown, for tests
+	marksLoading map[string]bool // checkpoint ids whose marks are being read
+	stopWatch    context.CancelFunc
+
+	forkDlg     *forkForm             // the open edit-and-fork dialog, for tests
+	historyDlg  *historyAsk           // the open "run from history?" question, for tests
+	lastExplain string                // the last store explanation shown, for tests
+	openDlg     *openDialog           // the last open-store dialog, for tests
+	deleteDlg   *dialog.ConfirmDialog // the last delete-thread confirmation, for tests
+	importDlg   *widget.Entry         // the rename field of the last import question, for tests
+	afterView   func()                // what to do once the next view is shown
 }
 
+// busyDelay is how long a run goes before the window shows it as busy: a
+// step that ends sooner changes nothing on screen until its result, which
+// then arrives in one frame.
+const busyDelay = 120 * time.Millisecond
+
 // New builds the studio window for cfg on a: content, menus and keyboard
-// shortcuts, sized 1280×800. It selects the first graph and its newest
-// thread. Show the window with Window().Show() (or ShowAndRun).
+// shortcuts, sized 1280×800, with the studio's theme. It selects the first
+// graph and its newest thread. Show the window with Window().Show() (or
+// ShowAndRun).
 func New(a fyne.App, cfg Config) *Studio {
 	uiMu.Lock() // background work started here reports only after New
 	defer uiMu.Unlock()
@@ -111,21 +115,31 @@ func New(a fyne.App, cfg Config) *Studio {
 		}
 	}
 	cfg.Graphs = graphs
-	s := &Studio{app: a, cfg: cfg, sess: &session{}, storeName: cfg.StoreName, marks: map[string]string{},
-		breakBefore: map[string]bool{}, breakAfter: map[string]bool{}, layouter: render.NewLayouter()}
-	if s.storeName == "" {
-		s.storeName = "store"
-	}
+	s := &Studio{app: a, cfg: cfg, sess: &session{}, layouter: render.NewLayouter(), marksLoading: map[string]bool{}}
+	s.m = newModel(graphs, cfg.Store, cfg.StoreName)
+	a.Settings().SetTheme(newTheme(a.Settings().Theme()))
 	s.win = a.NewWindow("Weft Studio")
-	s.tb = newToolbar(s)
-	s.th = newThreadsPanel(s)
-	s.gp = newGraphPanel(s)
-	s.insp = newInspector(s)
-	s.tl = newTimelinePanel(s)
-	s.ip = newInterruptPanel(s)
-	s.ev = newEventsPanel(s)
-	s.errs = newErrorsPanel(s)
-	s.sb = newStatusBar(s)
+	s.acts = &actions{
+		key: s.windowKey, run: s.Run, step: s.Step, pause: s.Pause, cancel: s.Cancel,
+		newThread: s.newThreadDialog, editFork: s.editDialog, rerun: s.rerunFrom,
+		resume: s.resume, leave: s.leaveForWorkers,
+	}
+	// The controller listens first: panels then see what it set up.
+	s.m.subscribe(chStore|chGraph|chThread|chSelection|chView|chInterrupts, s.onChange)
+
+	s.tb = newToolbar(s.m, s.acts)
+	s.th = newThreadsPanel(s.m, s.acts)
+	s.gp = newGraphPanel(s.m, s.acts, s.layout)
+	s.gp.onErr = s.showError
+	s.gp.view.OnToggleBreakpoint = s.toggleBreakpoint
+	s.insp = newInspector(s.m, s.acts)
+	s.tl = newTimelinePanel(s.m)
+	s.tl.onVisible = s.loadMarks
+	s.ip = newInterruptPanel(s.m, s.acts)
+	s.ev = newEventsPanel(s.m, s.acts)
+	s.errs = newErrorsPanel(s.m, s.acts)
+	s.sb = newStatusBar(s.m)
+	s.sb.tick = s.m.togglePulse
 
 	s.tabs = container.NewAppTabs(
 		container.NewTabItem("Interrupt", s.ip.obj),
@@ -136,12 +150,12 @@ func New(a fyne.App, cfg Config) *Studio {
 	// middle; the inspector and the Interrupt/Events/Errors tabs share the
 	// right column, and the timeline runs along the bottom.
 	right := container.NewVSplit(s.insp.obj, s.tabs)
-	right.Offset = 0.62
 	s.right = right
+	s.setRightOffset(0.62, true)
 	s.tabs.OnSelected = func(*container.TabItem) {
 		// A tab the user opens gets room to show more than two rows.
 		if right.Offset > 0.5 {
-			right.SetOffset(0.45)
+			s.setRightOffset(0.45, false)
 		}
 	}
 	centre := container.NewHSplit(s.gp.obj, right)
@@ -150,11 +164,12 @@ func New(a fyne.App, cfg Config) *Studio {
 	main.Offset = 0.16
 	// Panel sizes the user chose are remembered between sessions.
 	prefs := a.Preferences()
-	for key, sp := range map[string]*container.Split{"split_threads": main, "split_graph": centre} {
+	for key, sp := range map[string]*container.Split{"split_threads": main, "split_graph": centre, "split_right": right} {
 		if v := prefs.FloatWithFallback(key, 0); v > 0.05 && v < 0.95 {
 			sp.Offset = v
 		}
 	}
+	s.rightSet = right.Offset
 	body := container.NewBorder(nil, s.tl.obj, nil, nil, main)
 	s.content = container.NewBorder(s.tb.obj, s.sb.obj, nil, nil, body)
 	s.win.SetContent(s.content)
@@ -164,13 +179,19 @@ func New(a fyne.App, cfg Config) *Studio {
 	s.win.SetOnClosed(func() {
 		prefs.SetFloat("split_threads", main.Offset)
 		prefs.SetFloat("split_graph", centre.Offset)
+		prefs.SetFloat("split_right", right.Offset)
+		if s.stopWatch != nil {
+			s.stopWatch()
+		}
 		s.sess.cancelRun()
 		_ = s.layouter.Close()
 	})
-	if len(cfg.Graphs) > 0 {
-		s.selectGraph(0)
+	if len(graphs) > 0 {
+		s.m.setGraph(0)
+	} else {
+		s.m.changed(chStore)
 	}
-	s.refreshStatus()
+	s.watchStore()
 	return s
 }
 
@@ -182,127 +203,133 @@ func (s *Studio) Window() fyne.Window { return s.win }
 // goroutine of a real app.
 func (s *Studio) WaitIdle() { s.sess.waitIdle() }
 
-// graph returns the selected graph's spec.
-func (s *Studio) graph() Graph {
-	if s.graphIdx < 0 || s.graphIdx >= len(s.cfg.Graphs) {
-		return Graph{}
+// onChange does what a change of the model asks for: bind the engine to
+// the store and graph, list threads, read a thread's timeline, load the
+// selected checkpoint, give a waiting question room.
+func (s *Studio) onChange(c part) {
+	m := s.m
+	if c&(chStore|chGraph) != 0 {
+		if g := m.graph(); g.Graph != nil {
+			s.sess.bind(g, m.store)
+		}
+		s.refreshThreads(true)
 	}
-	return s.cfg.Graphs[s.graphIdx]
+	sc := m.scope()
+	if c&chThread != 0 && sc.thread != "" {
+		s.loadTimeline(sc, true)
+	}
+	if c&(chThread|chSelection) != 0 && sc.sel != "" && sc.viewFor() == nil {
+		s.loadView(sc, sc.sel)
+	}
+	if c&chView != 0 && s.afterView != nil && sc.viewFor() != nil {
+		then := s.afterView
+		s.afterView = nil
+		defer then()
+	}
+	if c&chInterrupts != 0 && len(sc.pending()) > 0 {
+		// A question waits: show it, with room for the answer.
+		s.tabs.SelectIndex(0)
+		s.setRightOffset(0.4, false)
+	} else if c&(chView|chThread) != 0 && len(sc.pending()) == 0 && s.right.Offset < 0.5 {
+		s.setRightOffset(0.62, false)
+	}
 }
 
-// selectGraph shows graph i: its drawing, threads and the newest thread.
-func (s *Studio) selectGraph(i int) {
-	if i < 0 || i >= len(s.cfg.Graphs) {
-		return
+// setRightOffset moves the divider between the inspector and the bottom
+// tabs, unless the user has moved it (force moves it anyway).
+func (s *Studio) setRightOffset(o float64, force bool) {
+	if !force && s.right.Offset != s.rightSet {
+		return // the user's size stays
 	}
-	s.graphIdx = i
-	s.sess.bind(s.cfg.Graphs[i], s.cfg.Store)
-	s.seedBreakpoints(s.cfg.Graphs[i].Graph)
-	s.tb.setGraph(i)
-	s.gp.layout()
-	s.setThread("")
-	s.refreshThreads(true)
+	if s.right.Offset != o {
+		s.right.SetOffset(o)
+	}
+	s.rightSet = s.right.Offset
+}
+
+// layout lays out a topology on the render goroutine for the graph panel.
+func (s *Studio) layout(topo *engine.Topology, opts render.DOTOptions, done func(*render.Geometry, error)) {
+	goBG(s.sess, func() (*render.Geometry, error) {
+		return s.layouter.Layout(context.Background(), topo, opts)
+	}, done)
 }
 
 // refreshThreads reloads the thread list; with pickNewest it selects the
-// newest thread when none is selected and reads every thread's status,
-// otherwise only the current thread's status is read again.
+// newest thread when none is selected. A thread's status is read again
+// only when its latest checkpoint changed.
 func (s *Studio) refreshThreads(pickNewest bool) {
-	only := ""
-	if !pickNewest && s.thread != "" {
-		only = s.thread
+	known := map[string]threadRow{}
+	for _, r := range s.m.threads {
+		known[r.ID] = r
 	}
+	graphIdx, store, gen := s.m.graphIdx, s.m.store, s.m.rowsGen
 	goBG(s.sess, func() ([]threadRow, error) {
-		return s.sess.listThreads(context.Background(), only)
+		return s.sess.listThreads(context.Background(), known)
 	}, func(rows []threadRow, err error) {
+		if graphIdx != s.m.graphIdx || store != s.m.store {
+			return // another graph or store meanwhile
+		}
 		if err != nil {
 			s.showError("Listing threads", err)
 			return
 		}
-		if only != "" {
-			old := map[string]string{}
-			for _, r := range s.threads {
-				old[r.ID] = r.Status
-			}
-			for i := range rows {
-				if rows[i].ID != only {
-					rows[i].Status = old[rows[i].ID]
-				}
-			}
+		if gen != s.m.rowsGen {
+			// The window wrote rows (a run, a new thread) while the store
+			// was read: those are newer than what the listing saw.
+			rows = newerRows(rows, s.m.threads)
 		}
-		s.threads = rows
-		s.th.setRows(rows)
-		if pickNewest && s.thread == "" && len(rows) > 0 {
-			s.setThread(rows[0].ID)
-		}
+		s.m.update(func() {
+			if !sameRows(rows, s.m.threads) {
+				s.m.setThreads(rows)
+			}
+			if pickNewest && s.m.thread() == "" && len(rows) > 0 {
+				s.m.setThread(rows[0].ID)
+			}
+		})
 	})
 }
 
-// setThread shows thread id ("" for none): timeline, state, interrupts.
-func (s *Studio) setThread(id string) {
-	s.clearThread(id)
-	if id != "" {
-		s.reloadTimeline(true)
+// newerRows merges a listing read from the store with the rows the window
+// wrote meanwhile: a row whose latest checkpoint is newer (ids are UUIDv7)
+// than the listing's stays, and so does a thread the listing does not have
+// yet.
+func newerRows(listed, mine []threadRow) []threadRow {
+	byID := map[string]int{}
+	for i, r := range listed {
+		byID[r.ID] = i
 	}
-	s.refreshStatus()
-}
-
-// clearThread makes id the current thread and empties the views of the
-// previous one.
-func (s *Studio) clearThread(id string) {
-	s.thread = id
-	s.threadGen.Add(1)
-	s.sel, s.view, s.headID = "", nil, ""
-	s.marks = map[string]string{}
-	s.th.selectThread(id)
-	s.tl.clear()
-	s.insp.show(nil)
-	s.ip.show(nil)
-	s.gp.highlight()
-	s.runState = ""
+	out := append([]threadRow(nil), listed...)
+	var started []threadRow
+	for _, r := range mine {
+		i, ok := byID[r.ID]
+		switch {
+		case !ok:
+			started = append(started, r)
+		case r.Latest > out[i].Latest:
+			out[i] = r
+		}
+	}
+	return append(started, out...)
 }
 
 // headerPage is how many checkpoint headers one read of the timeline
 // takes; the newest page is shown before older ones arrive.
 const headerPage = 2000
 
-// reloadTimeline reads the thread's checkpoint headers; with selectHead
-// the latest checkpoint is selected afterwards.
-func (s *Studio) reloadTimeline(selectHead bool) {
-	thread := s.thread
-	if s.tl.count() == 0 {
-		s.loadTimeline(thread, selectHead)
-		return
-	}
-	// Usually a step adds a checkpoint or two: read the newest few and
-	// merge; read everything again when they do not meet what is shown.
-	const recent = 64
-	goBG(s.sess, func() ([]checkpoint.Header, error) {
-		return s.sess.headers(context.Background(), thread, "", recent)
-	}, func(hs []checkpoint.Header, err error) {
-		switch {
-		case thread != s.thread:
-		case err != nil:
-			s.showError("Reading the timeline", err)
-		case len(hs) == recent && !s.tl.knows(hs[len(hs)-1].Ref.CheckpointID):
-			s.tl.clear()
-			s.loadTimeline(thread, selectHead)
-		default:
-			s.tl.merge(hs)
-			s.timelineMerged(selectHead)
-		}
-	})
-}
+// recentHeaders is how many of the newest headers a refresh reads: a step
+// adds a checkpoint or two.
+const recentHeaders = 64
 
-// loadTimeline reads every header of the thread, newest first, a page at a
-// time; the first page is shown (and its head selected) at once.
-func (s *Studio) loadTimeline(thread string, selectHead bool) {
-	gen := s.threadGen.Load()
-	s.sb.setBusy(true)
+// loadTimeline reads every header of sc's thread, newest first, a page at
+// a time; the first page is shown (and, with selectHead, its head
+// selected) at once.
+func (s *Studio) loadTimeline(sc *scope, selectHead bool) {
+	s.sb.setLoading(true)
+	thread := sc.thread
 	goBG(s.sess, func() (struct{}, error) {
 		before := ""
 		for first := true; ; first = false {
-			if s.threadGen.Load() != gen {
+			if s.sessScope() != sc {
 				return struct{}{}, nil // another thread was chosen
 			}
 			hs, err := s.sess.headers(context.Background(), thread, before, headerPage)
@@ -311,154 +338,134 @@ func (s *Studio) loadTimeline(thread string, selectHead bool) {
 			}
 			isFirst := first
 			uiDo(func() {
-				if thread != s.thread {
-					return
-				}
-				s.tl.merge(hs)
-				if isFirst {
-					s.timelineMerged(selectHead)
-				}
+				s.m.update(func() {
+					s.m.mergeHeaders(sc, hs)
+					if isFirst && sc == s.m.sc && (selectHead || sc.sel == "") && sc.head != "" {
+						s.m.selectCheckpoint(sc.head)
+					}
+				})
 			})
 			if len(hs) < headerPage {
+				uiDo(func() { sc.complete = true })
 				return struct{}{}, nil
 			}
 			before = hs[len(hs)-1].Ref.CheckpointID
 		}
 	}, func(_ struct{}, err error) {
-		s.sb.setBusy(false)
-		if err != nil && thread == s.thread {
+		s.sb.setLoading(false)
+		if err != nil && sc == s.m.sc {
 			s.showError("Reading the timeline", err)
 		}
 	})
 }
 
-// timelineMerged follows new headers: the head moves, and is selected
-// when asked or when nothing is.
-func (s *Studio) timelineMerged(selectHead bool) {
-	if head := s.tl.head(); head != "" {
-		s.headID = head
-		if selectHead || s.sel == "" {
-			s.selectCheckpoint(head)
-		}
-	}
-	s.refreshStatus()
+// sessScope returns the current scope from a background goroutine.
+func (s *Studio) sessScope() *scope {
+	uiMu.Lock()
+	defer uiMu.Unlock()
+	return s.m.sc
 }
 
-// selectCheckpoint time-travels to checkpoint id: the inspector, graph
-// highlights and interrupt panel follow.
-func (s *Studio) selectCheckpoint(id string) {
-	s.sel = id
-	s.selSeq++
-	seq := s.selSeq
-	s.tl.setSelected(id)
-	thread := s.thread
-	latest := id == s.headID
+// loadView loads checkpoint id of sc for the inspector and the graph.
+func (s *Studio) loadView(sc *scope, id string) {
+	latest := id == sc.head
+	thread := sc.thread
 	goBG(s.sess, func() (*view, error) {
 		return s.sess.load(context.Background(), thread, id, latest)
 	}, func(v *view, err error) {
-		if seq != s.selSeq || thread != s.thread {
+		if sc != s.m.sc || sc.sel != id {
 			return
 		}
 		if err != nil {
 			s.showError("Loading checkpoint", err)
 			return
 		}
-		s.view = v
-		if len(v.Snap.Interrupts) > 0 {
-			s.marks[id] = "interrupt"
-		}
-		for _, t := range v.Snap.Tasks {
-			if t.Error != "" {
-				s.marks[id] = "error"
-			}
-		}
-		s.tl.refreshMarks()
-		if s.runAfterFork && latest {
-			s.runAfterFork = false
-			defer s.Run()
-		}
-		s.insp.show(v)
-		s.gp.highlight()
-		s.gp.showInterrupt()
-		if latest {
-			s.ip.show(v.Snap.Interrupts)
-			if len(v.Snap.Interrupts) > 0 {
-				// A question waits: give the answer room.
-				s.tabs.SelectIndex(0)
-				s.right.SetOffset(0.4)
-			} else if s.right.Offset < 0.5 {
-				s.right.SetOffset(0.62)
-			}
-			s.errs.showTasks(v.Snap)
-		} else {
-			s.ip.show(nil)
-			if s.right.Offset < 0.5 {
-				s.right.SetOffset(0.62)
-			}
-		}
-		s.refreshStatus()
+		s.m.update(func() { s.showView(sc, v) })
 	})
 }
 
-// breakpoints returns the run options' breakpoint lists.
-func (s *Studio) breakpoints() (before, after []string) {
-	if s.breakAll {
-		return []string{"*"}, nil
+// showView shows v in sc: when v is a newer head than the one selected
+// (another process moved the thread), its header joins the timeline and it
+// is selected.
+func (s *Studio) showView(sc *scope, v *view) {
+	id := v.Snap.Ref.CheckpointID
+	if !sc.tl.knows(id) {
+		s.m.mergeHeaders(sc, []checkpoint.Header{{Ref: v.Snap.Ref, Parent: v.Snap.Parent, TS: v.Snap.CreatedAt, Metadata: v.Snap.Metadata}})
 	}
-	for n, on := range s.breakBefore {
-		if on {
-			before = append(before, n)
+	if sc.sel != id {
+		s.m.selectCheckpoint(id)
+	}
+	s.m.setView(sc, id, v)
+	s.loadSubLanes(sc, v)
+	if v.Latest || id == sc.head {
+		for _, r := range failedTasks(v.Snap) {
+			r.pendingInput = false
+			s.m.addError(sc, r)
 		}
 	}
-	for n, on := range s.breakAfter {
-		if on {
-			after = append(after, n)
-		}
-	}
-	return before, after
 }
 
-// seedBreakpoints starts the graph's breakpoints from those it was compiled
-// with, so they show on the graph and can be toggled off like any other:
-// the studio's set is then the whole truth for its runs. A compiled "*"
-// before every node is the Break-on-every-node switch.
-func (s *Studio) seedBreakpoints(g *engine.Graph) {
-	s.breakBefore, s.breakAfter = map[string]bool{}, map[string]bool{}
-	all := false
-	var before, after []string
-	if g != nil {
-		before, after = g.Breakpoints()
-	}
-	for _, n := range before {
-		if n == "*" {
-			all = true
+// loadMarks reads, from the store, whether the checkpoints in columns
+// first..last asked a question or failed (their stored writes say), so the
+// timeline marks them without their being opened.
+func (s *Studio) loadMarks(first, last int) {
+	sc := s.m.scope()
+	var refs []string
+	for i := first; i <= last; i++ {
+		id := sc.tl.id(i)
+		if id == "" || s.marksLoading[id] {
 			continue
 		}
-		s.breakBefore[n] = true
-	}
-	for _, n := range after {
-		if n == "*" {
-			for _, node := range g.Nodes() {
-				s.breakAfter[node] = true
-			}
+		if _, ok := sc.marks[id]; ok {
 			continue
 		}
-		s.breakAfter[n] = true
+		s.marksLoading[id] = true
+		refs = append(refs, id)
 	}
-	if s.tb != nil && s.tb.breakAll != nil {
-		s.tb.breakAll.SetChecked(all) // its callback sets s.breakAll
+	if len(refs) == 0 {
+		return
 	}
-	s.breakAll = all
+	thread := sc.thread
+	goBG(s.sess, func() (map[string]mark, error) {
+		return s.sess.marks(context.Background(), thread, refs)
+	}, func(marks map[string]mark, err error) {
+		for _, id := range refs {
+			delete(s.marksLoading, id)
+		}
+		if err == nil {
+			s.m.setMarks(sc, marks)
+		}
+	})
 }
 
-// toggleBreakpoint flips the breakpoint before or after node.
+// toggleBreakpoint flips the breakpoint before or after node. A run's
+// breakpoints are the root graph's (the engine gives a subgraph only the
+// breakpoints it was compiled with), so nodes inside an expanded subgraph
+// get a note instead of a dot that would not stop anything.
 func (s *Studio) toggleBreakpoint(node string, after bool) {
-	m := s.breakBefore
-	if after {
-		m = s.breakAfter
+	if strings.Contains(node, "/") {
+		s.flash("Breakpoints inside a subgraph are set when compiling it (engine.WithInterruptBefore/After); here they go on the subgraph node")
+		return
 	}
-	m[node] = !m[node]
-	s.gp.highlight()
+	s.m.toggleBreakpoint(node, after)
+}
+
+// selectCheckpoint time-travels to checkpoint id.
+func (s *Studio) selectCheckpoint(id string) { s.m.selectCheckpoint(id) }
+
+// travel selects the checkpoint before (dir < 0) or after the selected one
+// on its branch.
+func (s *Studio) travel(dir int) {
+	sc := s.m.scope()
+	var id string
+	if dir < 0 {
+		id = sc.tl.prev(sc.sel)
+	} else {
+		id = sc.tl.next(sc.sel)
+	}
+	if id != "" {
+		s.m.selectCheckpoint(id)
+	}
 }
 
 // runKind names what a run does, for the status bar.
@@ -472,64 +479,207 @@ const (
 	kindStart  runKind = "starting"
 )
 
-// startRun runs the engine on the current thread. Results update the
-// timeline (one merge), select the new head and show interrupts or errors.
+// runResult is a run's outcome with what the window shows next, read on
+// the run's goroutine so that it reaches the screen in one update.
+type runResult struct {
+	out     *runOutcome
+	err     error
+	headers []checkpoint.Header
+	view    *view
+	readErr error
+}
+
+// startRun runs the engine on the current thread. Nothing changes on
+// screen until the result, unless the run outlasts busyDelay; the result
+// (timeline, the new head in the inspector and graph, interrupts, errors,
+// the thread's row) is applied in one model update.
 func (s *Studio) startRun(kind runKind, req runRequest) {
-	if s.thread == "" && req.Thread == "" {
+	sc := s.m.scope()
+	if sc.thread == "" && req.Thread == "" {
 		s.newThreadDialog()
 		return
 	}
-	if s.sess.running.Load() {
-		s.sb.flash("A run is going: pause or cancel it first")
+	if s.m.run.Going || s.sess.running.Load() {
+		s.flash("A run is going: pause or cancel it first")
 		return
 	}
 	if req.Thread == "" {
-		req.Thread = s.thread
+		req.Thread = sc.thread
 	}
-	req.Before, req.After = s.breakpoints()
-	req.Observer = s.ev.observer()
-	s.runState = string(kind) + "…"
-	s.runStarted = time.Now()
-	s.running, s.finished = map[string]bool{}, map[string]bool{}
-	s.tb.setBusy(true)
-	s.sb.setBusy(true)
-	s.ip.show(nil)
-	s.refreshStatus()
+	if (kind == kindRun || kind == kindStep) && req.Checkpoint == "" && req.Input == nil && sc.sel != "" && !sc.atHead() && sc.head != "" {
+		s.askHistory(kind, req)
+		return
+	}
+	req.Before, req.After = s.m.brk.lists()
+	obs := &runObserver{s: s, sc: sc}
+	req.Observer = obs.observe
+	s.m.startRun(kind, req.Thread)
+	busy := time.AfterFunc(busyDelay, func() { uiDo(func() { s.m.setBusy() }) })
 	thread := req.Thread
-	goBG(s.sess, func() (*runOutcome, error) { return s.sess.run(req) }, func(out *runOutcome, err error) {
-		s.tb.setBusy(false)
-		s.sb.setBusy(false)
-		s.running, s.finished = nil, nil
-		s.ev.flush()
-		if out != nil {
-			s.lastStep = out.Elapsed
+	goBG(s.sess, func() (*runResult, error) {
+		r := &runResult{}
+		r.out, r.err = s.sess.run(req)
+		if r.err == errBusy {
+			return r, nil
 		}
-		if thread != s.thread {
-			// The user moved to another thread meanwhile: stay there.
-			s.refreshThreads(false)
-			s.refreshStatus()
+		ctx := context.Background()
+		r.headers, r.readErr = s.sess.headers(ctx, thread, "", recentHeaders)
+		if r.readErr == nil && len(r.headers) > 0 {
+			r.view, r.readErr = s.sess.load(ctx, thread, "", true)
+		}
+		return r, nil
+	}, func(r *runResult, _ error) {
+		busy.Stop()
+		s.m.update(func() {
+			obs.flush()
+			s.applyRun(sc, r)
+		})
+	})
+}
+
+// applyRun shows a run's result; it runs inside one model update.
+func (s *Studio) applyRun(sc *scope, r *runResult) {
+	m := s.m
+	var elapsed time.Duration
+	if r.out != nil {
+		elapsed = r.out.Elapsed
+	}
+	m.endRun(elapsed)
+	sc.stream = nil
+	if r.err == errBusy {
+		s.flash(r.err.Error())
+		return
+	}
+	switch {
+	case r.err != nil && errorsIsCanceled(r.err):
+		m.setStatus(sc, "cancelled")
+	case r.err != nil:
+		node, msg := describeErr(r.err)
+		st := "failed"
+		if node != "" {
+			st = "failed at " + node
+		}
+		m.setStatus(sc, st)
+		m.addError(sc, errRow{Node: node, Msg: msg, Input: "(see the failed task in the latest checkpoint)", pendingInput: true})
+		if sc == m.sc {
+			s.tabs.SelectIndex(2)
+		}
+	case r.out != nil:
+		m.setStatus(sc, describeResult(r.out.Res))
+	}
+	if r.readErr != nil {
+		if sc == m.sc {
+			s.showError("Reading the thread after the run", r.readErr)
+		}
+		return
+	}
+	before := sc.tl.count()
+	m.mergeHeaders(sc, r.headers)
+	if n := len(r.headers); n == recentHeaders && before > 0 && !sc.tl.knows(r.headers[n-1].Ref.CheckpointID) {
+		s.loadTimeline(sc, false) // more happened than the newest page holds
+	}
+	if before == 0 && len(r.headers) < recentHeaders {
+		sc.complete = true // a new thread: every header is here
+	}
+	if r.view != nil {
+		s.showView(sc, r.view)
+		count := sc.tl.count()
+		if !sc.complete {
+			count = rowCount(m, sc.thread) + sc.tl.count() - before
+		}
+		m.setThreadRow(threadRowOf(sc, r.view, count))
+	}
+}
+
+// rowCount returns the checkpoint count the thread list has for thread.
+func rowCount(m *model, thread string) int {
+	for _, r := range m.threads {
+		if r.ID == thread {
+			return r.Count
+		}
+	}
+	return 0
+}
+
+// threadRowOf is the thread list's row for a thread whose latest checkpoint's
+// view is v.
+func threadRowOf(sc *scope, v *view, count int) threadRow {
+	md := v.Snap.Metadata
+	return threadRow{ID: sc.thread, Step: md.Step, Source: md.Source, Updated: v.Snap.CreatedAt,
+		Count: count, Status: statusOf(v.Snap), Latest: v.Snap.Ref.CheckpointID}
+}
+
+// historyAsk is the question asked when Step or Run is pressed while an
+// older checkpoint is shown.
+type historyAsk struct {
+	dlg            dialog.Dialog
+	fromHere, head *widget.Button
+}
+
+// askHistory asks whether a Step or Run pressed on an older checkpoint
+// continues from it (a new branch) or goes to the thread's latest
+// checkpoint and acts there.
+func (s *Studio) askHistory(kind runKind, req runRequest) {
+	sc := s.m.scope()
+	v := sc.viewFor()
+	step := "this checkpoint"
+	if v != nil {
+		step = fmt.Sprintf("step %d", v.Snap.Metadata.Step)
+	}
+	verb := "Step"
+	if kind == kindRun {
+		verb = "Run"
+	}
+	q := widget.NewLabel(fmt.Sprintf("You are looking at %s, not the thread's latest checkpoint.\n\n"+
+		"Continue from here: %s from %s as a new branch (the later checkpoints stay).\n"+
+		"Go to latest: show the latest checkpoint and %s from there.", step, verb, step, lower(verb)))
+	q.Wrapping = fyne.TextWrapWord
+	a := &historyAsk{}
+	sel := sc.sel
+	a.fromHere = widget.NewButton("Continue from here", func() {
+		a.dlg.Hide()
+		if s.m.scope() != sc {
 			return
 		}
-		switch {
-		case err == errBusy:
-			s.sb.flash(err.Error())
-		case err != nil && errorsIsCanceled(err):
-			s.runState = "cancelled"
-		case err != nil:
-			node, msg := describeErr(err)
-			s.runState = "failed"
-			if node != "" {
-				s.runState = "failed at " + node
-			}
-			s.errs.add(node, msg, "")
-			s.tabs.SelectIndex(2)
-		default:
-			s.runState = describeResult(out.Res)
-		}
-		s.refreshThreads(false)
-		s.reloadTimeline(true)
-		s.refreshStatus()
+		req.Checkpoint = sel
+		s.startRun(kind, req)
 	})
+	a.fromHere.Importance = widget.HighImportance
+	a.head = widget.NewButton("Go to latest", func() {
+		a.dlg.Hide()
+		if s.m.scope() != sc {
+			return
+		}
+		s.m.selectCheckpoint(sc.head)
+		if sc.viewFor() != nil {
+			s.startRun(kind, req)
+			return
+		}
+		// Act once the latest checkpoint is shown.
+		s.afterView = func() {
+			if s.m.scope() == sc && sc.atHead() {
+				s.startRun(kind, req)
+			}
+		}
+	})
+	cancel := widget.NewButton("Cancel", func() { a.dlg.Hide() })
+	content := container.NewBorder(nil, container.NewHBox(layoutSpacer(), cancel, a.head, a.fromHere), nil, nil, q)
+	a.dlg = dialog.NewCustomWithoutButtons(verb+" from an older checkpoint?", content, s.win)
+	a.dlg.SetOnClosed(func() {
+		if s.historyDlg == a {
+			s.historyDlg = nil
+		}
+	})
+	a.dlg.Resize(fyne.NewSize(560, 240))
+	s.historyDlg = a
+	a.dlg.Show()
+}
+
+func lower(s string) string {
+	if s == "" {
+		return s
+	}
+	return string(s[0]+'a'-'A') + s[1:]
 }
 
 // describeResult says in a few words where a run stopped.
@@ -563,8 +713,7 @@ func (s *Studio) Step() { s.startRun(kindStep, runRequest{StepLimit: 1}) }
 func (s *Studio) Pause() {
 	if s.sess.running.Load() {
 		s.sess.requestPause()
-		s.runState = "pausing…"
-		s.refreshStatus()
+		s.flash("Pausing before the next step…")
 	}
 }
 
@@ -573,10 +722,9 @@ func (s *Studio) Cancel() { s.sess.cancelRun() }
 
 // rerunFrom replays the thread from the selected checkpoint as a new branch.
 func (s *Studio) rerunFrom() {
-	if s.sel == "" {
-		return
+	if sel := s.m.scope().sel; sel != "" {
+		s.startRun(kindReplay, runRequest{Checkpoint: sel})
 	}
-	s.startRun(kindReplay, runRequest{Checkpoint: s.sel})
 }
 
 // resume answers pending interrupts: one answer (byID nil) or by id.
@@ -590,50 +738,140 @@ func (s *Studio) resume(one any, byID map[string]any) {
 
 // leaveForWorkers stores the answers without running the thread, for the
 // worker processes that share a PostgreSQL (or SQLite) store: one of them
-// resumes the thread with them (weft worker); the studio shows the result
-// when the thread is reloaded.
+// resumes the thread with them (weft worker); the window follows the
+// thread as the worker moves it.
 func (s *Studio) leaveForWorkers(one any, byID map[string]any) {
 	cmd := engine.Command{Resume: one}
 	if byID != nil {
 		cmd = engine.Command{ResumeByID: byID}
 	}
-	thread := s.thread
+	sc := s.m.scope()
 	goBG(s.sess, func() (checkpoint.Ref, error) {
-		return s.sess.submit(context.Background(), thread, cmd)
+		return s.sess.submit(context.Background(), sc.thread, cmd)
 	}, func(_ checkpoint.Ref, err error) {
 		if err != nil {
 			s.showError("Leaving the answer for workers", err)
 			return
 		}
-		s.runState = "answer stored · a worker will resume this thread"
-		s.ip.show(nil)
-		s.refreshStatus()
+		s.m.setStatus(sc, "answer stored · a worker will resume this thread")
+		s.refresh()
 	})
 }
 
 // startThread creates thread id from input and runs its first step, so
 // the graph shows what runs next.
 func (s *Studio) startThread(id string, input engine.Values) {
-	s.clearThread(id)
+	s.m.update(func() {
+		s.m.setThreadRow(threadRow{ID: id, Updated: time.Now()})
+		s.m.setThread(id)
+	})
 	s.startRun(kindStart, runRequest{Thread: id, Input: input, StepLimit: 1})
 }
 
-// forkAt writes value to channel at the selected checkpoint as asNode and
-// selects the new branch.
-func (s *Studio) forkAt(channel string, value []byte, asNode string, then func(error)) {
-	id, thread := s.sel, s.thread
-	goBG(s.sess, func() (checkpoint.Ref, error) {
-		return s.sess.fork(context.Background(), thread, id, channel, value, asNode)
-	}, func(ref checkpoint.Ref, err error) {
+// forkAt writes value to channel at checkpoint id of sc as asNode and
+// selects the new branch; with run, the new branch then runs to its next
+// stop. then is told the outcome.
+func (s *Studio) forkAt(sc *scope, id, channel string, value []byte, asNode string, run bool, then func(error)) {
+	thread := sc.thread
+	goBG(s.sess, func() (*view, error) {
+		if _, err := s.sess.fork(context.Background(), thread, id, channel, value, asNode); err != nil {
+			return nil, err
+		}
+		return s.sess.load(context.Background(), thread, "", true)
+	}, func(v *view, err error) {
 		if then != nil {
 			then(err)
 		}
-		if err != nil {
+		if err != nil || sc != s.m.sc {
 			return
 		}
-		s.runState = "forked · Run or Step continues the new branch"
-		s.reloadTimeline(true)
+		s.m.update(func() {
+			s.showView(sc, v)
+			s.m.setStatus(sc, "forked · Run or Step continues the new branch")
+		})
+		if run {
+			s.Run()
+		}
 	})
+}
+
+// refresh reads the store again: the thread list, the newest headers of
+// the current thread and its shown checkpoint; the head is followed when
+// it is shown. It is File → Reload, and what the studio does when another
+// process changed the store.
+func (s *Studio) refresh() {
+	s.refreshThreads(false)
+	sc := s.m.scope()
+	if sc.thread == "" || s.m.run.Going {
+		return
+	}
+	thread, sel, atHead := sc.thread, sc.sel, sc.atHead()
+	type fresh struct {
+		hs   []checkpoint.Header
+		view *view
+	}
+	goBG(s.sess, func() (fresh, error) {
+		var f fresh
+		var err error
+		ctx := context.Background()
+		if f.hs, err = s.sess.headers(ctx, thread, "", recentHeaders); err != nil {
+			return f, err
+		}
+		if sel != "" || len(f.hs) > 0 {
+			f.view, err = s.sess.load(ctx, thread, sel, atHead || sel == "")
+		}
+		return f, err
+	}, func(f fresh, err error) {
+		if sc != s.m.sc || s.m.run.Going {
+			return
+		}
+		if err != nil {
+			// A thread deleted by another process: show it is gone.
+			if !s.m.hasThread(thread) {
+				s.m.setThread("")
+			}
+			return
+		}
+		s.m.update(func() {
+			n := len(f.hs)
+			s.m.mergeHeaders(sc, f.hs)
+			if n == recentHeaders && !sc.tl.knows(f.hs[n-1].Ref.CheckpointID) {
+				s.loadTimeline(sc, false)
+			}
+			if f.view == nil || sc.sel != sel {
+				return // the user moved on
+			}
+			if old := sc.viewFor(); old == nil || viewSig(old) != viewSig(f.view) {
+				s.showView(sc, f.view)
+			}
+		})
+	})
+}
+
+// watchStore follows changes other processes make to the store, when it
+// can tell (checkpoint.Watcher): the window refreshes without user action.
+func (s *Studio) watchStore() {
+	if s.stopWatch != nil {
+		s.stopWatch()
+		s.stopWatch = nil
+	}
+	w, ok := s.m.store.(checkpoint.Watcher)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ch, err := w.Watch(ctx)
+	if err != nil {
+		cancel()
+		s.flash("Not following other processes: " + err.Error())
+		return
+	}
+	s.stopWatch = cancel
+	go func() {
+		for range ch {
+			uiDo(s.refresh)
+		}
+	}()
 }
 
 // showError shows err in a dialog, titled with what was being done.
@@ -645,8 +883,50 @@ func (s *Studio) showError(what string, err error) {
 	d.Show()
 }
 
-// refreshStatus updates the status bar.
-func (s *Studio) refreshStatus() { s.sb.update() }
+// flash shows a short note in the status bar for a few seconds.
+func (s *Studio) flash(msg string) {
+	s.m.setNote(msg)
+	time.AfterFunc(4*time.Second, func() {
+		uiDo(func() {
+			if s.m.note == msg {
+				s.m.setNote("")
+			}
+		})
+	})
+}
+
+// windowKey is the window's keyboard, whatever has the focus: F5 Run,
+// F10 Step, F6 Pause, F9 break on every node, Esc cancels a run, and ←/→
+// walk the selected checkpoint's branch (except in a text field).
+func (s *Studio) windowKey(ev *fyne.KeyEvent, inText bool) bool {
+	switch ev.Name {
+	case fyne.KeyF5:
+		s.Run()
+	case fyne.KeyF10:
+		s.Step()
+	case fyne.KeyF6:
+		s.Pause()
+	case fyne.KeyF9:
+		s.m.setBreakAll(!s.m.brk.All)
+	case fyne.KeyEscape:
+		if !s.m.run.Going {
+			return false
+		}
+		s.Cancel()
+	case fyne.KeyLeft, fyne.KeyRight:
+		if inText {
+			return false
+		}
+		if ev.Name == fyne.KeyLeft {
+			s.travel(-1)
+		} else {
+			s.travel(1)
+		}
+	default:
+		return false
+	}
+	return true
+}
 
 // placeholder returns a centred, muted hint.
 func placeholder(text string) *widget.Label {

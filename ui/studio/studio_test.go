@@ -96,8 +96,8 @@ func startThread(t *testing.T, s *Studio, id string) {
 	}
 	act(func() { f.id.SetText(id); test.Tap(f.startB) })
 	idle(t, s)
-	if s.thread != id {
-		t.Fatalf("thread %q, want %q (dialog error %q)", s.thread, id, f.errLbl.Text)
+	if s.m.thread() != id {
+		t.Fatalf("thread %q, want %q (dialog error %q)", s.m.thread(), id, f.errLbl.Text)
 	}
 }
 
@@ -108,10 +108,10 @@ func step(t *testing.T, s *Studio) {
 }
 
 func notes(s *Studio) []string {
-	if s.view == nil {
+	if s.tview() == nil {
 		return nil
 	}
-	n, _ := s.view.Snap.Values["notes"].([]string)
+	n, _ := s.tview().Snap.Values["notes"].([]string)
 	return n
 }
 
@@ -120,22 +120,22 @@ func notes(s *Studio) []string {
 func TestNewcomerFlow(t *testing.T) {
 	s := newStudio(t, memory.New())
 	startThread(t, s, "t-1")
-	if got := s.tl.count(); got != 2 {
+	if got := s.m.scope().tl.count(); got != 2 {
 		t.Fatalf("after start: %d checkpoints, want 2 (input, start)", got)
 	}
-	if got := s.view.Snap.Next; len(got) != 1 || got[0] != "plan" {
+	if got := s.tview().Snap.Next; len(got) != 1 || got[0] != "plan" {
 		t.Fatalf("next %v, want plan", got)
 	}
 	for range 3 {
 		step(t, s)
 	}
-	if got := s.tl.count(); got != 5 {
+	if got := s.m.scope().tl.count(); got != 5 {
 		t.Fatalf("after 3 steps: %d checkpoints, want 5", got)
 	}
 	if got := notes(s); len(got) != 3 || !strings.HasPrefix(got[0], "tide pools: history") {
 		t.Fatalf("notes %v", got)
 	}
-	if n := s.insp.nodes["notes"]; n == nil || n.value != "[…] 3 items" || n.changed {
+	if n := s.insp.nodes["notes"]; n == nil || !strings.HasPrefix(n.value, `3 items: ["tide pools: history — `) || n.changed {
 		t.Errorf("inspector notes row %+v (notes did not change in the structure step)", n)
 	}
 	if n := s.insp.nodes["outline"]; n == nil || !n.changed {
@@ -151,8 +151,8 @@ func TestNewcomerFlow(t *testing.T) {
 	// Time travel: the research checkpoint.
 	act(func() { s.tl.selectAt(3) })
 	idle(t, s)
-	if s.view.Snap.Metadata.Step != 2 || len(notes(s)) != 3 || s.view.Snap.Values["outline"] != nil {
-		t.Fatalf("step-2 checkpoint: step %d values %v", s.view.Snap.Metadata.Step, s.view.Snap.Values)
+	if s.tview().Snap.Metadata.Step != 2 || len(notes(s)) != 3 || s.tview().Snap.Values["outline"] != nil {
+		t.Fatalf("step-2 checkpoint: step %d values %v", s.tview().Snap.Metadata.Step, s.tview().Snap.Values)
 	}
 	if got := len(s.insp.changes); got != 3 {
 		t.Errorf("diff at research step: %d changes, want 3 added notes: %+v", got, s.insp.changes)
@@ -161,9 +161,16 @@ func TestNewcomerFlow(t *testing.T) {
 		t.Errorf("status %q should say we look at history", s.sb.String())
 	}
 
-	// Run to the review interrupt; Revise, then Approve.
+	// Run while history is shown asks first; "Go to latest" runs from
+	// the latest checkpoint to the review interrupt.
 	act(func() { test.Tap(s.tb.run) })
 	idle(t, s)
+	if s.historyDlg == nil {
+		t.Fatal("Run on an older checkpoint did not ask")
+	}
+	act(func() { test.Tap(s.historyDlg.head) })
+	idle(t, s)
+	// Revise, then Approve.
 	if len(s.ip.items) != 1 || len(s.ip.items[0].choices) != 2 || s.ip.items[0].choices[1].Text != "Revise" {
 		t.Fatalf("interrupt panel: %d cards", len(s.ip.items))
 	}
@@ -175,8 +182,8 @@ func TestNewcomerFlow(t *testing.T) {
 	}
 	act(func() { test.Tap(s.ip.items[0].choices[1]) })
 	idle(t, s)
-	if s.view.Snap.Values["revisions"] != 2 || len(s.ip.items) != 1 {
-		t.Fatalf("after Revise: revisions %v, %d questions", s.view.Snap.Values["revisions"], len(s.ip.items))
+	if s.tview().Snap.Values["revisions"] != 2 || len(s.ip.items) != 1 {
+		t.Fatalf("after Revise: revisions %v, %d questions", s.tview().Snap.Values["revisions"], len(s.ip.items))
 	}
 	// Invalid JSON is refused next to the field, nothing is sent.
 	act(func() { s.ip.items[0].answer.SetText("approve"); test.Tap(s.ip.resumeB) })
@@ -190,22 +197,22 @@ func TestNewcomerFlow(t *testing.T) {
 		test.Tap(s.ip.resumeB)
 	})
 	idle(t, s)
-	if s.view.Snap.Values["revisions"] != 3 || len(s.ip.items) != 1 {
-		t.Fatalf("after the JSON answer: revisions %v", s.view.Snap.Values["revisions"])
+	if s.tview().Snap.Values["revisions"] != 3 || len(s.ip.items) != 1 {
+		t.Fatalf("after the JSON answer: revisions %v", s.tview().Snap.Values["revisions"])
 	}
 	act(func() { test.Tap(s.ip.items[0].choices[0]) })
 	idle(t, s)
-	vals := s.view.Snap.Values
+	vals := s.tview().Snap.Values
 	published, _ := vals["published"].(string)
-	if s.runState != "done" || published != vals["draft"] || !strings.Contains(published, "Revised after review: add a safety tip") || len(s.ip.items) != 0 {
-		t.Fatalf("after Approve: state %q published %q", s.runState, published)
+	if s.m.scope().status != "done" || published != vals["draft"] || !strings.Contains(published, "Revised after review: add a safety tip") || len(s.ip.items) != 0 {
+		t.Fatalf("after Approve: state %q published %q", s.m.scope().status, published)
 	}
-	total := s.tl.count()
+	total := s.m.scope().tl.count()
 
 	// Fork: edit the outline after the structure step and continue.
 	act(func() { s.tl.selectAt(4) })
 	idle(t, s)
-	if s.view.Snap.Values["outline"] == nil {
+	if s.tview().Snap.Values["outline"] == nil {
 		t.Fatal("checkpoint 4 has no outline")
 	}
 	act(func() { s.insp.selCh = "outline"; test.Tap(s.insp.forkB) })
@@ -213,32 +220,39 @@ func TestNewcomerFlow(t *testing.T) {
 	if f == nil || f.ch.Selected != "outline" || f.asNode.Selected != "structure" {
 		t.Fatalf("fork dialog %+v", f)
 	}
-	act(func() { f.editor.SetText(`{"not": "a string"}`) })
-	if f.errLbl.Text == "" || !f.forkB.Disabled() {
-		t.Errorf("a map for a string channel should be refused: %q", f.errLbl.Text)
+	// A text channel is edited as text, new lines and all.
+	if !f.text || !strings.HasPrefix(f.editor.Text, "1. tide pools: history\n2.") {
+		t.Fatalf("outline not edited as text: %q", f.editor.Text)
 	}
-	act(func() { f.editor.SetText(`"1. My own outline"`) })
+	// A JSON channel refuses what its type cannot take.
+	act(func() { f.ch.SetSelected("revisions") })
+	act(func() { f.editor.SetText(`{"not": "a number"}`) })
+	if f.text || f.errLbl.Text == "" || !f.forkB.Disabled() {
+		t.Errorf("a map for an int channel should be refused: %q", f.errLbl.Text)
+	}
+	act(func() { f.ch.SetSelected("outline") })
+	act(func() { f.editor.SetText("1. My own outline") })
 	if f.errLbl.Text != "" {
 		t.Fatalf("valid value refused: %q", f.errLbl.Text)
 	}
 	act(func() { test.Tap(f.forkB) })
 	idle(t, s)
-	if got := s.tl.count(); got != total+1 || s.tl.lanes != 2 {
-		t.Fatalf("after fork: %d checkpoints (want %d), %d lanes", got, total+1, s.tl.lanes)
+	if got := s.m.scope().tl.count(); got != total+1 || s.m.scope().tl.lanes != 2 {
+		t.Fatalf("after fork: %d checkpoints (want %d), %d lanes", got, total+1, s.m.scope().tl.lanes)
 	}
-	if s.view.Snap.Values["outline"] != "1. My own outline" || s.view.Snap.Metadata.Source != "update" || s.sel != s.headID {
-		t.Fatalf("fork checkpoint: %v %s", s.view.Snap.Values["outline"], s.view.Snap.Metadata.Source)
+	if s.tview().Snap.Values["outline"] != "1. My own outline" || s.tview().Snap.Metadata.Source != "update" || s.m.scope().sel != s.m.scope().head {
+		t.Fatalf("fork checkpoint: %v %s", s.tview().Snap.Values["outline"], s.tview().Snap.Metadata.Source)
 	}
-	if got := s.view.Snap.Next; len(got) != 1 || got[0] != "write" {
+	if got := s.tview().Snap.Next; len(got) != 1 || got[0] != "write" {
 		t.Errorf("fork next %v, want write", got)
 	}
 	step(t, s)
-	if s.view.Snap.Values["revisions"] != 1 || s.view.Snap.Values["outline"] != "1. My own outline" {
-		t.Errorf("the fork continued with %v", s.view.Snap.Values)
+	if s.tview().Snap.Values["revisions"] != 1 || s.tview().Snap.Values["outline"] != "1. My own outline" {
+		t.Errorf("the fork continued with %v", s.tview().Snap.Values)
 	}
 	// The old branch is still there.
-	if s.tl.count() != total+2 || s.tl.items[s.tl.headIdx].lane != 1 {
-		t.Errorf("timeline %d items, head lane %d", s.tl.count(), s.tl.items[s.tl.headIdx].lane)
+	if s.m.scope().tl.count() != total+2 || s.m.scope().tl.items[s.m.scope().tl.count()-1].lane != 1 {
+		t.Errorf("timeline %d items, head lane %d", s.m.scope().tl.count(), s.m.scope().tl.items[s.m.scope().tl.count()-1].lane)
 	}
 }
 
@@ -249,8 +263,8 @@ func TestGoldenPanels(t *testing.T) {
 	act(func() { test.Tap(s.tb.run) })
 	idle(t, s)
 	act(func() {
-		s.lastStep = 0
-		s.refreshStatus()
+		s.m.run.Last = 0
+		s.m.changed(chRun)
 	})
 	for name, obj := range map[string]fyne.CanvasObject{
 		"toolbar.xml":   s.tb.obj,
@@ -275,21 +289,21 @@ func TestBreakpointsReplayAndEvents(t *testing.T) {
 	}
 	act(func() { test.Tap(s.tb.run) })
 	idle(t, s)
-	if !strings.Contains(s.runState, "breakpoint before structure") || len(s.view.Snap.Next) != 1 || s.view.Snap.Next[0] != "structure" {
-		t.Fatalf("run state %q next %v", s.runState, s.view.Snap.Next)
+	if !strings.Contains(s.m.scope().status, "breakpoint before structure") || len(s.tview().Snap.Next) != 1 || s.tview().Snap.Next[0] != "structure" {
+		t.Fatalf("run state %q next %v", s.m.scope().status, s.tview().Snap.Next)
 	}
 	// Step from the breakpoint runs the node it stopped before.
 	step(t, s)
-	if got := s.view.Snap.Values["outline"]; got == nil || s.view.Snap.Next[0] != "write" {
-		t.Fatalf("step from the breakpoint: outline %v next %v (%q)", got, s.view.Snap.Next, s.runState)
+	if got := s.tview().Snap.Values["outline"]; got == nil || s.tview().Snap.Next[0] != "write" {
+		t.Fatalf("step from the breakpoint: outline %v next %v (%q)", got, s.tview().Snap.Next, s.m.scope().status)
 	}
 	act(func() { test.Tap(s.tb.run) })
 	idle(t, s)
-	if !strings.Contains(s.runState, "interrupted at review") {
-		t.Fatalf("second run: %q", s.runState)
+	if !strings.Contains(s.m.scope().status, "interrupted at review") {
+		t.Fatalf("second run: %q", s.m.scope().status)
 	}
 	modes := map[string]int{}
-	for _, r := range s.ev.rows {
+	for _, r := range s.m.scope().events {
 		modes[r.Mode]++
 	}
 	if modes["tasks"] == 0 || modes["updates"] == 0 || modes["messages"] == 0 || modes["checkpoints"] == 0 {
@@ -307,14 +321,14 @@ func TestBreakpointsReplayAndEvents(t *testing.T) {
 	act(func() { s.tb.breakAll.SetChecked(true) })
 	act(func() { s.tl.selectAt(2) })
 	idle(t, s)
-	before := s.tl.count()
+	before := s.m.scope().tl.count()
 	act(func() { test.Tap(s.insp.rerunB) })
 	idle(t, s)
-	if s.tl.count() <= before || s.tl.lanes != 2 {
-		t.Fatalf("re-run: %d → %d checkpoints, %d lanes", before, s.tl.count(), s.tl.lanes)
+	if s.m.scope().tl.count() <= before || s.m.scope().tl.lanes != 2 {
+		t.Fatalf("re-run: %d → %d checkpoints, %d lanes", before, s.m.scope().tl.count(), s.m.scope().tl.lanes)
 	}
-	if !strings.Contains(s.runState, "breakpoint before") {
-		t.Errorf("break on every node: %q", s.runState)
+	if !strings.Contains(s.m.scope().status, "breakpoint before") {
+		t.Errorf("break on every node: %q", s.m.scope().status)
 	}
 }
 
@@ -347,15 +361,15 @@ func TestForkAndRun(t *testing.T) {
 	idle(t, s)
 	act(func() { s.insp.selCh = "topic"; test.Tap(s.insp.forkB) })
 	f := s.forkDlg
-	act(func() { f.editor.SetText(`"kelp forests"`) })
+	act(func() { f.editor.SetText("kelp forests") })
 	act(func() { test.Tap(f.forkRunB) })
 	idle(t, s)
-	draft, _ := s.view.Snap.Values["draft"].(string)
-	if !strings.Contains(s.runState, "interrupted at review") || !strings.HasPrefix(draft, "KELP FORESTS") {
-		t.Fatalf("fork and run: %q, draft %.40q", s.runState, draft)
+	draft, _ := s.tview().Snap.Values["draft"].(string)
+	if !strings.Contains(s.m.scope().status, "interrupted at review") || !strings.HasPrefix(draft, "KELP FORESTS") {
+		t.Fatalf("fork and run: %q, draft %.40q", s.m.scope().status, draft)
 	}
-	if s.tl.lanes != 2 {
-		t.Errorf("%d lanes, want the old branch and the fork", s.tl.lanes)
+	if s.m.scope().tl.lanes != 2 {
+		t.Errorf("%d lanes, want the old branch and the fork", s.m.scope().tl.lanes)
 	}
 }
 
@@ -367,7 +381,7 @@ func TestNoGraphsAndRecentInputs(t *testing.T) {
 	idle(t, empty)
 	act(func() { test.Tap(empty.tb.run); test.Tap(empty.tb.step) })
 	idle(t, empty)
-	if empty.thread != "" {
+	if empty.m.thread() != "" {
 		t.Fatal("a thread appeared from nowhere")
 	}
 	s := newStudio(t, memory.New())
@@ -395,8 +409,8 @@ func TestLeaveAnswerForWorkers(t *testing.T) {
 	}
 	act(func() { s.ip.items[0].answer.SetText(`"approve"`); test.Tap(s.ip.leaveB) })
 	idle(t, s)
-	if !strings.Contains(s.runState, "a worker will resume") || len(s.ip.items) != 0 {
-		t.Fatalf("state %q, %d questions", s.runState, len(s.ip.items))
+	if !strings.Contains(s.m.scope().status, "a worker will resume") || len(s.ip.items) != 0 {
+		t.Fatalf("state %q, %d questions", s.m.scope().status, len(s.ip.items))
 	}
 	g := s.cfg.Graphs[0].Graph.WithSaver(saver)
 	waiting, err := g.AnswerWaiting(context.Background(), engine.WithThread("w1"))
@@ -420,11 +434,11 @@ func TestDeleteThread(t *testing.T) {
 		t.Fatal("the thread is still in the store")
 	}
 	ids := map[string]bool{}
-	for _, r := range s.threads {
+	for _, r := range s.m.threads {
 		ids[r.ID] = true
 	}
-	if ids["kept"] || !ids["gone"] || s.thread == "kept" {
-		t.Errorf("threads %v, selected %q", ids, s.thread)
+	if ids["kept"] || !ids["gone"] || s.m.thread() == "kept" {
+		t.Errorf("threads %v, selected %q", ids, s.m.thread())
 	}
 }
 
@@ -438,15 +452,15 @@ func TestThreadsOfOtherProcessesShowUnderTheirGraph(t *testing.T) {
 	}
 	s := newStudio(t, saver)
 	idle(t, s)
-	if len(s.threads) != 0 {
-		t.Fatalf("the writer lists %d threads of the agent", len(s.threads))
+	if len(s.m.threads) != 0 {
+		t.Fatalf("the writer lists %d threads of the agent", len(s.m.threads))
 	}
-	act(func() { s.selectGraph(1) })
+	act(func() { s.m.setGraph(1) })
 	idle(t, s)
-	if len(s.threads) != 1 || s.threads[0].ID != "from-server" || s.thread != "from-server" {
-		t.Fatalf("agent threads %+v, selected %q", s.threads, s.thread)
+	if len(s.m.threads) != 1 || s.m.threads[0].ID != "from-server" || s.m.thread() != "from-server" {
+		t.Fatalf("agent threads %+v, selected %q", s.m.threads, s.m.thread())
 	}
-	if s.view == nil || len(s.view.Snap.Interrupts) != 1 {
+	if s.tview() == nil || len(s.tview().Snap.Interrupts) != 1 {
 		t.Errorf("the thread's waiting question is not shown")
 	}
 }
@@ -475,8 +489,8 @@ func TestCompiledBreakpointsShowAndToggle(t *testing.T) {
 	startThread(t, s, "with") // starting takes one step: the input
 	act(func() { test.Tap(s.tb.run) })
 	idle(t, s)
-	if s.runState != "breakpoint after a · next b" {
-		t.Fatalf("first stop: %q", s.runState)
+	if s.m.scope().status != "breakpoint after a · next b" {
+		t.Fatalf("first stop: %q", s.m.scope().status)
 	}
 	// Off with all three: the next thread runs to the end.
 	act(func() {
@@ -490,7 +504,23 @@ func TestCompiledBreakpointsShowAndToggle(t *testing.T) {
 	startThread(t, s, "without")
 	act(func() { test.Tap(s.tb.run) })
 	idle(t, s)
-	if got := s.view.Snap.Values["n"]; got != 2 || len(s.view.Snap.Next) != 0 {
-		t.Fatalf("run without breakpoints: n = %v, next %v (%q)", got, s.view.Snap.Next, s.runState)
+	if got := s.tview().Snap.Values["n"]; got != 2 || len(s.tview().Snap.Next) != 0 {
+		t.Fatalf("run without breakpoints: n = %v, next %v (%q)", got, s.tview().Snap.Next, s.m.scope().status)
+	}
+}
+
+// tview returns the view of the selected checkpoint, nil while it loads.
+func (s *Studio) tview() *view { return s.m.scope().viewFor() }
+
+// At the default window size the demos' node labels are at least 12
+// pixels: the graph fits at that size or scrolls.
+func TestGraphLabelsReadableAtDefaultSize(t *testing.T) {
+	s := newStudio(t, memory.New())
+	for i, g := range s.m.graphs {
+		act(func() { s.m.setGraph(i) })
+		idle(t, s)
+		if got := s.gp.view.MinLabelSize(); got < 12 {
+			t.Errorf("%s: smallest node label %.1f px at 1280×800 (view %v, zoom %.2f)", g.Graph.Name(), got, s.gp.view.Size(), s.gp.view.Zoom())
+		}
 	}
 }

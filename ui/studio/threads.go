@@ -19,35 +19,39 @@ import (
 )
 
 // threadsPanel is the left column: the selected graph's threads, newest
-// first, with a search field; empty, it offers to start a thread.
+// first, with a search field; empty, it offers to start a thread. It shows
+// the model's thread list and sets the model's thread.
 type threadsPanel struct {
-	s      *Studio
+	m      *model
 	obj    fyne.CanvasObject
-	search *widget.Entry
-	list   *widget.List
+	search *keyEntry
+	list   *keyList
 	empty  fyne.CanvasObject
-	rows   []threadRow // all rows
 	shown  []threadRow // rows matching the search
 	quiet  bool
 	form   *newThreadForm // the open new-thread dialog, nil when closed
 }
 
-func newThreadsPanel(s *Studio) *threadsPanel {
-	p := &threadsPanel{s: s}
-	p.search = widget.NewEntry()
+func newThreadsPanel(m *model, a *actions) *threadsPanel {
+	p := &threadsPanel{m: m}
+	p.search = newKeyEntry(a.key, false)
 	p.search.SetPlaceHolder("Search threads…")
 	p.search.OnChanged = func(string) { p.filter() }
-	p.list = widget.NewList(func() int { return len(p.shown) },
+	p.list = newKeyList(a.key, func() int { return len(p.shown) },
 		func() fyne.CanvasObject {
 			title := widget.NewLabel("thread")
 			title.TextStyle.Bold = true
 			title.Truncation = fyne.TextTruncateEllipsis
 			sub := widget.NewLabel("step")
 			sub.SizeName = theme.SizeNameCaptionText
+			sub.Truncation = fyne.TextTruncateEllipsis
 			return container.NewBorder(nil, nil, widget.NewIcon(theme.HistoryIcon()), nil,
 				container.New(&tightVBox{}, title, sub))
 		},
 		func(i widget.ListItemID, o fyne.CanvasObject) {
+			if i >= len(p.shown) {
+				return
+			}
 			r := p.shown[i]
 			row := o.(*fyne.Container)
 			box := row.Objects[0].(*fyne.Container)
@@ -60,38 +64,30 @@ func newThreadsPanel(s *Studio) *threadsPanel {
 			row.Objects[1].(*widget.Icon).SetResource(statusIcon(r.Status))
 		})
 	p.list.OnSelected = func(i widget.ListItemID) {
-		s.keepKeys()
 		if p.quiet || i >= len(p.shown) {
 			return
 		}
-		if id := p.shown[i].ID; id != s.thread {
-			s.setThread(id)
-		}
+		m.setThread(p.shown[i].ID)
 	}
-	start := widget.NewButtonWithIcon("Start a thread", theme.ContentAddIcon(), s.newThreadDialog)
+	start := newKeyButton(a.key, "Start a thread", theme.ContentAddIcon(), func() { call(a.newThread) })
 	start.Importance = widget.HighImportance
 	p.empty = container.NewVBox(placeholder("No threads yet for this graph."), container.NewCenter(start))
 	header := widget.NewLabelWithStyle("Threads", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	p.obj = container.NewBorder(container.NewVBox(header, p.search), nil, nil, nil, container.NewStack(p.list, p.empty))
 	p.list.Hide()
+	m.subscribe(chThreads|chThread, func(part) { p.filter() })
 	return p
-}
-
-// setRows shows the thread list.
-func (p *threadsPanel) setRows(rows []threadRow) {
-	p.rows = rows
-	p.filter()
 }
 
 func (p *threadsPanel) filter() {
 	q := strings.ToLower(strings.TrimSpace(p.search.Text))
 	p.shown = p.shown[:0]
-	for _, r := range p.rows {
+	for _, r := range p.m.threads {
 		if q == "" || strings.Contains(strings.ToLower(r.ID), q) {
 			p.shown = append(p.shown, r)
 		}
 	}
-	if len(p.rows) == 0 {
+	if len(p.m.threads) == 0 {
 		p.list.Hide()
 		p.empty.Show()
 	} else {
@@ -99,7 +95,7 @@ func (p *threadsPanel) filter() {
 		p.list.Show()
 	}
 	p.list.Refresh()
-	p.selectThread(p.s.thread)
+	p.selectThread(p.m.thread())
 }
 
 // selectThread marks thread id in the list without reacting to it.
@@ -168,17 +164,20 @@ const recentKey = "recent_inputs/"
 // newThreadDialog opens the new-thread dialog pre-filled with the graph's
 // example (or the most recent input).
 func (s *Studio) newThreadDialog() {
-	if len(s.cfg.Graphs) == 0 {
+	g := s.m.graph()
+	if g.Graph == nil {
 		return
 	}
 	f := &newThreadForm{s: s, fields: map[string]*widget.Entry{}}
-	name, _, chans, _ := s.sess.graphInfo()
+	name, chans := g.Graph.Name(), g.Graph.Channels()
 	f.chans = chans
 	f.id = widget.NewEntry()
 	f.id.SetText(s.newThreadID())
+	f.id.OnSubmitted = func(string) { f.submit() }
 	form := widget.NewForm(widget.NewFormItem("Thread id", f.id))
 	for _, ch := range chans {
 		e := widget.NewEntry()
+		e.OnSubmitted = func(string) { f.submit() }
 		if !isStringChan(ch) {
 			e.Validator = func(t string) error {
 				if strings.TrimSpace(t) == "" || json.Valid([]byte(t)) {
@@ -221,7 +220,7 @@ func (s *Studio) newThreadDialog() {
 		f.recent.Disable()
 	}
 	example := "{}"
-	if ex := s.graph().Example; ex != nil {
+	if ex := g.Example; ex != nil {
 		if b, err := json.Marshal(ex); err == nil {
 			example = string(b)
 		}
@@ -234,7 +233,7 @@ func (s *Studio) newThreadDialog() {
 	f.startB = widget.NewButtonWithIcon("Start", theme.MediaPlayIcon(), f.submit)
 	f.startB.Importance = widget.HighImportance
 	cancel := widget.NewButton("Cancel", func() { f.dlg.Hide() })
-	desc := widget.NewLabel(s.graph().Description)
+	desc := widget.NewLabel(g.Description)
 	desc.Wrapping = fyne.TextWrapWord
 	buttons := container.NewHBox(f.recent, layoutSpacer(), cancel, f.startB)
 	content := container.NewBorder(desc, container.NewVBox(f.errLbl, buttons), nil, nil, f.tabs)
@@ -243,13 +242,15 @@ func (s *Studio) newThreadDialog() {
 	f.dlg.Resize(fyne.NewSize(560, 440))
 	s.th.form = f
 	f.dlg.Show()
+	// Enter starts the thread with the example input.
+	s.win.Canvas().Focus(f.id)
 }
 
 // newThreadID proposes a fresh, readable thread id.
 func (s *Studio) newThreadID() string {
 	base := "t-" + time.Now().Format("0102-150405")
 	id := base
-	for n := 2; slices.ContainsFunc(s.threads, func(r threadRow) bool { return r.ID == id }); n++ {
+	for n := 2; s.m.hasThread(id); n++ {
 		id = fmt.Sprintf("%s-%d", base, n)
 	}
 	return id
@@ -342,7 +343,7 @@ func (f *newThreadForm) submit() {
 		f.fail(fmt.Errorf("the thread id is empty"))
 		return
 	}
-	if slices.ContainsFunc(f.s.threads, func(r threadRow) bool { return r.ID == id }) {
+	if f.s.m.hasThread(id) {
 		f.fail(fmt.Errorf("thread %q exists already: choose another id", id))
 		return
 	}
@@ -363,7 +364,7 @@ func (f *newThreadForm) fail(err error) {
 
 // remember keeps the input among the graph's recent inputs.
 func (f *newThreadForm) remember(js string) {
-	name, _, _, _ := f.s.sess.graphInfo()
+	name := f.s.m.graph().Graph.Name()
 	compact := compactJSON(js)
 	list := []string{compact}
 	for _, r := range f.recents {

@@ -3,8 +3,6 @@ package studio
 import (
 	"fmt"
 	"image/color"
-	"slices"
-	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -25,199 +23,130 @@ const (
 	maxView = 2600 // widest viewport the slot pool covers
 )
 
-// tlItem is one checkpoint on the timeline.
-type tlItem struct {
-	h      checkpoint.Header
-	lane   int
-	parent int // index of the parent item, -1 for none
-	label  string
-	when   string
-}
-
 // timelinePanel shows the thread's checkpoints left to right, oldest first,
-// forks on lanes below their parent. Only headers are held (no values), and
-// only the visible columns have canvas objects, so 10,000 checkpoints open
-// and scroll like ten.
+// forks on lanes below their parent, with "?" on checkpoints whose step
+// asked a question and "!" on those whose step failed. It draws the
+// model's timeline; only the visible columns have canvas objects, so
+// 10,000 checkpoints open and scroll like ten. A tap selects a checkpoint
+// in the model.
 type timelinePanel struct {
-	s       *Studio
-	obj     fyne.CanvasObject
-	strip   *timelineStrip
-	scroll  *container.Scroll
-	info    *widget.Label
-	items   []tlItem
-	index   map[string]int
-	lanes   int
-	sel     int
-	headIdx int
+	m      *model
+	obj    fyne.CanvasObject
+	strip  *timelineStrip
+	scroll *container.Scroll
+	info   *widget.Label
+	// onVisible is told the range of columns on screen, so that the marks
+	// of those checkpoints can be read from the store; nil: not told.
+	onVisible func(first, last int)
+	height    *canvas.Rectangle // sets the panel's height
 }
 
-func newTimelinePanel(s *Studio) *timelinePanel {
-	p := &timelinePanel{s: s, index: map[string]int{}, sel: -1, headIdx: -1}
+func newTimelinePanel(m *model) *timelinePanel {
+	p := &timelinePanel{m: m}
 	p.strip = newTimelineStrip(p)
 	p.scroll = container.NewScroll(p.strip)
 	p.scroll.Direction = container.ScrollBoth
-	p.scroll.OnScrolled = func(fyne.Position) { p.strip.Refresh() }
-	p.info = widget.NewLabel("")
+	p.scroll.OnScrolled = func(fyne.Position) { p.strip.Refresh(); p.visible() }
+	p.info = widget.NewLabel(emptyTimeline)
 	p.info.Importance = widget.LowImportance
 	title := widget.NewLabelWithStyle("Timeline", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	height := canvas.NewRectangle(color.Transparent)
 	height.SetMinSize(fyne.NewSize(0, laneH+laneH/2+2*tlPad))
+	p.height = height
 	p.obj = container.NewBorder(container.NewHBox(title, p.info), nil, nil, nil,
 		container.NewStack(height, p.scroll))
+	m.subscribe(chGraph, func(part) {
+		// A graph with subgraphs gets room for the lanes of its subgraph
+		// tasks at once, so the window does not jump when they show.
+		h := float32(laneH + laneH/2 + 2*tlPad)
+		if g := m.graph().Graph; g != nil && hasSubgraphs(g.Topology()) {
+			h += subRows * subH
+		}
+		if p.height.MinSize().Height != h {
+			p.height.SetMinSize(fyne.NewSize(0, h))
+			p.obj.Refresh()
+		}
+	})
+	m.subscribe(chThread|chTimeline|chSelection, func(c part) {
+		if c&(chThread|chTimeline) != 0 {
+			p.setInfo()
+			p.scroll.Refresh()
+		}
+		if c&(chThread|chTimeline|chSelection) != 0 {
+			p.scrollTo(m.scope().sel)
+		}
+		p.strip.Refresh()
+		if c&(chThread|chTimeline) != 0 {
+			p.visible()
+		}
+	})
 	return p
 }
 
-func (p *timelinePanel) count() int { return len(p.items) }
+const emptyTimeline = "one dot per checkpoint once a thread runs"
 
-func (p *timelinePanel) knows(id string) bool { _, ok := p.index[id]; return ok }
+func (p *timelinePanel) tl() *timeline { return p.m.scope().tl }
 
-// head returns the id of the newest checkpoint ("" when empty).
-func (p *timelinePanel) head() string {
-	if p.headIdx < 0 {
-		return ""
-	}
-	return p.items[p.headIdx].h.Ref.CheckpointID
-}
-
-func (p *timelinePanel) clear() {
-	p.items, p.index, p.lanes, p.sel, p.headIdx = nil, map[string]int{}, 0, -1, -1
-	p.info.SetText("one dot per checkpoint once a thread runs")
-	p.strip.Refresh()
-}
-
-// merge adds headers (any order) it does not hold yet and lays out lanes.
-// Pages of older headers are prepended and newer ones appended without
-// sorting; anything else is sorted.
-func (p *timelinePanel) merge(hs []checkpoint.Header) {
-	var add []tlItem
-	for _, h := range hs {
-		if _, ok := p.index[h.Ref.CheckpointID]; ok {
-			continue
+func (p *timelinePanel) setInfo() {
+	t := p.tl()
+	text := emptyTimeline
+	if n := t.count(); n > 0 {
+		text = fmt.Sprintf("%d checkpoints", n)
+		if t.forks > 0 {
+			text += fmt.Sprintf(" · %d forks", t.forks)
 		}
-		add = append(add, tlItem{h: h})
-		p.index[h.Ref.CheckpointID] = -1
+		text += " · click one to travel back in time, ← → to walk its branch"
 	}
-	if len(add) == 0 && len(p.items) > 0 {
+	if p.info.Text != text {
+		p.info.SetText(text)
+	}
+}
+
+// visible tells onVisible which columns are on screen.
+func (p *timelinePanel) visible() {
+	if p.onVisible == nil || p.tl().count() == 0 {
 		return
 	}
-	selID := ""
-	if p.sel >= 0 && p.sel < len(p.items) {
-		selID = p.items[p.sel].h.Ref.CheckpointID
+	first := max(0, int(p.scroll.Offset.X)/colW-1)
+	w := p.scroll.Size().Width
+	if w <= 0 {
+		w = maxView
 	}
-	// Ids are UUIDv7: their order is creation order.
-	if !slices.IsSortedFunc(add, cmpItems) {
-		slices.SortFunc(add, cmpItems)
-	}
-	switch n := len(p.items); {
-	case n == 0:
-		p.items = add
-	case cmpItems(add[len(add)-1], p.items[0]) < 0:
-		p.items = append(add, p.items...)
-	case cmpItems(add[0], p.items[n-1]) > 0:
-		p.items = append(p.items, add...)
-	default:
-		p.items = append(p.items, add...)
-		slices.SortFunc(p.items, cmpItems)
-	}
-	p.layoutLanes()
-	p.scroll.Refresh()
-	if selID != "" {
-		p.setSelected(selID) // older pages shift the selection right
-	} else {
-		p.strip.Refresh()
-	}
+	last := min(p.tl().count()-1, first+int(w)/colW+2)
+	p.onVisible(first, last)
 }
 
-func cmpItems(a, b tlItem) int { return strings.Compare(a.h.Ref.CheckpointID, b.h.Ref.CheckpointID) }
-
-// layoutLanes gives each checkpoint its parent's lane when it is that
-// parent's first child, and a new lane when it starts a fork.
-func (p *timelinePanel) layoutLanes() {
-	hasChild := make([]bool, len(p.items))
-	p.lanes = 0
-	if len(p.items) > 0 {
-		p.lanes = 1
-	}
-	forks := 0
-	for i := range p.items {
-		it := &p.items[i]
-		p.index[it.h.Ref.CheckpointID] = i
-		it.parent = -1
-		it.lane = 0
-		if it.h.Parent != nil {
-			if j, ok := p.index[it.h.Parent.CheckpointID]; ok && j >= 0 && j < i {
-				it.parent = j
-				if hasChild[j] {
-					it.lane = p.lanes
-					p.lanes++
-					forks++
-				} else {
-					it.lane = p.items[j].lane
-				}
-				hasChild[j] = true
-			}
-		}
-		if it.label != "" {
-			continue
-		}
-		md := it.h.Metadata
-		what := joinNames(md.Tasks)
-		switch {
-		case md.Source == checkpoint.SourceInput:
-			what = "input"
-		case md.Source == checkpoint.SourceFork:
-			what = "fork"
-		case md.Source == checkpoint.SourceUpdate:
-			what = "update " + what
-		case what == "":
-			what = string(md.Source)
-		}
-		it.label = fmt.Sprintf("%d %s", md.Step, what)
-		it.when = clock(it.h.TS)
-	}
-	p.headIdx = len(p.items) - 1
-	text := fmt.Sprintf("%d checkpoints", len(p.items))
-	if forks > 0 {
-		text += fmt.Sprintf(" · %d forks", forks)
-	}
-	p.info.SetText(text + " · click one to travel back in time")
-}
-
-// setSelected marks checkpoint id and scrolls it into view.
-func (p *timelinePanel) setSelected(id string) {
-	i, ok := p.index[id]
-	if !ok {
-		p.sel = -1
-		p.strip.Refresh()
+// scrollTo brings checkpoint id into view.
+func (p *timelinePanel) scrollTo(id string) {
+	i := p.tl().at(id)
+	if i < 0 {
 		return
 	}
-	p.sel = i
 	x := float32(tlPad + i*colW)
 	off := p.scroll.Offset
+	moved := false
 	w := p.scroll.Size().Width
 	if w > 0 && (x < off.X || x+colW > off.X+w) {
 		off.X = max(0, x-w/2)
-		p.scroll.Offset = off
-		p.scroll.Refresh()
+		moved = true
 	}
-	y := float32(tlPad + p.items[i].lane*laneH)
+	y := float32(tlPad + p.tl().items[i].lane*laneH)
 	if h := p.scroll.Size().Height; h > 0 && (y < off.Y || y+laneH > off.Y+h) {
 		off.Y = max(0, y-h/2)
+		moved = true
+	}
+	if moved {
 		p.scroll.Offset = off
 		p.scroll.Refresh()
+		p.visible()
 	}
-	p.strip.Refresh()
 }
-
-// refreshMarks redraws interrupt and error marks.
-func (p *timelinePanel) refreshMarks() { p.strip.Refresh() }
 
 // selectAt is called when the user taps column i.
 func (p *timelinePanel) selectAt(i int) {
-	if i < 0 || i >= len(p.items) {
-		return
+	if id := p.tl().id(i); id != "" {
+		p.m.selectCheckpoint(id)
 	}
-	p.s.selectCheckpoint(p.items[i].h.Ref.CheckpointID)
 }
 
 // timelineStrip draws the visible part of the timeline.
@@ -283,15 +212,33 @@ type stripRenderer struct {
 	t       *timelineStrip
 	slots   []*slot
 	objects []fyne.CanvasObject
+	sub     *subLanes           // the sub-lanes drawn
+	subCol  int                 // the column they are drawn under
+	subObjs []fyne.CanvasObject // their objects, after the slots'
 }
 
 func (r *stripRenderer) MinSize() fyne.Size {
 	p := r.t.p
-	return fyne.NewSize(float32(2*tlPad+len(p.items)*colW), float32(2*tlPad+max(1, p.lanes)*laneH-laneH/3))
+	t := p.tl()
+	w, h := float32(2*tlPad+len(t.items)*colW), float32(2*tlPad+max(1, t.lanes)*laneH-laneH/3)
+	if sub := p.m.scope().sub; sub != nil && len(sub.Lanes) > 0 {
+		h += float32(len(sub.Lanes)*subH) + laneH/3
+		most := 0
+		for _, l := range sub.Lanes {
+			most = max(most, len(l.Headers))
+		}
+		w = max(w, float32(tlPad+(t.at(sub.At)+1)*colW+most*subCol+120))
+	}
+	return fyne.NewSize(w, h)
 }
 
-func (r *stripRenderer) Objects() []fyne.CanvasObject { return r.objects }
-func (r *stripRenderer) Destroy()                     {}
+func (r *stripRenderer) Objects() []fyne.CanvasObject {
+	if len(r.subObjs) == 0 {
+		return r.objects
+	}
+	return append(r.objects[:len(r.objects):len(r.objects)], r.subObjs...)
+}
+func (r *stripRenderer) Destroy() {}
 
 // Layout is part of fyne.WidgetRenderer; slots are placed in Refresh.
 func (r *stripRenderer) Layout(fyne.Size) { r.place() }
@@ -308,18 +255,20 @@ func (r *stripRenderer) first() int {
 // place positions the slots over the visible columns.
 func (r *stripRenderer) place() {
 	p := r.t.p
+	t := p.tl()
+	sel := t.at(p.m.scope().sel)
 	first := r.first()
 	for k, sl := range r.slots {
 		i := first + k
 		sl.item = i
-		if i >= len(p.items) {
+		if i >= len(t.items) {
 			sl.setHidden(true)
 			continue
 		}
-		it := p.items[i]
+		it := t.items[i]
 		c := centre(i, it.lane)
 		rad := float32(dotR)
-		if i == p.sel {
+		if i == sel {
 			rad += 2
 		}
 		sl.dot.Move(fyne.NewPos(c.X-rad, c.Y-rad))
@@ -333,7 +282,7 @@ func (r *stripRenderer) place() {
 		sl.when.Move(fyne.NewPos(lx, c.Y+dotR+2+sl.label.MinSize().Height-2))
 		sl.mark.Move(fyne.NewPos(c.X+rad+3, c.Y-sl.mark.MinSize().Height/2))
 		if it.parent >= 0 {
-			pc := centre(it.parent, p.items[it.parent].lane)
+			pc := centre(it.parent, t.items[it.parent].lane)
 			if pc.Y == c.Y {
 				sl.hline.Position1, sl.hline.Position2 = fyne.NewPos(pc.X+dotR, c.Y), fyne.NewPos(c.X-rad, c.Y)
 				sl.vline.Hidden = true
@@ -352,25 +301,28 @@ func (r *stripRenderer) place() {
 // Refresh restyles the visible slots from the theme and the items.
 func (r *stripRenderer) Refresh() {
 	p := r.t.p
+	t := p.tl()
+	sc := p.m.scope()
+	sel, head := t.at(sc.sel), len(t.items)-1
 	fg := theme.Color(theme.ColorNameForeground)
 	bg := theme.Color(theme.ColorNameBackground)
 	primary := theme.Color(theme.ColorNamePrimary)
-	muted := theme.Color(theme.ColorNamePlaceHolder)
+	muted := theme.Color(theme.ColorNameDisabled)
 	line := render.Blend(fg, bg, 0.35)
 	size := theme.CaptionTextSize()
 	r.place()
 	for _, sl := range r.slots {
 		i := sl.item
-		if i >= len(p.items) {
+		if i >= len(t.items) {
 			continue
 		}
-		it := p.items[i]
+		it := t.items[i]
 		src := it.h.Metadata.Source
 		col := render.Blend(fg, bg, 0.6)
-		if i == p.headIdx {
+		if i == head {
 			col = fg
 		}
-		if i == p.sel {
+		if i == sel {
 			col = primary
 		}
 		round := src == checkpoint.SourceLoop || src == checkpoint.SourceInput
@@ -381,19 +333,16 @@ func (r *stripRenderer) Refresh() {
 		sl.sq.FillColor, sl.sq.CornerRadius = col, 2
 		sl.dot.Hidden, sl.sq.Hidden = !round, round
 		sl.ring.FillColor, sl.ring.StrokeColor, sl.ring.StrokeWidth = color.Transparent, primary, 2
-		sl.ring.Hidden = i != p.sel
+		sl.ring.Hidden = i != sel
 		sl.label.Text = oneLine(it.label, 15)
-		if src == checkpoint.SourceUpdate || src == checkpoint.SourceFork {
-			sl.label.Text = oneLine(it.label, 15)
-		}
 		sl.label.TextSize, sl.label.Color = size, fg
-		sl.label.TextStyle.Bold = i == p.headIdx || i == p.sel
-		sl.when.Text, sl.when.TextSize, sl.when.Color = it.when, size*0.9, muted
+		sl.label.TextStyle.Bold = i == head || i == sel
+		sl.when.Text, sl.when.TextSize, sl.when.Color = it.when, size, muted
 		sl.mark.Text, sl.mark.TextSize = "", size*1.3
-		switch p.s.marks[it.h.Ref.CheckpointID] {
-		case "interrupt":
+		switch sc.marks[it.h.Ref.CheckpointID] {
+		case markInterrupt:
 			sl.mark.Text, sl.mark.Color = "?", theme.Color(theme.ColorNameWarning)
-		case "error":
+		case markError:
 			sl.mark.Text, sl.mark.Color = "!", theme.Color(theme.ColorNameError)
 		}
 		sl.hline.StrokeColor, sl.hline.StrokeWidth = line, 1.5
@@ -405,5 +354,15 @@ func (r *stripRenderer) Refresh() {
 		if o.Visible() {
 			o.Refresh()
 		}
+	}
+	// Sub-lanes are few objects, made again when they or the theme change.
+	sub := sc.sub
+	col := -1
+	if sub != nil {
+		col = t.at(sub.At)
+	}
+	if sub != r.sub || col != r.subCol || len(r.subObjs) > 0 {
+		r.sub, r.subCol = sub, col
+		r.subObjs = subObjects(sub, col, max(1, t.lanes))
 	}
 }

@@ -7,78 +7,99 @@ import (
 	"fyne.io/fyne/v2/widget"
 )
 
-// toolbar is the row at the top: graph chooser, new thread, run controls
-// and "break on every node".
-type toolbar struct {
-	s        *Studio
-	obj      fyne.CanvasObject
-	graphSel *widget.Select
-	newBtn   *widget.Button
-	run      *widget.Button
-	step     *widget.Button
-	pause    *widget.Button
-	cancel   *widget.Button
-	breakAll *widget.Check
-	quiet    bool // set while the selection is changed by code
+// actions are what panels ask the studio to do beyond changing the model:
+// the studio's controller fills them in; a panel tested alone gets stubs.
+// A nil func does nothing.
+type actions struct {
+	key                      keyFunc
+	run, step, pause, cancel func()
+	newThread                func()
+	editFork, rerun          func()
+	resume, leave            func(one any, byID map[string]any)
 }
 
-func newToolbar(s *Studio) *toolbar {
-	t := &toolbar{s: s}
+// call runs f when it is set.
+func call(f func()) {
+	if f != nil {
+		f()
+	}
+}
+
+// toolbar is the row at the top: graph chooser, new thread, run controls
+// and "break on every node". It follows the model's graph, run status and
+// breakpoints.
+type toolbar struct {
+	m        *model
+	obj      fyne.CanvasObject
+	graphSel *keySelect
+	newBtn   *keyButton
+	run      *keyButton
+	step     *keyButton
+	pause    *keyButton
+	cancel   *keyButton
+	breakAll *keyCheck
+	quiet    bool // set while the widgets are set from the model
+}
+
+func newToolbar(m *model, a *actions) *toolbar {
+	t := &toolbar{m: m}
 	var names []string
-	for _, g := range s.cfg.Graphs {
+	for _, g := range m.graphs {
 		names = append(names, g.Graph.Name())
 	}
-	t.graphSel = widget.NewSelect(names, func(string) {
+	t.graphSel = newKeySelect(a.key, names, func(string) {
 		if !t.quiet {
-			s.selectGraph(t.graphSel.SelectedIndex())
+			m.setGraph(t.graphSel.SelectedIndex())
 		}
 	})
 	t.graphSel.PlaceHolder = "(no graph)"
-	t.newBtn = widget.NewButtonWithIcon("New thread", theme.ContentAddIcon(), s.newThreadDialog)
-	t.run = widget.NewButtonWithIcon("Run", theme.MediaPlayIcon(), s.Run)
+	t.newBtn = newKeyButton(a.key, "New thread", theme.ContentAddIcon(), func() { call(a.newThread) })
+	t.run = newKeyButton(a.key, "Run", theme.MediaPlayIcon(), func() { call(a.run) })
 	t.run.Importance = widget.HighImportance
-	t.step = widget.NewButtonWithIcon("Step", theme.MediaSkipNextIcon(), s.Step)
-	t.pause = widget.NewButtonWithIcon("Pause", theme.MediaPauseIcon(), s.Pause)
-	t.cancel = widget.NewButtonWithIcon("Cancel", theme.MediaStopIcon(), s.Cancel)
-	t.breakAll = widget.NewCheck("Break on every node", func(on bool) {
-		s.breakAll = on
-		s.gp.highlight()
+	t.step = newKeyButton(a.key, "Step", theme.MediaSkipNextIcon(), func() { call(a.step) })
+	t.pause = newKeyButton(a.key, "Pause", theme.MediaPauseIcon(), func() { call(a.pause) })
+	t.cancel = newKeyButton(a.key, "Cancel", theme.MediaStopIcon(), func() { call(a.cancel) })
+	t.breakAll = newKeyCheck(a.key, "Break on every node", func(on bool) {
+		if !t.quiet {
+			m.setBreakAll(on)
+		}
 	})
-	t.setBusy(false)
 	graphBox := container.NewGridWrap(fyne.NewSize(220, t.graphSel.MinSize().Height), t.graphSel)
 	t.obj = container.NewVBox(container.NewHBox(
 		graphBox, t.newBtn, widget.NewSeparator(),
 		t.run, t.step, t.pause, t.cancel, widget.NewSeparator(), t.breakAll,
 	), widget.NewSeparator())
+	t.setBusy(false)
+	m.subscribe(chGraph|chRun|chBreakpoints, func(c part) {
+		t.quiet = true
+		defer func() { t.quiet = false }()
+		if c&chGraph != 0 && t.graphSel.SelectedIndex() != m.graphIdx {
+			t.graphSel.SetSelectedIndex(m.graphIdx)
+		}
+		if c&chBreakpoints != 0 && t.breakAll.Checked != m.brk.All {
+			t.breakAll.SetChecked(m.brk.All)
+		}
+		if c&chRun != 0 {
+			t.setBusy(m.run.Busy)
+		}
+	})
 	return t
-}
-
-// setGraph shows graph i as selected without reacting to it.
-func (t *toolbar) setGraph(i int) {
-	t.quiet = true
-	t.graphSel.SetSelectedIndex(i)
-	t.quiet = false
 }
 
 // setBusy enables the controls that make sense while a run goes or not.
 func (t *toolbar) setBusy(busy bool) {
-	for _, b := range []*widget.Button{t.run, t.step, t.newBtn} {
-		if busy {
-			b.Disable()
-		} else {
-			b.Enable()
+	enable := func(w fyne.Disableable, on bool) {
+		if on && w.Disabled() {
+			w.Enable()
+		} else if !on && !w.Disabled() {
+			w.Disable()
 		}
 	}
-	for _, b := range []*widget.Button{t.pause, t.cancel} {
-		if busy {
-			b.Enable()
-		} else {
-			b.Disable()
-		}
+	for _, b := range []*keyButton{t.run, t.step, t.newBtn} {
+		enable(b, !busy)
 	}
-	if busy {
-		t.graphSel.Disable()
-	} else {
-		t.graphSel.Enable()
+	for _, b := range []*keyButton{t.pause, t.cancel} {
+		enable(b, busy)
 	}
+	enable(t.graphSel, !busy)
 }

@@ -1,0 +1,172 @@
+package studio
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/weftstudio/weft/checkpoint"
+)
+
+// tlItem is one checkpoint on the timeline.
+type tlItem struct {
+	h      checkpoint.Header
+	lane   int
+	parent int // index of the parent item, -1 for none
+	cont   int // index of the child that continues this branch (same lane), -1 for none
+	label  string
+	when   string
+}
+
+// timeline is a thread's checkpoint headers, oldest first, laid out as
+// branches: a checkpoint takes its parent's lane when it is that parent's
+// first child, and a new lane below when it starts a fork. It holds no
+// values, so 10,000 checkpoints cost little.
+type timeline struct {
+	items []tlItem
+	index map[string]int
+	lanes int
+	forks int
+}
+
+func newTimeline() *timeline { return &timeline{index: map[string]int{}} }
+
+func (t *timeline) count() int { return len(t.items) }
+
+func (t *timeline) knows(id string) bool { _, ok := t.index[id]; return ok }
+
+// head returns the id of the newest checkpoint ("" when empty).
+func (t *timeline) head() string {
+	if len(t.items) == 0 {
+		return ""
+	}
+	return t.items[len(t.items)-1].h.Ref.CheckpointID
+}
+
+// at returns the index of checkpoint id, -1 when unknown.
+func (t *timeline) at(id string) int {
+	if i, ok := t.index[id]; ok {
+		return i
+	}
+	return -1
+}
+
+// id returns the checkpoint id of item i, "" when out of range.
+func (t *timeline) id(i int) string {
+	if i < 0 || i >= len(t.items) {
+		return ""
+	}
+	return t.items[i].h.Ref.CheckpointID
+}
+
+// prev returns the checkpoint before id on its branch: its parent.
+func (t *timeline) prev(id string) string {
+	i := t.at(id)
+	if i < 0 {
+		return ""
+	}
+	return t.id(t.items[i].parent)
+}
+
+// next returns the checkpoint after id on its branch: the child on the
+// same lane, else its first child (the start of a fork), else "".
+func (t *timeline) next(id string) string {
+	i := t.at(id)
+	if i < 0 {
+		return ""
+	}
+	if c := t.items[i].cont; c >= 0 {
+		return t.id(c)
+	}
+	for j := i + 1; j < len(t.items); j++ {
+		if t.items[j].parent == i {
+			return t.id(j)
+		}
+	}
+	return ""
+}
+
+// merge adds headers (any order) it does not hold yet and lays out the
+// lanes again; it reports whether anything was added. Pages of older
+// headers are prepended and newer ones appended without sorting; anything
+// else is sorted.
+func (t *timeline) merge(hs []checkpoint.Header) bool {
+	var add []tlItem
+	for _, h := range hs {
+		if _, ok := t.index[h.Ref.CheckpointID]; ok {
+			continue
+		}
+		add = append(add, tlItem{h: h})
+		t.index[h.Ref.CheckpointID] = -1
+	}
+	if len(add) == 0 {
+		return false
+	}
+	// Ids are UUIDv7: their order is creation order.
+	if !slices.IsSortedFunc(add, cmpItems) {
+		slices.SortFunc(add, cmpItems)
+	}
+	switch n := len(t.items); {
+	case n == 0:
+		t.items = add
+	case cmpItems(add[len(add)-1], t.items[0]) < 0:
+		t.items = append(add, t.items...)
+	case cmpItems(add[0], t.items[n-1]) > 0:
+		t.items = append(t.items, add...)
+	default:
+		t.items = append(t.items, add...)
+		slices.SortFunc(t.items, cmpItems)
+	}
+	t.layout()
+	return true
+}
+
+func cmpItems(a, b tlItem) int { return strings.Compare(a.h.Ref.CheckpointID, b.h.Ref.CheckpointID) }
+
+// layout gives each checkpoint its parent's lane when it is that parent's
+// first child, and a new lane when it starts a fork.
+func (t *timeline) layout() {
+	t.lanes, t.forks = 0, 0
+	if len(t.items) > 0 {
+		t.lanes = 1
+	}
+	for i := range t.items {
+		it := &t.items[i]
+		t.index[it.h.Ref.CheckpointID] = i
+		it.parent, it.cont, it.lane = -1, -1, 0
+		if it.h.Parent != nil {
+			if j, ok := t.index[it.h.Parent.CheckpointID]; ok && j >= 0 && j < i {
+				it.parent = j
+				if t.items[j].cont >= 0 {
+					it.lane = t.lanes
+					t.lanes++
+					t.forks++
+				} else {
+					it.lane = t.items[j].lane
+					t.items[j].cont = i
+				}
+			}
+		}
+		if it.label == "" {
+			it.label, it.when = itemLabel(it.h)
+		}
+	}
+}
+
+// itemLabel is a checkpoint's label on the timeline ("3 review", "1 fork")
+// and its time.
+func itemLabel(h checkpoint.Header) (label, when string) {
+	md := h.Metadata
+	what := joinNames(md.Tasks)
+	switch {
+	case md.Source == checkpoint.SourceInput:
+		what = "input"
+	case md.Source == checkpoint.SourceFork:
+		what = "fork"
+	case md.Source == checkpoint.SourceUpdate:
+		what = strings.TrimSpace("update " + what)
+	case what == "":
+		what = string(md.Source)
+	}
+	return fmt.Sprintf("%d %s", md.Step, what), clock(h.TS)
+}

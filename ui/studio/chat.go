@@ -1,0 +1,223 @@
+package studio
+
+import (
+	"encoding/json"
+	"image/color"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/render"
+)
+
+// messagesChannel returns the name of the graph's Messages channel (the
+// first channel with the add_messages reducer), "" when it has none.
+func messagesChannel(chans []engine.ChannelInfo) string {
+	for _, ch := range chans {
+		if ch.Reducer == "add_messages" || ch.Type == "[]engine.Message" {
+			return ch.Name
+		}
+	}
+	return ""
+}
+
+// chatView shows a Messages channel as a conversation: one bubble per
+// message with its role and text, tool calls as collapsible cards with
+// their arguments and the tool's result, messages the step added marked
+// new, and messages still streaming (tokens arriving) at the end.
+type chatView struct {
+	widget.BaseWidget
+	box    *fyne.Container
+	scroll *container.Scroll
+	empty  *widget.Label
+	// bubbles holds, for tests, one line per message shown:
+	// "role: text" with "[new]" or "[streaming]" marks and tool calls.
+	bubbles []string
+}
+
+func newChatView() *chatView {
+	c := &chatView{box: container.NewVBox()}
+	c.scroll = container.NewVScroll(c.box)
+	c.empty = placeholder("No messages at this checkpoint.")
+	c.ExtendBaseWidget(c)
+	return c
+}
+
+// CreateRenderer is part of fyne.Widget.
+func (c *chatView) CreateRenderer() fyne.WidgetRenderer {
+	return widget.NewSimpleRenderer(container.NewStack(c.empty, c.scroll))
+}
+
+// set shows msgs; those whose id is not in before are marked new; live are
+// messages streaming in the run in progress (those already in msgs are
+// not repeated).
+func (c *chatView) set(msgs, before []engine.Message, live []streamMsg) {
+	c.box.RemoveAll()
+	c.bubbles = nil
+	old := map[string]bool{}
+	for _, m := range before {
+		old[m.ID] = true
+	}
+	results := map[string]engine.Message{}
+	shown := map[string]bool{}
+	for _, m := range msgs {
+		if m.Role == engine.RoleTool && m.ToolCallID != "" {
+			results[m.ToolCallID] = m
+		}
+		shown[m.ID] = true
+	}
+	attached := map[string]bool{}
+	for _, m := range msgs {
+		for _, tc := range m.ToolCalls {
+			if _, ok := results[tc.ID]; ok {
+				attached[tc.ID] = true
+			}
+		}
+	}
+	for _, m := range msgs {
+		if m.Role == engine.RoleTool && attached[m.ToolCallID] {
+			continue // shown under its call
+		}
+		c.add(m, !old[m.ID] && before != nil, false, "", results)
+	}
+	for _, s := range live {
+		if shown[s.ID] {
+			continue
+		}
+		role := s.Role
+		if role == "" {
+			role = engine.RoleAssistant
+		}
+		c.add(engine.Message{ID: s.ID, Role: role, Content: s.Text}, false, true, s.Node, nil)
+	}
+	if len(c.bubbles) == 0 {
+		c.empty.Show()
+		c.scroll.Hide()
+	} else {
+		c.empty.Hide()
+		c.scroll.Show()
+	}
+	c.box.Refresh()
+	if len(live) > 0 {
+		c.scroll.ScrollToBottom()
+	}
+}
+
+// add appends one bubble.
+func (c *chatView) add(m engine.Message, isNew, streaming bool, node string, results map[string]engine.Message) {
+	line := m.Role + ": " + oneLine(m.Content, 200)
+	head := widget.NewLabelWithStyle(roleName(m.Role), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	tags := container.NewHBox(head)
+	if m.Name != "" {
+		tags.Add(mutedLabel(m.Name))
+	}
+	if isNew {
+		n := widget.NewLabel("new in this step")
+		n.Importance = widget.SuccessImportance
+		n.SizeName = theme.SizeNameCaptionText
+		tags.Add(n)
+		line += " [new]"
+	}
+	if streaming {
+		tags.Add(mutedLabel("streaming · " + node))
+		line += " [streaming]"
+	}
+	body := container.NewVBox(tags)
+	if m.Content != "" {
+		text := widget.NewLabel(m.Content)
+		text.Wrapping = fyne.TextWrapWord
+		body.Add(text)
+	}
+	if len(m.ToolCalls) > 0 {
+		acc := widget.NewAccordion()
+		for _, tc := range m.ToolCalls {
+			detail := container.NewVBox()
+			args := widget.NewLabel(prettyArgs(tc.Args))
+			args.TextStyle.Monospace = true
+			args.Wrapping = fyne.TextWrapWord
+			detail.Add(mutedLabel("arguments"))
+			detail.Add(args)
+			// Titles stay short (an accordion's title does not wrap, and
+			// a wide one would push the panel's divider); the details
+			// wrap.
+			title := tc.Name + "(" + oneLine(tc.Args, 16) + ")"
+			line += " {call " + tc.Name + " " + oneLine(tc.Args, 60)
+			if r, ok := results[tc.ID]; ok {
+				res := widget.NewLabel(r.Content)
+				res.Wrapping = fyne.TextWrapWord
+				detail.Add(mutedLabel("result"))
+				detail.Add(res)
+				title += " → " + oneLine(r.Content, 24)
+				line += " → " + oneLine(r.Content, 100)
+			} else {
+				detail.Add(mutedLabel("no result yet"))
+			}
+			line += "}"
+			acc.Append(widget.NewAccordionItem(oneLine(title, 44), detail))
+		}
+		body.Add(acc)
+	}
+	bg := canvas.NewRectangle(bubbleColor(m.Role))
+	bg.CornerRadius = theme.InputRadiusSize() * 2
+	bubble := container.NewStack(bg, container.NewPadded(body))
+	var row fyne.CanvasObject = bubble
+	if m.Role == engine.RoleUser {
+		// The user's messages sit to the right, as in a chat.
+		indent := canvas.NewRectangle(color.Transparent)
+		indent.SetMinSize(fyne.NewSize(36, 0))
+		row = container.NewBorder(nil, nil, indent, nil, bubble)
+	}
+	c.box.Add(row)
+	c.bubbles = append(c.bubbles, line)
+}
+
+func mutedLabel(s string) *widget.Label {
+	l := widget.NewLabel(s)
+	l.Importance = widget.LowImportance
+	l.SizeName = theme.SizeNameCaptionText
+	return l
+}
+
+func roleName(role string) string {
+	switch role {
+	case engine.RoleUser:
+		return "You"
+	case engine.RoleAssistant:
+		return "Assistant"
+	case engine.RoleTool:
+		return "Tool"
+	case engine.RoleSystem:
+		return "System"
+	}
+	return titleCase(role)
+}
+
+// bubbleColor tints a bubble by role, lightly enough that text keeps its
+// contrast.
+func bubbleColor(role string) color.Color {
+	bg := theme.Color(theme.ColorNameBackground)
+	tint := theme.Color(theme.ColorNameForeground)
+	a := 0.06
+	switch role {
+	case engine.RoleUser:
+		tint, a = theme.Color(theme.ColorNamePrimary), 0.12
+	case engine.RoleTool:
+		tint, a = theme.Color(theme.ColorNameWarning), 0.08
+	}
+	return render.Blend(tint, bg, a)
+}
+
+// prettyArgs indents a tool call's JSON arguments (as they are when not
+// JSON).
+func prettyArgs(args string) string {
+	var v any
+	if json.Unmarshal([]byte(args), &v) != nil {
+		return args
+	}
+	return strings.TrimSpace(prettyJSON(v))
+}

@@ -1,0 +1,93 @@
+package studio
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2/test"
+
+	"github.com/weftstudio/weft/checkpoint/memory"
+	"github.com/weftstudio/weft/engine"
+)
+
+// The agent's Messages channel reads as a conversation: the user's
+// request, the assistant's tool calls with their arguments and results,
+// and which messages the step added.
+func TestChatShowsConversation(t *testing.T) {
+	s := newStudio(t, memory.New())
+	act(func() { s.m.setGraph(1) })
+	idle(t, s)
+	act(func() { s.startThread("c-1", s.m.graph().Example) })
+	idle(t, s)
+	step(t, s) // agent: asks for two tools
+	act(func() { s.insp.tabs.Select(s.insp.chatTab) })
+	b := s.insp.chat.bubbles
+	if len(b) != 2 || !strings.HasPrefix(b[0], "user: Check my balance") || strings.Contains(b[0], "[new]") {
+		t.Fatalf("bubbles %q", b)
+	}
+	if !strings.Contains(b[1], "[new]") || !strings.Contains(b[1], "{call get_balance {}}") ||
+		!strings.Contains(b[1], `{call transfer_money {"amount":250,"to":"Alice"}}`) {
+		t.Errorf("assistant bubble %q", b[1])
+	}
+	act(func() { test.Tap(s.tb.run) }) // tools: balance, then the transfer waits for approval
+	idle(t, s)
+	act(func() { test.Tap(s.ip.items[0].choices[0]) })
+	idle(t, s)
+	act(func() { s.insp.tabs.Select(s.insp.chatTab) })
+	b = s.insp.chat.bubbles
+	joined := strings.Join(b, "\n")
+	if !strings.Contains(joined, "{call get_balance {} → Balance: 1000.}") || !strings.Contains(joined, "→ Sent 250 to Alice.}") {
+		t.Errorf("tool results not under their calls:\n%s", joined)
+	}
+	if strings.Contains(joined, "\ntool: ") {
+		t.Errorf("a tool result shown apart from its call:\n%s", joined)
+	}
+	if last := b[len(b)-1]; !strings.HasPrefix(last, "assistant: Done.") {
+		t.Errorf("last bubble %q", last)
+	}
+}
+
+// Streamed tokens go into the message they belong to: the Events tab has
+// one row per message and task (not one per word), and the chat shows the
+// message growing while the run goes.
+func TestStreamedTokensGrouped(t *testing.T) {
+	s := newStudio(t, memory.New())
+	startThread(t, s, "s-1")
+	step(t, s) // plan
+	step(t, s) // research ×3 streams its notes word by word
+	var rows []evRow
+	for _, r := range s.m.scope().events {
+		if r.Mode == "messages" {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) != 3 {
+		t.Fatalf("%d message rows, want one per research task", len(rows))
+	}
+	for _, r := range rows {
+		if r.Chunks < 5 || !strings.Contains(r.Text, " — ") {
+			t.Errorf("row %+v is not the whole streamed note", r)
+		}
+	}
+	// While a run goes, chunks grow the live message in the chat.
+	sc := s.m.scope()
+	now := time.Now()
+	chunk := func(text string) engine.Event {
+		return engine.Event{Mode: engine.ModeMessages, Time: now, Message: &engine.MessageChunk{
+			Message: engine.Message{ID: "m-live", Role: engine.RoleAssistant, Content: text}, Node: "write", TaskID: "t1"}}
+	}
+	obs := &runObserver{s: s, sc: sc}
+	act(func() {
+		s.m.startRun(kindRun, sc.thread)
+		obs.observe(chunk("Tide "))
+		obs.observe(chunk("pools "))
+		s.m.update(obs.flush)
+		s.insp.tabs.Select(s.insp.chatTab)
+	})
+	b := s.insp.chat.bubbles
+	if last := b[len(b)-1]; !strings.HasPrefix(last, "assistant: Tide pools") || !strings.Contains(last, "[streaming]") {
+		t.Errorf("live bubble %q", last)
+	}
+	act(func() { s.m.endRun(0); sc.stream = nil })
+}

@@ -1,0 +1,144 @@
+package studio
+
+import (
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/widget"
+)
+
+// keyFunc handles a key that acts on the whole window (F5, F10, F6, F9,
+// Esc while a run goes, and ←/→ outside text fields) and reports whether it
+// did. inText says the key was typed in a text field, which keeps its own
+// arrows and typing.
+type keyFunc func(ev *fyne.KeyEvent, inText bool) bool
+
+// Fyne gives an unmodified key only to the focused widget, and the
+// window's own handler runs only when nothing has the focus: a click in a
+// list, tree or check box would take the function keys away from the
+// window. The widgets below are the standard ones with their key handling
+// first offered to the window; the studio's panels use them for everything
+// that can take the focus.
+
+// keyList is a widget.List that passes window keys on.
+type keyList struct {
+	widget.List
+	keys keyFunc
+}
+
+func newKeyList(keys keyFunc, length func() int, create func() fyne.CanvasObject, update func(widget.ListItemID, fyne.CanvasObject)) *keyList {
+	l := &keyList{keys: keys}
+	l.Length, l.CreateItem, l.UpdateItem = length, create, update
+	l.ExtendBaseWidget(l)
+	return l
+}
+
+// TypedKey is part of fyne.Focusable.
+func (l *keyList) TypedKey(ev *fyne.KeyEvent) {
+	if l.keys == nil || !l.keys(ev, false) {
+		l.List.TypedKey(ev)
+	}
+}
+
+// keyTree is a widget.Tree that passes window keys on (←/→ travel the
+// timeline rather than fold branches, which a click does).
+type keyTree struct {
+	widget.Tree
+	keys keyFunc
+}
+
+func newKeyTree(keys keyFunc) *keyTree {
+	t := &keyTree{keys: keys}
+	t.ExtendBaseWidget(t)
+	return t
+}
+
+// TypedKey is part of fyne.Focusable.
+func (t *keyTree) TypedKey(ev *fyne.KeyEvent) {
+	if t.keys == nil || !t.keys(ev, false) {
+		t.Tree.TypedKey(ev)
+	}
+}
+
+// keyEntry is a widget.Entry that passes the function keys on and keeps
+// its arrows and typing.
+type keyEntry struct {
+	widget.Entry
+	keys keyFunc
+}
+
+func newKeyEntry(keys keyFunc, multiLine bool) *keyEntry {
+	e := &keyEntry{keys: keys}
+	e.MultiLine = multiLine
+	if multiLine {
+		e.Wrapping = fyne.TextWrapWord
+	}
+	e.ExtendBaseWidget(e)
+	return e
+}
+
+// TypedKey is part of fyne.Focusable.
+func (e *keyEntry) TypedKey(ev *fyne.KeyEvent) {
+	if e.keys == nil || !e.keys(ev, true) {
+		e.Entry.TypedKey(ev)
+	}
+}
+
+// keyCheck is a widget.Check that passes window keys on.
+type keyCheck struct {
+	widget.Check
+	keys keyFunc
+}
+
+func newKeyCheck(keys keyFunc, label string, changed func(bool)) *keyCheck {
+	c := &keyCheck{keys: keys}
+	c.Text, c.OnChanged = label, changed
+	c.ExtendBaseWidget(c)
+	return c
+}
+
+// TypedKey is part of fyne.Focusable.
+func (c *keyCheck) TypedKey(ev *fyne.KeyEvent) {
+	if c.keys == nil || !c.keys(ev, false) {
+		c.Check.TypedKey(ev)
+	}
+}
+
+// keySelect is a widget.Select that passes window keys on.
+type keySelect struct {
+	widget.Select
+	keys keyFunc
+}
+
+func newKeySelect(keys keyFunc, options []string, changed func(string)) *keySelect {
+	s := &keySelect{keys: keys}
+	s.Options, s.OnChanged = options, changed
+	s.ExtendBaseWidget(s)
+	return s
+}
+
+// TypedKey is part of fyne.Focusable.
+func (s *keySelect) TypedKey(ev *fyne.KeyEvent) {
+	if s.keys == nil || !s.keys(ev, false) {
+		s.Select.TypedKey(ev)
+	}
+}
+
+// keyButton is a widget.Button that passes window keys on (a button has
+// the focus after Tab).
+type keyButton struct {
+	widget.Button
+	keys keyFunc
+}
+
+func newKeyButton(keys keyFunc, label string, icon fyne.Resource, tapped func()) *keyButton {
+	b := &keyButton{keys: keys}
+	b.Text, b.Icon, b.OnTapped = label, icon, tapped
+	b.ExtendBaseWidget(b)
+	return b
+}
+
+// TypedKey is part of fyne.Focusable.
+func (b *keyButton) TypedKey(ev *fyne.KeyEvent) {
+	if b.keys == nil || !b.keys(ev, false) {
+		b.Button.TypedKey(ev)
+	}
+}

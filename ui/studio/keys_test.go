@@ -1,0 +1,81 @@
+package studio
+
+import (
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+
+	"github.com/weftstudio/weft/checkpoint/memory"
+)
+
+// pressKey delivers a key the way the desktop driver does: to the focused
+// widget when there is one, else to the window's handler.
+func pressKey(w fyne.Window, name fyne.KeyName) {
+	c := w.Canvas()
+	ev := &fyne.KeyEvent{Name: name}
+	if f := c.Focused(); f != nil {
+		f.TypedKey(ev)
+		return
+	}
+	if h := c.OnTypedKey(); h != nil {
+		h(ev)
+	}
+}
+
+// F10 steps and ←/→ travel whatever has the focus: after a click in the
+// state tree, a list, a check box or the graph chooser (which all take
+// the focus), and in a text field, which keeps its own arrows.
+func TestKeysWorkWhateverHasFocus(t *testing.T) {
+	s := newStudio(t, memory.New())
+	startThread(t, s, "k-1")
+	for _, c := range []struct {
+		name string
+		obj  fyne.Focusable
+	}{
+		{"state tree", s.insp.tree},
+		{"thread list", s.th.list},
+		{"diff list", s.insp.diff},
+		{"events list", s.ev.list},
+		{"break-on-every-node check", s.tb.breakAll},
+		{"graph chooser", s.tb.graphSel},
+		{"thread search field", s.th.search},
+		{"Step button", s.tb.step},
+	} {
+		before := s.m.scope().tl.count()
+		act(func() {
+			s.win.Canvas().Focus(c.obj)
+			pressKey(s.win, fyne.KeyF10)
+		})
+		idle(t, s)
+		if got := s.m.scope().tl.count(); got != before+1 {
+			t.Errorf("F10 with the %s focused: %d checkpoints, want %d", c.name, got, before+1)
+		}
+		if s.m.scope().tl.count() >= 6 {
+			break // the thread waits at the review now
+		}
+	}
+	// ← travels back from the tree; in a text field it stays the field's.
+	head := s.m.scope().head
+	act(func() {
+		s.win.Canvas().Focus(s.insp.tree)
+		pressKey(s.win, fyne.KeyLeft)
+	})
+	idle(t, s)
+	if s.m.scope().sel == head || s.m.scope().sel != s.m.scope().tl.prev(head) {
+		t.Errorf("← with the tree focused did not travel back")
+	}
+	sel := s.m.scope().sel
+	act(func() {
+		s.win.Canvas().Focus(s.th.search)
+		test.Type(s.th.search, "k-")
+		pressKey(s.win, fyne.KeyLeft)
+	})
+	idle(t, s)
+	if s.m.scope().sel != sel {
+		t.Error("← in a text field moved the timeline")
+	}
+	if s.th.search.CursorColumn != 1 {
+		t.Errorf("← in a text field did not move its cursor (column %d)", s.th.search.CursorColumn)
+	}
+}

@@ -1,0 +1,211 @@
+package studio
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/weftstudio/weft/checkpoint/memory"
+	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/render"
+)
+
+// Tasks running inside a subgraph light up their own node in the expanded
+// cluster, and the subgraph node (or cluster) around them, from the run's
+// events, which carry the subgraph's namespace.
+func TestSubgraphNodesLightUp(t *testing.T) {
+	s := newStudio(t, memory.New())
+	act(func() { s.m.setGraph(2) })
+	idle(t, s)
+	act(func() { s.gp.xray.SetChecked(true) })
+	idle(t, s)
+	if _, ok := s.gp.view.Geometry().Node("summarize/gather"); !ok {
+		t.Fatal("the expanded map-reduce has no summarize/gather node")
+	}
+	// What the observer makes of the run's task events.
+	sc := s.m.scope()
+	var seen []string
+	act(func() {
+		s.m.startRun(kindRun, sc.thread)
+		s.m.taskMoved(sc, nodeID("summarize:0a1b2c", "gather"), true)
+		h := s.gp.view.Highlight()
+		if h.State("summarize/gather") != render.StateRunning || h.State("summarize") != render.StateRunning {
+			t.Errorf("running gather: gather %v, summarize %v", h.State("summarize/gather"), h.State("summarize"))
+		}
+		s.m.taskMoved(sc, nodeID("summarize:0a1b2c", "gather"), false)
+		s.m.taskMoved(sc, nodeID("summarize:9f8e7d", "condense"), true)
+		h = s.gp.view.Highlight()
+		if h.State("summarize/gather") != render.StateFinished || h.State("summarize/condense") != render.StateRunning || h.State("summarize") != render.StateRunning {
+			t.Errorf("gather done, condense running: %v %v %v", h.State("summarize/gather"), h.State("summarize/condense"), h.State("summarize"))
+		}
+		s.m.endRun(0)
+	})
+	// A real run of the demo reports its subgraph tasks with namespaces
+	// the view knows.
+	startThread(t, s, "mr-1")
+	obsIDs := map[string]bool{}
+	act(func() { test.Tap(s.tb.run) })
+	idle(t, s)
+	for _, r := range s.m.scope().events {
+		if r.Mode == "tasks" {
+			obsIDs[r.Node] = true
+		}
+	}
+	for id := range obsIDs {
+		seen = append(seen, id)
+	}
+	found := false
+	for id := range obsIDs {
+		if strings.HasPrefix(id, "summarize › gather") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no subgraph task events in the log: %v", seen)
+	}
+}
+
+// The checkpoint whose step runs subgraph tasks shows each task's own
+// checkpoints as a lane under it.
+func TestSubgraphLanesOnTheTimeline(t *testing.T) {
+	s := newStudio(t, memory.New())
+	act(func() { s.m.setGraph(2) })
+	idle(t, s)
+	startThread(t, s, "mr-2")
+	act(func() { test.Tap(s.tb.run) })
+	idle(t, s)
+	sc := s.m.scope()
+	// The split checkpoint plans three summarize tasks.
+	split := sc.tl.prev(sc.tl.prev(sc.head))
+	act(func() { s.m.selectCheckpoint(split) })
+	idle(t, s)
+	sub := s.m.scope().sub
+	if sub == nil || sub.At != split || len(sub.Lanes) != 3 {
+		t.Fatalf("sub-lanes %+v", sub)
+	}
+	for _, l := range sub.Lanes {
+		var got []string
+		for _, h := range l.Headers {
+			got = append(got, subLabel(h))
+		}
+		if strings.Join(got, ", ") != "-1 input, 0 start, 1 gather, 2 condense" || !strings.HasPrefix(l.Label, "summarize #") {
+			t.Errorf("lane %s: %v", l.Label, got)
+		}
+	}
+	// Another checkpoint without subgraph tasks: no lanes.
+	act(func() { s.m.selectCheckpoint(sc.head) })
+	idle(t, s)
+	if sub := s.m.scope().sub; sub != nil && len(sub.Lanes) > 0 {
+		t.Errorf("lanes under the head: %+v", sub)
+	}
+}
+
+// A question asked inside a subgraph is answered in the window like any
+// other: its card names where it was asked, the graph marks the subgraph
+// node, and Resume reaches it.
+func TestInterruptInsideSubgraph(t *testing.T) {
+	out := engine.LastValue[string]("out")
+	inner, err := engine.NewGraph("inner", out).
+		AddNode("ask", func(ctx context.Context, s engine.State) (engine.Output, error) {
+			a, err := engine.InterruptAs[string](ctx, map[string]any{"question": "Name?", "options": []string{"Ada", "Bob"}})
+			if err != nil {
+				return nil, err
+			}
+			return engine.Updates(out.Set("hello " + a)), nil
+		}).
+		AddEdge(engine.START, "ask").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := engine.NewGraph("outer", out).AddSubgraph("greet", inner).AddEdge(engine.START, "greet").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(test.NewTempApp(t), Config{Store: memory.New(), Graphs: []Graph{{Graph: g, Example: engine.Values{"out": ""}}}})
+	idle(t, s)
+	startThread(t, s, "sub-1")
+	act(func() { test.Tap(s.tb.run) })
+	idle(t, s)
+	if len(s.ip.items) != 1 {
+		t.Fatalf("%d questions", len(s.ip.items))
+	}
+	c := s.ip.items[0]
+	if c.it.NS == "" || !strings.Contains(s.ip.cards.Objects[0].(*widget.Card).Content.(*fyne.Container).Objects[0].(*fyne.Container).Objects[1].(*widget.Label).Text, "greet › ask asks") {
+		t.Errorf("card for the question in the subgraph: ns %q", c.it.NS)
+	}
+	if st := s.gp.view.Highlight().State("greet"); st != render.StateInterrupted {
+		t.Errorf("the subgraph node is %v", st)
+	}
+	act(func() { test.Tap(c.choices[0]) })
+	idle(t, s)
+	if v := s.tview(); v == nil || v.Snap.Values["out"] != "hello Ada" || len(v.Snap.Next) != 0 {
+		t.Fatalf("after answering: %+v", v.Snap.Values)
+	}
+}
+
+// The inspector shows a subgraph task's own state (engine.WithSubgraphs):
+// a row per task after the graph's channels, the subgraph's channels
+// under it; the expanded cluster marks what ran in it.
+func TestInspectorShowsSubgraphState(t *testing.T) {
+	s := newStudio(t, memory.New())
+	act(func() { s.m.setGraph(2) })
+	idle(t, s)
+	act(func() { s.gp.xray.SetChecked(true) })
+	idle(t, s)
+	startThread(t, s, "mr-3")
+	step(t, s) // split
+	step(t, s) // summarize ×3, each in its own subgraph run
+	sc := s.m.scope()
+	act(func() { s.m.selectCheckpoint(sc.tl.prev(sc.head)) }) // the split checkpoint: its step ran them
+	idle(t, s)
+	var subs []*tnode
+	for _, id := range s.insp.roots {
+		if strings.HasPrefix(id, "\x1esub:") {
+			subs = append(subs, s.insp.nodes[id])
+		}
+	}
+	if len(subs) != 3 {
+		t.Fatalf("%d subgraph rows in the state tree, want 3 (roots %q)", len(subs), s.insp.roots)
+	}
+	n := subs[0]
+	if !strings.HasPrefix(n.key, "summarize #") || !strings.Contains(n.value, "done") {
+		t.Errorf("subgraph row %+v", n)
+	}
+	var keys []string
+	for _, c := range n.children {
+		keys = append(keys, s.insp.nodes[c].key)
+	}
+	if strings.Join(keys, ",") != "facts,subject,summaries" {
+		t.Errorf("the subgraph's channels: %v", keys)
+	}
+	facts := s.insp.nodes[n.children[0]]
+	if !strings.HasPrefix(facts.value, `["`) || len(facts.children) != 2 {
+		t.Errorf("facts row %+v", facts)
+	}
+	if st := s.gp.view.Highlight().State("summarize/condense"); st != render.StateFinished {
+		t.Errorf("summarize/condense is %v in the expanded cluster", st)
+	}
+}
+
+// A breakpoint cannot be put on a node inside an expanded subgraph (runs
+// carry the root graph's breakpoints only): the window says so rather than
+// show a dot that would stop nothing.
+func TestNoBreakpointInsideSubgraph(t *testing.T) {
+	s := newStudio(t, memory.New())
+	act(func() { s.m.setGraph(2) })
+	idle(t, s)
+	act(func() { s.gp.xray.SetChecked(true) })
+	idle(t, s)
+	act(func() { s.gp.view.OnToggleBreakpoint("summarize/gather", false) })
+	if s.gp.view.Highlight().BreakBefore["summarize/gather"] || !strings.Contains(s.m.note, "subgraph") {
+		t.Errorf("breakpoint inside the subgraph: dot %v, note %q", s.gp.view.Highlight().BreakBefore["summarize/gather"], s.m.note)
+	}
+	act(func() { s.gp.view.OnToggleBreakpoint("summarize", false) })
+	if !s.gp.view.Highlight().BreakBefore["summarize"] {
+		t.Error("no breakpoint on the subgraph node")
+	}
+}
