@@ -200,34 +200,9 @@ func (s *Saver) PruneBy(ctx context.Context, p checkpoint.PrunePolicy) (checkpoi
 		s.mu.RUnlock()
 		slices.Sort(threads)
 	}
-	for i, tid := range threads {
-		if tid == "" {
-			return res, fmt.Errorf("prune: %w", checkpoint.ErrNoThread)
-		}
-		release := func() {}
-		if p.Hold != nil {
-			var err error
-			if release, err = p.Hold(ctx, tid); err != nil {
-				return res, fmt.Errorf("prune thread %q: not pruned: %w", tid, err)
-			}
-		}
-		one, err := s.pruneThreadBy(tid, p.KeepLatest, p.OlderThan)
-		release()
-		if err != nil {
-			return res, fmt.Errorf("prune thread %q: %w", tid, err)
-		}
-		res.Checkpoints += one.Checkpoints
-		res.Values += one.Values
-		res.Writes += one.Writes
-		res.Bytes = res.Bytes.Add(one.Bytes)
-		if one.Checkpoints > 0 {
-			res.Threads++
-		}
-		if p.Progress != nil {
-			p.Progress(i+1, len(threads))
-		}
-	}
-	return res, nil
+	return report.PruneEach(ctx, p, threads, "", func(tid string) (checkpoint.PruneResult, error) {
+		return s.pruneThreadBy(tid, p.KeepLatest, p.OlderThan)
+	})
 }
 
 func (s *Saver) pruneThreadBy(tid string, keep int, cutoff time.Time) (checkpoint.PruneResult, error) {

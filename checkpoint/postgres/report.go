@@ -136,7 +136,7 @@ func (s *Saver) StorageSummary(ctx context.Context, opts checkpoint.StorageOptio
 	out.LargestValues = report.TopValues(largest, opts.Top)
 	out.Growth = report.Spread(lives, opts.Points)
 	if opts.Deep {
-		out.Channels = channelBytes(chValues, chWrites)
+		out.Channels = report.Channels(chValues, chWrites)
 	}
 	return out, nil
 }
@@ -184,29 +184,6 @@ func largestIn(ctx context.Context, r queryRunner, q string, args ...any) ([]che
 		return nil
 	})
 	return out, err
-}
-
-func channelBytes(values, writes map[string]report.Sizes) []checkpoint.ChannelBytes {
-	byName := map[string]*checkpoint.ChannelBytes{}
-	get := func(ch string) *checkpoint.ChannelBytes {
-		if byName[ch] == nil {
-			byName[ch] = &checkpoint.ChannelBytes{Channel: ch}
-		}
-		return byName[ch]
-	}
-	for ch, v := range values {
-		c := get(ch)
-		c.Values, c.ValueBytes = v.N, v.Bytes
-	}
-	for ch, w := range writes {
-		c := get(ch)
-		c.Writes, c.WriteBytes = w.N, w.Bytes
-	}
-	out := make([]checkpoint.ChannelBytes, 0, len(byName))
-	for _, c := range byName {
-		out = append(out, *c)
-	}
-	return report.SortChannels(out)
 }
 
 // ThreadStorage describes one thread (checkpoint.StorageReporter), in one
@@ -262,7 +239,7 @@ func (s *Saver) ThreadStorage(ctx context.Context, threadID string, opts checkpo
 		if err := sizesInto(ctx, tx, nil, chWrites, `SELECT channel, count(*), coalesce(sum(octet_length(blob)), 0) FROM weft_writes WHERE thread_id = $1 GROUP BY channel`, threadID); err != nil {
 			return err
 		}
-		t.Channels = channelBytes(chValues, chWrites)
+		t.Channels = report.Channels(chValues, chWrites)
 		var err error
 		t.Largest, err = largestIn(ctx, tx, `SELECT thread_id, checkpoint_ns, channel, version, octet_length(blob) AS n
 			FROM weft_blobs WHERE thread_id = $1 AND blob IS NOT NULL ORDER BY n DESC LIMIT $2`, threadID, opts.Top)
@@ -301,17 +278,7 @@ func (s *Saver) PruneBy(ctx context.Context, p checkpoint.PrunePolicy) (checkpoi
 	if !p.OlderThan.IsZero() {
 		cutoff = &p.OlderThan
 	}
-	for i, tid := range threads {
-		if tid == "" {
-			return res, fmt.Errorf("prune: %w", checkpoint.ErrNoThread)
-		}
-		release := func() {}
-		if p.Hold != nil {
-			var err error
-			if release, err = p.Hold(ctx, tid); err != nil {
-				return res, fmt.Errorf("prune thread %q: not pruned: %w", tid, err)
-			}
-		}
+	return report.PruneEach(ctx, p, threads, "", func(tid string) (checkpoint.PruneResult, error) {
 		var one checkpoint.PruneResult
 		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			if err := lockHeads(ctx, tx, []string{tid}); err != nil {
@@ -321,22 +288,11 @@ func (s *Saver) PruneBy(ctx context.Context, p checkpoint.PrunePolicy) (checkpoi
 			one, err = pruneThread(ctx, tx, tid, p.KeepLatest, cutoff)
 			return err
 		})
-		release()
 		if err != nil {
-			return res, fmt.Errorf("prune thread %q: %w", tid, err)
+			one = checkpoint.PruneResult{} // rolled back: nothing went
 		}
-		res.Checkpoints += one.Checkpoints
-		res.Values += one.Values
-		res.Writes += one.Writes
-		res.Bytes = res.Bytes.Add(one.Bytes)
-		if one.Checkpoints > 0 {
-			res.Threads++
-		}
-		if p.Progress != nil {
-			p.Progress(i+1, len(threads))
-		}
-	}
-	return res, nil
+		return one, err
+	})
 }
 
 // pruneThread deletes, in tx, the checkpoints of thread past the keep

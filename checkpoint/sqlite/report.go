@@ -77,15 +77,9 @@ FROM blobs GROUP BY thread_id`, nil, func(sc func(...any) error) error {
 		},
 		sizesBy(`SELECT thread_id, count(*), ifnull(sum(length(value)), 0) FROM writes GROUP BY thread_id`, writes),
 		func(ctx context.Context, tx *sql.Tx) error {
-			for _, p := range []struct {
-				q string
-				v *int64
-			}{{"PRAGMA page_count", &pages}, {"PRAGMA freelist_count", &free}, {"PRAGMA page_size", &psize}} {
-				if err := tx.QueryRowContext(ctx, p.q).Scan(p.v); err != nil {
-					return err
-				}
-			}
-			return nil
+			var err error
+			pages, free, psize, err = pageCounts(ctx, tx)
+			return err
 		},
 	}
 	if opts.Deep {
@@ -138,11 +132,24 @@ FROM blobs GROUP BY thread_id`, nil, func(sc func(...any) error) error {
 	out.LargestValues = report.TopValues(largest, opts.Top)
 	out.Growth = report.Spread(lives, opts.Points)
 	if opts.Deep {
-		out.Channels = channelBytes(chValues, chWrites)
+		out.Channels = report.Channels(chValues, chWrites)
 	}
 	out.FileBytes = s.fileBytes(pages * psize)
 	out.FreeBytes = free * psize
 	return out, nil
+}
+
+// pageCounts returns the file's pages, its free pages and the page size.
+func pageCounts(ctx context.Context, tx *sql.Tx) (pages, free, size int64, err error) {
+	for _, p := range []struct {
+		q string
+		v *int64
+	}{{"PRAGMA page_count", &pages}, {"PRAGMA freelist_count", &free}, {"PRAGMA page_size", &size}} {
+		if err = tx.QueryRowContext(ctx, p.q).Scan(p.v); err != nil {
+			return
+		}
+	}
+	return
 }
 
 // fileBytes returns the size of the store's file and log on disk, at least
@@ -179,31 +186,6 @@ func sizesBy(q string, m map[string]report.Sizes, args ...any) func(context.Cont
 		}
 		return rows.Err()
 	}
-}
-
-func channelBytes(values, writes map[string]report.Sizes) []checkpoint.ChannelBytes {
-	byName := map[string]*checkpoint.ChannelBytes{}
-	get := func(ch string) *checkpoint.ChannelBytes {
-		c := byName[ch]
-		if c == nil {
-			c = &checkpoint.ChannelBytes{Channel: ch}
-			byName[ch] = c
-		}
-		return c
-	}
-	for ch, v := range values {
-		c := get(ch)
-		c.Values, c.ValueBytes = v.N, v.Bytes
-	}
-	for ch, w := range writes {
-		c := get(ch)
-		c.Writes, c.WriteBytes = w.N, w.Bytes
-	}
-	out := make([]checkpoint.ChannelBytes, 0, len(byName))
-	for _, c := range byName {
-		out = append(out, *c)
-	}
-	return report.SortChannels(out)
 }
 
 func largestValues(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]checkpoint.ValueSize, error) {
@@ -316,7 +298,7 @@ FROM (SELECT channel, length(value) AS n FROM blobs WHERE thread_id = ? LIMIT -1
 FROM (SELECT channel, length(value) AS n FROM writes WHERE thread_id = ? LIMIT -1) GROUP BY channel`, chWrites, threadID)(ctx, tx); err != nil {
 			return err
 		}
-		t.Channels = channelBytes(chValues, chWrites)
+		t.Channels = report.Channels(chValues, chWrites)
 		t.Largest, err = largestValues(ctx, tx, `SELECT * FROM (SELECT thread_id, checkpoint_ns, channel, version, length(value) AS n
 FROM blobs WHERE thread_id = ? AND value IS NOT NULL LIMIT -1) ORDER BY n DESC LIMIT ?`, threadID, opts.Top)
 		return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/internal/record"
+	"github.com/weftstudio/weft/checkpoint/internal/report"
 )
 
 var (
@@ -47,34 +48,9 @@ func (s *Saver) PruneBy(ctx context.Context, p checkpoint.PrunePolicy) (checkpoi
 	if !p.OlderThan.IsZero() {
 		cutoff = record.FormatTS(p.OlderThan)
 	}
-	for i, tid := range threads {
-		if tid == "" {
-			return res, fmt.Errorf("prune %s: %w", s.path, checkpoint.ErrNoThread)
-		}
-		release := func() {}
-		if p.Hold != nil {
-			var err error
-			if release, err = p.Hold(ctx, tid); err != nil {
-				return res, fmt.Errorf("prune thread %q in %s: not pruned: %w", tid, s.path, err)
-			}
-		}
-		one, err := s.pruneThread(ctx, tid, p.KeepLatest, cutoff)
-		release()
-		res.Checkpoints += one.Checkpoints
-		res.Values += one.Values
-		res.Writes += one.Writes
-		res.Bytes = res.Bytes.Add(one.Bytes)
-		if one.Checkpoints > 0 {
-			res.Threads++
-		}
-		if err != nil {
-			return res, fmt.Errorf("prune thread %q in %s (%s): %w", tid, s.path, describePolicy(p), err)
-		}
-		if p.Progress != nil {
-			p.Progress(i+1, len(threads))
-		}
-	}
-	return res, nil
+	return report.PruneEach(ctx, p, threads, " in "+s.path+" ("+describePolicy(p)+")", func(tid string) (checkpoint.PruneResult, error) {
+		return s.pruneThread(ctx, tid, p.KeepLatest, cutoff)
+	})
 }
 
 // pruneChunk is the most checkpoints, or values, one transaction of a
@@ -276,15 +252,9 @@ func (s *Saver) Vacuum(ctx context.Context, opts checkpoint.VacuumOptions) (chec
 	}
 	var pages, free, psize int64
 	err := s.read(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		for _, p := range []struct {
-			q string
-			v *int64
-		}{{"PRAGMA page_count", &pages}, {"PRAGMA freelist_count", &free}, {"PRAGMA page_size", &psize}} {
-			if err := tx.QueryRowContext(ctx, p.q).Scan(p.v); err != nil {
-				return err
-			}
-		}
-		return nil
+		var err error
+		pages, free, psize, err = pageCounts(ctx, tx)
+		return err
 	})
 	if err != nil {
 		return res, fmt.Errorf("vacuum %s: %w", s.path, err)

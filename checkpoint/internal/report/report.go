@@ -6,6 +6,8 @@ package report
 
 import (
 	"cmp"
+	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -221,6 +223,68 @@ func Spread(threads []Lifetime, points int) []checkpoint.GrowthPoint {
 		}
 	}
 	return out
+}
+
+// Channels joins per-channel value and write sizes into one list, largest
+// first (ties by name).
+func Channels(values, writes map[string]Sizes) []checkpoint.ChannelBytes {
+	byName := map[string]*checkpoint.ChannelBytes{}
+	get := func(ch string) *checkpoint.ChannelBytes {
+		if byName[ch] == nil {
+			byName[ch] = &checkpoint.ChannelBytes{Channel: ch}
+		}
+		return byName[ch]
+	}
+	for ch, v := range values {
+		c := get(ch)
+		c.Values, c.ValueBytes = v.N, v.Bytes
+	}
+	for ch, w := range writes {
+		c := get(ch)
+		c.Writes, c.WriteBytes = w.N, w.Bytes
+	}
+	out := make([]checkpoint.ChannelBytes, 0, len(byName))
+	for _, c := range byName {
+		out = append(out, *c)
+	}
+	return sortChannels(out)
+}
+
+// PruneEach prunes threads one by one with pruneThread, for a saver's
+// PolicyPruner: it asks p.Hold before each thread and releases after,
+// adds up the results and reports progress. On an error it returns what
+// was pruned until then, and the error naming the thread.
+func PruneEach(ctx context.Context, p checkpoint.PrunePolicy, threads []string, where string,
+	pruneThread func(thread string) (checkpoint.PruneResult, error)) (checkpoint.PruneResult, error) {
+	var res checkpoint.PruneResult
+	for i, tid := range threads {
+		if tid == "" {
+			return res, fmt.Errorf("prune%s: %w", where, checkpoint.ErrNoThread)
+		}
+		release := func() {}
+		if p.Hold != nil {
+			var err error
+			if release, err = p.Hold(ctx, tid); err != nil {
+				return res, fmt.Errorf("prune thread %q%s: not pruned: %w", tid, where, err)
+			}
+		}
+		one, err := pruneThread(tid)
+		release()
+		res.Checkpoints += one.Checkpoints
+		res.Values += one.Values
+		res.Writes += one.Writes
+		res.Bytes = res.Bytes.Add(one.Bytes)
+		if one.Checkpoints > 0 {
+			res.Threads++
+		}
+		if err != nil {
+			return res, fmt.Errorf("prune thread %q%s: %w", tid, where, err)
+		}
+		if p.Progress != nil {
+			p.Progress(i+1, len(threads))
+		}
+	}
+	return res, nil
 }
 
 // sortChannels orders channels largest first, ties by name.
