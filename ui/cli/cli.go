@@ -47,6 +47,9 @@ type Command struct {
 	// in it changes, no -wal or -shm file is left). The zero value opens
 	// it for writing: it must exist, unless -create is given.
 	ReadOnly bool
+	// ReadOnlyFor, when set, decides ReadOnly from the command's own
+	// arguments, for a command whose subcommands read or write.
+	ReadOnlyFor func(args []string) bool
 }
 
 type usageError struct{ msg string }
@@ -131,6 +134,9 @@ func Run(ctx context.Context, args []string, env Env) int {
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "weft %s: %v\n", args[0], err)
 		return 2
+	}
+	if cmd.ReadOnlyFor != nil {
+		cmd.ReadOnly = cmd.ReadOnlyFor(rest)
 	}
 	var mode []store.Option
 	switch {
