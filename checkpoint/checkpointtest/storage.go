@@ -354,9 +354,14 @@ func pruneBy(t *testing.T, s checkpoint.Saver, p checkpoint.PrunePolicy) checkpo
 
 func policyKeepLatest(t *testing.T, s checkpoint.Saver) {
 	t1, t2 := newThread("policy"), newThread("policy")
-	c := chain(t, s, t1, "", 5)
-	mustWrites(t, s, c[0].Ref, "task", "", "ch", "old")
-	mustWrites(t, s, c[4].Ref, "task", "", "ch", "new")
+	c := chainWrites(t, s, t1, "", 5, func(i int, ref checkpoint.Ref) {
+		switch i {
+		case 0:
+			mustWrites(t, s, ref, "task", "", "ch", "old")
+		case 4:
+			mustWrites(t, s, ref, "task", "", "ch", "new")
+		}
+	})
 	c[4].PendingWrites = []checkpoint.PendingWrite{pw("task", "ch", "new")}
 	other := chain(t, s, t2, "", 3)
 	var calls [][2]int
