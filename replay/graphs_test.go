@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -28,12 +29,20 @@ type variant struct {
 	// reviseApproves makes review treat "revise" as approval: a changed
 	// answer path.
 	reviseApproves bool
+	// askTwice makes review ask for a confirmation after the answer: a
+	// question the recording never answered.
+	askTwice bool
+	// failWrite makes write fail.
+	failWrite bool
 }
 
 func reviewGraph(t *testing.T, s checkpoint.Saver, v variant) *engine.Graph {
 	t.Helper()
 	g, err := engine.NewGraph("review", rvTopic, rvDraft, rvFeedback, rvRevisions, rvMessages, rvPublished).
 		AddNode("write", func(_ context.Context, st engine.State) (engine.Output, error) {
+			if v.failWrite {
+				return nil, errors.New("the draft service is down")
+			}
 			n := rvRevisions.Get(st) + 1
 			text := fmt.Sprintf("Draft %d about %s.%s", n, rvTopic.Get(st), v.draftSuffix)
 			if fb := rvFeedback.Get(st); fb != "" {
@@ -46,6 +55,11 @@ func reviewGraph(t *testing.T, s checkpoint.Saver, v variant) *engine.Graph {
 			ans, err := engine.Interrupt(ctx, map[string]any{"draft": rvDraft.Get(st)})
 			if err != nil {
 				return nil, err
+			}
+			if v.askTwice {
+				if _, err := engine.Interrupt(ctx, "sure?"); err != nil {
+					return nil, err
+				}
 			}
 			m, _ := ans.(map[string]any)
 			if m["action"] == "revise" && !v.reviseApproves {
@@ -86,9 +100,9 @@ func recordReview(t *testing.T, s checkpoint.Saver) *engine.Graph {
 	return g
 }
 
-// lineageIndex returns the position in the thread's lineage (oldest first,
-// from the head) of the first checkpoint for which match holds, or -1.
-func lineageIndex(t *testing.T, g *engine.Graph, thread string, match func(*engine.Snapshot) bool) int {
+// lineage returns the thread's lineage: its head and the head's
+// ancestors, oldest first.
+func lineage(t *testing.T, g *engine.Graph, thread string) []*engine.Snapshot {
 	t.Helper()
 	hist, err := g.History(ctx, checkpoint.ListOptions{}, engine.WithThread(thread))
 	if err != nil {
@@ -106,7 +120,14 @@ func lineageIndex(t *testing.T, g *engine.Graph, thread string, match func(*engi
 		}
 		s = byID[s.Parent.CheckpointID]
 	}
-	for i, s := range chain {
+	return chain
+}
+
+// lineageIndex returns the position in the thread's lineage of the first
+// checkpoint for which match holds, or -1.
+func lineageIndex(t *testing.T, g *engine.Graph, thread string, match func(*engine.Snapshot) bool) int {
+	t.Helper()
+	for i, s := range lineage(t, g, thread) {
 		if match(s) {
 			return i
 		}

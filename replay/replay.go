@@ -19,8 +19,8 @@
 //     code; interrupts are answered with the recorded answers (a task gets
 //     the answers the recorded task with the same path — node and Send
 //     index — got, one per question, in order, at the same step); a
-//     Command's update and goto stored with an answer are re-applied with
-//     it;
+//     Command's update and goto stored on the recorded checkpoint are
+//     stored on the replayed one;
 //   - an update checkpoint by re-applying the recorded update as the same
 //     nodes: the channels it changed are set to their recorded values
 //     (engine.Graph.Replace, so reducers take the value as it is);
@@ -271,6 +271,9 @@ func (r *replayer) replay(ctx context.Context) (*Difference, error) {
 			return d, err
 		}
 		r.got[i] = ref
+		if err := r.copyNull(ctx, i); err != nil {
+			return nil, err
+		}
 		if d, err := r.compare(ctx, i); err != nil || d != nil {
 			return d, err
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/memory"
@@ -127,5 +128,77 @@ func TestChangedAnswerPathIsReportedAtTheAnsweredStep(t *testing.T) {
 	}
 	if len(d.Channels) != 1 || d.Channels[0].Channel != "feedback" || string(d.Channels[0].Recorded) != `"shorter"` || string(d.Channels[0].Replayed) != `""` {
 		t.Errorf("channels %+v", d.Channels)
+	}
+}
+
+func TestQuestionTheRecordingCannotAnswer(t *testing.T) {
+	s := memory.New()
+	g := recordReview(t, s)
+	rep := replayOf(t, reviewGraph(t, memory.New(), variant{askTwice: true}), s, "r")
+	d := rep.Difference
+	want := lineageIndex(t, g, "r", ran("review"))
+	if rep.Match || d.Kind != replay.KindInterrupt || d.Index != want || d.Node != "review" || d.ReplayedValue != `"sure?"` {
+		t.Fatalf("difference %+v, want review's unanswered question at checkpoint %d\n%s", d, want, rep.Text())
+	}
+}
+
+func TestFailingNodeIsReported(t *testing.T) {
+	s := memory.New()
+	g := recordReview(t, s)
+	rep := replayOf(t, reviewGraph(t, memory.New(), variant{failWrite: true}), s, "r")
+	d := rep.Difference
+	want := lineageIndex(t, g, "r", ran("write"))
+	if rep.Match || d.Kind != replay.KindError || d.Index != want || d.Node != "write" || !strings.Contains(d.ReplayedValue, "the draft service is down") {
+		t.Fatalf("difference %+v, want write's failure at checkpoint %d\n%s", d, want, rep.Text())
+	}
+}
+
+func TestCommandUpdateGivenWithAnAnswerIsReapplied(t *testing.T) {
+	s := memory.New()
+	g := reviewGraph(t, s, variant{})
+	invoke(t, g, engine.Values{"topic": "kelp"}, "cu")
+	// The reviewer changes the topic along with asking for a revision.
+	invoke(t, g, engine.Command{Resume: map[string]any{"action": "revise", "feedback": "on seaweed"}, Update: engine.Updates(rvTopic.Set("seaweed"))}, "cu")
+	res := invoke(t, g, engine.Command{Resume: map[string]any{"action": "approve"}}, "cu")
+	if !res.Done || !strings.Contains(res.Values["published"].(string), "about seaweed") {
+		t.Fatalf("recorded: %+v", res.Values)
+	}
+	mustMatch(t, replayOf(t, g, s, "cu", replay.Strict()))
+}
+
+var (
+	user  = engine.LastValue[string]("user")
+	stamp = engine.LastValue[string]("stamp")
+)
+
+// greeter greets the run context's user and stamps the time.
+func greeter(t *testing.T, s checkpoint.Saver) *engine.Graph {
+	t.Helper()
+	g, err := engine.NewGraph("greeter", user, stamp).
+		AddNode("greet", func(ctx context.Context, _ engine.State) (engine.Output, error) {
+			name, _ := engine.RunContext[string](ctx)
+			return engine.Updates(user.Set("hello "+name), stamp.Set(time.Now().Format(time.RFC3339Nano))), nil
+		}).
+		AddEdge(engine.START, "greet").AddEdge("greet", engine.END).
+		Compile(engine.WithSaver(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func TestRunOptionsAndIgnoredChannels(t *testing.T) {
+	s := memory.New()
+	g := greeter(t, s)
+	invoke(t, g, engine.Values{"user": ""}, "g", engine.WithRunContext("ada"))
+	time.Sleep(time.Millisecond)
+	rep := replayOf(t, g, s, "g", replay.WithRunOptions(engine.WithRunContext("ada")))
+	if rep.Match || rep.Difference.Channels[0].Channel != "stamp" {
+		t.Fatalf("a time stamp replayed equal: %+v", rep.Difference)
+	}
+	mustMatch(t, replayOf(t, g, s, "g", replay.WithRunOptions(engine.WithRunContext("ada")), replay.IgnoreChannels("stamp")))
+	rep = replayOf(t, g, s, "g", replay.IgnoreChannels("stamp"))
+	if rep.Match || rep.Difference.Channels[0].Channel != "user" || string(rep.Difference.Channels[0].Replayed) != `"hello "` {
+		t.Fatalf("a replay without the run context matched: %+v", rep.Difference)
 	}
 }

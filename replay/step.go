@@ -40,16 +40,6 @@ func (r *replayer) runStep(ctx context.Context, from, at, gap int, hook engine.P
 		return outcome{}, nil, err
 	}
 	r.book.startStep(from, r.lineage[from].snap, rs)
-	recTP := r.lineage[from].tp
-	nullDone := false
-	if !asked(recTP) {
-		// No question was asked: a stored Command (goto, update) was there
-		// from the start.
-		if err := r.copyNull(ctx, from); err != nil {
-			return outcome{}, nil, err
-		}
-		nullDone = true
-	}
 	pauses := 0
 	for range maxRounds {
 		r.book.startRun()
@@ -97,12 +87,6 @@ func (r *replayer) runStep(ctx context.Context, from, at, gap int, hook engine.P
 		}
 		if !fed {
 			return outcome{waiting: waiting}, nil, nil
-		}
-		if !nullDone {
-			if err := r.copyNull(ctx, from); err != nil {
-				return outcome{}, nil, err
-			}
-			nullDone = true
 		}
 	}
 	return outcome{}, nil, fmt.Errorf("the step from replayed checkpoint %d did not finish after %d answers", from, maxRounds)
@@ -365,7 +349,10 @@ func (r *replayer) loadSpaces(ctx context.Context) (map[string][]*checkpoint.Tup
 
 // copyNull stores on the replayed checkpoint the writes of the Command
 // stored on the recorded one (update, goto; not its answer, which the
-// tasks' own answers replace), as they were stored.
+// tasks' own answers replace), as they were stored. They are there from
+// the step's first run: the recorded checkpoint's snapshot shows them
+// applied, and the recorded calls are those of the step's last run,
+// which had them.
 func (r *replayer) copyNull(ctx context.Context, from int) error {
 	var ws []checkpoint.Write
 	for _, pw := range r.lineage[from].tp.PendingWrites {
@@ -381,11 +368,6 @@ func (r *replayer) copyNull(ctx context.Context, from int) error {
 		return fmt.Errorf("re-applying the recorded command: %w", err)
 	}
 	return nil
-}
-
-// asked reports whether a task of the step from tp asked a question.
-func asked(tp *checkpoint.Tuple) bool {
-	return slices.ContainsFunc(tp.PendingWrites, func(pw checkpoint.PendingWrite) bool { return pw.Channel == checkpoint.Interrupt })
 }
 
 // taskStatus is how far a task of a step got.
