@@ -57,6 +57,10 @@ func ResultID(callID string) string { return "result-" + callID }
 // human with engine.Interrupt should be alone in their message's calls:
 // answers are matched to questions by call order, which concurrent calls do
 // not have.
+//
+// Inside a replay of a recorded thread (a model.CallReplayer in the run's
+// context), a call the recording answers is served from it and the tool
+// does not run.
 func Node(msgs engine.MessagesKey, tools ...Tool) engine.NodeFunc {
 	byName := make(map[string]Tool, len(tools))
 	var names []string
