@@ -109,7 +109,7 @@ func TestChangedNodeIsReportedWhereItFirstRan(t *testing.T) {
 		t.Errorf("draft values %s / %s", d.Channels[0].Recorded, d.Channels[0].Replayed)
 	}
 	text := rep.Text()
-	for _, want := range []string{"-\"Draft 1 about kelp.\"", "+\"Draft 1 about kelp. (edited)\"", `task "write" wrote other values`} {
+	for _, want := range []string{"-Draft 1 about kelp.\n", "+Draft 1 about kelp. (edited)\n", `-    "content": "Draft 1 about kelp.",`, `task "write" wrote other values`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text lacks %q:\n%s", want, text)
 		}

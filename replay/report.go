@@ -212,7 +212,13 @@ func (r *Report) Text() string {
 			where = ", first at " + c.Path
 		}
 		fmt.Fprintf(&b, "channel %q%s:\n", c.Channel, where)
-		b.WriteString(unified("recorded", "replayed", pretty(c.Recorded), pretty(c.Replayed)))
+		rec, rep := pretty(c.Recorded), pretty(c.Replayed)
+		// Two texts diff line by line as text, not as JSON strings.
+		var rs, ps string
+		if json.Unmarshal(c.Recorded, &rs) == nil && json.Unmarshal(c.Replayed, &ps) == nil {
+			rec, rep = rs, ps
+		}
+		b.WriteString(unified("recorded", "replayed", rec, rep))
 	}
 	if d.Call != nil && (d.Call.Recorded != "" || d.Call.Replayed != "") {
 		b.WriteString(unified("recorded "+d.Call.What, "replayed "+d.Call.What, d.Call.Recorded, d.Call.Replayed))
