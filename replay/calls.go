@@ -49,6 +49,10 @@ import (
 // maxLive bounds Report.Live.
 const maxLive = 100
 
+// stoppedByReader is the error model.Model records for a call whose reader
+// left the stream early: the record has no reply to serve.
+const stoppedByReader = "stopped by the consumer"
+
 // pool is the recorded calls one replayed task may be served from.
 type pool struct {
 	node, path string
@@ -125,9 +129,6 @@ func (b *book) startStep(at int, rec, rep *engine.Snapshot) {
 		if t.NS != "" && rt.NS != "" {
 			b.recNS[t.NS] = rt.NS
 		}
-	}
-	for _, p := range b.sub {
-		p.reset()
 	}
 	b.sub = map[string]*pool{}
 }
@@ -349,8 +350,11 @@ func (b *book) takeFailed() *CallDiff {
 // uncut says why a matching record cannot be served ("" when it can).
 func uncut(rec engine.CallRecord) string {
 	if rec.Reply == nil {
-		if rec.Error == "" {
+		switch rec.Error {
+		case "":
 			return "the recorded call has neither a reply nor an error"
+		case stoppedByReader:
+			return "the recorded call was stopped by its reader before the reply was complete"
 		}
 		return ""
 	}
