@@ -219,107 +219,109 @@ func nodeOfPath(path string) string {
 	return path
 }
 
-// ReplayModelCall serves a model call from the recording (see the file's
-// doc for when a call matches).
-func (b *book) ReplayModelCall(ctx context.Context, req *model.Request) (*engine.CallRecord, error) {
+// serve answers a call of the running task: match picks the recorded
+// call from the task's pool, or returns nil having said why in d.
+func (b *book) serve(ctx context.Context, kind engine.CallKind, name string, match func(*pool, *CallDiff) *engine.CallRecord) (*engine.CallRecord, error) {
 	rt, ok := engine.RuntimeOf(ctx)
 	if !ok {
 		return nil, nil
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	d := CallDiff{Checkpoint: b.at, Node: rt.Node, NS: rt.NS, Kind: kind, Name: name, Index: 1}
 	p := b.poolFor(ctx, rt)
-	d := CallDiff{Checkpoint: b.at, Node: rt.Node, NS: rt.NS, Kind: engine.CallModel}
 	if p == nil {
-		d.Index = 1
 		d.What = "the recording has no task of this node at this step"
 		return b.refuse(d)
 	}
-	p.nModel++
-	d.Index, d.TaskPath = p.nModel, p.path
-	first := -1
-	for i, rec := range p.model {
-		if p.usedModel[i] {
-			continue
-		}
-		if first < 0 {
-			first = i
-		}
-		if what, _, _ := diffRequest(rec, req); what == "" {
-			p.usedModel[i] = true
-			d.Name = rec.Name
-			if why := uncut(rec); why != "" {
-				d.What = why
-				return b.refuse(d)
-			}
-			b.served.Model++
-			return &rec, nil
-		}
-	}
-	if first < 0 {
-		d.What = fmt.Sprintf("no recorded call left (the recorded task made %d model calls)", len(p.model))
+	d.TaskPath = p.path
+	rec := match(p, &d)
+	if rec == nil {
 		return b.refuse(d)
 	}
-	rec := p.model[first]
-	d.Name = rec.Name
-	d.What, d.Recorded, d.Replayed = diffRequest(rec, req)
-	return b.refuse(d)
+	if kind == engine.CallModel {
+		b.served.Model++
+	} else {
+		b.served.Tool++
+	}
+	return rec, nil
+}
+
+// ReplayModelCall serves a model call from the recording (see the file's
+// doc for when a call matches).
+func (b *book) ReplayModelCall(ctx context.Context, req *model.Request) (*engine.CallRecord, error) {
+	return b.serve(ctx, engine.CallModel, "", func(p *pool, d *CallDiff) *engine.CallRecord {
+		p.nModel++
+		d.Index = p.nModel
+		first := -1
+		for i, rec := range p.model {
+			if p.usedModel[i] {
+				continue
+			}
+			if first < 0 {
+				first = i
+			}
+			if what, _, _ := diffRequest(rec, req); what == "" {
+				p.usedModel[i] = true
+				d.Name = rec.Name
+				if d.What = uncut(rec); d.What != "" {
+					return nil
+				}
+				return &rec
+			}
+		}
+		if first < 0 {
+			d.What = fmt.Sprintf("no recorded call left (the recorded task made %d model calls)", len(p.model))
+			return nil
+		}
+		d.Name = p.model[first].Name
+		d.What, d.Recorded, d.Replayed = diffRequest(p.model[first], req)
+		return nil
+	})
 }
 
 // ReplayToolCall serves a tool call from the recording.
 func (b *book) ReplayToolCall(ctx context.Context, call engine.ToolCall) (*engine.CallRecord, error) {
-	rt, ok := engine.RuntimeOf(ctx)
-	if !ok {
-		return nil, nil
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	p := b.poolFor(ctx, rt)
-	d := CallDiff{Checkpoint: b.at, Node: rt.Node, NS: rt.NS, Kind: engine.CallTool, Name: call.Name}
-	if p == nil {
-		d.Index = 1
-		d.What = "the recording has no task of this node at this step"
-		return b.refuse(d)
-	}
-	p.nTool++
-	d.Index, d.TaskPath = p.nTool, p.path
-	best, sameID, sameName := -1, -1, -1
-	for i, rec := range p.tool {
-		if p.usedTool[i] || rec.Name != call.Name {
-			continue
-		}
-		if sameName < 0 {
-			sameName = i
-		}
-		if rec.ToolCallID == call.ID && sameID < 0 {
-			sameID = i
-		}
-		if textEqual(rec.Args, call.Args) && (best < 0 || rec.ToolCallID == call.ID) {
-			best = i
-			if rec.ToolCallID == call.ID {
-				break
+	return b.serve(ctx, engine.CallTool, call.Name, func(p *pool, d *CallDiff) *engine.CallRecord {
+		p.nTool++
+		d.Index = p.nTool
+		best, sameID, sameName := -1, -1, -1
+		for i, rec := range p.tool {
+			if p.usedTool[i] || rec.Name != call.Name {
+				continue
+			}
+			if sameName < 0 {
+				sameName = i
+			}
+			if rec.ToolCallID == call.ID && sameID < 0 {
+				sameID = i
+			}
+			if textEqual(rec.Args, call.Args) && (best < 0 || rec.ToolCallID == call.ID) {
+				best = i
+				if rec.ToolCallID == call.ID {
+					break
+				}
 			}
 		}
-	}
-	if best >= 0 {
-		p.usedTool[best] = true
-		rec := p.tool[best]
-		if rec.Result.Size > 0 {
-			d.What = fmt.Sprintf("the recorded result was cut to %d of its %d bytes", len(rec.Result.Text), rec.Result.Size)
-			return b.refuse(d)
+		if best >= 0 {
+			p.usedTool[best] = true
+			rec := p.tool[best]
+			if rec.Result.Size > 0 {
+				d.What = fmt.Sprintf("the recorded result was cut to %d of its %d bytes", len(rec.Result.Text), rec.Result.Size)
+				return nil
+			}
+			return &rec
 		}
-		b.served.Tool++
-		return &rec, nil
-	}
-	switch {
-	case sameID >= 0:
-		d.What, d.Recorded, d.Replayed = "arguments", clip(p.tool[sameID].Args.Text), clip(call.Args)
-	case sameName >= 0:
-		d.What, d.Recorded, d.Replayed = "arguments", clip(p.tool[sameName].Args.Text), clip(call.Args)
-	default:
-		d.What = fmt.Sprintf("no recorded call of tool %q left", call.Name)
-	}
-	return b.refuse(d)
+		switch {
+		case sameID >= 0:
+			d.What, d.Recorded, d.Replayed = "arguments", clip(p.tool[sameID].Args.Text), clip(call.Args)
+		case sameName >= 0:
+			d.What, d.Recorded, d.Replayed = "arguments", clip(p.tool[sameName].Args.Text), clip(call.Args)
+		default:
+			d.What = fmt.Sprintf("no recorded call of tool %q left", call.Name)
+		}
+		return nil
+	})
 }
 
 // refuse notes a call the recording does not serve: live in a lenient

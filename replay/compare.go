@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 )
 
@@ -91,17 +90,7 @@ func (m *idMap) equal(rec, rep tree, path string) (string, bool) {
 				return path + ".id", false
 			}
 		}
-		keys := make([]string, 0, len(r)+len(p))
-		for k := range r {
-			keys = append(keys, k)
-		}
-		for k := range p {
-			if _, ok := r[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range unionKeys(r, p) {
 			if k == "id" && rMsg && pMsg {
 				continue
 			}
@@ -151,6 +140,21 @@ func (m *idMap) equal(rec, rep tree, path string) (string, bool) {
 	}
 }
 
+// unionKeys returns the keys of a and b, sorted.
+func unionKeys[V any](a, b map[string]V) []string {
+	keys := make([]string, 0, len(a)+len(b))
+	for k := range a {
+		keys = append(keys, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
 // rewrite returns t with message ids replaced through ids (those not in
 // it are kept): for showing a replayed value with the recorded ids, and
 // for re-applying a recorded value with the replay's ids.
@@ -189,18 +193,8 @@ func raw(t tree) json.RawMessage {
 // diffValues compares two channel maps (trees by channel) and returns the
 // differing channels in name order, skipping ignored ones.
 func (m *idMap) diffValues(rec, rep map[string]tree, ignore map[string]bool) []ChannelDiff {
-	names := make([]string, 0, len(rec)+len(rep))
-	for k := range rec {
-		names = append(names, k)
-	}
-	for k := range rep {
-		if _, ok := rec[k]; !ok {
-			names = append(names, k)
-		}
-	}
-	slices.Sort(names)
 	var out []ChannelDiff
-	for _, ch := range names {
+	for _, ch := range unionKeys(rec, rep) {
 		if ignore[ch] {
 			continue
 		}

@@ -49,6 +49,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
@@ -442,7 +443,7 @@ func (r *replayer) fork(ctx context.Context, from, at int, target *recCP) (strin
 		}
 		return r.loopStep(ctx, from, at, target, hook)
 	}
-	if maps64Equal(target.tp.Checkpoint.ChannelVersions, prev.tp.Checkpoint.ChannelVersions) &&
+	if maps.Equal(target.tp.Checkpoint.ChannelVersions, prev.tp.Checkpoint.ChannelVersions) &&
 		(prev.source() == checkpoint.SourceInput || prev.source() == checkpoint.SourceLoop) {
 		// A re-run from an earlier checkpoint: its first act is a fork
 		// child with the same state.
@@ -481,7 +482,7 @@ func (r *replayer) copiedSibling(ctx context.Context, prev, target *recCP) (*rec
 		if tp.Parent == nil || tp.Parent.CheckpointID != prev.id() || tp.Ref.CheckpointID >= target.id() {
 			continue
 		}
-		if maps64Equal(tp.Checkpoint.ChannelVersions, target.tp.Checkpoint.ChannelVersions) {
+		if maps.Equal(tp.Checkpoint.ChannelVersions, target.tp.Checkpoint.ChannelVersions) {
 			best = tp
 		}
 	}
@@ -561,18 +562,6 @@ func (r *replayer) translateJSON(channel string, v any) (any, error) {
 		return nil, err
 	}
 	return r.g.DecodeValue(channel, b)
-}
-
-func maps64Equal(a, b map[string]int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // rootTuples returns every recorded root checkpoint of the thread, oldest

@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -39,12 +40,17 @@ var (
 	mrReport    = engine.LastValue[string]("report")
 )
 
-func mapReduce(t *testing.T, s checkpoint.Saver, shout bool) *engine.Graph {
+// mrVariant changes the map-reduce's code: shout makes the subgraph's
+// condense node upper-case its summary, reverse makes split send the
+// subjects in reverse order.
+type mrVariant struct{ shout, reverse bool }
+
+func mapReduce(t *testing.T, s checkpoint.Saver, v mrVariant) *engine.Graph {
 	t.Helper()
 	sub, err := engine.NewGraph("sum", mrSubject, mrSummaries).
 		AddNode("condense", func(_ context.Context, st engine.State) (engine.Output, error) {
 			out := "about " + mrSubject.Get(st)
-			if shout {
+			if v.shout {
 				out = strings.ToUpper(out)
 			}
 			return engine.Updates(mrSummaries.Add(out)), nil
@@ -61,8 +67,12 @@ func mapReduce(t *testing.T, s checkpoint.Saver, shout bool) *engine.Graph {
 		}).
 		AddEdge(engine.START, "split").
 		AddConditionalEdges("split", func(_ context.Context, st engine.State) (engine.Route, error) {
+			xs := slices.Clone(mrSubjects.Get(st))
+			if v.reverse {
+				slices.Reverse(xs)
+			}
 			var r engine.Route
-			for _, x := range mrSubjects.Get(st) {
+			for _, x := range xs {
 				r.Sends = append(r.Sends, engine.Send{Node: "summarize", Arg: engine.Values{"subject": x}})
 			}
 			return r, nil
@@ -77,9 +87,9 @@ func mapReduce(t *testing.T, s checkpoint.Saver, shout bool) *engine.Graph {
 
 func TestChangedSubgraphNodeIsReportedAtTheFanOut(t *testing.T) {
 	s := memory.New()
-	g := mapReduce(t, s, false)
+	g := mapReduce(t, s, mrVariant{})
 	invoke(t, g, engine.Values{"subjects": []string{"otters", "kelp"}}, "m")
-	rep := replayOf(t, mapReduce(t, memory.New(), true), s, "m")
+	rep := replayOf(t, mapReduce(t, memory.New(), mrVariant{shout: true}), s, "m")
 	d := rep.Difference
 	want := lineageIndex(t, g, "m", ran("summarize"))
 	if rep.Match || d.Kind != replay.KindWrites || d.Index != want || d.TaskPath != "push:0:summarize" {
@@ -92,33 +102,10 @@ func TestChangedSubgraphNodeIsReportedAtTheFanOut(t *testing.T) {
 
 func TestChangedSendArgumentIsReportedAsNext(t *testing.T) {
 	s := memory.New()
-	g := mapReduce(t, s, false)
+	g := mapReduce(t, s, mrVariant{})
 	invoke(t, g, engine.Values{"subjects": []string{"otters", "kelp"}}, "m")
-	// The same graph, but split now sends the subjects in reverse.
-	sub, _ := engine.NewGraph("sum", mrSubject, mrSummaries).
-		AddNode("condense", func(_ context.Context, st engine.State) (engine.Output, error) {
-			return engine.Updates(mrSummaries.Add("about " + mrSubject.Get(st))), nil
-		}).AddEdge(engine.START, "condense").Compile()
-	changed, err := engine.NewGraph("mr", mrSubjects, mrSubject, mrSummaries, mrReport).
-		AddNode("split", func(context.Context, engine.State) (engine.Output, error) { return nil, nil }).
-		AddSubgraph("summarize", sub).
-		AddNode("combine", func(_ context.Context, st engine.State) (engine.Output, error) {
-			return engine.Updates(mrReport.Set(strings.Join(mrSummaries.Get(st), "; "))), nil
-		}).
-		AddEdge(engine.START, "split").
-		AddConditionalEdges("split", func(_ context.Context, st engine.State) (engine.Route, error) {
-			var r engine.Route
-			xs := mrSubjects.Get(st)
-			for i := len(xs) - 1; i >= 0; i-- {
-				r.Sends = append(r.Sends, engine.Send{Node: "summarize", Arg: engine.Values{"subject": xs[i]}})
-			}
-			return r, nil
-		}, engine.SendsTo("summarize")).
-		AddEdge("summarize", "combine").AddEdge("combine", engine.END).
-		Compile(engine.WithSaver(memory.New()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// split now sends the subjects in reverse.
+	changed := mapReduce(t, memory.New(), mrVariant{reverse: true})
 	rep := replayOf(t, changed, s, "m")
 	d := rep.Difference
 	want := lineageIndex(t, g, "m", ran("split"))
