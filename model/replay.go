@@ -18,7 +18,8 @@ import (
 // asks it before every model call made inside a node, and tool.Node before
 // every tool call. Both methods are called from the node's goroutine (tool
 // calls concurrently), with the node's context: engine.RuntimeOf says
-// which node and task is calling.
+// which node and task is calling. Package replay implements it and
+// documents when a call matches a recorded one.
 type CallReplayer interface {
 	// ReplayModelCall returns the recorded call answering req. A record is
 	// served in place of the provider's reply: its Reply (or, when it has

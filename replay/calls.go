@@ -1,37 +1,7 @@
 package replay
 
-// Serving recorded calls (model.CallReplayer).
-//
-// Which recorded calls a call may be served from: the calls recorded by
-// the same task of the same step. Each replayed super-step starts from a
-// checkpoint paired with a recorded one; its tasks are paired with the
-// recorded tasks of that checkpoint by task path ("pull:<node>", or
-// "push:<i>:<node>" for a Send), which is the node and, for Sends, their
-// order. Inside a subgraph the calls of every recorded task of the same
-// node at the same subgraph step are candidates.
-//
-// When a model call matches a recorded one: the recorded call is the
-// first one of the task, in recorded order and not yet served in this run
-// of the task, whose request is equal: the same number of messages, each
-// with the same role, content, name, tool call id and tool calls (id,
-// name, arguments), and the same tools offered (name, description,
-// parameter schema), in the same order. Message ids are not compared (a
-// provider never sees them; they are generated afresh in each run).
-// Options the record does not keep (temperature, token limit, the model
-// asked for) are not compared. A record keeps texts up to
-// engine.MaxCallText bytes and, of a long conversation, the first message
-// and the newest that fit engine.MaxCallRequest: a request matches when
-// what was kept is equal and the lengths of what was cut are too. A run
-// of a task starts serving from its first recorded call again: a task
-// that ran again after an interrupt made its calls again, and the
-// recording keeps those of its last run.
-//
-// When a tool call (made by tool.Node) matches: the first recorded tool
-// call of the task not yet served in this run with the same tool name and
-// arguments, preferring the one with the same tool call id.
-//
-// A match is served only when the recorded reply (or tool result) is
-// whole: a text cut to the record's bounds cannot stand for the real one.
+// Serving recorded calls (model.CallReplayer); the package doc says when
+// a call matches a recorded one.
 
 import (
 	"context"

@@ -30,9 +30,10 @@
 //     edits are applied again).
 //
 // Model calls made through model.Model and tool calls made by tool.Node
-// are served from the calls the recorded task recorded (see calls.go for
-// when a call matches); the others go to the real model or tool, or, with
-// Strict, fail the replay. After each checkpoint is re-created it is
+// are served from the calls the recorded task recorded (see below); the
+// others go to the real model or tool, or, with Strict, fail the replay
+// (a Difference of kind KindCall naming the node, the call and what
+// differed). After each checkpoint is re-created it is
 // compared with the recorded one: source and step, the writes of each task
 // of the step that made it, the state, and the tasks planned next. When
 // the recorded head waits for an answer or failed part-way through a
@@ -41,7 +42,43 @@
 //
 // Message ids generated afresh in each run (messages added without one, a
 // model reply not served from the recording) are paired between the two
-// runs rather than compared; see idMap.
+// runs rather than compared: the first time a message shows in both, its
+// two ids are paired, and the pairing must then hold both ways. A
+// message is a JSON object with a string "role" and a string "id"
+// (engine.Message).
+//
+// # Which calls are served
+//
+// A call may be served from the calls recorded by the same task of the
+// same step. Each replayed super-step starts from a checkpoint paired with
+// a recorded one; its tasks are paired with the recorded tasks of that
+// checkpoint by task path ("pull:<node>", or "push:<i>:<node>" for a
+// Send): the node and, for Sends, their order. Inside a subgraph, tasks
+// are matched by node: the calls of every recorded task of the same node
+// at the same step of the paired subgraph run are candidates. A run of a task starts serving from its first recorded
+// call again: a task that ran again after an interrupt made its calls
+// again, and the recording keeps those of its last run.
+//
+// A model call matches the first recorded model call of the task, in
+// recorded order and not yet served in this run of the task, whose
+// request is equal: the same number of messages, each with the same role,
+// content, name, tool call id and tool calls (id, name, arguments), and
+// the same tools offered (name, description, parameter schema), in the
+// same order. Message ids are not compared (a provider never sees them).
+// Options the record does not keep (temperature, token limit, the model
+// asked for) are not compared. A record keeps each text up to
+// engine.MaxCallText bytes and, of a long conversation, the first message
+// and the newest that fit engine.MaxCallRequest: a request matches when
+// what was kept is equal and the full lengths of the texts cut are too.
+//
+// A tool call (made by tool.Node) matches the first recorded tool call of
+// the task not yet served in this run with the same tool name and
+// arguments, preferring one with the same tool call id.
+//
+// A matching call is served only when its record holds the whole reply
+// (or tool result): a text cut to the record's bounds, or a call whose
+// reader left the stream early, cannot stand for the real one. A recorded
+// call that failed is served as its error.
 package replay
 
 import (

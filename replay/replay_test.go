@@ -16,7 +16,7 @@ import (
 
 var ctx = context.Background()
 
-func invoke(t *testing.T, g *engine.Graph, in engine.Input, thread string, opts ...engine.RunOption) *engine.Result {
+func invoke(t testing.TB, g *engine.Graph, in engine.Input, thread string, opts ...engine.RunOption) *engine.Result {
 	t.Helper()
 	res, err := g.Invoke(ctx, in, append([]engine.RunOption{engine.WithThread(thread)}, opts...)...)
 	if err != nil {
@@ -44,7 +44,7 @@ func mustMatch(t *testing.T, rep *replay.Report) {
 
 // recordWriter records the writing assistant's demo thread: an invalid
 // review answer (asked again), a revision with feedback, then approval.
-func recordWriter(t *testing.T) (checkpoint.Saver, *engine.Graph) {
+func recordWriter(t testing.TB) (checkpoint.Saver, *engine.Graph) {
 	t.Helper()
 	s := memory.New()
 	d, err := examples.Writer(s)
