@@ -174,3 +174,27 @@ func TestReplayToACheckpoint(t *testing.T) {
 		t.Error("a missing thread replayed")
 	}
 }
+
+func TestStepRunAgainFromAnUpdateReplaysItsLastRun(t *testing.T) {
+	// A re-run from an update checkpoint makes no fork: the step from it
+	// is stored on the same checkpoint again, under the same task ids.
+	s := memory.New()
+	g := reviewGraph(t, s, variant{})
+	startReview(t, g, "twice")
+	up, err := g.UpdateState(ctx, engine.Updates(rvDraft.Set("Hand-written draft.")), "write", engine.WithThread("twice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	invoke(t, g, nil, "twice")
+	if res := invoke(t, g, approve, "twice"); !res.Done {
+		t.Fatalf("first branch: %+v", res)
+	}
+	// Back to the update; this time the reviewer asks for a revision.
+	invoke(t, g, nil, "twice", engine.WithCheckpoint(up.CheckpointID))
+	invoke(t, g, revise, "twice", engine.WithCheckpoint(up.CheckpointID))
+	invoke(t, g, nil, "twice")
+	if res := invoke(t, g, approve, "twice"); !res.Done || res.Values["revisions"] != 2 {
+		t.Fatalf("second branch: %+v", res.Values)
+	}
+	mustMatch(t, replayOf(t, g, s, "twice", replay.Strict()))
+}

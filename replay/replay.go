@@ -163,9 +163,10 @@ type replayer struct {
 	ids      *idMap
 	book     *book
 
-	mu     sync.Mutex
-	spaces map[string][]*checkpoint.Tuple // recorded subgraph namespaces, oldest first; nil until loaded
-	root   []*checkpoint.Tuple            // every recorded root checkpoint, oldest first; nil until loaded
+	mu       sync.Mutex
+	spaces   map[string][]*checkpoint.Tuple // recorded subgraph namespaces, oldest first; nil until loaded
+	root     []*checkpoint.Tuple            // every recorded root checkpoint, oldest first; nil until loaded
+	stepRuns map[string][]string            // see runsOf; nil until loaded
 }
 
 // Run replays thread of the recorded store against g's current code (see
@@ -306,14 +307,14 @@ func (r *replayer) replay(ctx context.Context) (*Difference, error) {
 	for i := range r.lineage {
 		ref, d, err := r.produce(ctx, i)
 		if err != nil || d != nil {
-			return d, err
+			return r.caveat(ctx, d), err
 		}
 		r.got[i] = ref
 		if err := r.copyNull(ctx, i); err != nil {
 			return nil, err
 		}
 		if d, err := r.compare(ctx, i); err != nil || d != nil {
-			return d, err
+			return r.caveat(ctx, d), err
 		}
 	}
 	last := len(r.lineage) - 1
@@ -599,6 +600,68 @@ func (r *replayer) translateJSON(channel string, v any) (any, error) {
 		return nil, err
 	}
 	return r.g.DecodeValue(channel, b)
+}
+
+// runsOf returns the ids of the recorded root checkpoints made by running
+// the step from checkpoint id (loop children, and forks of edited writes),
+// oldest first. A step run again from a checkpoint (a re-run from an
+// update or a fork, which makes no fork of its own) stores its writes on
+// the same checkpoint under the same task ids: the writes kept are those
+// of its first run, the answers and calls those of its last.
+func (r *replayer) runsOf(ctx context.Context, id string) ([]string, error) {
+	r.mu.Lock()
+	runs := r.stepRuns
+	r.mu.Unlock()
+	if runs != nil {
+		return runs[id], nil
+	}
+	runs = map[string][]string{}
+	add := func(parent *checkpoint.Ref, self string, md checkpoint.Metadata) {
+		_, edits := md.Extra[engine.MetaEdits]
+		if parent != nil && (md.Source == checkpoint.SourceLoop || md.Source == checkpoint.SourceFork && edits) {
+			runs[parent.CheckpointID] = append(runs[parent.CheckpointID], self)
+		}
+	}
+	if hl, ok := r.recSaver.(checkpoint.HeaderLister); ok {
+		root := ""
+		hs, err := hl.ListHeaders(ctx, checkpoint.ListOptions{ThreadID: r.thread, NS: &root})
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range hs {
+			add(h.Parent, h.Ref.CheckpointID, h.Metadata)
+		}
+	} else {
+		all, err := r.rootTuples(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, tp := range all {
+			add(tp.Parent, tp.Ref.CheckpointID, tp.Metadata)
+		}
+	}
+	for _, ids := range runs {
+		slices.Sort(ids)
+	}
+	r.mu.Lock()
+	r.stepRuns = runs
+	r.mu.Unlock()
+	return runs[id], nil
+}
+
+// caveat notes on a difference at a checkpoint made by a step that was
+// run more than once from the same recorded checkpoint, and not last,
+// that the answers and calls the replay used are those of the last run.
+func (r *replayer) caveat(ctx context.Context, d *Difference) *Difference {
+	if d == nil || d.Index == 0 {
+		return d
+	}
+	runs, err := r.runsOf(ctx, r.lineage[d.Index-1].id())
+	if err != nil || len(runs) < 2 || runs[len(runs)-1] == d.Recorded {
+		return d
+	}
+	d.Summary += fmt.Sprintf(" (note: the recorded step from checkpoint %d was run %d times; the answers and calls kept are those of its last run, which is not on this lineage)", d.Index-1, len(runs))
+	return d
 }
 
 // rootTuples returns every recorded root checkpoint of the thread, oldest

@@ -543,7 +543,13 @@ func (r *replayer) compare(ctx context.Context, i int) (*Difference, error) {
 		d.Summary = fmt.Sprintf("the recorded checkpoint is at step %d, the replayed one at %d", c.step(), rs.Metadata.Step)
 		return d, nil
 	}
-	if i > 0 && (c.source() == checkpoint.SourceLoop || isEditFork(c)) && c.step() == r.lineage[i-1].step()+1 {
+	runs, err := r.runsOf(ctx, r.lineage[max(i-1, 0)].id())
+	if err != nil {
+		return nil, err
+	}
+	// The stored writes of a step run more than once are its first run's.
+	firstRun := len(runs) > 0 && runs[0] == c.id()
+	if i > 0 && (c.source() == checkpoint.SourceLoop || isEditFork(c)) && c.step() == r.lineage[i-1].step()+1 && firstRun {
 		prev, err := r.replayed(ctx, r.got[i-1])
 		if err != nil {
 			return nil, err
