@@ -198,3 +198,28 @@ func TestStepRunAgainFromAnUpdateReplaysItsLastRun(t *testing.T) {
 	}
 	mustMatch(t, replayOf(t, g, s, "twice", replay.Strict()))
 }
+
+func TestNewInputMidThreadReplays(t *testing.T) {
+	s := memory.New()
+	g := recordReview(t, s)
+	// The finished thread gets a new topic: a second input checkpoint.
+	invoke(t, g, engine.Values{"topic": "otters"}, "r")
+	if res := invoke(t, g, approve, "r"); !res.Done || res.Values["published"] != "Draft 3 about otters." {
+		t.Fatalf("recorded: %+v", res.Values)
+	}
+	inputs := 0
+	for _, c := range lineage(t, g, "r") {
+		if c.Metadata.Source == checkpoint.SourceInput {
+			inputs++
+		}
+	}
+	if inputs != 2 {
+		t.Fatalf("%d inputs in the lineage", inputs)
+	}
+	mustMatch(t, replayOf(t, g, s, "r", replay.Strict()))
+	// A changed node shows after the second input too.
+	rep := replayOf(t, reviewGraph(t, memory.New(), variant{reviseApproves: true}), s, "r")
+	if rep.Match || rep.Difference.Node != "review" {
+		t.Fatalf("%+v", rep.Difference)
+	}
+}
