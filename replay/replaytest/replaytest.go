@@ -3,7 +3,8 @@
 // menu), keep it under the package's testdata/, and Check replays it
 // against the graph's current code: the test fails at the first
 // checkpoint where the code now does something else, with the diff.
-// WriteTestFile writes such a test.
+// WriteTestFile writes such a test, and SaveTest writes both the bundle
+// and the test.
 //
 //	func TestRefundThread(t *testing.T) {
 //		replaytest.Check(t, newGraph(), "testdata/refund-thread.json", replay.Strict())
@@ -12,11 +13,13 @@ package replaytest
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"go/format"
 	"go/token"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,6 +27,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/memory"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/replay"
@@ -140,6 +144,85 @@ func WriteTestFile(w io.Writer, pkg, testName, bundleFile string, opts ...FileOp
 	}
 	_, err = w.Write(src)
 	return err
+}
+
+// Saved says where SaveTest wrote.
+type Saved struct {
+	// Bundle is the thread's bundle; Test the test file. TestKept is true
+	// when the test file was there already and was left as it was (it may
+	// hold the graph's code): the new bundle is what it replays.
+	Bundle   string
+	Test     string
+	TestKept bool
+}
+
+// SaveTest saves thread of saver as a regression test of the package in
+// dir: the bundle to dir/testdata/<name>.json and, unless that file
+// exists, a test replaying it (WriteTestFile) to dir/<name>_test.go, where
+// <name> is testName without "Test" in snake case. Both are written
+// whole or not at all (a temporary file renamed). It is the studio's
+// File → Save as test.
+func SaveTest(ctx context.Context, saver checkpoint.Saver, thread, dir, pkg, testName string, opts ...FileOption) (Saved, error) {
+	if !isTestName(testName) || testName == "Test" {
+		return Saved{}, fmt.Errorf("replaytest: test name %q is not a Go test name (Test followed by a word that does not start with a lower-case letter)", testName)
+	}
+	name := snake(strings.TrimPrefix(testName, "Test"))
+	out := Saved{Bundle: filepath.Join(dir, "testdata", name+".json"), Test: filepath.Join(dir, name+"_test.go")}
+	var src bytes.Buffer
+	if err := WriteTestFile(&src, pkg, testName, "testdata/"+name+".json", opts...); err != nil {
+		return Saved{}, err
+	}
+	var b bytes.Buffer
+	if err := bundle.Export(ctx, saver, thread, &b); err != nil {
+		return Saved{}, err
+	}
+	if err := os.MkdirAll(filepath.Dir(out.Bundle), 0o755); err != nil {
+		return Saved{}, err
+	}
+	if err := writeWhole(out.Bundle, b.Bytes()); err != nil {
+		return Saved{}, err
+	}
+	if _, err := os.Stat(out.Test); err == nil {
+		out.TestKept = true
+		return out, nil
+	}
+	if err := writeWhole(out.Test, src.Bytes()); err != nil {
+		return Saved{}, err
+	}
+	return out, nil
+}
+
+// writeWhole writes data to path through a temporary file beside it, so
+// path holds the old content or the new, never part of it.
+func writeWhole(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// snake turns "RefundThread2" into "refund_thread2".
+func snake(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // isTestName reports whether name is a name go test runs as a test.

@@ -212,36 +212,54 @@ func TestWriteTestFile(t *testing.T) {
 	}
 }
 
-// The file WriteTestFile writes runs: with the demo as its graph it
-// passes; without a graph expression it fails, asking for one.
-func TestWrittenTestFileRuns(t *testing.T) {
+// SaveTest writes a bundle and a test that runs: with the demo as its
+// graph it passes; without a graph expression it fails, asking for one.
+func TestSavedTestRuns(t *testing.T) {
 	dir, err := os.MkdirTemp("testdata", "generated-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	bundleData, err := os.ReadFile(writerBundle)
+	s := memory.New()
+	d, err := examples.Writer(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "testdata"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "testdata", "thread.json"), bundleData, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	write := func(name, test string, opts ...replaytest.FileOption) {
-		var b bytes.Buffer
-		if err := replaytest.WriteTestFile(&b, "generated_test", test, "testdata/thread.json", opts...); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644); err != nil {
+	for _, in := range []engine.Input{d.Example, engine.Command{Resume: "approve"}} {
+		if _, err := d.Graph.Invoke(context.Background(), in, engine.WithThread("th")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	write("pass_test.go", "TestRecordedThread", replaytest.StrictFile(),
-		replaytest.GraphExpr("must(examples.Writer(nil)).Graph", "github.com/weftstudio/weft/examples"))
-	write("stub_test.go", "TestStub")
+	writer := replaytest.GraphExpr("must(examples.Writer(nil)).Graph", "github.com/weftstudio/weft/examples")
+	saved, err := replaytest.SaveTest(context.Background(), s, "th", dir, "generated_test", "TestRecordedThread", replaytest.StrictFile(), writer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if saved.Bundle != filepath.Join(dir, "testdata", "recorded_thread.json") || saved.Test != filepath.Join(dir, "recorded_thread_test.go") || saved.TestKept {
+		t.Errorf("saved %+v", saved)
+	}
+	if _, err := replaytest.SaveTest(context.Background(), s, "th", dir, "generated_test", "TestStub"); err != nil {
+		t.Fatal(err)
+	}
+	// Saved again, the bundle is new and the test (which may have been
+	// edited) is kept.
+	if err := os.WriteFile(saved.Test, []byte("// edited\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	again, err := replaytest.SaveTest(context.Background(), s, "th", dir, "generated_test", "TestRecordedThread", writer)
+	if b, _ := os.ReadFile(saved.Test); err != nil || !again.TestKept || string(b) != "// edited\n" {
+		t.Fatalf("saved again: %+v %v, test file %q", again, err, b)
+	}
+	os.Remove(saved.Test)
+	if _, err := replaytest.SaveTest(context.Background(), s, "th", dir, "generated_test", "TestRecordedThread", replaytest.StrictFile(), writer); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := replaytest.SaveTest(context.Background(), s, "nobody", dir, "generated_test", "TestNobody"); err == nil {
+		t.Error("a missing thread was saved")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "nobody_test.go")); err == nil {
+		t.Error("a test was written for a missing thread")
+	}
 	helper := "package generated_test\n\nimport \"github.com/weftstudio/weft/examples\"\n\n" +
 		"func must(d examples.Demo, err error) examples.Demo {\n\tif err != nil {\n\t\tpanic(err)\n\t}\n\treturn d\n}\n"
 	if err := os.WriteFile(filepath.Join(dir, "helper_test.go"), []byte(helper), 0o644); err != nil {
@@ -249,7 +267,7 @@ func TestWrittenTestFileRuns(t *testing.T) {
 	}
 	out, err := exec.Command("go", "test", "-count=1", "-run", "TestRecordedThread", "./"+dir).CombinedOutput()
 	if err != nil {
-		t.Fatalf("the generated test fails: %v\n%s", err, out)
+		t.Fatalf("the saved test fails: %v\n%s", err, out)
 	}
 	out, err = exec.Command("go", "test", "-count=1", "-run", "TestStub", "./"+dir).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "graphForStub: build the graph here") {
