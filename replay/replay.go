@@ -78,7 +78,9 @@
 // A matching call is served only when its record holds the whole reply
 // (or tool result): a text cut to the record's bounds, or a call whose
 // reader left the stream early, cannot stand for the real one. A recorded
-// call that failed is served as its error.
+// call that failed is served as its error. Calls a node makes and records
+// by itself (engine.RecordCall) are the node's own code: the replay runs
+// them, strict or not.
 package replay
 
 import (
