@@ -443,7 +443,7 @@ func (rt *runtime) first(input Input) error {
 				if err != nil {
 					return fmt.Errorf("thread %q: %w", rt.cfg.thread, err)
 				}
-				fork = latest.Ref.CheckpointID != rt.cpID
+				fork = latest.Ref.CheckpointID != rt.cpID || rt.cfg.newBranch
 			}
 			if fork {
 				return rt.put(checkpoint.SourceFork, nil)

@@ -70,6 +70,7 @@ var builtins = map[string]Command{
 	"run":     {Summary: "run a graph, or continue a thread, stopping at breakpoints: run GRAPH -input JSON [-break SPEC]… | run -thread ID [-break SPEC]…", Run: cmdRun},
 	"watch":   {Summary: "evaluate expressions at every checkpoint of a thread: watch THREAD EXPR…", Run: cmdWatch, ReadOnly: true},
 	"compare": {Summary: "compare two checkpoints of a thread (where they part, steps, state diff): compare THREAD A B", Run: cmdCompare, ReadOnly: true},
+	"replay":  {Summary: "re-run a thread against this binary's code on a scratch copy and report the first checkpoint that differs: replay THREAD [-strict] [-to CHECKPOINT]", Run: cmdReplay, ReadOnly: true},
 }
 
 // Names returns the names of the subcommands (built in and in extra),
