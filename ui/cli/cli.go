@@ -898,7 +898,15 @@ func cmdWorker(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, 
 				warnf(ctx, "weft worker: the store is reachable again")
 			}
 			wait = 0
-		case *watch <= 0 || ctx.Err() != nil:
+		case ctx.Err() != nil:
+			// Stopped (an interrupt, or the store gone): whatever the
+			// round was doing ends with the context, which is no failure
+			// of its own.
+			if cause := lost(); cause != nil {
+				return cause
+			}
+			return printJSON(w, done)
+		case *watch <= 0:
 			return err
 		default:
 			wait = min(max(2*wait, time.Second), 30*time.Second)
