@@ -170,6 +170,8 @@ func TestWorkerOutlivesOutage(t *testing.T) {
 	}
 	p.restore()
 	waitFor("the worker to finish the thread answered during the outage", func() bool { return done("during") })
+	// The round that finished it says the store is back once it ends.
+	waitFor("the worker to say the store is back", func() bool { return strings.Contains(stderr.String(), "reachable again") })
 	stop()
 	if c := <-code; c != 0 {
 		t.Fatalf("worker exit code %d: %s", c, stderr.String())
