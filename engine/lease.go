@@ -50,7 +50,11 @@ func WithClaim(c *Claim) RunOption {
 // DefaultLeaseOwner describes this process for a lease: host name, process
 // id and command, e.g. "build-7 pid 4242 (weft worker)". Only the program's
 // name and its first word are shown, never flags, which may hold secrets.
-func DefaultLeaseOwner() string {
+func DefaultLeaseOwner() string { return defaultOwner() }
+
+// defaultOwner computes the default owner once: host, pid and arguments do
+// not change while the process runs.
+var defaultOwner = sync.OnceValue(func() string {
 	host, err := os.Hostname()
 	if err != nil || host == "" {
 		host = "unknown host"
@@ -63,7 +67,7 @@ func DefaultLeaseOwner() string {
 		}
 	}
 	return fmt.Sprintf("%s pid %d (%s)", host, os.Getpid(), cmd)
-}
+})
 
 // Claim is a thread held by one caller: while it lasts, no other run on the
 // thread starts, in this process or another sharing the store. Take it with
@@ -222,6 +226,10 @@ func (c *Claim) Release() error {
 		c.timer.Stop()
 		lease := c.lease
 		c.mu.Unlock()
+		if ip, ok := c.leaser.(checkpoint.InProcess); ok && ip.InProcess() {
+			c.released = c.leaser.ReleaseLease(context.WithoutCancel(c.ctx), lease) // nothing to wait for
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), 10*time.Second)
 		defer cancel()
 		c.released = c.leaser.ReleaseLease(ctx, lease)

@@ -141,11 +141,26 @@ func (rt *runtime) exec(ctx context.Context, t *task) {
 	rt.commit(ctx, t)
 }
 
-// execOnce runs the node body once, recovering a panic into a NodeError.
-func (rt *runtime) execOnce(ctx context.Context, t *task) (err error) {
+// execOnce runs one attempt of the node, under its time limit if it has one.
+func (rt *runtime) execOnce(ctx context.Context, t *task) error {
+	if t.node.timeout > 0 {
+		return rt.execTimed(ctx, t)
+	}
+	return rt.execBody(ctx, t)
+}
+
+// execTimed is execOnce under the node's time limit. It is apart from
+// execBody because its deferred call takes &err, which moves err to the
+// heap: nodes without a limit do not pay for it.
+func (rt *runtime) execTimed(ctx context.Context, t *task) (err error) {
+	ctx, done := withNodeTimeout(ctx, t)
+	defer done(&err)
+	return rt.execBody(ctx, t)
+}
+
+// execBody runs the node body once, recovering a panic into a NodeError.
+func (rt *runtime) execBody(ctx context.Context, t *task) (err error) {
 	n := t.node
-	ctx, timeoutDone := withNodeTimeout(ctx, t)
-	defer timeoutDone(&err)
 	// A fresh context per attempt: saver drivers may still watch a previous
 	// one's Done channel after the call that used it returned.
 	tc := &taskCtx{Context: ctx, rt: rt, t: t, step: rt.step}

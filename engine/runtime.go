@@ -94,11 +94,12 @@ func (e *TimeoutError) Error() string {
 // withNodeTimeout gives one attempt of t its node's time limit. done turns
 // the attempt's error into a *TimeoutError when the limit, and not the
 // run's own context, ended it; it must run after every other deferred
-// function of the attempt (so after a recovered panic too).
+// function of the attempt (so after a recovered panic too). Without a limit
+// done is nil: the caller skips it, and no attempt pays for the hook.
 func withNodeTimeout(ctx context.Context, t *task) (context.Context, func(*error)) {
 	d := t.node.timeout
 	if d <= 0 {
-		return ctx, func(*error) {}
+		return ctx, nil
 	}
 	tctx, cancel := context.WithTimeoutCause(ctx, d, &TimeoutError{Node: t.name, Limit: d})
 	return tctx, func(errp *error) {

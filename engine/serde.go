@@ -270,7 +270,7 @@ type dynamicForm struct {
 // encodeDynamic wraps v with its registered type name. nil encodes as null.
 func encodeDynamic(v any) ([]byte, error) {
 	if v == nil {
-		return []byte("null"), nil
+		return jsonNull, nil
 	}
 	registry.RLock()
 	name, ok := registry.byType[reflect.TypeOf(v)]
@@ -284,6 +284,10 @@ func encodeDynamic(v any) ([]byte, error) {
 	}
 	return json.Marshal(dynamicForm{Type: name, Value: raw})
 }
+
+// jsonNull is the encoding of nil: one shared, read-only slice (full, so an
+// append copies it), as every edge a task follows writes a nil.
+var jsonNull = []byte("null")[:4:4]
 
 func decodeDynamic(b []byte) (any, error) {
 	if string(b) == "null" {
