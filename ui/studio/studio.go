@@ -133,6 +133,7 @@ func New(a fyne.App, cfg Config) *Studio {
 	s.gp.onErr = s.showError
 	s.gp.view.OnToggleBreakpoint = s.toggleBreakpoint
 	s.insp = newInspector(s.m, s.acts)
+	s.insp.onRoomy = func() { s.setRightOffset(0.8, false) }
 	s.tl = newTimelinePanel(s.m)
 	s.tl.onVisible = s.loadMarks
 	s.ip = newInterruptPanel(s.m, s.acts)
