@@ -154,7 +154,7 @@ const noCallsHint = "No model or tool calls around this checkpoint. A node's cal
 func newCallsView(keys keyFunc) *callsView {
 	c := &callsView{open: -1}
 	c.summary = widget.NewLabel("")
-	c.summary.Wrapping = fyne.TextWrapWord
+	c.summary.Truncation = fyne.TextTruncateEllipsis
 	c.summary.SizeName = theme.SizeNameCaptionText
 	c.list = newKeyList(keys, func() int { return len(c.rows) },
 		func() fyne.CanvasObject {

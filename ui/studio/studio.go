@@ -94,6 +94,14 @@ type Studio struct {
 	deleteDlg   *dialog.ConfirmDialog // the last delete-thread confirmation, for tests
 	importDlg   *widget.Entry         // the rename field of the last import question, for tests
 	afterView   func()                // what to do once the next view is shown
+
+	// The edit-run loop (restore.go, buildpanel.go).
+	splits        map[string]*container.Split // the panel dividers by preference key
+	older         []*engine.Topology          // graph shapes of earlier sessions (Restore)
+	holdHead      *scope                      // a scope whose head is not selected yet: Restore checks its checkpoint
+	restoreBottom string                      // the bottom tab to open once it exists
+	build         *buildPanel                 // the Build tab, once ShowBuild was called
+	buildTab      *container.TabItem
 }
 
 // busyDelay is how long a run goes before the window shows it as busy: a
@@ -165,7 +173,8 @@ func New(a fyne.App, cfg Config) *Studio {
 	main.Offset = 0.16
 	// Panel sizes the user chose are remembered between sessions.
 	prefs := a.Preferences()
-	for key, sp := range map[string]*container.Split{"split_threads": main, "split_graph": centre, "split_right": right} {
+	s.splits = map[string]*container.Split{"split_threads": main, "split_graph": centre, "split_right": right}
+	for key, sp := range s.splits {
 		if v := prefs.FloatWithFallback(key, 0); v > 0.05 && v < 0.95 {
 			sp.Offset = v
 		}
@@ -217,7 +226,7 @@ func (s *Studio) onChange(c part) {
 	}
 	sc := m.scope()
 	if c&chThread != 0 && sc.thread != "" {
-		s.loadTimeline(sc, true)
+		s.loadTimeline(sc, sc.sel == "")
 	}
 	if c&(chThread|chSelection) != 0 && sc.sel != "" && sc.viewFor() == nil {
 		s.loadView(sc, sc.sel)
@@ -341,7 +350,7 @@ func (s *Studio) loadTimeline(sc *scope, selectHead bool) {
 			uiDo(func() {
 				s.m.update(func() {
 					s.m.mergeHeaders(sc, hs)
-					if isFirst && sc == s.m.sc && (selectHead || sc.sel == "") && sc.head != "" {
+					if isFirst && sc == s.m.sc && (selectHead || sc.sel == "") && sc.head != "" && s.holdHead != sc {
 						s.m.selectCheckpoint(sc.head)
 					}
 				})
