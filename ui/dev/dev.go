@@ -19,7 +19,6 @@ package dev
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -135,8 +134,8 @@ type runner struct {
 	pkg   pkgInfo
 	tmp   string
 	sock  net.Listener
-	build int // the last build's number
-	sum   [32]byte
+	build int    // the last build's number
+	bin   string // the binary the running program was started from
 
 	mu     sync.Mutex
 	cur    *child
@@ -264,7 +263,9 @@ func (r *runner) localReplacements(ctx context.Context) []string {
 	cmd.Dir = r.o.Dir
 	out, err := cmd.Output()
 	if err != nil {
-		return nil // not fatal: the module itself is watched
+		// Not fatal: the module itself is watched.
+		fmt.Fprintf(r.log, "weft dev: not watching modules replaced by local folders (go list -m: %v)\n", err)
+		return nil
 	}
 	var dirs []string
 	for _, d := range strings.Fields(string(out)) {
@@ -306,8 +307,7 @@ func (r *runner) rebuild(ctx context.Context) {
 		r.event(Event{Kind: "failed", Build: n, Took: took, Errors: errs})
 		return
 	}
-	sum, err := fileSum(bin)
-	if err == nil && sum == r.sum && running > 0 {
+	if running > 0 && sameFile(bin, r.bin) {
 		// Nothing the program is made of changed (a comment, a test, a
 		// package it does not import): the window stays as it is.
 		fmt.Fprintf(r.log, "weft dev: build #%d is the same program as #%d; not restarting\n", n, running)
@@ -316,8 +316,7 @@ func (r *runner) rebuild(ctx context.Context) {
 		r.event(Event{Kind: "built", Build: n, Took: took})
 		return
 	}
-	r.sum = sum
-	fmt.Fprintf(r.log, "weft dev: build #%d ok in %s\n", n, took.Round(time.Millisecond))
+	fmt.Fprintf(r.log, "weft dev: build #%d ok in %s at %s\n", n, took.Round(time.Millisecond), done.Format("15:04:05.000"))
 	r.event(Event{Kind: "built", Build: n, Took: took})
 	r.replace(n, bin, done)
 }
@@ -351,24 +350,25 @@ func (r *runner) replace(n int, bin string, builtAt time.Time) {
 	r.cur = c
 	r.byPID[cmd.Process.Pid] = c
 	r.mu.Unlock()
+	prev := r.bin
+	r.bin = bin
 	r.event(Event{Kind: "started", Build: n, PID: cmd.Process.Pid})
 	go func() {
 		c.err = cmd.Wait()
 		close(c.done)
 		r.exited <- c
 	}()
-	// The binary of an older build is not needed once it stopped.
-	for i := n - 1; i > 0 && i >= n-3; i-- {
-		if old == nil || old.build != i {
-			os.Remove(filepath.Join(r.tmp, fmt.Sprintf("app-%d", i)))
-		}
+	// The older build's binary is not needed once it stopped (it is
+	// still running when it did not stop in time: its file goes with the
+	// temporary folder then).
+	if prev != "" && (old == nil || isDone(old)) {
+		os.Remove(prev)
 	}
 }
 
 // stop asks c to save its session and quit, and waits until it said it
-// saved (or exited); after wait it is killed. It returns without waiting
-// for the process to end once the session is saved: the next build starts
-// meanwhile.
+// saved (or exited); after wait it is killed. Once the session is saved it
+// waits at most a second more for the process to end.
 func (r *runner) stop(c *child, wait time.Duration) {
 	r.mu.Lock()
 	c.quitting = true
@@ -377,14 +377,19 @@ func (r *runner) stop(c *child, wait time.Duration) {
 	if conn != nil && send(conn, Message{Type: MsgQuit}) == nil {
 		select {
 		case <-c.saved:
-			go func() {
-				// Give it the time to close its window, then make sure.
-				select {
-				case <-c.done:
-				case <-time.After(5 * time.Second):
-					_ = c.cmd.Process.Kill()
-				}
-			}()
+			// Let it close its window (it writes its preferences as it
+			// does, which the next build reads), but not for long.
+			select {
+			case <-c.done:
+			case <-time.After(time.Second):
+				go func() {
+					select {
+					case <-c.done:
+					case <-time.After(5 * time.Second):
+						_ = c.cmd.Process.Kill()
+					}
+				}()
+			}
 			return
 		case <-c.done:
 			return
@@ -540,18 +545,53 @@ func send(conn net.Conn, m Message) error {
 	return err
 }
 
-// fileSum hashes a file.
-func fileSum(path string) ([32]byte, error) {
-	f, err := os.Open(path)
+// isDone reports whether c exited.
+func isDone(c *child) bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// sameFile reports whether files a and b hold the same bytes. Two builds
+// that differ do so in their first block (the Go build ID), so this costs
+// nothing when they do; the program is restarted only when they do.
+func sameFile(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	fa, err := os.Open(a)
 	if err != nil {
-		return [32]byte{}, err
+		return false
 	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return [32]byte{}, err
+	defer fa.Close()
+	fb, err := os.Open(b)
+	if err != nil {
+		return false
 	}
-	var s [32]byte
-	copy(s[:], h.Sum(nil))
-	return s, nil
+	defer fb.Close()
+	if sa, sb := fileSize(fa), fileSize(fb); sa < 0 || sa != sb {
+		return false
+	}
+	ba, bb := make([]byte, 64<<10), make([]byte, 64<<10)
+	for {
+		na, ea := io.ReadFull(fa, ba)
+		nb, eb := io.ReadFull(fb, bb)
+		if na != nb || !bytes.Equal(ba[:na], bb[:nb]) {
+			return false
+		}
+		if ea != nil || eb != nil {
+			return (ea == io.EOF || ea == io.ErrUnexpectedEOF) && ea == eb
+		}
+	}
+}
+
+func fileSize(f *os.File) int64 {
+	st, err := f.Stat()
+	if err != nil {
+		return -1
+	}
+	return st.Size()
 }

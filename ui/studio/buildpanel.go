@@ -261,7 +261,7 @@ func (p *buildPanel) changedSince() (diff string, known bool) {
 			if t.Fingerprint == cur.Fingerprint {
 				return "", true
 			}
-			return strings.Join(topoDiff(t, cur), " · "), true
+			return strings.Join(topoDiff(t, cur), "\n"), true
 		}
 	}
 	return "", false
@@ -280,15 +280,15 @@ func (p *buildPanel) showChange() {
 	case v != nil && olderGraph(v.Snap.Metadata, cur.Fingerprint):
 		old = true
 		if t := p.version(writtenBy(v.Snap.Metadata)); t != nil {
-			text = "This checkpoint was written by an older version of the graph. Since then: " + strings.Join(topoDiff(t, cur), " · ") + "."
+			text = "This checkpoint was written by an older version of the graph. Since then:\n" + strings.Join(topoDiff(t, cur), "\n")
 		} else {
 			text = "This checkpoint was written by another version of the graph (this session does not know its shape)."
 		}
-		text += " Checkpoints of older versions say \"old graph\" on the timeline."
+		text += "\nCheckpoints of older versions say \"old graph\" on the timeline."
 	default:
 		switch d, known := p.changedSince(); {
 		case d != "":
-			text = "The graph changed since the previous build: " + d + ". Checkpoints written before say \"old graph\" on the timeline."
+			text = "The graph changed since the previous build:\n" + d + "\nCheckpoints written before say \"old graph\" on the timeline."
 		case known && p.b.Running > 1:
 			text = "The graph's shape is the same as in the previous build; only code inside nodes or edges changed."
 		}
@@ -347,7 +347,7 @@ func diffTopo(prefix string, a, b *engine.Topology, out *[]string) {
 		}
 	}
 	edge := func(e engine.TopoEdge) string {
-		s := prefix + e.From + " → " + prefix + e.To
+		s := prefix + nodeName(e.From) + " → " + prefix + nodeName(e.To)
 		switch {
 		case e.Label != "" && e.Kind == engine.EdgeConditional:
 			s += " (" + e.Label + ")"
@@ -400,6 +400,17 @@ func diffTopo(prefix string, a, b *engine.Topology, out *[]string) {
 			diffTopo(prefix+n.Name+"/", o.Subgraph, n.Subgraph, out)
 		}
 	}
+}
+
+// nodeName names START and END as the graph shows them.
+func nodeName(n string) string {
+	switch n {
+	case engine.START:
+		return "START"
+	case engine.END:
+		return "END"
+	}
+	return n
 }
 
 func chanDesc(c engine.ChannelInfo) string {

@@ -178,7 +178,7 @@ func TestOlderGraphMarked(t *testing.T) {
 		t.Errorf("the Build tab did not open on a changed graph (open: %q)", r.tabs.Selected().Text)
 	}
 	bp := r.build
-	for _, want := range []string{"written by an older version of the graph", "+ node shout", "+ edge greet → shout", "− edge greet → __end__", "+ channel loud"} {
+	for _, want := range []string{"written by an older version of the graph", "+ node shout", "+ edge greet → shout", "− edge greet → END", "+ channel loud"} {
 		if !strings.Contains(bp.change.Text, want) {
 			t.Errorf("change %q lacks %q", bp.change.Text, want)
 		}
@@ -263,7 +263,7 @@ func TestBuildErrorsShown(t *testing.T) {
 func TestTopoDiff(t *testing.T) {
 	a, b := greeter(t, false).Topology(), greeter(t, true).Topology()
 	got := strings.Join(topoDiff(a, b), "\n")
-	want := "+ node shout\n+ edge greet → shout\n+ edge shout → __end__\n− edge greet → __end__\n+ channel loud"
+	want := "+ node shout\n+ edge greet → shout\n+ edge shout → END\n− edge greet → END\n+ channel loud"
 	if got != want {
 		t.Errorf("diff:\n%s\nwant:\n%s", got, want)
 	}
