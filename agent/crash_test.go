@@ -93,6 +93,16 @@ func TestKillDuringToolResumes(t *testing.T) {
 	_ = cmd.Wait()
 
 	g := crashAgent(t, db, srv.URL, "")
+	// The killed run's lease would hold the thread until it lapsed: the
+	// test knows its holder is dead and releases it, as an operator may.
+	l := g.Saver().(checkpoint.Leaser)
+	held, err := l.Leases(context.Background(), "crash")
+	if err != nil || len(held) != 1 {
+		t.Fatalf("the killed run's lease: %v, %v", held, err)
+	}
+	if err := l.ReleaseLease(context.Background(), held[0]); err != nil {
+		t.Fatal(err)
+	}
 	res, err := g.Invoke(context.Background(), nil, engine.WithThread("crash"))
 	if err != nil {
 		t.Fatal(err)

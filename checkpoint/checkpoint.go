@@ -18,8 +18,9 @@
 //     pending writes.
 //
 // Optional capabilities (listing threads, pruning, copying, statistics,
-// light-weight history) are separate one-method interfaces that callers find
-// by type assertion, so a minimal saver stays minimal.
+// light-weight history, leases that keep one run per thread) are separate
+// small interfaces that callers find by type assertion, so a minimal saver
+// stays minimal.
 package checkpoint
 
 import (
@@ -260,6 +261,39 @@ type Stats struct {
 // StatsReporter is an optional Saver capability.
 type StatsReporter interface {
 	Stats(ctx context.Context) (Stats, error)
+}
+
+// ThreadQuery selects a page of threads for ThreadSearcher. The zero value
+// is every thread, newest first, in one page.
+type ThreadQuery struct {
+	// Limit is the most threads a page holds; 0 (or less) means no limit.
+	Limit int
+	// After continues a listing after this thread, the last of the page
+	// before (its ThreadID and Latest.CheckpointID are used); nil starts at
+	// the newest thread. A thread that got a new checkpoint between two
+	// pages moves to the top and is not shown again, as in any keyset
+	// listing.
+	After *ThreadInfo
+	// Search keeps threads whose id contains it, ignoring ASCII case; ""
+	// keeps every thread.
+	Search string
+}
+
+// ThreadPage is one page of threads, newest first by their latest root
+// checkpoint (ties by thread id), as ThreadLister orders them.
+type ThreadPage struct {
+	Threads []ThreadInfo
+	// More reports that threads follow this page: ask again with After set
+	// to the page's last thread.
+	More bool
+}
+
+// ThreadSearcher is an optional Saver capability: list threads a page at a
+// time, optionally searching their ids, at a cost that grows with the page
+// rather than with the store (a studio opening a store of 10,000 threads
+// shows the first page at once).
+type ThreadSearcher interface {
+	SearchThreads(ctx context.Context, q ThreadQuery) (ThreadPage, error)
 }
 
 // Header is a checkpoint without its channel values and writes: what a

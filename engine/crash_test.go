@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -54,13 +55,18 @@ func TestCrashChild(t *testing.T) {
 	}
 	var calls [4]atomic.Int32
 	g := crashGraph(t, s, &calls, true)
-	g.Invoke(context.Background(), engine.Values{}, engine.WithThread("crash"), engine.WithDurability(engine.DurabilitySync))
+	g.Invoke(context.Background(), engine.Values{}, engine.WithThread("crash"), engine.WithDurability(engine.DurabilitySync),
+		engine.WithLeaseTTL(crashLeaseTTL))
 	t.Fatal("the run should never end: the parent kills this process")
 }
 
+// crashLeaseTTL is the lease of the run TestCrashChild is killed in.
+const crashLeaseTTL = 2 * time.Second
+
 // A process running a super-step is killed with SIGKILL after two of its
-// four parallel tasks finished; a new process resumes the thread, runs only
-// the two unfinished tasks, and ends in the state of an uninterrupted run.
+// four parallel tasks finished; its lease keeps the thread until it lapses,
+// then a new process resumes the thread, runs only the two unfinished
+// tasks, and ends in the state of an uninterrupted run.
 func TestKillMidStepResumes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a child process")
@@ -96,9 +102,23 @@ func TestKillMidStepResumes(t *testing.T) {
 	defer s.Close()
 	var calls [4]atomic.Int32
 	g := crashGraph(t, s, &calls, false)
-	res, err := g.Invoke(ctx, nil, engine.WithThread("crash"))
+	killed := time.Now()
+	var res *engine.Result
+	for {
+		res, err = g.Invoke(ctx, nil, engine.WithThread("crash"))
+		if !errors.Is(err, checkpoint.ErrLeaseHeld) {
+			break
+		}
+		if time.Since(killed) > crashLeaseTTL+5*time.Second {
+			t.Fatalf("the killed run's lease never lapsed: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	if err != nil {
 		t.Fatal(err)
+	}
+	if waited := time.Since(killed); waited < crashLeaseTTL/2 {
+		t.Errorf("resumed %v after the kill: the dead run's lease (%v) did not hold the thread", waited, crashLeaseTTL)
 	}
 	if calls[0].Load() != 0 || calls[1].Load() != 0 || calls[2].Load() != 1 || calls[3].Load() != 1 {
 		t.Errorf("after resume the tasks ran %d %d %d %d times, want 0 0 1 1", calls[0].Load(), calls[1].Load(), calls[2].Load(), calls[3].Load())

@@ -7,12 +7,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/memory"
+	"github.com/weftstudio/weft/checkpoint/sqlite"
 	"github.com/weftstudio/weft/engine"
 )
 
@@ -625,20 +627,7 @@ func TestStreamEventsMatchLangGraph(t *testing.T) {
 func TestSubgraphKeepsItsBreakpoints(t *testing.T) {
 	ctx := context.Background()
 	log := engine.List[string]("log")
-	child, err := engine.NewGraph("child", log).
-		AddNode("c1", logNode(log, "c1")).AddNode("c2", logNode(log, "c2")).
-		AddEdge(engine.START, "c1").AddEdge("c1", "c2").
-		Compile(engine.WithInterruptBefore("c2"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := engine.NewGraph("parent", log).
-		AddSubgraph("child", child).AddNode("after", logNode(log, "after")).
-		AddEdge(engine.START, "child").AddEdge("child", "after").
-		Compile(engine.WithSaver(memory.New()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := childThenAfter(t, log, engine.WithInterruptBefore("c2"))
 	th := engine.WithThread("t")
 	res, err := g.Invoke(ctx, engine.Values{}, th)
 	if err != nil {
@@ -668,19 +657,7 @@ func TestSubgraphKeepsItsBreakpoints(t *testing.T) {
 func TestBreakpointsInsideSubgraphsAndNamespaces(t *testing.T) {
 	ctx := context.Background()
 	log := engine.List[string]("log")
-	child, err := engine.NewGraph("child", log).
-		AddNode("c1", logNode(log, "c1")).AddNode("c2", logNode(log, "c2")).
-		AddEdge(engine.START, "c1").AddEdge("c1", "c2").Compile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := engine.NewGraph("parent", log).
-		AddSubgraph("child", child).AddNode("after", logNode(log, "after")).
-		AddEdge(engine.START, "child").AddEdge("child", "after").
-		Compile(engine.WithSaver(memory.New()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := childThenAfter(t, log)
 	th := engine.WithThread("t")
 	res, err := g.Invoke(ctx, engine.Values{}, th, engine.BreakBefore("child|c2"))
 	if err != nil {
@@ -708,5 +685,108 @@ func TestBreakpointsInsideSubgraphsAndNamespaces(t *testing.T) {
 	res, err = g.Invoke(ctx, nil, th)
 	if err != nil || !res.Done || !slices.Equal(log.Get(engine.StateOf(res.Values)), []string{"c1", "c2", "after"}) {
 		t.Fatalf("continuing: %+v, %v", res, err)
+	}
+}
+
+// childThenAfter is a parent running subgraph child (c1 → c2, compiled with
+// childOpts) then node after, all appending to log.
+func childThenAfter(t *testing.T, log engine.ListKey[string], childOpts ...engine.CompileOption) *engine.Graph {
+	t.Helper()
+	child, err := engine.NewGraph("child", log).
+		AddNode("c1", logNode(log, "c1")).AddNode("c2", logNode(log, "c2")).
+		AddEdge(engine.START, "c1").AddEdge("c1", "c2").
+		Compile(childOpts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := engine.NewGraph("parent", log).
+		AddSubgraph("child", child).AddNode("after", logNode(log, "after")).
+		AddEdge(engine.START, "child").AddEdge("child", "after").
+		Compile(engine.WithSaver(memory.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// Durability exit on a shared store (SQLite: it refuses writes to a
+// superseded checkpoint): a run stopped at an interrupt stores its final
+// checkpoint and the interrupt, and the resume finishes the thread.
+func TestDurabilityExitOnSQLite(t *testing.T) {
+	ctx := context.Background()
+	s, err := sqlite.Open(filepath.Join(t.TempDir(), "exit.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	log := engine.List[string]("log")
+	g, err := engine.NewGraph("exit", log).
+		AddNode("a", logNode(log, "a")).
+		AddNode("ask", func(ctx context.Context, st engine.State) (engine.Output, error) {
+			v, err := engine.InterruptAs[string](ctx, "ok?")
+			if err != nil {
+				return nil, err
+			}
+			return engine.Updates(log.Add("ask:" + v)), nil
+		}).
+		AddEdge(engine.START, "a").AddEdge("a", "ask").
+		Compile(engine.WithSaver(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th, exit := engine.WithThread("t"), engine.WithDurability(engine.DurabilityExit)
+	res, err := g.Invoke(ctx, engine.Values{}, th, exit)
+	if err != nil || len(res.Interrupts) != 1 {
+		t.Fatalf("first run: %+v, %v", res, err)
+	}
+	snap, err := g.GetState(ctx, th)
+	if err != nil || len(snap.OpenInterrupts()) != 1 {
+		t.Fatalf("stored state: %+v, %v", snap, err)
+	}
+	res, err = g.Invoke(ctx, engine.Command{Resume: "yes"}, th, exit)
+	if err != nil || !res.Done || !slices.Equal(log.Get(engine.StateOf(res.Values)), []string{"a", "ask:yes"}) {
+		t.Fatalf("resume: %+v, %v", res, err)
+	}
+}
+
+// Replaying a manual update that is no longer the thread's newest
+// checkpoint starts a branch: on a store that refuses loop checkpoints off
+// the head, a fork copy comes first and the run goes on.
+func TestReplayOfAnOlderUpdate(t *testing.T) {
+	ctx := context.Background()
+	s, err := sqlite.Open(filepath.Join(t.TempDir(), "replay.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	log := engine.List[string]("log")
+	g, err := engine.NewGraph("replay", log).
+		AddNode("a", logNode(log, "a")).AddNode("b", logNode(log, "b")).
+		AddEdge(engine.START, "a").AddEdge("a", "b").
+		Compile(engine.WithSaver(s), engine.WithInterruptBefore("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := engine.WithThread("t")
+	if _, err := g.Invoke(ctx, engine.Values{}, th); err != nil {
+		t.Fatal(err)
+	}
+	upd, err := g.UpdateState(ctx, engine.Updates(log.Add("edited")), "a", th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Invoke(ctx, nil, th); err != nil { // the head moves on past the update
+		t.Fatal(err)
+	}
+	res, err := g.Invoke(ctx, nil, th, engine.WithCheckpoint(upd.CheckpointID))
+	if err != nil {
+		t.Fatalf("replaying the older update: %v", err)
+	}
+	if !res.Done || !slices.Equal(log.Get(engine.StateOf(res.Values)), []string{"a", "edited", "b"}) {
+		t.Errorf("replayed branch: %+v", res)
+	}
+	hist, err := g.History(ctx, checkpoint.ListOptions{Limit: 2}, th)
+	if err != nil || hist[1].Metadata.Source != checkpoint.SourceFork || hist[1].Parent.CheckpointID != upd.CheckpointID {
+		t.Errorf("the branch does not start with a fork of the update: %+v, %v", hist[1], err)
 	}
 }

@@ -72,9 +72,11 @@ type runConfig struct {
 	metadata     map[string]any
 	stepLimit    int
 	subgraphs    bool
+	newBranch    bool
 	phases       PhaseFunc
 	stopCheck    func() bool
 	runCtx       any // WithRunContext
+	lease        leaseConfig
 	// set for subgraph runs
 	parents  map[string]string
 	parentRT *runtime
@@ -166,3 +168,10 @@ func WithSubgraphs() RunOption { return func(c *runConfig) { c.subgraphs = true 
 // snapshots are of that subgraph's channels. "" is the graph itself. Runs
 // ignore it.
 func WithNamespace(ns string) RunOption { return func(c *runConfig) { c.ns = ns } }
+
+// WithNewBranch makes a run from a checkpoint (WithCheckpoint, nil input)
+// start with a fork copy of it even when it is a manual update or fork that
+// is still the thread's newest, where LangGraph would continue it as it is:
+// to re-create, as a replay does, a branch that was made when it was not
+// the newest.
+func WithNewBranch() RunOption { return func(c *runConfig) { c.newBranch = true } }

@@ -299,8 +299,11 @@ func (rt *runtime) store(parent checkpoint.Ref, cp checkpoint.Checkpoint, md che
 	return nil
 }
 
-// flushExit stores the final checkpoint and the writes of the step in
-// progress (durability exit).
+// flushExit stores the final checkpoint, then the writes of the step that
+// was under way from it (durability exit): an interrupt, a failure, tasks
+// that finished before them. Writes of steps that completed are part of the
+// checkpoint (loop clears them as each step applies), so none is stored
+// against a checkpoint this durability never stores.
 func (rt *runtime) flushExit() error {
 	if p := rt.exitCP; p != nil {
 		if err := rt.store(p.parent, p.cp, p.md); err != nil {

@@ -317,6 +317,11 @@ func (rt *runtime) load(t *checkpoint.Tuple) error {
 }
 
 func (gr *Graph) execute(ctx context.Context, input Input, cfg *runConfig, em *emitter) (res *Result, err error) {
+	ctx, endClaim, err := gr.claimRun(ctx, cfg) // one run per thread: see lease.go
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = endClaim(err) }()
 	rt, err := gr.newRuntime(ctx, cfg, em)
 	if err != nil {
 		return nil, err
@@ -427,7 +432,20 @@ func (rt *runtime) first(input Input) error {
 		rt.seen["__interrupt__"] = slices.Clone(rt.ver)
 		rt.emitValues()
 		if rt.replay {
-			if rt.cpSource != checkpoint.SourceUpdate && rt.cpSource != checkpoint.SourceFork {
+			fork := rt.cpSource != checkpoint.SourceUpdate && rt.cpSource != checkpoint.SourceFork
+			if !fork {
+				// LangGraph continues an update or fork checkpoint as it
+				// is. When it is no longer the thread's newest, the run
+				// still starts a branch: a fork copy first makes that
+				// explicit, as a store that refuses loop checkpoints off
+				// the thread's head requires (checkpoint.ErrConflict).
+				latest, err := rt.saver.Get(rt.ctx, checkpoint.Ref{ThreadID: rt.cfg.thread, NS: rt.ns})
+				if err != nil {
+					return fmt.Errorf("thread %q: %w", rt.cfg.thread, err)
+				}
+				fork = latest.Ref.CheckpointID != rt.cpID || rt.cfg.newBranch
+			}
+			if fork {
 				return rt.put(checkpoint.SourceFork, nil)
 			}
 		}

@@ -34,6 +34,21 @@ type Snapshot struct {
 	Input Values
 }
 
+// OpenInterrupts returns the interrupts still waiting for an answer: those
+// of tasks that have not finished. Interrupts lists every interrupt the
+// checkpoint's tasks stored, as LangGraph's snapshot does, including one a
+// task asked before it was answered and ran to its end (a run stopped
+// before that step's checkpoint).
+func (s *Snapshot) OpenInterrupts() []PendingInterrupt {
+	var out []PendingInterrupt
+	for _, t := range s.Tasks {
+		if !t.Finished {
+			out = append(out, t.Interrupts...)
+		}
+	}
+	return out
+}
+
 // Done reports whether the thread has nothing left to run at this
 // checkpoint: no task is planned at all. Next alone cannot say it: a task
 // whose writes are stored (it finished before a crash, or is waiting with a
@@ -54,6 +69,10 @@ type TaskState struct {
 	// NS is the checkpoint namespace of a subgraph task's own checkpoints,
 	// "" for other tasks.
 	NS string
+	// Finished is true when the task's writes are stored: it ran to its end
+	// (they apply when its step completes). Its interrupts, if any, were
+	// asked before and answered (see Snapshot.OpenInterrupts).
+	Finished bool
 	// State is a subgraph task's own latest snapshot (with its subgraphs'
 	// states in turn) when the snapshot was asked for with WithSubgraphs
 	// and the subgraph has started; nil otherwise.
@@ -320,6 +339,7 @@ func (rt *runtime) describeTasks(snap *Snapshot, tasks []*task, pending []checkp
 		snap.Tasks = append(snap.Tasks, ts)
 	}
 	doneSet := map[string]bool{}
+	wrote := map[string]bool{} // tasks that finished: state writes or none to make
 	for _, pw := range pending {
 		i, ok := byID[pw.TaskID]
 		if !ok {
@@ -346,14 +366,16 @@ func (rt *runtime) describeTasks(snap *Snapshot, tasks []*task, pending []checkp
 				return nil, fmt.Errorf("checkpoint %s: stored calls of task %s: %w", rt.cpID, pw.TaskID, err)
 			}
 		case checkpoint.Scheduled:
-		case checkpoint.Resume, checkpoint.NoWrites:
+		case checkpoint.Resume:
 			doneSet[pw.TaskID] = true
+		case checkpoint.NoWrites:
+			doneSet[pw.TaskID], wrote[pw.TaskID] = true, true
 		default:
 			w, err := rt.decodePending(pw)
 			if err != nil {
 				return nil, err
 			}
-			doneSet[pw.TaskID] = true
+			doneSet[pw.TaskID], wrote[pw.TaskID] = true, true
 			if w.ch < rt.g.nState {
 				ts.Result = append(ts.Result, Write{pw.Channel, w.v})
 			}
@@ -361,6 +383,9 @@ func (rt *runtime) describeTasks(snap *Snapshot, tasks []*task, pending []checkp
 				tasks[i].writes = append(tasks[i].writes, w)
 			}
 		}
+	}
+	for i := range snap.Tasks {
+		snap.Tasks[i].Finished = wrote[snap.Tasks[i].ID]
 	}
 	return doneSet, nil
 }

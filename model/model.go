@@ -22,6 +22,9 @@
 //   - a stream that ends before the reply is complete is an error
 //     (ErrStreamCut), never a shorter reply, so nothing partial reaches the
 //     state; cancelling the context stops the stream at once.
+//   - inside a replay of a recorded thread (a CallReplayer in the
+//     context, see WithCallReplayer), a call the recording answers is
+//     served from it and never reaches the provider.
 //
 // # Streamed pieces
 //
@@ -312,6 +315,9 @@ var errStopped = errors.New("stopped by the consumer")
 // call runs the request with retries, streaming pieces to yield and to the
 // node's messages stream, and records it.
 func (m *Model) call(ctx context.Context, cfg *config, yield func(Chunk, error) bool) (*Reply, error) {
+	if reply, served, err := m.replayed(ctx, cfg, yield); served {
+		return reply, err
+	}
 	id := cfg.messageID
 	if id == "" {
 		id = uuid.NewString()

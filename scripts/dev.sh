@@ -4,6 +4,7 @@
 #   bash scripts/dev.sh test           set up and run the whole test suite: gofmt, go vet, go test (race on engine and checkpoint)
 #   bash scripts/dev.sh smoke          start the real window under Xvfb, check it stays up and draws something
 #   bash scripts/dev.sh bench          run the benchmarks named in the README (not part of test: they take minutes)
+#   bash scripts/dev.sh bench-big      build the 2 GB scale store if missing ($WEFT_BIGSTORE, default /tmp/weft-bigstore.db) and run the scale benchmarks on it
 #   bash scripts/dev.sh setup          only install what is missing (Debian packages, Go modules)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -107,6 +108,13 @@ case "${1:-}" in
   studio) shift; setup; go build -o weft . && exec ./weft "$@" ;;
   test) setup; run_tests ;;
   smoke) setup; smoke ;;
-  bench) setup; go test -run '^$' -bench . -benchmem -count 5 ./engine/... ./checkpoint/... ./render/... ./ui/... ./agent/... ;;
-  *) sed -n '2,7p' "$0"; exit 2 ;;
+  bench) setup; go test -run '^$' -bench . -benchmem -count 5 ./engine/... ./checkpoint/... ./render/... ./ui/... ./agent/...
+    # The scale benchmarks' in-process variants; the 2 GB ones are bench-big.
+    go test -run '^$' -bench 'Small$' -benchmem -count 5 ./scripts/bigstore ;;
+  bench-big)
+    setup
+    export WEFT_BIGSTORE="${WEFT_BIGSTORE:-/tmp/weft-bigstore.db}"
+    [ -e "$WEFT_BIGSTORE" ] || bash scripts/bigstore.sh "$WEFT_BIGSTORE"
+    go test -run '^$' -bench '10kThreads|100k|StorageSummary$' -benchmem -count 5 ./scripts/bigstore ;;
+  *) sed -n '2,8p' "$0"; exit 2 ;;
 esac

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/model"
 )
 
 // PendingCalls returns the tool calls of the last assistant message in msgs
@@ -56,6 +57,10 @@ func ResultID(callID string) string { return "result-" + callID }
 // human with engine.Interrupt should be alone in their message's calls:
 // answers are matched to questions by call order, which concurrent calls do
 // not have.
+//
+// Inside a replay of a recorded thread (a model.CallReplayer in the run's
+// context), a call the recording answers is served from it and the tool
+// does not run.
 func Node(msgs engine.MessagesKey, tools ...Tool) engine.NodeFunc {
 	byName := make(map[string]Tool, len(tools))
 	var names []string
@@ -90,9 +95,22 @@ func Node(msgs engine.MessagesKey, tools ...Tool) engine.NodeFunc {
 	}
 }
 
-// run makes one call and records it.
+// run makes one call and records it. Inside a replay (a
+// model.CallReplayer in ctx) a call the recording answers is served from
+// it and the tool does not run; a replayer's error fails the node.
 func run(ctx context.Context, byName map[string]Tool, names []string, c engine.ToolCall) (engine.Message, error) {
 	start := time.Now()
+	if r := model.CallReplayerFrom(ctx); r != nil {
+		rec, err := r.ReplayToolCall(ctx, c)
+		if err != nil {
+			return engine.Message{}, err
+		}
+		if rec != nil {
+			engine.RecordCall(ctx, engine.CallRecord{Kind: engine.CallTool, Name: c.Name, Start: start, Latency: rec.Latency,
+				ToolCallID: c.ID, Args: engine.CallText{Text: c.Args}, Error: rec.Error, Result: rec.Result})
+			return engine.Message{ID: ResultID(c.ID), Role: engine.RoleTool, Name: c.Name, ToolCallID: c.ID, Content: rec.Result.Text}, nil
+		}
+	}
 	var out string
 	var err error
 	if t, ok := byName[c.Name]; ok {

@@ -149,10 +149,12 @@ func getWritesOrder(t *testing.T, s checkpoint.Saver) {
 }
 
 func getWritesIsolated(t *testing.T, s checkpoint.Saver) {
+	// Each checkpoint's writes come before its child, as a run makes them
+	// (a task's writes to a superseded checkpoint are a conflict).
 	ref := putOne(t, s, "")
+	mustWrites(t, s, ref, "t", "", "ch", "first")
 	ref2 := mustPut(t, s, ref, newCP(nil, nil), loopMD(0), nil)
 	other := putOne(t, s, "")
-	mustWrites(t, s, ref, "t", "", "ch", "first")
 	mustWrites(t, s, ref2, "t", "", "ch", "second")
 	mustWrites(t, s, other, "t", "", "ch", "other")
 	expectWrites(t, s, ref, pw("t", "ch", "first"))

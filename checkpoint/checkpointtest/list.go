@@ -353,10 +353,12 @@ func listMany(t *testing.T, s checkpoint.Saver) {
 			ref := mustPut(t, s, *x.parent, cp, md, nv)
 			all = append(all, want(ref, pid, cp, md, cp.ChannelValues))
 			*x.parent = ref
+			if i == 0 && x.tag == "a" { // before its child: see conflictWrites
+				mustWrites(t, s, ref, "t", "", "w", "first")
+				all[0].PendingWrites = []checkpoint.PendingWrite{pw("t", "w", "first")}
+			}
 		}
 	}
-	mustWrites(t, s, all[0].Ref, "t", "", "w", "first")
-	all[0].PendingWrites = []checkpoint.PendingWrite{pw("t", "w", "first")}
 	sortNewestFirst(all)
 	got := mustList(t, s, checkpoint.ListOptions{})
 	if len(got) != len(all) {

@@ -111,6 +111,14 @@ func pruneCases() []testCase {
 // tuples, oldest first.
 func chain(t *testing.T, s checkpoint.Saver, thread, ns string, n int) []*checkpoint.Tuple {
 	t.Helper()
+	return chainWrites(t, s, thread, ns, n, nil)
+}
+
+// chainWrites is chain calling write(i, ref) after storing checkpoint i and
+// before its child, when a run makes a checkpoint's writes (a task's writes
+// to a superseded checkpoint are a conflict). write may be nil.
+func chainWrites(t *testing.T, s checkpoint.Saver, thread, ns string, n int, write func(i int, ref checkpoint.Ref)) []*checkpoint.Tuple {
+	t.Helper()
 	var out []*checkpoint.Tuple
 	parent := checkpoint.Ref{ThreadID: thread, NS: ns}
 	for i := range n {
@@ -123,6 +131,9 @@ func chain(t *testing.T, s checkpoint.Saver, thread, ns string, n int) []*checkp
 		ref := mustPut(t, s, parent, cp, md, nv)
 		out = append(out, want(ref, parent.CheckpointID, cp, md, cp.ChannelValues))
 		parent = ref
+		if write != nil {
+			write(i, ref)
+		}
 	}
 	return out
 }
@@ -163,9 +174,14 @@ func prunePerNamespace(t *testing.T, s checkpoint.Saver) {
 // Python test_prune_keep_latest_preserves_writes.
 func pruneKeepsWrites(t *testing.T, s checkpoint.Saver) {
 	thread := newThread("prune")
-	c := chain(t, s, thread, "", 3)
-	mustWrites(t, s, c[2].Ref, "task", "", "ch", "val")
-	mustWrites(t, s, c[1].Ref, "task", "", "ch", "old")
+	c := chainWrites(t, s, thread, "", 3, func(i int, ref checkpoint.Ref) {
+		switch i {
+		case 1:
+			mustWrites(t, s, ref, "task", "", "ch", "old")
+		case 2:
+			mustWrites(t, s, ref, "task", "", "ch", "val")
+		}
+	})
 	c[2].PendingWrites = []checkpoint.PendingWrite{pw("task", "ch", "val")}
 	prune(t, s, []string{thread}, 1)
 	expectTuple(t, "latest", mustGet(t, s, checkpoint.Ref{ThreadID: thread}), c[2])
@@ -185,8 +201,11 @@ func pruneKeepsValues(t *testing.T, s checkpoint.Saver) {
 // neither.
 func pruneDeletesUnreferenced(t *testing.T, s checkpoint.Saver) {
 	thread := newThread("prune")
-	c := chain(t, s, thread, "", 3)
-	mustWrites(t, s, c[0].Ref, "task", "", "ch", "old")
+	c := chainWrites(t, s, thread, "", 3, func(i int, ref checkpoint.Ref) {
+		if i == 0 {
+			mustWrites(t, s, ref, "task", "", "ch", "old")
+		}
+	})
 	prune(t, s, []string{thread}, 1)
 	expectNotFound(t, s, c[0].Ref)
 	// Re-put the first checkpoint as it was ("i" at version 1, "const" at 1).
@@ -211,8 +230,11 @@ func pruneZero(t *testing.T, s checkpoint.Saver) {
 func pruneOthers(t *testing.T, s checkpoint.Saver) {
 	t1, t2 := newThread("prune"), newThread("prune")
 	chain(t, s, t1, "", 3)
-	c2 := chain(t, s, t2, "", 2)
-	mustWrites(t, s, c2[0].Ref, "task", "", "ch", "w")
+	c2 := chainWrites(t, s, t2, "", 2, func(i int, ref checkpoint.Ref) {
+		if i == 0 {
+			mustWrites(t, s, ref, "task", "", "ch", "w")
+		}
+	})
 	c2[0].PendingWrites = []checkpoint.PendingWrite{pw("task", "ch", "w")}
 	prune(t, s, []string{t1}, 1)
 	expectList(t, s, checkpoint.ListOptions{ThreadID: t2}, rev(c2...))
@@ -488,11 +510,11 @@ func statsCounts(t *testing.T, s checkpoint.Saver) {
 	t1, t2 := newThread("stats"), newThread("stats")
 	cp1 := newCP(vals("a", "1", "b", "2", "c", "3"), vers("a", 1, "b", 1, "c", 1))
 	r1 := mustPut(t, s, checkpoint.Ref{ThreadID: t1}, cp1, inputMD(), cp1.ChannelVersions) // 3 values
+	mustWrites(t, s, r1, "task", "", checkpoint.Error, `"e"`)
 	cp2 := newCP(vals("a", "10", "b", "2", "c", "3"), vers("a", 2, "b", 1, "c", 1))
 	r2 := mustPut(t, s, r1, cp2, loopMD(0), vers("a", 2)) // 1 value
 	mustPut(t, s, checkpoint.Ref{ThreadID: t2, NS: "sub"}, newCP(vals("x", "x"), vers("x", 1)), inputMD(), vers("x", 1))
 	mustWrites(t, s, r2, "task", "", "a", "1", "b", "2")
-	mustWrites(t, s, r1, "task", "", checkpoint.Error, `"e"`)
 	st := get()
 	want := checkpoint.Stats{Threads: 2, Checkpoints: 3, Writes: 3, Blobs: 5}
 	if st.Checkpoints != want.Checkpoints ||

@@ -11,16 +11,20 @@
 // generated list combinations, deleteThread) and the Python package
 // langgraph-checkpoint-conformance (put, put_writes, get_tuple, list,
 // delete_thread, copy_thread, prune). Cases for the optional capabilities
-// (checkpoint.Pruner, Copier, ThreadLister, HeaderLister, StatsReporter) run
-// only when the saver implements them. Weft's own contract adds mutation
-// safety, concurrent use, write ordering and the storage model (one value per
-// channel version).
+// (checkpoint.Pruner, Copier, ThreadLister, HeaderLister, StatsReporter,
+// StorageReporter, PolicyPruner, Vacuumer, ThreadSearcher) run only when
+// the saver implements them. Weft's own contract adds mutation safety,
+// concurrent use, write ordering, the storage model (one value per channel
+// version), thread leases (checkpoint.Leaser, when implemented) and, for
+// savers shared between processes (not checkpoint.InProcess), the conflict
+// rule of checkpoint.ErrConflict.
 //
 // Every case gets a fresh saver from newSaver, except the generated list
-// combinations, which share one saver filled once. There are 121 cases
+// combinations, which share one saver filled once. There are 158 cases
 // (put 30, put_writes 19, get 18, list 20, delete_thread 5, prune 11,
-// copy_thread 5, list_threads 4, list_headers 1, stats 1, safety 7) plus
-// the 432 generated list combinations.
+// copy_thread 5, list_threads 4, list_headers 1, stats 1, storage 8,
+// prune_by 8, vacuum 1, search_threads 3, safety 7, lease 11, conflict 6)
+// plus the 432 generated list combinations.
 //
 // # What the suite pins down beyond LangGraph
 //
@@ -86,7 +90,13 @@ func Run(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver) {
 		{"list_threads", threadCases()},
 		{"list_headers", headerCases()},
 		{"stats", statsCases()},
+		{"storage", storageCases()},
+		{"prune_by", policyCases()},
+		{"vacuum", vacuumCases()},
+		{"search_threads", searchCases()},
 		{"safety", safetyCases()},
+		{"lease", leaseCases()},
+		{"conflict", conflictCases()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

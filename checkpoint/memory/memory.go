@@ -10,8 +10,9 @@
 // is stored.
 //
 // Besides checkpoint.Saver it implements every optional capability:
-// ThreadLister, Pruner, Copier, StatsReporter and HeaderLister. A Saver is
-// safe for concurrent use.
+// ThreadLister, Pruner, Copier, StatsReporter, HeaderLister and Leaser (its
+// leases hold within this process, like its data). A Saver is safe for
+// concurrent use.
 package memory
 
 import (
@@ -39,6 +40,7 @@ type Saver struct {
 	oneTask map[string][]string // shared Tasks of single-task steps; never modified
 	cipher  *crypt.Cipher
 	err     error // a configuration error every method returns
+	leases  leases
 }
 
 var (

@@ -33,7 +33,7 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("delete thread %q: %w", threadID, err)
+		return fmt.Errorf("delete thread %q: %w", threadID, connErr(err))
 	}
 	s.changed()
 	return nil
@@ -103,7 +103,7 @@ func (s *Saver) Prune(ctx context.Context, threadIDs []string, keepLatest int) e
 		return sweep(ctx, tx, threadIDs)
 	})
 	if err != nil {
-		return fmt.Errorf("prune threads %q keeping %d: %w", threadIDs, keepLatest, err)
+		return fmt.Errorf("prune threads %q keeping %d: %w", threadIDs, keepLatest, connErr(err))
 	}
 	s.changed()
 	return nil
@@ -145,7 +145,7 @@ func (s *Saver) PruneOlderThan(ctx context.Context, age time.Duration) (deleted 
 		return sweep(ctx, tx, threads)
 	})
 	if err != nil {
-		return 0, fmt.Errorf("prune checkpoints older than %v (before %s): %w", age, cutoff.UTC().Format(time.RFC3339), err)
+		return 0, fmt.Errorf("prune checkpoints older than %v (before %s): %w", age, cutoff.UTC().Format(time.RFC3339), connErr(err))
 	}
 	s.changed()
 	return deleted, nil
@@ -196,7 +196,7 @@ func (s *Saver) CopyThread(ctx context.Context, srcThreadID, dstThreadID string)
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("copy thread %q to %q: %w", srcThreadID, dstThreadID, err)
+		return fmt.Errorf("copy thread %q to %q: %w", srcThreadID, dstThreadID, connErr(err))
 	}
 	s.changed()
 	return nil
@@ -220,7 +220,7 @@ func (s *Saver) ListThreads(ctx context.Context, limit int) ([]checkpoint.Thread
 	}
 	rows, err := s.pool.Query(ctx, q)
 	if err != nil {
-		return nil, fmt.Errorf("list threads: %w", err)
+		return nil, fmt.Errorf("list threads: %w", connErr(err))
 	}
 	defer rows.Close()
 	var out []checkpoint.ThreadInfo
@@ -233,7 +233,7 @@ func (s *Saver) ListThreads(ctx context.Context, limit int) ([]checkpoint.Thread
 			nanos  int32
 		)
 		if err := rows.Scan(&info.ThreadID, &info.Checkpoints, &id, &mdJSON, &ts, &nanos); err != nil {
-			return nil, fmt.Errorf("list threads: %w", err)
+			return nil, fmt.Errorf("list threads: %w", connErr(err))
 		}
 		md, err := record.DecodeMetadata(mdJSON)
 		if err != nil {
@@ -245,7 +245,7 @@ func (s *Saver) ListThreads(ctx context.Context, limit int) ([]checkpoint.Thread
 		out = append(out, info)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list threads: %w", err)
+		return nil, fmt.Errorf("list threads: %w", connErr(err))
 	}
 	return out, nil
 }
@@ -267,7 +267,7 @@ func (s *Saver) Stats(ctx context.Context) (checkpoint.Stats, error) {
 				pg_total_relation_size('weft_writes') + pg_total_relation_size('weft_threads')`).
 		Scan(&st.Threads, &st.Checkpoints, &st.Writes, &st.Blobs, &st.Bytes)
 	if err != nil {
-		return checkpoint.Stats{}, fmt.Errorf("checkpoint store stats: %w", err)
+		return checkpoint.Stats{}, fmt.Errorf("checkpoint store stats: %w", connErr(err))
 	}
 	return st, nil
 }

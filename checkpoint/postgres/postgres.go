@@ -9,8 +9,9 @@
 // versions, versions seen and updated channels, and JSONB metadata),
 // weft_blobs (one value per thread, namespace, channel and version),
 // weft_writes (pending writes by checkpoint, task id and index), weft_threads
-// (the head of each thread and namespace), weft_meta (the encryption key
-// check) and weft_migrations (the schema versions applied). Put stores values only for the channels in newVersions;
+// (the head of each thread and namespace), weft_leases (which run holds each
+// thread), weft_meta (the encryption key check) and weft_migrations (the
+// schema versions applied). Put stores values only for the channels in newVersions;
 // reads rebuild a checkpoint's values by joining its channel versions to
 // weft_blobs. Metadata filters are JSONB containment (metadata @> …, with a
 // GIN index) for scalar values and JSONB equality for objects and arrays.
@@ -52,11 +53,20 @@
 //     namespace), one of a thread or namespace that has no checkpoint yet, and
 //     a checkpoint id stored before (a retried Put) are never conflicts.
 //
-// Pending writes are not checked: a task's writes to an old checkpoint are
-// harmless, and the engine writes to a checkpoint it chose when it resumes
-// one. DeleteThread, Prune and PruneOlderThan take the heads' locks too, so
-// they never interleave with a Put to the same thread; CopyThread reads its
-// source in one snapshot.
+// A task's pending writes (PutWrites with a task id other than
+// checkpoint.NullTaskID) to a stored checkpoint that is no longer the head
+// are refused with a *ConflictError too: they are a losing worker's, whose
+// step another worker already finished (weft_put_writes,
+// migrations/0004_leases.sql, waits on the head's lock, so a Put in progress
+// decides). Writes of no task (a Command given as input) may go to any
+// checkpoint. DeleteThread, Prune and PruneOlderThan take the heads' locks
+// too, so they never interleave with a Put to the same thread; CopyThread
+// reads its source in one snapshot.
+//
+// Before any of that, a run claims its thread with a lease (weft_leases,
+// checkpoint.Leaser): a second process gets checkpoint.ErrLeaseHeld before
+// it runs a node, so the conflicts above only catch a holder that stalled
+// past its lease.
 //
 // Checkpoint ids are UUIDv7, so "newest" is "created last" only while the
 // clocks of the machines writing one thread agree to within the time a step
@@ -99,30 +109,17 @@ import (
 	"github.com/weftstudio/weft/checkpoint/crypt"
 )
 
-// ErrConflict is wrapped by the error Put returns when another writer
-// advanced the same thread and namespace first: the checkpoint's parent is
-// no longer the newest checkpoint there. Nothing was stored; reload the
-// thread and run the step again, or give up. errors.As with *ConflictError
-// gives the details.
-var ErrConflict = errors.New("checkpoint conflict: the thread was advanced by another writer")
+// ErrConflict is wrapped by the error Put or PutWrites returns when another
+// writer advanced the same thread and namespace first: the checkpoint's
+// parent, or the checkpoint a task's writes are for, is no longer the
+// newest checkpoint there. Nothing was stored; reload the thread and run
+// the step again, or give up. errors.As with *ConflictError gives the
+// details. It is checkpoint.ErrConflict, which the SQLite saver returns
+// too.
+var ErrConflict = checkpoint.ErrConflict
 
-// ConflictError describes a refused Put; it wraps ErrConflict.
-type ConflictError struct {
-	ThreadID     string // the thread
-	NS           string // the namespace ("" is the root graph)
-	ParentID     string // the parent the refused checkpoint was put under
-	HeadID       string // the newest checkpoint there when Put ran
-	CheckpointID string // the refused checkpoint
-}
-
-// Error says which thread, namespace and checkpoints conflicted.
-func (e *ConflictError) Error() string {
-	return fmt.Sprintf("put checkpoint %s in thread %q ns %q: its parent %s is no longer the newest checkpoint (%s is): %v",
-		e.CheckpointID, e.ThreadID, e.NS, e.ParentID, e.HeadID, ErrConflict)
-}
-
-// Unwrap returns ErrConflict.
-func (e *ConflictError) Unwrap() error { return ErrConflict }
+// ConflictError describes a refused Put or PutWrites; it wraps ErrConflict.
+type ConflictError = checkpoint.ConflictError
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
@@ -180,8 +177,8 @@ const migrateLockKey = 0x57656674 // "Weft"
 // Saver is a checkpoint store in a PostgreSQL database. Create it with Open
 // and release it with Close. It is safe for concurrent use by many goroutines
 // and processes, and implements every optional capability:
-// checkpoint.ThreadLister, Pruner, Copier, StatsReporter and HeaderLister,
-// plus PruneOlderThan.
+// checkpoint.ThreadLister, Pruner, Copier, StatsReporter, HeaderLister and
+// Leaser, plus PruneOlderThan.
 type Saver struct {
 	pool   *pgxpool.Pool
 	schema string
@@ -201,6 +198,7 @@ var (
 	_ checkpoint.Copier        = (*Saver)(nil)
 	_ checkpoint.StatsReporter = (*Saver)(nil)
 	_ checkpoint.HeaderLister  = (*Saver)(nil)
+	_ checkpoint.Leaser        = (*Saver)(nil)
 )
 
 // Option configures Open.

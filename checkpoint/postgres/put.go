@@ -31,7 +31,7 @@ func (s *Saver) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Ch
 		return checkpoint.Ref{}, err
 	}
 	where := func(err error) error {
-		return fmt.Errorf("put checkpoint %s in thread %q ns %q: %w", cp.ID, parent.ThreadID, parent.NS, err)
+		return fmt.Errorf("put checkpoint %s in thread %q ns %q: %w", cp.ID, parent.ThreadID, parent.NS, connErr(err))
 	}
 	if cp.ChannelVersions == nil { // stored as {} so SQL can always join versions to values
 		cp.ChannelVersions = map[string]int64{}
@@ -72,7 +72,7 @@ func (s *Saver) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Ch
 		s.changed()
 		return checkpoint.Ref{ThreadID: parent.ThreadID, NS: parent.NS, CheckpointID: cp.ID}, nil
 	case errors.As(err, &pgErr) && pgErr.Code == codeConflict:
-		return checkpoint.Ref{}, &ConflictError{ThreadID: parent.ThreadID, NS: parent.NS, ParentID: parent.CheckpointID, HeadID: pgErr.Detail, CheckpointID: cp.ID}
+		return checkpoint.Ref{}, &checkpoint.ConflictError{ThreadID: parent.ThreadID, NS: parent.NS, ParentID: parent.CheckpointID, HeadID: pgErr.Detail, CheckpointID: cp.ID}
 	case errors.As(err, &pgErr) && pgErr.Code == codeIDBeforeParent:
 		return checkpoint.Ref{}, where(fmt.Errorf("the new id sorts before its parent's: checkpoint ids are UUIDv7 and must grow; is this machine's clock behind the one that wrote %s?", pgErr.Detail))
 	default:
@@ -80,15 +80,20 @@ func (s *Saver) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Ch
 	}
 }
 
-// SQLSTATEs weft_put raises (migrations/0002_put_function.sql).
+// SQLSTATEs weft_put (migrations/0002_put_function.sql) and weft_put_writes
+// (0004_leases.sql) raise.
 const (
 	codeConflict       = "WF001"
 	codeIDBeforeParent = "WF002"
+	codeWritesConflict = "WF003"
 )
 
-// PutWrites stores a task's writes against ref in one statement; see
-// checkpoint.Saver. Ordinary writes are kept once per (taskID, index);
-// special writes (checkpoint.SpecialIndex) replace earlier ones.
+// PutWrites stores a task's writes against ref in one statement
+// (weft_put_writes); see checkpoint.Saver. Ordinary writes are kept once
+// per (taskID, index); special writes (checkpoint.SpecialIndex) replace
+// earlier ones. A task's writes to a stored checkpoint that is no longer
+// the newest of its thread and namespace are refused with a
+// *ConflictError: another writer finished that step first.
 func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []checkpoint.Write, taskID, taskPath string) error {
 	if err := s.writable(ctx); err != nil {
 		return err
@@ -116,14 +121,14 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 		chans = append(chans, w.Channel)
 		vals = append(vals, s.cipher.Seal(w.Value))
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO weft_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, blob, task_path)
-		SELECT $1, $2, $3, $4, u.idx, u.channel, u.blob, $8 FROM unnest($5::int[], $6::text[], $7::bytea[]) AS u(idx, channel, blob)
-		ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
-			channel = EXCLUDED.channel, blob = EXCLUDED.blob, task_path = EXCLUDED.task_path
-		WHERE EXCLUDED.idx < 0`,
-		ref.ThreadID, ref.NS, ref.CheckpointID, taskID, idxs, chans, vals, taskPath)
+	_, err := s.pool.Exec(ctx, `SELECT weft_put_writes($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		ref.ThreadID, ref.NS, ref.CheckpointID, taskID, taskPath, taskID != checkpoint.NullTaskID, idxs, chans, vals)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == codeWritesConflict {
+		return &checkpoint.ConflictError{ThreadID: ref.ThreadID, NS: ref.NS, ParentID: ref.CheckpointID, HeadID: pgErr.Detail, TaskID: taskID}
+	}
 	if err != nil {
-		return fmt.Errorf("put writes of task %q to checkpoint %s in thread %q ns %q: %w", taskID, ref.CheckpointID, ref.ThreadID, ref.NS, err)
+		return fmt.Errorf("put writes of task %q to checkpoint %s in thread %q ns %q: %w", taskID, ref.CheckpointID, ref.ThreadID, ref.NS, connErr(err))
 	}
 	s.changed()
 	return nil

@@ -125,7 +125,7 @@ func (s *Saver) Get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 		return nil, fmt.Errorf("checkpoint %q in thread %q ns %q: %w", ref.CheckpointID, ref.ThreadID, ref.NS, checkpoint.ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("get checkpoint %q in thread %q ns %q: %w", ref.CheckpointID, ref.ThreadID, ref.NS, err)
+		return nil, fmt.Errorf("get checkpoint %q in thread %q ns %q: %w", ref.CheckpointID, ref.ThreadID, ref.NS, connErr(err))
 	}
 	return r.tuple(s.cipher)
 }
@@ -235,7 +235,7 @@ func (s *Saver) List(ctx context.Context, opts checkpoint.ListOptions) iter.Seq2
 			}
 			page, err := s.listPage(ctx, q, n)
 			if err != nil {
-				yield(nil, fmt.Errorf("list checkpoints (%s): %w", describeOpts(opts), err))
+				yield(nil, fmt.Errorf("list checkpoints (%s): %w", describeOpts(opts), connErr(err)))
 				return
 			}
 			for _, t := range page {
@@ -300,7 +300,7 @@ func (s *Saver) ListHeaders(ctx context.Context, opts checkpoint.ListOptions) ([
 	}
 	rows, err := s.pool.Query(ctx, sql, q.args...)
 	if err != nil {
-		return nil, fmt.Errorf("list checkpoint headers (%s): %w", describeOpts(opts), err)
+		return nil, fmt.Errorf("list checkpoint headers (%s): %w", describeOpts(opts), connErr(err))
 	}
 	defer rows.Close()
 	out := []checkpoint.Header{}
@@ -313,7 +313,7 @@ func (s *Saver) ListHeaders(ctx context.Context, opts checkpoint.ListOptions) ([
 			mdJSON         []byte
 		)
 		if err := rows.Scan(&thread, &ns, &id, &parent, &ts, &nanos, &mdJSON); err != nil {
-			return nil, fmt.Errorf("list checkpoint headers: %w", err)
+			return nil, fmt.Errorf("list checkpoint headers: %w", connErr(err))
 		}
 		md, err := record.DecodeMetadata(mdJSON)
 		if err != nil {
@@ -326,7 +326,7 @@ func (s *Saver) ListHeaders(ctx context.Context, opts checkpoint.ListOptions) ([
 		out = append(out, h)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list checkpoint headers (%s): %w", describeOpts(opts), err)
+		return nil, fmt.Errorf("list checkpoint headers (%s): %w", describeOpts(opts), connErr(err))
 	}
 	return out, nil
 }

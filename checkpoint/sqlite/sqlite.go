@@ -11,7 +11,9 @@
 // newVersions, so a step that changes 5 of 50 channels writes 5 blobs; reads
 // rebuild a checkpoint's values by joining its channel versions to blobs.
 // A checkpoint and its blobs are written in one transaction, so whatever a
-// call committed survives a crash of the process.
+// call committed survives a crash of the process. A fourth table, leases
+// (migrations/0002_leases.sql), records which run holds each thread
+// (checkpoint.Leaser).
 //
 // The file carries PRAGMA application_id 0x57656674 ("Weft") and PRAGMA
 // user_version = the schema version (SchemaVersion), so Open recognises its
@@ -23,7 +25,11 @@
 // The file is in WAL mode. A Saver writes through a single connection (SQLite
 // allows one writer at a time; transactions begin IMMEDIATE and wait up to 10 s
 // for another process's writer) and reads through a small pool, so reads never
-// wait for writes. Several processes may share one file.
+// wait for writes. Several processes may share one file: a run claims its
+// thread with a lease first, and a writer that lost a race anyway is refused
+// as PostgreSQL refuses it (checkpoint.ErrConflict: a loop checkpoint whose
+// parent is not the thread's newest, or a task's writes to a superseded
+// checkpoint).
 //
 // # Encryption
 //
@@ -85,8 +91,8 @@ var (
 
 // Saver is a checkpoint store in one SQLite file. Create it with Open and
 // release it with Close. It is safe for concurrent use and implements every
-// optional capability: checkpoint.ThreadLister, Pruner, Copier, StatsReporter
-// and HeaderLister.
+// optional capability: checkpoint.ThreadLister, Pruner, Copier, StatsReporter,
+// HeaderLister and Leaser.
 type Saver struct {
 	path   string
 	w      *sql.DB // one connection; nil when read-only
@@ -190,7 +196,7 @@ func (s *Saver) Close() error {
 	}
 	s.readStmts.m = nil
 	s.readStmts.Unlock()
-	for _, st := range slices.Concat([]*sql.Stmt{s.stmts.putCheckpoint, s.stmts.replaceWrite}, s.stmts.putBlobs[:], s.stmts.putWrites[:]) {
+	for _, st := range slices.Concat([]*sql.Stmt{s.stmts.putCheckpoint, s.stmts.putLoop, s.stmts.replaceWrite, s.stmts.head, s.stmts.acquireLease, s.stmts.releaseLease}, s.stmts.putBlobs[:], s.stmts.putWrites[:]) {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}

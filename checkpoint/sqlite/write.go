@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -14,9 +15,10 @@ import (
 // writer connection. putBlobs[n-1] inserts n blobs.
 // putWrites[n-1] inserts n ordinary writes.
 type writeStmts struct {
-	putCheckpoint, replaceWrite *sql.Stmt
-	putBlobs                    [maxRows]*sql.Stmt
-	putWrites                   [maxRows]*sql.Stmt
+	putCheckpoint, putLoop, replaceWrite, head *sql.Stmt
+	acquireLease, releaseLease                 *sql.Stmt // lease.go: every run takes and gives one
+	putBlobs                                   [maxRows]*sql.Stmt
+	putWrites                                  [maxRows]*sql.Stmt
 }
 
 // maxRows is the most blobs or writes one INSERT statement carries.
@@ -26,9 +28,32 @@ const (
 	sqlPutCheckpoint = `INSERT OR REPLACE INTO checkpoints
  (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, ts, checkpoint, metadata)
  VALUES (?, ?, ?, ?, ?, ?, ?)`
-	sqlPutBlobs     = `INSERT OR IGNORE INTO blobs (thread_id, checkpoint_ns, channel, version, value) VALUES `
-	sqlReplaceWrite = `INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value, task_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
-	sqlPutWrites    = `INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value, task_path) VALUES `
+	// sqlPutLoop is sqlPutCheckpoint for a loop checkpoint with a parent: it
+	// stores nothing when a checkpoint newer than the parent is already
+	// stored there (another writer advanced the thread), unless this
+	// checkpoint itself is (a retried Put). No row changed means a conflict.
+	sqlPutLoop = `INSERT OR REPLACE INTO checkpoints
+ (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, ts, checkpoint, metadata)
+ SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7
+ WHERE NOT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id > ?4 AND checkpoint_id <> ?3)
+    OR EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3)`
+	sqlPutBlobs = `INSERT OR IGNORE INTO blobs (thread_id, checkpoint_ns, channel, version, value) VALUES `
+	// Writes to checkpoint ?3 of thread ?1, namespace ?2 by task ?4 are
+	// stored only when sqlWritesGuard holds: they are not a task's (?4 is
+	// checkpoint.NullTaskID), or ?3 is not stored, or no newer checkpoint
+	// is (a losing worker's writes to a superseded checkpoint are refused).
+	sqlWritesGuard = ` WHERE ?4 = '` + checkpoint.NullTaskID + `'
+    OR NOT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id > ?3)
+    OR NOT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3)`
+	sqlReplaceWrite = `INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value, task_path)
+ SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8` + sqlWritesGuard
+	sqlPutWrites = `INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value, task_path)
+ SELECT ?1, ?2, ?3, ?4, column1, column2, column3, ?5 FROM (VALUES `
+	// sqlHead returns the head (newest checkpoint id) of a thread and
+	// namespace, NULL when it has none, and whether checkpoint ?3 is stored
+	// there. Both are lookups in the primary key.
+	sqlHead = `SELECT (SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2),
+ EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3)`
 )
 
 func (s *Saver) prepare(ctx context.Context) error {
@@ -45,7 +70,11 @@ func (s *Saver) prepare(ctx context.Context) error {
 		}
 		s.stmts = writeStmts{
 			putCheckpoint: prep(sqlPutCheckpoint),
+			putLoop:       prep(sqlPutLoop),
 			replaceWrite:  prep(sqlReplaceWrite),
+			head:          prep(sqlHead),
+			acquireLease:  prep(sqlAcquireLease),
+			releaseLease:  prep(sqlReleaseLease),
 		}
 		blobs, writes := sqlPutBlobs, sqlPutWrites
 		for n := 1; n <= maxRows; n++ {
@@ -55,9 +84,9 @@ func (s *Saver) prepare(ctx context.Context) error {
 			}
 			i := 3 * (n - 1)
 			blobs += fmt.Sprintf("(?1, ?2, ?%d, ?%d, ?%d)", 3+i, 4+i, 5+i)
-			writes += fmt.Sprintf("(?1, ?2, ?3, ?4, ?%d, ?%d, ?%d, ?5)", 6+i, 7+i, 8+i)
+			writes += fmt.Sprintf("(?%d, ?%d, ?%d)", 6+i, 7+i, 8+i)
 			s.stmts.putBlobs[n-1] = prep(blobs)
-			s.stmts.putWrites[n-1] = prep(writes)
+			s.stmts.putWrites[n-1] = prep(writes + ")" + sqlWritesGuard)
 		}
 	})
 	return s.stmtErr
@@ -82,6 +111,11 @@ func (s *Saver) write(ctx context.Context, fn func(ctx context.Context, tx *sql.
 // newVersions get a stored value (absent from cp.ChannelValues means empty);
 // a value already stored for that channel and version is kept. Putting an
 // existing checkpoint id again replaces its header and metadata.
+//
+// A loop checkpoint whose parent is not the newest checkpoint of its thread
+// and namespace is refused with a *checkpoint.ConflictError (wrapping
+// checkpoint.ErrConflict): another writer advanced the thread first. Input,
+// update and fork checkpoints may branch from any checkpoint.
 func (s *Saver) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Checkpoint, md checkpoint.Metadata, newVersions map[string]int64) (checkpoint.Ref, error) {
 	run, fail, err := s.preparePut(parent, &cp, &md, newVersions)
 	if err != nil {
@@ -101,6 +135,9 @@ func (s *Saver) preparePut(parent checkpoint.Ref, cpp *checkpoint.Checkpoint, md
 		return nil, nil, err
 	}
 	fail := func(err error) error {
+		if errors.Is(err, checkpoint.ErrConflict) {
+			return err // it names the thread and checkpoints already
+		}
 		return fmt.Errorf("put checkpoint %q in thread %q ns %q to %s: %w", cp.ID, parent.ThreadID, parent.NS, s.path, err)
 	}
 	header, err := record.EncodeHeader(cp)
@@ -141,10 +178,28 @@ func (s *Saver) preparePut(parent checkpoint.Ref, cpp *checkpoint.Checkpoint, md
 	if parent.CheckpointID != "" {
 		parentID = parent.CheckpointID
 	}
+	check := md.Source == checkpoint.SourceLoop && parent.CheckpointID != ""
 	run := func(ctx context.Context, tx *sql.Tx) error {
-		if _, err := tx.StmtContext(ctx, s.stmts.putCheckpoint).ExecContext(ctx,
-			parent.ThreadID, parent.NS, cp.ID, parentID, record.FormatTS(cp.TS), header, mdJSON); err != nil {
+		stmt := s.stmts.putCheckpoint
+		if check {
+			stmt = s.stmts.putLoop
+		}
+		res, err := tx.StmtContext(ctx, stmt).ExecContext(ctx,
+			parent.ThreadID, parent.NS, cp.ID, parentID, record.FormatTS(cp.TS), header, mdJSON)
+		if err != nil {
 			return err
+		}
+		if check {
+			if n, err := res.RowsAffected(); err != nil || n == 0 {
+				if err != nil {
+					return err
+				}
+				head, _, err := s.head(ctx, tx, parent.ThreadID, parent.NS, cp.ID)
+				if err != nil {
+					return err
+				}
+				return &checkpoint.ConflictError{ThreadID: parent.ThreadID, NS: parent.NS, ParentID: parent.CheckpointID, HeadID: head, CheckpointID: cp.ID}
+			}
 		}
 		for len(blobs) > 0 {
 			n := min(len(blobs), maxRows)
@@ -167,10 +222,24 @@ func (s *Saver) preparePut(parent checkpoint.Ref, cpp *checkpoint.Checkpoint, md
 	return run, fail, nil
 }
 
+// head returns the newest checkpoint id of thread and ns ("" when it has
+// none) and whether checkpoint id is stored there, inside tx.
+func (s *Saver) head(ctx context.Context, tx *sql.Tx, thread, ns, id string) (string, bool, error) {
+	var head sql.NullString
+	var exists bool
+	if err := tx.StmtContext(ctx, s.stmts.head).QueryRowContext(ctx, thread, ns, id).Scan(&head, &exists); err != nil {
+		return "", false, err
+	}
+	return head.String, exists, nil
+}
+
 // PutWrites stores a task's writes against ref; see checkpoint.Saver.
 // Ordinary writes are INSERT OR IGNORE on (task id, position in the batch);
 // special writes (checkpoint.SpecialIndex) are INSERT OR REPLACE on their
-// fixed index.
+// fixed index. A task's writes (not checkpoint.NullTaskID's) to a stored
+// checkpoint that is no longer the newest of its thread and namespace are
+// refused with a *checkpoint.ConflictError: another writer finished that
+// step first.
 func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []checkpoint.Write, taskID, taskPath string) error {
 	if err := record.CheckWrites(ref, taskID); err != nil {
 		return err
@@ -189,6 +258,9 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 }
 
 func writesErr(s *Saver, ref checkpoint.Ref, writes []checkpoint.Write, taskID string, err error) error {
+	if errors.Is(err, checkpoint.ErrConflict) {
+		return err // it names the thread, checkpoint and task already
+	}
 	return fmt.Errorf("put %d writes of task %q to checkpoint %q in thread %q ns %q to %s: %w", len(writes), taskID, ref.CheckpointID, ref.ThreadID, ref.NS, s.path, err)
 }
 
@@ -224,6 +296,28 @@ func (s *Saver) prepareWrites(ref checkpoint.Ref, writes []checkpoint.Write, tas
 		}
 	}
 	return func(ctx context.Context, tx *sql.Tx) error {
+		// Every statement is guarded (sqlWritesGuard); the first one that
+		// stores nothing may have been refused, which the head tells.
+		checked := taskID == checkpoint.NullTaskID
+		check := func(res sql.Result, special bool) error {
+			if checked {
+				return nil
+			}
+			checked = true
+			if n, err := res.RowsAffected(); err != nil || n > 0 {
+				return err
+			}
+			head, exists, err := s.head(ctx, tx, ref.ThreadID, ref.NS, ref.CheckpointID)
+			switch {
+			case err != nil:
+				return err
+			case exists && head != ref.CheckpointID:
+				return &checkpoint.ConflictError{ThreadID: ref.ThreadID, NS: ref.NS, ParentID: ref.CheckpointID, HeadID: head, TaskID: taskID}
+			case special:
+				return fmt.Errorf("a special write to checkpoint %s stored nothing", ref.CheckpointID)
+			}
+			return nil // ordinary writes stored before: ignored
+		}
 		for len(ordinary) > 0 {
 			n := min(len(ordinary), maxRows)
 			args := make([]any, 5, 5+3*n)
@@ -231,14 +325,22 @@ func (s *Saver) prepareWrites(ref checkpoint.Ref, writes []checkpoint.Write, tas
 			for _, w := range ordinary[:n] {
 				args = append(args, w.idx, w.channel, w.value)
 			}
-			if _, err := tx.StmtContext(ctx, s.stmts.putWrites[n-1]).ExecContext(ctx, args...); err != nil {
+			res, err := tx.StmtContext(ctx, s.stmts.putWrites[n-1]).ExecContext(ctx, args...)
+			if err == nil {
+				err = check(res, false)
+			}
+			if err != nil {
 				return err
 			}
 			ordinary = ordinary[n:]
 		}
 		for _, w := range special {
-			if _, err := tx.StmtContext(ctx, s.stmts.replaceWrite).ExecContext(ctx,
-				ref.ThreadID, ref.NS, ref.CheckpointID, taskID, w.idx, w.channel, w.value, taskPath); err != nil {
+			res, err := tx.StmtContext(ctx, s.stmts.replaceWrite).ExecContext(ctx,
+				ref.ThreadID, ref.NS, ref.CheckpointID, taskID, w.idx, w.channel, w.value, taskPath)
+			if err == nil {
+				err = check(res, true)
+			}
+			if err != nil {
 				return err
 			}
 		}

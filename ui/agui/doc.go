@@ -46,6 +46,28 @@
 //     appended to the messages channel, and keys of state whose values
 //     differ from the thread's replace them (other keys are ignored): that
 //     is a new run's input;
-//   - with nothing new, a paused thread (client gone, StopRuns, a
-//     breakpoint) continues and a finished one is reported as it is.
+//   - with nothing new, a thread with tasks left (client gone, StopRuns, a
+//     breakpoint, a server stopped mid-step) continues and a finished one
+//     is reported as it is.
+//
+// # Size
+//
+// No event exceeds WithMaxEventSize (by default just under the 10 MB an
+// official client buffers for one frame): streamed text and tool
+// arguments are cut into several events, the state is compared value by
+// value and sent in parts when it is larger than one event, a state value
+// that alone is larger is sent as an omission marker (OmittedKey), long
+// message contents in MESSAGES_SNAPSHOT are replaced by a note, and message
+// or tool call ids longer than 128 bytes are sent as a hash. Anything
+// else too large stops the run at its next step boundary and ends it with
+// RUN_ERROR code EVENT_TOO_LARGE, naming the interrupts it waits at; the
+// thread keeps everything.
+//
+// # Safety
+//
+// One run per thread across every process sharing the store: a request
+// claims the thread's lease first and gets 409 naming the holder while
+// another run has it. Bodies must be application/json, and Serve (or
+// Guard) refuses other sites' pages, hosts other than loopback names (DNS
+// rebinding) and, with WithToken, requests without the token.
 package agui

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"mime"
 	"net/http"
 	"slices"
 	"strings"
@@ -32,6 +33,12 @@ type config struct {
 	maxBody      int64
 	writeTimeout time.Duration
 	out          io.Writer
+	leaseTTL     time.Duration
+	maxEvent     int
+	// Guard's settings (guard.go).
+	origins []string
+	hosts   []string
+	token   string
 }
 
 // WithSaver runs every graph with s as its checkpoint saver, replacing the
@@ -81,6 +88,11 @@ func WithWriteTimeout(d time.Duration) Option { return func(c *config) { c.write
 // prints nothing). The Handler itself prints nothing.
 func WithOutput(w io.Writer) Option { return func(c *config) { c.out = w } }
 
+// WithLeaseTTL sets how long a run's claim on its thread outlives this
+// process if it dies (engine.WithLeaseTTL); 0 or less keeps the default,
+// checkpoint.DefaultLeaseTTL.
+func WithLeaseTTL(d time.Duration) Option { return func(c *config) { c.leaseTTL = d } }
+
 func randomID() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
@@ -92,8 +104,13 @@ func randomID() string {
 // threadId and streams the run as server-sent events.
 //
 // One run per thread at a time: a second request for a thread whose run is
-// still going gets 409 Conflict. The lock is per Handler; across processes
-// sharing a store only the saver's own checks apply.
+// still going gets 409 Conflict, whichever process sharing the store runs
+// it (the request claims the thread's lease, engine.Graph.Claim, before
+// reading it; the body says who holds it and since when).
+//
+// A request body must be application/json: browsers send other types
+// (text/plain, forms) from any page without asking the server first. Wrap
+// the handler in Guard, as Serve does, to refuse other sites' pages.
 //
 // A client that disconnects does not cancel the run mid-step: the current
 // step finishes and is checkpointed, then the run pauses, and a later
@@ -117,7 +134,7 @@ type Handler struct {
 // which must start with "/"). Every graph needs a checkpoint saver, from
 // engine.WithSaver at compile time or from the WithSaver option.
 func NewHandler(graphs map[string]*engine.Graph, opts ...Option) (*Handler, error) {
-	cfg := config{clock: time.Now, newID: randomID, keepAlive: 15 * time.Second, maxBody: 32 << 20, writeTimeout: time.Minute}
+	cfg := config{clock: time.Now, newID: randomID, keepAlive: 15 * time.Second, maxBody: 32 << 20, writeTimeout: time.Minute, maxEvent: DefaultMaxEvent}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -183,9 +200,11 @@ func httpError(w http.ResponseWriter, code int, format string, args ...any) {
 
 // ServeHTTP handles one AG-UI request. Requests that cannot start a run get
 // a plain-text HTTP error: 404 for an unknown path, 405 for a method other
-// than POST, 400 for a body that is not a RunAgentInput or has no
-// threadId, 413 for a body over the limit and 409 while the thread has a run
-// in progress. Everything later is reported in the stream, as RUN_ERROR.
+// than POST, 415 for a body that is not application/json, 400 for a body
+// that is not a RunAgentInput or has no threadId, 413 for a body over the
+// limit, 409 while the thread has a run in progress (here or in another
+// process) and 503 when the store cannot be reached to claim the thread.
+// Everything later is reported in the stream, as RUN_ERROR.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	g := h.agents[path]
@@ -196,6 +215,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		httpError(w, http.StatusMethodNotAllowed, "%s %s: AG-UI runs are started with POST and a RunAgentInput JSON body", r.Method, r.URL.Path)
+		return
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		httpError(w, http.StatusUnsupportedMediaType, "the body must be a RunAgentInput sent as Content-Type: application/json, not %q", r.Header.Get("Content-Type"))
 		return
 	}
 	var in RunAgentInput
@@ -230,6 +253,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.onEnd(in.ThreadID)
 		}
 	}()
+	// The run must not die with the request: a disconnect pauses it at the
+	// next step boundary instead (see stop).
+	ctx := context.WithoutCancel(r.Context())
+	// Claim the thread across processes before reading it: what plan sees
+	// is what the run starts from.
+	claim, err := g.Claim(ctx, engine.WithThread(in.ThreadID), engine.WithLeaseTTL(h.cfg.leaseTTL),
+		engine.WithLeaseOwner(engine.DefaultLeaseOwner()+" AG-UI run "+in.RunID))
+	switch {
+	case errors.Is(err, checkpoint.ErrLeaseHeld):
+		httpError(w, http.StatusConflict, "%v; send the next request after that run ends", err)
+		return
+	case err != nil:
+		httpError(w, http.StatusServiceUnavailable, "claiming thread %q: %v", in.ThreadID, err)
+		return
+	}
+	defer claim.Release()
 
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream")
@@ -238,7 +277,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 
 	sse := newSSEWriter(w, h.cfg.clock)
-	sse.timeout = h.cfg.writeTimeout
+	sse.timeout, sse.max = h.cfg.writeTimeout, h.cfg.maxEvent
 	defer sse.close()
 	if h.onGone != nil {
 		sse.onGone = func() { h.onGone(in.ThreadID) }
@@ -254,10 +293,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case <-finished:
 		}
 	}()
-	// The run must not die with the request: a disconnect pauses it at the
-	// next step boundary instead (see stop).
-	ctx := context.WithoutCancel(r.Context())
-	h.run(ctx, g, &in, sse)
+	h.run(ctx, g, &in, sse, claim)
+	sse.finish()
 }
 
 // runError is a failure reported as RUN_ERROR.
@@ -273,8 +310,9 @@ func failf(code, format string, args ...any) *runError {
 }
 
 // run streams one run of g for in.
-func (h *Handler) run(ctx context.Context, g *engine.Graph, in *RunAgentInput, sse *sseWriter) {
-	emit := func(ev Event) { sse.write(ev) }
+func (h *Handler) run(ctx context.Context, g *engine.Graph, in *RunAgentInput, sse *sseWriter, claim *engine.Claim) {
+	ids := wireIDs{}
+	emit := func(ev Event) { sse.write(ids.shorten(ev)) }
 	fail := func(e *runError) { emit(&RunError{Message: e.err.Error(), Code: e.code}) }
 	emit(&RunStarted{ThreadID: in.ThreadID, RunID: in.RunID, ParentRunID: in.ParentRunID})
 
@@ -314,11 +352,12 @@ func (h *Handler) run(ctx context.Context, g *engine.Graph, in *RunAgentInput, s
 		return
 	}
 	mapper := NewMapper(g, emit, h.cfg.newID, known)
+	mapper.maxEvent = h.cfg.maxEvent
 	if input.run {
-		stop := func() bool { return h.stopping.Load() || sse.gone() }
+		stop := func() bool { return h.stopping.Load() || sse.gone() || sse.tooLarge() != nil }
 		opts := []engine.RunOption{engine.WithMetadata(map[string]any{"source": "ag-ui"})}
 		opts = append(opts, h.cfg.runOpts...)
-		opts = append(opts, thread, engine.WithRunID(in.RunID), engine.WithStopCheck(stop))
+		opts = append(opts, thread, engine.WithRunID(in.RunID), engine.WithStopCheck(stop), engine.WithClaim(claim))
 		var runErr error
 		for ev, err := range g.Stream(ctx, input.input, StreamModes, opts...) {
 			if err != nil {
@@ -337,6 +376,13 @@ func (h *Handler) run(ctx context.Context, g *engine.Graph, in *RunAgentInput, s
 		}
 	}
 	h.tail(mapper, in, snap, msgChan, emit)
+	if snap != nil && sse.tooLarge() != nil {
+		// The client will not see the interrupts' outcome: the RUN_ERROR
+		// names them, so that it can still answer them by id.
+		for _, it := range interruptsToAGUI(snap.OpenInterrupts()) {
+			sse.pending = append(sse.pending, it.ID)
+		}
+	}
 }
 
 // tail closes the run: everything still open, the final state and
@@ -348,7 +394,7 @@ func (h *Handler) tail(m *Mapper, in *RunAgentInput, snap *engine.Snapshot, msgC
 	var pending []engine.PendingInterrupt
 	done := true
 	if snap != nil {
-		vals, pending, done = snap.Values, snap.Interrupts, snap.Done()
+		vals, pending, done = snap.Values, snap.OpenInterrupts(), snap.Done()
 	}
 	ints := interruptsToAGUI(pending)
 	m.State(vals, len(ints) > 0)
@@ -397,7 +443,9 @@ type runInput struct {
 //     interrupts are reported again;
 //   - otherwise the messages the thread does not have yet, and state keys
 //     whose values differ from the thread's, are the input of a new run;
-//   - with nothing new, a paused thread continues and a finished one is
+//   - with nothing new, a thread with tasks left continues (a paused one,
+//     or one whose run stopped after some of a step's tasks finished: Next
+//     is then empty, yet the step is not done) and a finished one is
 //     reported as it is.
 func plan(g *engine.Graph, in *RunAgentInput, snap *engine.Snapshot, msgChan string) (runInput, *runError) {
 	edits, rerr := edits(g, in, snap, msgChan)
@@ -411,7 +459,7 @@ func plan(g *engine.Graph, in *RunAgentInput, snap *engine.Snapshot, msgChan str
 	switch {
 	case hasResume:
 		return runInput{input: engine.Command{ResumeByID: answers, Update: edits}, run: true}, nil
-	case snap != nil && len(snap.Interrupts) > 0:
+	case snap != nil && len(snap.OpenInterrupts()) > 0:
 		return runInput{}, nil
 	case snap == nil:
 		vals := engine.Values{}
@@ -446,8 +494,8 @@ func edits(g *engine.Graph, in *RunAgentInput, snap *engine.Snapshot, msgChan st
 			chans[c.Name] = c.Kind != "untracked" && c.Name != msgChan
 		}
 		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			if !chans[k] {
-				continue
+			if !chans[k] || isOmitted(obj[k]) {
+				continue // not state, or a value too large to send that the client hands back
 			}
 			v, err := g.DecodeValue(k, obj[k])
 			if err != nil {
@@ -471,7 +519,7 @@ func edits(g *engine.Graph, in *RunAgentInput, snap *engine.Snapshot, msgChan st
 		have := map[string]bool{}
 		if msgs, ok := cur[msgChan].([]engine.Message); ok {
 			for _, m := range msgs {
-				have[m.ID] = true
+				have[m.ID], have[wireID(m.ID)] = true, true // the client knows long ids by their short form
 			}
 		}
 		var added []engine.Message
@@ -517,7 +565,7 @@ func resumeAnswers(in *RunAgentInput, snap *engine.Snapshot) (map[string]any, bo
 	}
 	var pending []string
 	if snap != nil {
-		for _, p := range snap.Interrupts {
+		for _, p := range snap.OpenInterrupts() {
 			if !slices.Contains(pending, p.ID) {
 				pending = append(pending, p.ID)
 			}

@@ -141,17 +141,30 @@ func TestHTTPErrors(t *testing.T) {
 		name, path, method, body string
 		status                   int
 		want                     string
+		ctype                    string // "" means application/json
 	}{
-		{"malformed JSON", "/agents/map-reduce", "POST", `{"threadId": "t1", "runId": `, 400, "malformed RunAgentInput"},
-		{"not an object", "/agents/map-reduce", "POST", `["threadId"]`, 400, "malformed RunAgentInput"},
-		{"trailing data", "/agents/map-reduce", "POST", `{"threadId": "t1"} {}`, 400, "extra data"},
-		{"no threadId", "/agents/map-reduce", "POST", `{"runId": "r1", "messages": []}`, 400, "no threadId"},
-		{"too big", "/agents/map-reduce", "POST", `{"threadId": "t1", "state": {"subjects": ["` + strings.Repeat("x", 2000) + `"]}}`, 413, "over 1024 bytes"},
-		{"unknown graph", "/agents/nope", "POST", `{"threadId": "t1"}`, 404, "/agents/map-reduce"},
-		{"GET", "/agents/map-reduce", "GET", ``, 405, "POST"},
+		// What any page can send without a preflight: refused, and nothing runs.
+		{"text/plain", "/agents/map-reduce", "POST", `{"threadId": "t1", "messages": []}`, 415, "application/json", "text/plain;charset=UTF-8"},
+		{"form", "/agents/map-reduce", "POST", `threadId=t1`, 415, "application/json", "application/x-www-form-urlencoded"},
+		{"multipart", "/agents/map-reduce", "POST", "--b\r\n\r\n{}\r\n--b--", 415, "application/json", "multipart/form-data; boundary=b"},
+		{"no type", "/agents/map-reduce", "POST", `{"threadId": "t1", "messages": []}`, 415, "application/json", "-"},
+		{"malformed JSON", "/agents/map-reduce", "POST", `{"threadId": "t1", "runId": `, 400, "malformed RunAgentInput", ""},
+		{"not an object", "/agents/map-reduce", "POST", `["threadId"]`, 400, "malformed RunAgentInput", ""},
+		{"trailing data", "/agents/map-reduce", "POST", `{"threadId": "t1"} {}`, 400, "extra data", ""},
+		{"no threadId", "/agents/map-reduce", "POST", `{"runId": "r1", "messages": []}`, 400, "no threadId", ""},
+		{"too big", "/agents/map-reduce", "POST", `{"threadId": "t1", "state": {"subjects": ["` + strings.Repeat("x", 2000) + `"]}}`, 413, "over 1024 bytes", ""},
+		{"unknown graph", "/agents/nope", "POST", `{"threadId": "t1"}`, 404, "/agents/map-reduce", ""},
+		{"GET", "/agents/map-reduce", "GET", ``, 405, "POST", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			req, _ := http.NewRequest(c.method, ts.URL+c.path, strings.NewReader(c.body))
+			switch c.ctype {
+			case "":
+				req.Header.Set("Content-Type", "application/json; charset=utf-8")
+			case "-":
+			default:
+				req.Header.Set("Content-Type", c.ctype)
+			}
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)

@@ -1,6 +1,7 @@
 package agui
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -41,7 +42,21 @@ type Mapper struct {
 	known     map[string]bool     // message ids the client has or was sent
 	order     []string            // open steps, in start order
 
-	state []byte // last state JSON sent; nil before the first
+	// state is the last state sent, by key: each value's JSON, or the
+	// omission marker of a value too large to send; sent is false before
+	// the first.
+	state map[string][]byte
+	sent  bool
+	// strs remembers the JSON of string values by key: an unchanged string
+	// (the same string, compared in constant time) is not encoded again.
+	strs map[string]encodedString
+	// maxEvent is the largest event in bytes of JSON (0: DefaultMaxEvent).
+	maxEvent int
+}
+
+type encodedString struct {
+	s    string
+	json []byte
 }
 
 // NewMapper returns a Mapper for a run of g that passes AG-UI events to
@@ -327,16 +342,51 @@ func (m *Mapper) custom(v any) {
 
 // StateJSON returns the client's view of vals: a JSON object of every
 // channel with a value except the messages channel. Values that cannot be
-// marshalled are left out.
+// marshalled are left out; a value whose JSON exceeds the largest event is
+// an omission marker (OmittedKey).
 func (m *Mapper) StateJSON(vals engine.Values) []byte {
-	obj := make(map[string]json.RawMessage, len(vals))
+	parts := m.stateParts(vals)
+	obj := make(map[string]json.RawMessage, len(parts))
+	for k, v := range parts {
+		obj[k] = v
+	}
+	b, _ := json.Marshal(obj) // keys sorted, raw values already valid
+	return b
+}
+
+func (m *Mapper) limit() int {
+	if m.maxEvent > 0 {
+		return m.maxEvent
+	}
+	return DefaultMaxEvent
+}
+
+// stateOverhead is room left in an event for its type, keys and framing.
+const stateOverhead = 1 << 10
+
+// stateParts returns the JSON of each value of the client's state.
+func (m *Mapper) stateParts(vals engine.Values) map[string][]byte {
+	out := make(map[string][]byte, len(vals))
 	for k, v := range vals {
 		if k == m.msgChan {
 			continue
 		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			continue
+		var b []byte
+		if s, ok := v.(string); ok {
+			if c, ok := m.strs[k]; ok && c.s == s {
+				b = c.json
+			} else {
+				b, _ = json.Marshal(s)
+				if m.strs == nil {
+					m.strs = map[string]encodedString{}
+				}
+				m.strs[k] = encodedString{s, b}
+			}
+		} else {
+			var err error
+			if b, err = json.Marshal(v); err != nil {
+				continue
+			}
 		}
 		if string(b) == "null" {
 			// An empty list or map channel: its natural empty value. Other
@@ -350,37 +400,161 @@ func (m *Mapper) StateJSON(vals engine.Values) []byte {
 				continue
 			}
 		}
-		obj[k] = b
+		if len(b) > m.limit()-stateOverhead {
+			b = omitted(len(b))
+		}
+		out[k] = b
 	}
-	b, _ := json.Marshal(obj) // keys sorted, raw values already valid
-	return b
+	return out
 }
 
 // State sends vals when they differ from the last state sent in this run: a
 // STATE_SNAPSHOT the first time, and afterwards a STATE_DELTA when the patch
 // is smaller than the snapshot. force sends a snapshot even when nothing
-// changed.
+// changed. Only values whose JSON changed are compared, and a snapshot or
+// patch larger than one event is sent in parts (a snapshot of some keys,
+// then patches adding the others), so no event exceeds the limit.
 func (m *Mapper) State(vals engine.Values, force bool) {
-	cur := m.StateJSON(vals)
-	if !force && m.state != nil && string(cur) == string(m.state) {
+	cur := m.stateParts(vals)
+	if !force && m.sent && maps.EqualFunc(cur, m.state, bytes.Equal) {
 		return
 	}
-	if !force && m.state != nil {
-		if ops, err := Diff(m.state, cur); err == nil {
-			if d, err := json.Marshal(ops); err == nil && len(d) < len(cur) {
-				m.state = cur
-				m.emit(&StateDelta{Delta: ops})
-				return
-			}
+	if !force && m.sent {
+		ops, size := m.keyDiff(cur)
+		if size < snapshotSize(cur) {
+			m.state = cur
+			m.sendOps(ops)
+			return
 		}
 	}
-	m.state = cur
-	m.emit(&StateSnapshot{Snapshot: cur})
+	m.state, m.sent = cur, true
+	m.sendSnapshot(cur)
 }
 
-// Messages sends the MESSAGES_SNAPSHOT of msgs.
+func snapshotSize(parts map[string][]byte) int {
+	n := 2
+	for k, v := range parts {
+		n += len(k) + len(v) + 4
+	}
+	return n
+}
+
+// keyDiff returns the patch from the last state sent to cur, and roughly
+// its size in bytes of JSON. Only keys whose JSON differs are decoded.
+func (m *Mapper) keyDiff(cur map[string][]byte) ([]PatchOp, int) {
+	var ops []PatchOp
+	for _, k := range slices.Sorted(maps.Keys(m.state)) {
+		if _, ok := cur[k]; !ok {
+			ops = append(ops, PatchOp{Op: "remove", Path: "/" + escapePointer(k)})
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(cur)) {
+		v, path := cur[k], "/"+escapePointer(k)
+		old, had := m.state[k]
+		switch {
+		case !had:
+			ops = append(ops, PatchOp{Op: "add", Path: path, Value: json.RawMessage(v)})
+		case bytes.Equal(old, v):
+		default:
+			a, errA := decodeJSON(old)
+			b, errB := decodeJSON(v)
+			if errA != nil || errB != nil {
+				ops = append(ops, PatchOp{Op: "replace", Path: path, Value: json.RawMessage(v)})
+				continue
+			}
+			ops = diffValues(ops, path, a, b)
+		}
+	}
+	size := 0
+	for _, op := range ops {
+		size += opSize(op)
+	}
+	return ops, size
+}
+
+func opSize(op PatchOp) int {
+	b, _ := op.MarshalJSON()
+	return len(b) + 1
+}
+
+// sendSnapshot sends parts as one STATE_SNAPSHOT, or when that would be
+// too large, as a snapshot of the keys that fit followed by patches adding
+// the rest.
+func (m *Mapper) sendSnapshot(parts map[string][]byte) {
+	room := m.limit() - stateOverhead
+	var snap bytes.Buffer
+	snap.WriteByte('{')
+	var rest []PatchOp
+	for _, k := range slices.Sorted(maps.Keys(parts)) {
+		kj, _ := json.Marshal(k)
+		v := parts[k]
+		if rest != nil || snap.Len()+len(kj)+len(v)+2 > room {
+			rest = append(rest, PatchOp{Op: "add", Path: "/" + escapePointer(k), Value: json.RawMessage(v)})
+			continue
+		}
+		if snap.Len() > 1 {
+			snap.WriteByte(',')
+		}
+		snap.Write(kj)
+		snap.WriteByte(':')
+		snap.Write(v)
+	}
+	snap.WriteByte('}')
+	m.emit(&StateSnapshot{Snapshot: snap.Bytes()})
+	m.sendOps(rest)
+}
+
+// sendOps sends ops as STATE_DELTA events, as many ops to an event as fit.
+func (m *Mapper) sendOps(ops []PatchOp) {
+	room := m.limit() - stateOverhead
+	for len(ops) > 0 {
+		n, size := 0, 0
+		for n < len(ops) {
+			s := opSize(ops[n])
+			if n > 0 && size+s > room {
+				break
+			}
+			size += s
+			n++
+		}
+		m.emit(&StateDelta{Delta: ops[:n:n]})
+		ops = ops[n:]
+	}
+}
+
+// Messages sends the MESSAGES_SNAPSHOT of msgs. When it would exceed the
+// largest event, the longest contents are replaced by a note saying how
+// large they are, until it fits: the client keeps every message, and the
+// thread keeps the full text.
 func (m *Mapper) Messages(msgs []engine.Message) {
-	m.emit(&MessagesSnapshot{Messages: ToAGUIMessages(msgs)})
+	out := ToAGUIMessages(msgs)
+	size := 0
+	for _, msg := range out {
+		b, _ := json.Marshal(msg)
+		size += len(b) + 1
+	}
+	if size > m.limit()-stateOverhead {
+		byLen := make([]int, len(out))
+		for i := range byLen {
+			byLen[i] = i
+		}
+		slices.SortStableFunc(byLen, func(a, b int) int { return contentLen(out[b]) - contentLen(out[a]) })
+		for _, i := range byLen {
+			if size <= m.limit()-stateOverhead {
+				break
+			}
+			n := contentLen(out[i])
+			note := fmt.Sprintf("[%d bytes not shown: more than an AG-UI event may carry; the thread keeps them]", n)
+			size -= n - len(note)
+			out[i].Content = note
+		}
+	}
+	m.emit(&MessagesSnapshot{Messages: out})
+}
+
+func contentLen(msg Message) int {
+	s, _ := msg.Content.(string)
+	return len(s)
 }
 
 // ToAGUIMessages converts engine messages to AG-UI's shape. Roles AG-UI

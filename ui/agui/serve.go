@@ -67,6 +67,12 @@ func Mount(graphs []*engine.Graph) (map[string]*engine.Graph, error) {
 // WithOutput writer). When ctx ends, runs in progress pause at their next
 // step boundary and the server shuts down; Serve then returns nil. Any
 // other failure (a bad address, no graphs) is returned.
+//
+// Every request goes through Guard: by default only loopback host names and
+// pages served from loopback are answered, other sites' pages are refused
+// (WithAllowedOrigins adds origins, WithAllowedHosts host names), and
+// WithToken requires a bearer token. Serve refuses to listen on an address
+// other machines can reach without a token.
 func Serve(ctx context.Context, addr string, saver checkpoint.Saver, graphs []*engine.Graph, opts ...Option) error {
 	if saver == nil {
 		return errors.New("agui: Serve needs a checkpoint store")
@@ -78,6 +84,9 @@ func Serve(ctx context.Context, addr string, saver checkpoint.Saver, graphs []*e
 	cfg := config{out: os.Stdout}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if err := checkExposure(addr, cfg.token); err != nil {
+		return err
 	}
 	h, err := NewHandler(mounted, append([]Option{WithSaver(saver)}, opts...)...)
 	if err != nil {
@@ -109,7 +118,7 @@ func Serve(ctx context.Context, addr string, saver checkpoint.Saver, graphs []*e
 			fmt.Fprintf(cfg.out, "  %-24s POST %s%s\n", h.Graph(p).Name(), base, p)
 		}
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: Guard(mux, opts...), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -27,8 +28,16 @@ type sseWriter struct {
 	// onGone, when set, is called once when the writer first notices the
 	// client is gone.
 	onGone func()
-	stop   chan struct{}
-	done   chan struct{}
+	// max is the largest event, in bytes of JSON, sent (0: no limit);
+	// tooBig says which event was over it. Once set, every later event is
+	// dropped until finish sends the run's RUN_ERROR.
+	max    int
+	tooBig error
+	// pending are the interrupt ids the run ended at, named in finish's
+	// RUN_ERROR.
+	pending []string
+	stop    chan struct{}
+	done    chan struct{}
 }
 
 func newSSEWriter(w http.ResponseWriter, clock func() time.Time) *sseWriter {
@@ -58,19 +67,68 @@ func (s *sseWriter) write(ev Event) bool {
 		data, _ = json.Marshal(&Custom{Base: Base{Type: TypeCustom, Timestamp: b.Timestamp}, Name: "weft:encoding_error",
 			Value: fmt.Sprintf("%s event could not be encoded: %v", b.Type, err)})
 	}
+	if s.max > 0 && len(data) > s.max {
+		if parts := splitDelta(ev, len(data), s.max); len(parts) > 1 {
+			for _, p := range parts {
+				if !s.write(p) {
+					return false
+				}
+			}
+			return true
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
 		return false
 	}
+	if s.tooBig != nil {
+		return true // dropped: see finish
+	}
+	if s.max > 0 && len(data) > s.max {
+		s.tooBig = fmt.Errorf("the run had to send a %s event of %d bytes, more than the %d bytes an AG-UI client accepts in one event; it stopped at the next step boundary and the thread is kept: read it with the studio or weft state", b.Type, len(data), s.max)
+		return true
+	}
+	return s.send(data)
+}
+
+// tooLarge returns why events were dropped, or nil.
+func (s *sseWriter) tooLarge() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tooBig
+}
+
+// finish ends a run whose events were dropped (tooLarge) with RUN_ERROR.
+func (s *sseWriter) finish() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tooBig == nil || s.err != nil {
+		return
+	}
+	msg := s.tooBig.Error()
+	if len(s.pending) > 0 {
+		msg += fmt.Sprintf("; the thread waits for answers to interrupt %s (resume them by id)", strings.Join(s.pending, ", "))
+	}
+	ev := &RunError{Message: msg, Code: CodeEventTooLarge}
+	ev.Type = ev.EventType()
+	if s.clock != nil {
+		ev.Timestamp = s.clock().UnixMilli()
+	}
+	data, _ := json.Marshal(ev)
+	s.send(data)
+}
+
+// send writes one frame and flushes it; s.mu is held.
+func (s *sseWriter) send(data []byte) bool {
 	s.deadline()
-	buf := make([]byte, 0, len(data)+8)
-	buf = append(buf, "data: "...)
-	buf = append(buf, data...)
-	buf = append(buf, "\n\n"...)
-	if _, err := s.w.Write(buf); err != nil {
-		s.fail(err)
-		return false
+	// Three writes rather than one copy of a frame that may be megabytes:
+	// the response is buffered anyway.
+	for _, part := range [][]byte{[]byte("data: "), data, []byte("\n\n")} {
+		if _, err := s.w.Write(part); err != nil {
+			s.fail(err)
+			return false
+		}
 	}
 	s.flush()
 	return s.err == nil

@@ -5,6 +5,8 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +14,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -43,6 +47,9 @@ type Command struct {
 	// in it changes, no -wal or -shm file is left). The zero value opens
 	// it for writing: it must exist, unless -create is given.
 	ReadOnly bool
+	// ReadOnlyFor, when set, decides ReadOnly from the command's own
+	// arguments, for a command whose subcommands read or write.
+	ReadOnlyFor func(args []string) bool
 }
 
 type usageError struct{ msg string }
@@ -52,17 +59,18 @@ func (e *usageError) Error() string { return e.msg }
 func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
 
 var builtins = map[string]Command{
-	"threads": {Summary: "list the store's threads, newest first: threads [-graph NAME] [-limit N]", Run: cmdThreads, ReadOnly: true},
+	"threads": {Summary: "list the store's threads, newest first, with their status: threads [-graph NAME] [-limit N]", Run: cmdThreads, ReadOnly: true},
 	"history": {Summary: "list a thread's checkpoints, newest first: history THREAD [-limit N]", Run: cmdHistory, ReadOnly: true},
 	"state":   {Summary: "show a thread's state: state THREAD [CHECKPOINT]", Run: cmdState, ReadOnly: true},
-	"resume":  {Summary: "answer a thread's interrupt and run on: resume THREAD -answer JSON [-id INTERRUPT]", Run: cmdResume},
+	"resume":  {Summary: "answer a thread's interrupt and run on, or without -answer continue a paused thread: resume THREAD [-answer JSON [-id INTERRUPT]]", Run: cmdResume},
 	"prune":   {Summary: "delete old checkpoints: prune -keep N [THREAD…] | prune -older-than 720h", Run: cmdPrune},
-	"delete":  {Summary: "delete threads and all their checkpoints: delete THREAD…", Run: cmdDelete},
+	"delete":  {Summary: "delete threads and all their checkpoints: delete THREAD… [-force]", Run: cmdDelete},
 	"answer":  {Summary: "store an answer for a worker to pick up, without running: answer THREAD -answer JSON [-id INTERRUPT]", Run: cmdAnswer},
-	"worker":  {Summary: "resume threads whose answers are waiting, until none is left: worker [-watch 2s]", Run: cmdWorker},
+	"worker":  {Summary: "resume threads whose answers wait and continue threads a dead run left, until none is left: worker [-watch 2s]", Run: cmdWorker},
 	"run":     {Summary: "run a graph, or continue a thread, stopping at breakpoints: run GRAPH -input JSON [-break SPEC]… | run -thread ID [-break SPEC]…", Run: cmdRun},
 	"watch":   {Summary: "evaluate expressions at every checkpoint of a thread: watch THREAD EXPR…", Run: cmdWatch, ReadOnly: true},
 	"compare": {Summary: "compare two checkpoints of a thread (where they part, steps, state diff): compare THREAD A B", Run: cmdCompare, ReadOnly: true},
+	"replay":  {Summary: "re-run a thread against this binary's code on a scratch copy and report the first checkpoint that differs: replay THREAD [-strict] [-to CHECKPOINT]", Run: cmdReplay, ReadOnly: true},
 }
 
 // Names returns the names of the subcommands (built in and in extra),
@@ -137,6 +145,9 @@ func Run(ctx context.Context, args []string, env Env) int {
 		fmt.Fprintf(env.Stderr, "weft %s: %v\n", args[0], err)
 		return 2
 	}
+	if cmd.ReadOnlyFor != nil {
+		cmd.ReadOnly = cmd.ReadOnlyFor(rest)
+	}
 	var mode []store.Option
 	switch {
 	case cmd.ReadOnly && create:
@@ -157,6 +168,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 	for i, g := range env.Graphs {
 		graphs[i] = g.WithSaver(s)
 	}
+	ctx = context.WithValue(ctx, stderrKey{}, env.Stderr)
 	if err := cmd.Run(ctx, s, graphs, rest, env.Stdout); err != nil {
 		fmt.Fprintf(env.Stderr, "weft %s: %v\n", args[0], err)
 		var ue *usageError
@@ -166,6 +178,17 @@ func Run(ctx context.Context, args []string, env Env) int {
 		return 1
 	}
 	return 0
+}
+
+// stderrKey carries the command's standard error in its context, for
+// progress and warnings (warnf).
+type stderrKey struct{}
+
+// warnf writes one line to the running command's standard error.
+func warnf(ctx context.Context, format string, args ...any) {
+	if w, ok := ctx.Value(stderrKey{}).(io.Writer); ok {
+		fmt.Fprintf(w, format+"\n", args...)
+	}
 }
 
 func usage(w io.Writer, cmds map[string]Command) {
@@ -307,6 +330,20 @@ type ThreadJSON struct {
 	Step        int       `json:"step"`
 	Source      string    `json:"source"`
 	UpdatedAt   time.Time `json:"updated_at"`
+	// Status is engine.StatusOf the thread: running, waiting, failed,
+	// paused or done; "" when this binary does not have its graph.
+	Status string `json:"status,omitempty"`
+	// Lease is who runs the thread now, or whose run died holding it
+	// (Expired); absent when nobody holds it.
+	Lease *LeaseJSON `json:"lease,omitempty"`
+}
+
+// LeaseJSON is a thread's lease as the threads command prints it.
+type LeaseJSON struct {
+	Owner   string    `json:"owner"`
+	Since   time.Time `json:"since"`
+	Expires time.Time `json:"expires"`
+	Expired bool      `json:"expired,omitempty"` // its run died: the thread may be continued
 }
 
 func cmdThreads(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, args []string, w io.Writer) error {
@@ -330,19 +367,62 @@ func cmdThreads(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph,
 	if err != nil {
 		return err
 	}
+	leases, err := leasesByThread(ctx, s)
+	if err != nil {
+		return err
+	}
+	byName := graphsByName(graphs)
 	out := []ThreadJSON{}
 	for _, ti := range infos {
 		g, _ := ti.LatestMeta.Extra[engine.MetaGraph].(string)
 		if *graph != "" && g != *graph {
 			continue
 		}
-		out = append(out, ThreadJSON{ThreadID: ti.ThreadID, Graph: g, Checkpoints: ti.Checkpoints, Step: ti.LatestMeta.Step,
-			Source: string(ti.LatestMeta.Source), UpdatedAt: ti.UpdatedAt})
+		tj := ThreadJSON{ThreadID: ti.ThreadID, Graph: g, Checkpoints: ti.Checkpoints, Step: ti.LatestMeta.Step,
+			Source: string(ti.LatestMeta.Source), UpdatedAt: ti.UpdatedAt}
+		lease := leases[ti.ThreadID]
+		if lease != nil {
+			tj.Lease = &LeaseJSON{Owner: lease.Owner, Since: lease.Since, Expires: lease.Expires, Expired: lease.Expired}
+		}
+		if gr := byName[g]; gr != nil {
+			snap, err := gr.GetState(ctx, engine.WithThread(ti.ThreadID))
+			if err != nil {
+				return fmt.Errorf("thread %q: %w", ti.ThreadID, err)
+			}
+			tj.Status = string(engine.StatusOf(snap, lease))
+		}
+		out = append(out, tj)
 		if *limit > 0 && len(out) == *limit {
 			break
 		}
 	}
 	return printJSON(w, out)
+}
+
+func graphsByName(graphs []*engine.Graph) map[string]*engine.Graph {
+	m := make(map[string]*engine.Graph, len(graphs))
+	for _, g := range graphs {
+		m[g.Name()] = g
+	}
+	return m
+}
+
+// leasesByThread returns the store's leases by thread id; none when the
+// store has no leases.
+func leasesByThread(ctx context.Context, s checkpoint.Saver) (map[string]*checkpoint.Lease, error) {
+	l, ok := s.(checkpoint.Leaser)
+	if !ok {
+		return nil, nil
+	}
+	ls, err := l.Leases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]*checkpoint.Lease, len(ls))
+	for i := range ls {
+		m[ls[i].ThreadID] = &ls[i]
+	}
+	return m, nil
 }
 
 // SnapshotJSON is a checkpoint's state as the history and state commands
@@ -358,6 +438,100 @@ type SnapshotJSON struct {
 	Values       engine.Values             `json:"values"`
 	Interrupts   []engine.PendingInterrupt `json:"interrupts,omitempty"`
 	Errors       map[string]string         `json:"errors,omitempty"`
+}
+
+// valuesMark stands for a snapshot's values in writeSnapshot's first pass.
+var valuesMark = engine.Values{"\x00": nil}
+
+// writeSnapshot writes sj as json.MarshalIndent(sj, prefix, "  ") would,
+// encoding one channel value at a time: a snapshot of large values costs
+// the memory of its largest value's JSON, not of all of them.
+func writeSnapshot(w io.Writer, sj SnapshotJSON, prefix string) error {
+	vals := sj.Values
+	sj.Values = valuesMark
+	b, err := json.MarshalIndent(sj, prefix, "  ")
+	if err != nil {
+		return err
+	}
+	mark := "{\n" + prefix + "    \"\\u0000\": null\n" + prefix + "  }"
+	head, tail, ok := bytes.Cut(b, []byte(mark))
+	if !ok {
+		return errors.New("unexpected snapshot layout")
+	}
+	if _, err := w.Write(head); err != nil {
+		return err
+	}
+	inner := prefix + "    "
+	switch {
+	case vals == nil:
+		_, err = io.WriteString(w, "null")
+	case len(vals) == 0:
+		_, err = io.WriteString(w, "{}")
+	default:
+		_, err = io.WriteString(w, "{")
+		for i, k := range slices.Sorted(maps.Keys(vals)) {
+			if err != nil {
+				return err
+			}
+			kb, _ := json.Marshal(k)
+			sep := ",\n"
+			if i == 0 {
+				sep = "\n"
+			}
+			if _, err = fmt.Fprintf(w, "%s%s%s: ", sep, inner, kb); err != nil {
+				return err
+			}
+			if err = writeValue(w, vals[k], inner); err != nil {
+				return fmt.Errorf("channel %q: %w", k, err)
+			}
+		}
+		if err == nil {
+			_, err = fmt.Fprintf(w, "\n%s  }", prefix)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(tail)
+	return err
+}
+
+// writeValue writes v as json.MarshalIndent(v, prefix, "  ") would, a
+// list one element at a time (lists are what grow large: messages, notes).
+func writeValue(w io.Writer, v any, prefix string) error {
+	rv := reflect.ValueOf(v)
+	if v == nil || rv.Kind() != reflect.Slice || rv.Len() == 0 || rv.Type().Elem().Kind() == reflect.Uint8 {
+		b, err := json.MarshalIndent(v, prefix, "  ")
+		if err == nil {
+			_, err = w.Write(b)
+		}
+		return err
+	}
+	if _, ok := v.(json.Marshaler); ok {
+		b, err := json.MarshalIndent(v, prefix, "  ")
+		if err == nil {
+			_, err = w.Write(b)
+		}
+		return err
+	}
+	if _, err := io.WriteString(w, "["); err != nil {
+		return err
+	}
+	for i := range rv.Len() {
+		b, err := json.MarshalIndent(rv.Index(i).Interface(), prefix+"  ", "  ")
+		if err != nil {
+			return err
+		}
+		sep := ",\n"
+		if i == 0 {
+			sep = "\n"
+		}
+		if _, err := fmt.Fprintf(w, "%s%s  %s", sep, prefix, b); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintf(w, "\n%s]", prefix)
+	return err
 }
 
 func toJSON(s *engine.Snapshot) SnapshotJSON {
@@ -415,6 +589,11 @@ func quoteList(names []string) string {
 	return strings.Join(q, ", ")
 }
 
+// historyPage is how many snapshots history rebuilds at a time: it prints
+// them before reading more, so a thread with large values costs memory
+// for a few of its checkpoints, not all of them.
+const historyPage = 1
+
 func cmdHistory(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("history", flag.ContinueOnError)
 	limit := fs.Int("limit", 0, "at most this many checkpoints")
@@ -429,15 +608,48 @@ func cmdHistory(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph,
 	if err != nil {
 		return err
 	}
-	snaps, err := g.History(ctx, checkpoint.ListOptions{Limit: *limit}, engine.WithThread(pos[0]))
-	if err != nil {
-		return err
+	// A JSON array written element by element, laid out as printJSON
+	// would lay out the whole array.
+	bw := bufio.NewWriterSize(w, 64<<10)
+	n, before := 0, ""
+	for *limit <= 0 || n < *limit {
+		page := historyPage
+		if *limit > 0 {
+			page = min(page, *limit-n)
+		}
+		snaps, err := g.History(ctx, checkpoint.ListOptions{Limit: page, Before: before}, engine.WithThread(pos[0]))
+		if err != nil {
+			if n > 0 {
+				bw.WriteString("\n") // the array is cut short; the error says why
+				bw.Flush()
+			}
+			return err
+		}
+		for _, sn := range snaps {
+			sep := ",\n  "
+			if n == 0 {
+				sep = "[\n  "
+			}
+			bw.WriteString(sep)
+			if err := writeSnapshot(bw, toJSON(sn), "  "); err != nil {
+				return fmt.Errorf("checkpoint %s: %w", sn.Ref.CheckpointID, err)
+			}
+			n++
+			before = sn.Ref.CheckpointID
+		}
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		if len(snaps) < page {
+			break
+		}
 	}
-	out := make([]SnapshotJSON, len(snaps))
-	for i, sn := range snaps {
-		out[i] = toJSON(sn)
+	if n == 0 {
+		bw.WriteString("[]\n")
+	} else {
+		bw.WriteString("\n]\n")
 	}
-	return printJSON(w, out)
+	return bw.Flush()
 }
 
 func cmdState(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, args []string, w io.Writer) error {
@@ -474,66 +686,123 @@ type ResultJSON struct {
 	Interrupts   []engine.PendingInterrupt `json:"interrupts,omitempty"`
 }
 
-// answerArgs parses THREAD -answer JSON [-id INTERRUPT] and checks the
-// answer against the thread's pending interrupts.
-func answerArgs(ctx context.Context, name string, s checkpoint.Saver, graphs []*engine.Graph, args []string) (*engine.Graph, string, engine.Command, error) {
+// answerFlags are the flags of resume and answer.
+type answerFlags struct {
+	fs     *flag.FlagSet
+	answer *string
+	id     *string
+	ttl    *time.Duration
+}
+
+func newAnswerFlags(name string) answerFlags {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	answer := fs.String("answer", "", "the answer, as JSON")
-	id := fs.String("id", "", "the interrupt to answer (needed when several are pending)")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return nil, "", engine.Command{}, err
-	}
-	if len(pos) != 1 || *answer == "" {
-		return nil, "", engine.Command{}, usagef("usage: %s THREAD -answer JSON [-id INTERRUPT]", name)
-	}
+	return answerFlags{fs: fs,
+		answer: fs.String("answer", "", "the answer, as JSON"),
+		id:     fs.String("id", "", "the interrupt to answer (needed when several are pending)"),
+		ttl:    fs.Duration("lease-ttl", checkpoint.DefaultLeaseTTL, "how long the thread stays claimed if this process dies")}
+}
+
+// answerCommand checks -answer against st's pending interrupts and returns
+// the Command that answers them.
+func answerCommand(thread, answer, id string, st *engine.Snapshot) (engine.Command, error) {
 	var v any
-	if err := json.Unmarshal([]byte(*answer), &v); err != nil {
-		return nil, "", engine.Command{}, usagef("-answer is not valid JSON (%v): quote strings, e.g. -answer '\"approve\"'", err)
+	if err := json.Unmarshal([]byte(answer), &v); err != nil {
+		return engine.Command{}, usagef("-answer is not valid JSON (%v): quote strings, e.g. -answer '\"approve\"'", err)
 	}
 	if v == nil {
-		return nil, "", engine.Command{}, usagef("-answer null is not an answer (the graph would receive no input): give the value the question asks for, e.g. -answer '\"approve\"' or -answer '{\"approved\": false}'")
+		return engine.Command{}, usagef("-answer null is not an answer (the graph would receive no input): give the value the question asks for, e.g. -answer '\"approve\"' or -answer '{\"approved\": false}'")
 	}
-	thread := pos[0]
+	if len(st.OpenInterrupts()) == 0 {
+		return engine.Command{}, fmt.Errorf("thread %q has no pending interrupt to answer (it is %s)", thread, engine.StatusOf(st, nil))
+	}
+	ids := make([]string, len(st.OpenInterrupts()))
+	for i, it := range st.OpenInterrupts() {
+		ids[i] = it.ID
+	}
+	if id == "" {
+		if len(ids) == 1 {
+			// By id, so that if another run answered it first, this answer
+			// is refused instead of reaching whatever asks next.
+			return engine.Command{ResumeByID: map[string]any{ids[0]: v}}, nil
+		}
+		return engine.Command{Resume: v}, nil // the engine explains that each needs an id
+	}
+	if !slices.Contains(ids, id) {
+		return engine.Command{}, fmt.Errorf("thread %q has no pending interrupt %q (pending: %s)", thread, id, strings.Join(ids, ", "))
+	}
+	return engine.Command{ResumeByID: map[string]any{id: v}}, nil
+}
+
+// claimThread claims thread for this command (see engine.Graph.Claim).
+func claimThread(ctx context.Context, g *engine.Graph, thread string, ttl time.Duration) (*engine.Claim, error) {
+	return g.Claim(ctx, engine.WithThread(thread), engine.WithLeaseTTL(ttl))
+}
+
+// claimedState finds thread's graph, claims the thread and reads its state
+// under the claim: the state a run started under the claim starts from,
+// whatever other processes do meanwhile. The caller releases the claim.
+func claimedState(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, thread string, ttl time.Duration) (*engine.Graph, *engine.Claim, *engine.Snapshot, error) {
 	g, err := graphOf(ctx, s, graphs, thread)
 	if err != nil {
-		return nil, "", engine.Command{}, err
+		return nil, nil, nil, err
+	}
+	claim, err := claimThread(ctx, g, thread, ttl)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	st, err := g.GetState(ctx, engine.WithThread(thread))
 	if err != nil {
-		return nil, "", engine.Command{}, err
+		claim.Release()
+		return nil, nil, nil, err
 	}
-	if len(st.Interrupts) == 0 {
-		return nil, "", engine.Command{}, fmt.Errorf("thread %q has no pending interrupt to answer", thread)
-	}
-	cmd := engine.Command{Resume: v}
-	if *id != "" {
-		ids := make([]string, len(st.Interrupts))
-		for i, it := range st.Interrupts {
-			ids[i] = it.ID
-		}
-		if !slices.Contains(ids, *id) {
-			return nil, "", engine.Command{}, fmt.Errorf("thread %q has no pending interrupt %q (pending: %s)", thread, *id, strings.Join(ids, ", "))
-		}
-		cmd = engine.Command{ResumeByID: map[string]any{*id: v}}
-	}
-	return g, thread, cmd, nil
+	return g, claim, st, nil
 }
 
 func cmdResume(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, args []string, w io.Writer) error {
-	g, thread, cmd, err := answerArgs(ctx, "resume", s, graphs, args)
+	f := newAnswerFlags("resume")
+	pos, err := parse(f.fs, args)
 	if err != nil {
 		return err
 	}
-	res, err := g.Invoke(ctx, cmd, engine.WithThread(thread))
+	if len(pos) != 1 || (*f.answer == "" && *f.id != "") {
+		return usagef("usage: resume THREAD [-answer JSON [-id INTERRUPT]]")
+	}
+	thread := pos[0]
+	g, claim, st, err := claimedState(ctx, s, graphs, thread, *f.ttl)
 	if err != nil {
 		return err
 	}
+	defer claim.Release()
+	var input engine.Input
+	switch {
+	case *f.answer != "":
+		cmd, err := answerCommand(thread, *f.answer, *f.id, st)
+		if err != nil {
+			return err
+		}
+		input = cmd
+	case len(st.OpenInterrupts()) > 0:
+		ids := make([]string, len(st.OpenInterrupts()))
+		for i, it := range st.OpenInterrupts() {
+			ids[i] = it.ID
+		}
+		return fmt.Errorf("thread %q waits for an answer to interrupt %s: give it with -answer JSON", thread, strings.Join(ids, ", "))
+	case st.Done():
+		return fmt.Errorf("thread %q is done: there is nothing to continue", thread)
+	}
+	res, err := g.Invoke(ctx, input, engine.WithThread(thread), engine.WithClaim(claim))
+	if err != nil {
+		return err
+	}
+	return printJSON(w, resultJSON(thread, res))
+}
+
+func resultJSON(thread string, res *engine.Result) ResultJSON {
 	out := ResultJSON{ThreadID: thread, CheckpointID: res.Ref.CheckpointID, Done: res.Done, Next: res.Next, Values: res.Values, Interrupts: res.Interrupts}
 	if out.Next == nil {
 		out.Next = []string{}
 	}
-	return printJSON(w, out)
+	return out
 }
 
 // ageTrimmer is a store that can delete checkpoints by age (PostgreSQL).
@@ -588,7 +857,21 @@ func cmdPrune(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args [
 }
 
 func cmdAnswer(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, args []string, w io.Writer) error {
-	g, thread, cmd, err := answerArgs(ctx, "answer", s, graphs, args)
+	f := newAnswerFlags("answer")
+	pos, err := parse(f.fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || *f.answer == "" {
+		return usagef("usage: answer THREAD -answer JSON [-id INTERRUPT]")
+	}
+	thread := pos[0]
+	g, claim, st, err := claimedState(ctx, s, graphs, thread, *f.ttl)
+	if err != nil {
+		return err
+	}
+	defer claim.Release()
+	cmd, err := answerCommand(thread, *f.answer, *f.id, st)
 	if err != nil {
 		return err
 	}
@@ -599,11 +882,15 @@ func cmdAnswer(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, 
 	return printJSON(w, map[string]any{"thread_id": thread, "checkpoint_id": ref.CheckpointID, "stored": true})
 }
 
-// cmdWorker resumes every thread whose answer waits (SubmitAnswer), and
-// with -watch keeps looking until interrupted.
+// cmdWorker runs the threads that have work and nobody to do it: answers
+// stored with answer (SubmitAnswer), and threads a run left mid-way when
+// its process died (its lease lapsed, or a step's writes are stored with
+// no checkpoint after them). With -watch it keeps looking until
+// interrupted, and waits out store outages instead of exiting.
 func cmdWorker(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	watch := fs.Duration("watch", 0, "keep polling at this interval instead of stopping when no work is left")
+	ttl := fs.Duration("lease-ttl", checkpoint.DefaultLeaseTTL, "how long a thread stays claimed if this process dies")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -611,44 +898,35 @@ func cmdWorker(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, 
 	if !ok {
 		return errors.New("this store cannot list threads")
 	}
-	byName := map[string]*engine.Graph{}
-	for _, g := range graphs {
-		byName[g.Name()] = g
-	}
-	var done []ResultJSON
+	byName := graphsByName(graphs)
+	done := []ResultJSON{}
 	ctx, lost := watchStore(ctx, s, storeCheckInterval)
+	wait := time.Duration(0) // the backoff while the store is unreachable
 	for {
 		if c, ok := s.(store.Checker); ok {
 			if err := c.Check(ctx); err != nil {
-				return err
+				return err // the store file is gone or replaced: nothing to wait for
 			}
 		}
-		infos, err := tl.ListThreads(ctx, 0)
-		if err != nil {
+		err := workOnce(ctx, s, tl, byName, *ttl, *watch > 0, &done)
+		switch {
+		case err == nil:
+			if wait > 0 {
+				warnf(ctx, "weft worker: the store is reachable again")
+			}
+			wait = 0
+		case *watch <= 0 || ctx.Err() != nil:
 			return err
-		}
-		for _, ti := range infos {
-			name, _ := ti.LatestMeta.Extra[engine.MetaGraph].(string)
-			g := byName[name]
-			if g == nil {
-				continue
-			}
-			th := engine.WithThread(ti.ThreadID)
-			if ok, err := g.AnswerWaiting(ctx, th); err != nil || !ok {
-				continue
-			}
-			res, err := g.Invoke(ctx, nil, th)
-			if err != nil {
-				return fmt.Errorf("thread %q: %w", ti.ThreadID, err)
-			}
-			r := ResultJSON{ThreadID: ti.ThreadID, CheckpointID: res.Ref.CheckpointID, Done: res.Done, Next: res.Next, Values: res.Values, Interrupts: res.Interrupts}
-			if r.Next == nil {
-				r.Next = []string{}
-			}
-			done = append(done, r)
+		default:
+			wait = min(max(2*wait, time.Second), 30*time.Second)
+			warnf(ctx, "weft worker: %v; retrying in %v", err, wait)
 		}
 		if *watch <= 0 {
 			break
+		}
+		pause := *watch
+		if wait > 0 {
+			pause = wait
 		}
 		select {
 		case <-ctx.Done():
@@ -656,23 +934,121 @@ func cmdWorker(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, 
 				return err
 			}
 			return printJSON(w, done)
-		case <-time.After(*watch):
+		case <-time.After(pause):
 		}
-	}
-	if done == nil {
-		done = []ResultJSON{}
 	}
 	return printJSON(w, done)
 }
 
+// workOnce runs every thread with work once. Under -watch (keepGoing) a
+// failed run is reported and the others go on; only a failure to read the
+// store is returned.
+func workOnce(ctx context.Context, s checkpoint.Saver, tl checkpoint.ThreadLister, byName map[string]*engine.Graph, ttl time.Duration, keepGoing bool, done *[]ResultJSON) error {
+	infos, err := tl.ListThreads(ctx, 0)
+	if err != nil {
+		return err
+	}
+	leases, err := leasesByThread(ctx, s)
+	if err != nil {
+		return err
+	}
+	for _, ti := range infos {
+		name, _ := ti.LatestMeta.Extra[engine.MetaGraph].(string)
+		g := byName[name]
+		if g == nil {
+			continue
+		}
+		if l := leases[ti.ThreadID]; l != nil && !l.Expired {
+			continue // being run
+		}
+		if ok, err := hasWork(ctx, s, g, ti.ThreadID, leases[ti.ThreadID]); err != nil || !ok {
+			if err != nil {
+				return fmt.Errorf("thread %q: %w", ti.ThreadID, err)
+			}
+			continue
+		}
+		res, err := runWork(ctx, s, g, ti.ThreadID, leases[ti.ThreadID], ttl)
+		switch {
+		case errors.Is(err, checkpoint.ErrLeaseHeld), errors.Is(err, errNoWork):
+			continue // another worker was first
+		case err != nil && keepGoing && ctx.Err() == nil:
+			warnf(ctx, "weft worker: thread %q: %v", ti.ThreadID, err)
+			continue
+		case err != nil:
+			return fmt.Errorf("thread %q: %w", ti.ThreadID, err)
+		}
+		*done = append(*done, resultJSON(ti.ThreadID, res))
+	}
+	return nil
+}
+
+// errNoWork: the thread had work when listed, but not once claimed.
+var errNoWork = errors.New("nothing left to do")
+
+// hasWork reports whether a worker should run thread: an answer waits for
+// it, or a run died in it (lease is its expired lease, or nil).
+func hasWork(ctx context.Context, s checkpoint.Saver, g *engine.Graph, thread string, lease *checkpoint.Lease) (bool, error) {
+	th := engine.WithThread(thread)
+	if ok, err := g.AnswerWaiting(ctx, th); err != nil || ok {
+		return ok, err
+	}
+	tp, err := s.Get(ctx, checkpoint.Ref{ThreadID: thread})
+	if err != nil {
+		return false, err
+	}
+	midStep := false
+	for _, pw := range tp.PendingWrites {
+		switch {
+		case pw.TaskID == checkpoint.NullTaskID:
+		case pw.Channel == checkpoint.Interrupt, pw.Channel == checkpoint.Error:
+			return false, nil // waiting for a person, or failed: not a worker's to retry
+		default:
+			midStep = true
+		}
+	}
+	if !midStep && (lease == nil || !lease.Expired) {
+		return false, nil // paused on purpose (a breakpoint, a stopped client): left alone
+	}
+	snap, err := g.GetState(ctx, th)
+	if err != nil {
+		return false, err
+	}
+	return engine.StatusOf(snap, nil) == engine.StatusPaused, nil
+}
+
+// runWork claims thread, checks it still has work and continues it. lease
+// is the thread's lease when it was listed: an expired one says a run died
+// there (claiming the thread replaced it).
+func runWork(ctx context.Context, s checkpoint.Saver, g *engine.Graph, thread string, lease *checkpoint.Lease, ttl time.Duration) (*engine.Result, error) {
+	claim, err := claimThread(ctx, g, thread, ttl)
+	if err != nil {
+		return nil, err
+	}
+	defer claim.Release()
+	// Another worker may have done the work between the listing and the
+	// claim.
+	if ok, err := hasWork(ctx, s, g, thread, lease); err != nil || !ok {
+		if err == nil {
+			err = errNoWork
+		}
+		return nil, err
+	}
+	return g.Invoke(ctx, nil, engine.WithThread(thread), engine.WithClaim(claim))
+}
+
+// cmdDelete deletes threads, each under its lease so that no run writes to
+// it meanwhile. A thread another run holds is refused, unless -force, which
+// asks that run to stop (at its next lease renewal) and waits for it.
 func cmdDelete(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("delete", flag.ContinueOnError)
+	force := fs.Bool("force", false, "stop the runs that hold the threads first, and wait for them")
+	wait := fs.Duration("wait", 2*time.Minute, "with -force, how long to wait for a run to stop")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) == 0 {
-		return usagef("usage: delete THREAD…")
+		return usagef("usage: delete THREAD… [-force]")
 	}
 	for _, id := range pos {
 		if _, err := s.Get(ctx, checkpoint.Ref{ThreadID: id}); errors.Is(err, checkpoint.ErrNotFound) {
@@ -681,10 +1057,60 @@ func cmdDelete(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args 
 			return err
 		}
 	}
+	// Hold every thread first, so that either all are deleted or none.
+	if l, ok := s.(checkpoint.Leaser); ok {
+		var held []checkpoint.Lease
+		defer func() {
+			for _, lease := range held {
+				if err := l.ReleaseLease(context.WithoutCancel(ctx), lease); err != nil {
+					warnf(ctx, "weft delete: %v", err)
+				}
+			}
+		}()
+		for _, id := range pos {
+			lease, err := holdForDelete(ctx, l, id, *force, *wait)
+			if err != nil {
+				return err
+			}
+			held = append(held, lease)
+		}
+	}
 	for _, id := range pos {
 		if err := s.DeleteThread(ctx, id); err != nil {
 			return fmt.Errorf("deleting thread %q: %w", id, err)
 		}
 	}
 	return printJSON(w, map[string]any{"deleted_threads": pos})
+}
+
+// holdForDelete takes thread's lease for a delete. When a run holds it, it
+// fails, or with force asks the run to stop and waits up to wait for it.
+func holdForDelete(ctx context.Context, l checkpoint.Leaser, thread string, force bool, wait time.Duration) (checkpoint.Lease, error) {
+	owner := engine.DefaultLeaseOwner()
+	lease, err := l.AcquireLease(ctx, thread, owner, 0)
+	if err == nil || !errors.Is(err, checkpoint.ErrLeaseHeld) {
+		return lease, err
+	}
+	if !force {
+		return checkpoint.Lease{}, fmt.Errorf("%w; nothing was deleted (use -force to stop that run first)", err)
+	}
+	if _, err := l.StopLease(ctx, thread, owner+" to delete the thread"); err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+		return checkpoint.Lease{}, err
+	}
+	warnf(ctx, "weft delete: %v; asked it to stop, waiting", err)
+	deadline := time.Now().Add(wait)
+	for {
+		lease, err := l.AcquireLease(ctx, thread, owner, 0)
+		if err == nil || !errors.Is(err, checkpoint.ErrLeaseHeld) {
+			return lease, err
+		}
+		if time.Now().After(deadline) {
+			return checkpoint.Lease{}, fmt.Errorf("%w; it did not stop within %v, nothing was deleted", err, wait)
+		}
+		select {
+		case <-ctx.Done():
+			return checkpoint.Lease{}, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }

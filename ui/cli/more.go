@@ -6,7 +6,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
@@ -19,7 +21,7 @@ import (
 func init() {
 	builtins["export"] = Command{Summary: "write a thread as a JSON bundle: export THREAD [-o FILE]", Run: cmdExport, ReadOnly: true}
 	builtins["import"] = Command{Summary: "read a thread bundle into the store: import FILE [-as THREAD]", Run: cmdImport}
-	builtins["serve"] = Command{Summary: "serve every graph over AG-UI at http://ADDR/agents/<graph>: serve [-addr 127.0.0.1:8123]", Run: cmdServe}
+	builtins["serve"] = Command{Summary: "serve every graph over AG-UI at http://ADDR/agents/<graph>: serve [-addr 127.0.0.1:8123] [-allow-origin URL] [-allow-host NAME] [-token T]", Run: cmdServe}
 }
 
 func cmdExport(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args []string, w io.Writer) error {
@@ -86,16 +88,38 @@ func cmdImport(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args 
 	return printJSON(w, map[string]string{"thread_id": id})
 }
 
+// listFlag is a flag that may be repeated and takes comma-separated lists.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(v string) error {
+	for _, x := range strings.Split(v, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			*l = append(*l, x)
+		}
+	}
+	return nil
+}
+
+// cmdServe runs the AG-UI server until SIGINT or SIGTERM, which stop runs
+// at their next step boundary and end their streams cleanly.
 func cmdServe(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:8123", "listen address")
+	var origins, hosts listFlag
+	fs.Var(&origins, "allow-origin", "let pages from this origin (scheme://host[:port]) call the server; repeat or separate with commas; loopback pages are always allowed")
+	fs.Var(&hosts, "allow-host", "answer requests for this host name too (besides loopback names); repeat or separate with commas")
+	token := fs.String("token", os.Getenv(agui.TokenEnv), "require Authorization: Bearer TOKEN on every request (default $"+agui.TokenEnv+"); needed to listen beyond loopback")
+	ttl := fs.Duration("lease-ttl", checkpoint.DefaultLeaseTTL, "how long a thread stays claimed if this process dies")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ctx, lost := watchStore(ctx, s, storeCheckInterval)
-	err := agui.Serve(ctx, *addr, s, graphs, agui.WithOutput(w))
+	err := agui.Serve(ctx, *addr, s, graphs, agui.WithOutput(w), agui.WithAllowedOrigins(origins...),
+		agui.WithAllowedHosts(hosts...), agui.WithToken(*token), agui.WithLeaseTTL(*ttl))
 	if cause := lost(); cause != nil {
 		return cause
 	}

@@ -119,7 +119,7 @@ func (p *graphPanel) showNodeHint(id string) {
 				text += " · error: " + oneLine(t.Error, 120)
 			}
 		}
-		for _, it := range v.Snap.Interrupts {
+		for _, it := range v.Snap.OpenInterrupts() {
 			if interruptNodeID(it) == id || it.Node == id {
 				q, _, _ := splitPayload(it.Value)
 				text += " · asks: " + oneLine(q, 120)
@@ -138,8 +138,8 @@ func (p *graphPanel) setHint(s string) {
 // showInterrupt puts the question of an interrupted node under the graph
 // title, or the breakpoint hint.
 func (p *graphPanel) showInterrupt() {
-	if v := p.m.scope().viewFor(); v != nil && len(v.Snap.Interrupts) > 0 {
-		p.showNodeHint(interruptNodeID(v.Snap.Interrupts[0]))
+	if v := p.m.scope().viewFor(); v != nil && len(v.Snap.OpenInterrupts()) > 0 {
+		p.showNodeHint(interruptNodeID(v.Snap.OpenInterrupts()[0]))
 	} else if p.view.Selected() == "" {
 		p.setHint(breakHint)
 	} else {
@@ -204,7 +204,7 @@ func highlightOf(m *model) render.Highlight {
 			}
 		}
 		subgraphHighlight(h, snap)
-		for _, it := range snap.Interrupts {
+		for _, it := range snap.OpenInterrupts() {
 			id := interruptNodeID(it)
 			h.States[id] = render.StateInterrupted
 			h.Badges[id] = "?"

@@ -296,7 +296,7 @@ func (m *model) setView(sc *scope, id string, v *view) {
 	sc.view = v
 	mk := markNone
 	switch {
-	case len(v.Snap.Interrupts) > 0:
+	case len(v.Snap.OpenInterrupts()) > 0:
 		mk = markInterrupt
 	case v.failed():
 		mk = markError
@@ -323,7 +323,7 @@ func (sc *scope) atHead() bool { return sc.sel != "" && sc.sel == sc.head }
 // head is shown.
 func (sc *scope) pending() []engine.PendingInterrupt {
 	if v := sc.viewFor(); v != nil && sc.atHead() && !v.Answered {
-		return v.Snap.Interrupts
+		return v.Snap.OpenInterrupts()
 	}
 	return nil
 }

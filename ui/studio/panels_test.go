@@ -46,7 +46,9 @@ func TestPanelsStandAlone(t *testing.T) {
 		m.setView(sc, "02", &view{Latest: true, Snap: &engine.Snapshot{
 			Ref:        checkpoint.Ref{ThreadID: "x", CheckpointID: "02"},
 			Interrupts: []engine.PendingInterrupt{{ID: "i1", Node: "review", Value: map[string]any{"question": "OK?", "options": []any{"yes", "no"}}}},
-			CreatedAt:  time.Now(),
+			Tasks: []engine.TaskState{{ID: "t1", Name: "review",
+				Interrupts: []engine.PendingInterrupt{{ID: "i1", Node: "review", Value: map[string]any{"question": "OK?", "options": []any{"yes", "no"}}}}}},
+			CreatedAt: time.Now(),
 		}})
 	})
 	if tl.info.Text == emptyTimeline || len(ip.items) != 1 {

@@ -138,8 +138,11 @@ type threadRow struct {
 	Source  checkpoint.Source
 	Updated time.Time
 	Count   int
-	Status  string // "done", "waiting", "failed", "paused"; "" while unknown
+	Status  string // engine.StatusOf: "running", "waiting", "failed", "paused", "done"; "" while unknown
 	Latest  string // the latest checkpoint's id, which the status was read at
+	// Holder says who runs the thread now (its lease's owner and since
+	// when), "" when nobody does.
+	Holder string
 }
 
 // sameRows reports whether two thread lists read the same.
@@ -149,28 +152,29 @@ func sameRows(a, b []threadRow) bool { return slices.Equal(a, b) }
 // in one listing.
 const maxStatus = 40
 
-// statusOf says where a thread whose latest checkpoint is snap stands.
-func statusOf(snap *engine.Snapshot) string {
-	switch {
-	case len(snap.Interrupts) > 0:
-		return "waiting"
-	case slices.ContainsFunc(snap.Tasks, func(t engine.TaskState) bool { return t.Error != "" }):
-		return "failed"
-	case snap.Done():
-		return "done"
-	}
-	return "paused"
-}
-
-// statuses fills in the status of rows: from known when the thread's
-// latest checkpoint is the one known's status was read at, otherwise from
-// the latest checkpoint (for the first maxStatus rows).
+// statuses fills in the status of rows: "running" with its holder when a
+// live lease holds the thread; otherwise from known when the thread's
+// latest checkpoint is the one known's status was read at, or from the
+// latest checkpoint (for the first maxStatus rows).
 func (s *session) statuses(ctx context.Context, rows []threadRow, known map[string]threadRow) {
-	g, _ := s.current()
+	g, saver := s.current()
+	leases := map[string]*checkpoint.Lease{}
+	if l, ok := saver.(checkpoint.Leaser); ok {
+		if ls, err := l.Leases(ctx); err == nil {
+			for i := range ls {
+				leases[ls[i].ThreadID] = &ls[i]
+			}
+		}
+	}
 	read := 0
 	for i := range rows {
 		r := &rows[i]
-		if k, ok := known[r.ID]; ok && k.Status != "" && k.Latest == r.Latest && r.Latest != "" {
+		r.Holder = ""
+		if l := leases[r.ID]; l != nil && !l.Expired {
+			r.Status, r.Holder = string(engine.StatusRunning), l.Owner+" since "+l.Since.Local().Format("15:04")
+			continue
+		}
+		if k, ok := known[r.ID]; ok && k.Status != "" && k.Status != string(engine.StatusRunning) && k.Latest == r.Latest && r.Latest != "" {
 			r.Status = k.Status
 			continue
 		}
@@ -182,7 +186,7 @@ func (s *session) statuses(ctx context.Context, rows []threadRow, known map[stri
 		if err != nil {
 			continue
 		}
-		r.Status = statusOf(snap)
+		r.Status = string(engine.StatusOf(snap, leases[r.ID]))
 		if r.Latest == "" {
 			r.Latest = snap.Ref.CheckpointID
 		}
@@ -370,7 +374,7 @@ func (s *session) load(ctx context.Context, thread, id string, latest bool) (*vi
 		return nil, err
 	}
 	v := &view{Snap: snap, Latest: latest}
-	if latest && len(snap.Interrupts) > 0 {
+	if latest && len(snap.OpenInterrupts()) > 0 {
 		v.Answered, _ = g.AnswerWaiting(ctx, engine.WithThread(thread))
 	}
 	if snap.Parent != nil && snap.Parent.CheckpointID != "" {

@@ -616,7 +616,7 @@ func rowCount(m *model, thread string) int {
 func threadRowOf(sc *scope, v *view, count int) threadRow {
 	md := v.Snap.Metadata
 	return threadRow{ID: sc.thread, Step: md.Step, Source: md.Source, Updated: v.Snap.CreatedAt,
-		Count: count, Status: statusOf(v.Snap), Latest: v.Snap.Ref.CheckpointID}
+		Count: count, Status: string(engine.StatusOf(v.Snap, nil)), Latest: v.Snap.Ref.CheckpointID}
 }
 
 // historyAsk is the question asked when Step or Run is pressed while an

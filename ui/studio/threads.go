@@ -57,7 +57,9 @@ func newThreadsPanel(m *model, a *actions) *threadsPanel {
 			box := row.Objects[0].(*fyne.Container)
 			box.Objects[0].(*widget.Label).SetText(r.ID)
 			sub := fmt.Sprintf("step %d · %d checkpoints · %s", r.Step, r.Count, ago(r.Updated))
-			if r.Status != "" {
+			if r.Holder != "" {
+				sub = "running · " + r.Holder + " · " + sub
+			} else if r.Status != "" {
 				sub = r.Status + " · " + sub
 			}
 			box.Objects[1].(*widget.Label).SetText(sub)
@@ -122,6 +124,8 @@ func statusIcon(status string) fyne.Resource {
 		return theme.NewErrorThemedResource(theme.ErrorIcon())
 	case "paused":
 		return theme.NewPrimaryThemedResource(theme.MediaPauseIcon())
+	case "running":
+		return theme.NewPrimaryThemedResource(theme.MediaPlayIcon())
 	}
 	return theme.HistoryIcon()
 }

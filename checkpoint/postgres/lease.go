@@ -1,0 +1,159 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weftstudio/weft/checkpoint"
+)
+
+// Leases live in weft_leases (migrations/0004_leases.sql), one row per
+// thread. Every operation is one statement timed by the server's clock
+// (clock_timestamp()), so workers on machines whose clocks differ agree on
+// when a lease lapses.
+
+func leaseSeconds(ttl time.Duration) float64 {
+	if ttl <= 0 {
+		ttl = checkpoint.DefaultLeaseTTL
+	}
+	return ttl.Seconds()
+}
+
+// AcquireLease claims threadID for owner for ttl; see checkpoint.Leaser.
+func (s *Saver) AcquireLease(ctx context.Context, threadID, owner string, ttl time.Duration) (checkpoint.Lease, error) {
+	if err := s.writable(ctx); err != nil {
+		return checkpoint.Lease{}, err
+	}
+	if threadID == "" {
+		return checkpoint.Lease{}, fmt.Errorf("acquire lease: %w", checkpoint.ErrNoThread)
+	}
+	l := checkpoint.Lease{ThreadID: threadID, Owner: owner, Token: checkpoint.NewID()}
+	// The insert takes the row, or an expired one over; a live holder's row
+	// is left alone and the insert returns nothing. The holder may release
+	// between that and reading its row: then try again.
+	for range 3 {
+		err := s.pool.QueryRow(ctx, `INSERT INTO weft_leases AS l (thread_id, owner, token, acquired_at, expires_at, stop_by)
+			VALUES ($1, $2, $3, clock_timestamp(), clock_timestamp() + make_interval(secs => $4), '')
+			ON CONFLICT (thread_id) DO UPDATE SET owner = EXCLUDED.owner, token = EXCLUDED.token,
+				acquired_at = EXCLUDED.acquired_at, expires_at = EXCLUDED.expires_at, stop_by = ''
+			WHERE l.expires_at <= clock_timestamp()
+			RETURNING acquired_at, expires_at`, threadID, owner, l.Token, leaseSeconds(ttl)).Scan(&l.Since, &l.Expires)
+		if err == nil {
+			return l, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return checkpoint.Lease{}, fmt.Errorf("acquire the lease of thread %q: %w", threadID, connErr(err))
+		}
+		cur, ok, err := s.leaseOf(ctx, threadID)
+		if err != nil {
+			return checkpoint.Lease{}, fmt.Errorf("acquire the lease of thread %q: %w", threadID, err)
+		}
+		if ok {
+			return checkpoint.Lease{}, &checkpoint.LeaseHeldError{Lease: cur}
+		}
+	}
+	return checkpoint.Lease{}, fmt.Errorf("acquire the lease of thread %q: it was taken and released three times in a row; try again", threadID)
+}
+
+// leaseOf reads the lease of thread; ok is false when there is none.
+func (s *Saver) leaseOf(ctx context.Context, thread string) (checkpoint.Lease, bool, error) {
+	l := checkpoint.Lease{ThreadID: thread}
+	err := s.pool.QueryRow(ctx, `SELECT owner, token, acquired_at, expires_at, stop_by, expires_at <= clock_timestamp()
+		FROM weft_leases WHERE thread_id = $1`, thread).Scan(&l.Owner, &l.Token, &l.Since, &l.Expires, &l.StopRequested, &l.Expired)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return checkpoint.Lease{}, false, nil
+	}
+	if err != nil {
+		return checkpoint.Lease{}, false, connErr(err)
+	}
+	return l, true, nil
+}
+
+// RenewLease extends l to ttl from now; see checkpoint.Leaser.
+func (s *Saver) RenewLease(ctx context.Context, l checkpoint.Lease, ttl time.Duration) (checkpoint.Lease, error) {
+	if err := s.writable(ctx); err != nil {
+		return checkpoint.Lease{}, err
+	}
+	out := checkpoint.Lease{ThreadID: l.ThreadID, Token: l.Token}
+	err := s.pool.QueryRow(ctx, `UPDATE weft_leases SET expires_at = clock_timestamp() + make_interval(secs => $3)
+		WHERE thread_id = $1 AND token = $2
+		RETURNING owner, acquired_at, expires_at, stop_by`, l.ThreadID, l.Token, leaseSeconds(ttl)).
+		Scan(&out.Owner, &out.Since, &out.Expires, &out.StopRequested)
+	switch {
+	case err == nil:
+		return out, nil
+	case !errors.Is(err, pgx.ErrNoRows):
+		return checkpoint.Lease{}, fmt.Errorf("renew the lease of thread %q: %w", l.ThreadID, connErr(err))
+	}
+	cur, ok, err := s.leaseOf(ctx, l.ThreadID)
+	if err != nil {
+		return checkpoint.Lease{}, fmt.Errorf("renew the lease of thread %q: %w", l.ThreadID, err)
+	}
+	lost := &checkpoint.LeaseLostError{ThreadID: l.ThreadID}
+	if ok {
+		lost.Now = &cur
+	}
+	return checkpoint.Lease{}, lost
+}
+
+// ReleaseLease ends l; see checkpoint.Leaser.
+func (s *Saver) ReleaseLease(ctx context.Context, l checkpoint.Lease) error {
+	if err := s.writable(ctx); err != nil {
+		return err
+	}
+	if _, err := s.pool.Exec(ctx, `DELETE FROM weft_leases WHERE thread_id = $1 AND token = $2`, l.ThreadID, l.Token); err != nil {
+		return fmt.Errorf("release the lease of thread %q: %w", l.ThreadID, connErr(err))
+	}
+	return nil
+}
+
+// StopLease asks the holder of threadID's live lease to stop; see
+// checkpoint.Leaser.
+func (s *Saver) StopLease(ctx context.Context, threadID, by string) (checkpoint.Lease, error) {
+	if err := s.writable(ctx); err != nil {
+		return checkpoint.Lease{}, err
+	}
+	if by == "" {
+		by = "someone"
+	}
+	out := checkpoint.Lease{ThreadID: threadID}
+	err := s.pool.QueryRow(ctx, `UPDATE weft_leases SET stop_by = $2
+		WHERE thread_id = $1 AND expires_at > clock_timestamp()
+		RETURNING owner, token, acquired_at, expires_at, stop_by`, threadID, by).
+		Scan(&out.Owner, &out.Token, &out.Since, &out.Expires, &out.StopRequested)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return checkpoint.Lease{}, fmt.Errorf("thread %q has no run to stop: %w", threadID, checkpoint.ErrNotFound)
+	case err != nil:
+		return checkpoint.Lease{}, fmt.Errorf("stop the run of thread %q: %w", threadID, connErr(err))
+	}
+	return out, nil
+}
+
+// Leases returns the leases of threadIDs, or of every thread; see
+// checkpoint.Leaser.
+func (s *Saver) Leases(ctx context.Context, threadIDs ...string) ([]checkpoint.Lease, error) {
+	q := `SELECT thread_id, owner, token, acquired_at, expires_at, stop_by, expires_at <= clock_timestamp() FROM weft_leases`
+	var args []any
+	if len(threadIDs) > 0 {
+		q += ` WHERE thread_id = ANY($1)`
+		args = append(args, threadIDs)
+	}
+	rows, err := s.pool.Query(ctx, q+` ORDER BY thread_id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read the leases: %w", connErr(err))
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (checkpoint.Lease, error) {
+		var l checkpoint.Lease
+		err := r.Scan(&l.ThreadID, &l.Owner, &l.Token, &l.Since, &l.Expires, &l.StopRequested, &l.Expired)
+		return l, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the leases: %w", connErr(err))
+	}
+	return out, nil
+}

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package cli_test
+
+import "os"
+
+var sigterm = os.Kill
