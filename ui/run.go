@@ -161,6 +161,9 @@ func RunWith(o Options, graphs ...studio.Graph) error {
 			return s, store.Redact(spec), nil
 		},
 	}
+	if prog != nil {
+		cfg.Package = prog.PackageDir
+	}
 	s := studio.New(a, cfg)
 	w := s.Window()
 	if o.Title != "" {

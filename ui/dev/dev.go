@@ -339,6 +339,7 @@ func (r *runner) replace(n int, bin string, builtAt time.Time) {
 		EnvSession+"="+filepath.Join(r.tmp, "session.json"),
 		EnvBuild+"="+fmt.Sprint(n),
 		EnvBuiltAt+"="+builtAt.Format(time.RFC3339Nano),
+		EnvPackageDir+"="+r.pkg.Dir,
 	)
 	c.cmd = cmd
 	if err := cmd.Start(); err != nil {

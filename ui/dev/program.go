@@ -24,6 +24,8 @@ const (
 	EnvBuild = "WEFT_DEV_BUILD"
 	// EnvBuiltAt is when that build finished, RFC 3339 with nanoseconds.
 	EnvBuiltAt = "WEFT_DEV_BUILT_AT"
+	// EnvPackageDir is the folder of the program's main package.
+	EnvPackageDir = "WEFT_DEV_PACKAGE_DIR"
 )
 
 // Message types. weft dev sends the program MsgBuilding, MsgFailed and
@@ -64,6 +66,8 @@ type Program struct {
 	BuiltAt time.Time
 	// SessionFile is where the window's session is kept between builds.
 	SessionFile string
+	// PackageDir is the folder of the program's main package.
+	PackageDir string
 
 	conn net.Conn
 	mu   sync.Mutex
@@ -79,7 +83,7 @@ func Connect() (*Program, error) {
 	if sock == "" {
 		return nil, nil
 	}
-	p := &Program{SessionFile: os.Getenv(EnvSession)}
+	p := &Program{SessionFile: os.Getenv(EnvSession), PackageDir: os.Getenv(EnvPackageDir)}
 	p.Build, _ = strconv.Atoi(os.Getenv(EnvBuild))
 	if at := os.Getenv(EnvBuiltAt); at != "" {
 		t, err := time.Parse(time.RFC3339Nano, at)

@@ -42,6 +42,7 @@ func (s *Studio) menus() *fyne.MainMenu {
 		fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem("Export thread…", s.exportThreadDialog),
 		fyne.NewMenuItem("Import thread…", s.importThreadDialog),
+		fyne.NewMenuItem("Save thread as test…", s.saveTestDialog),
 		fyne.NewMenuItem("Delete thread…", s.deleteThreadDialog),
 		fyne.NewMenuItem("Export graph picture…", s.exportGraphDialog),
 	)

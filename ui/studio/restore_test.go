@@ -3,6 +3,8 @@ package studio
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +16,8 @@ import (
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/memory"
 	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/replay"
+	"github.com/weftstudio/weft/replay/replaytest"
 )
 
 // restoreOn opens a new studio on saver and graphs, restores ss and waits
@@ -269,5 +273,59 @@ func TestTopoDiff(t *testing.T) {
 	}
 	if d := topoDiff(a, a); len(d) != 1 || !strings.HasPrefix(d[0], "nothing") {
 		t.Errorf("no change: %q", d)
+	}
+}
+
+// File → Save as test writes the thread's bundle under the package's
+// testdata/ and a test beside it, in the package's own package clause; the
+// bundle replays without a difference against the graph that made it.
+func TestSaveThreadAsTest(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	graphs := demoGraphs(t)
+	s := New(test.NewTempApp(t), Config{Store: memory.New(), Graphs: graphs, Package: dir})
+	idle(t, s)
+	act(func() { s.m.setGraph(1) })
+	idle(t, s)
+	act(func() { s.startThread("refund-42", s.m.graph().Example) })
+	idle(t, s)
+	step(t, s)
+	act(s.saveTestDialog)
+	f := s.saveTestDlg
+	if f == nil || f.name.Text != "TestThreadRefund42" || f.dir.Text != dir || !strings.HasPrefix(f.pkg.Text, "package main") || f.saveB.Disabled() {
+		t.Fatalf("dialog: name %q dir %q pkg %q", f.name.Text, f.dir.Text, f.pkg.Text)
+	}
+	act(func() { f.name.SetText("Testrefund") })
+	if !f.saveB.Disabled() || f.errLbl.Text == "" {
+		t.Error("a name go test does not run was accepted")
+	}
+	act(func() { f.dir.SetText(t.TempDir()) })
+	if !f.saveB.Disabled() || !strings.Contains(f.errLbl.Text, "holds no Go package") {
+		t.Errorf("an empty folder: %q", f.errLbl.Text)
+	}
+	act(func() {
+		f.dir.SetText(dir)
+		f.name.SetText("TestRefundThread")
+		f.graph.SetText("newAgent(t)")
+	})
+	act(func() { test.Tap(f.saveB) })
+	idle(t, s)
+	if !f.done.Visible() || !strings.Contains(f.done.Text, "go test -run '^TestRefundThread$' .") {
+		t.Fatalf("after saving: %q / %q", f.done.Text, f.errLbl.Text)
+	}
+	src, err := os.ReadFile(filepath.Join(dir, "refund_thread_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"package main", "func TestRefundThread(t *testing.T)", `replaytest.Check(t, newAgent(t), "testdata/refund_thread.json", replay.Strict())`} {
+		if !strings.Contains(string(src), want) {
+			t.Errorf("test file lacks %q:\n%s", want, src)
+		}
+	}
+	rep := replaytest.Check(t, graphs[1].Graph, filepath.Join(dir, "testdata", "refund_thread.json"), replay.Strict())
+	if rep == nil {
+		t.Fatal("no replay report")
 	}
 }

@@ -53,6 +53,9 @@ type Config struct {
 	StoreName string
 	Graphs    []Graph
 	OpenStore func(spec string) (checkpoint.Saver, string, error)
+	// Package is the folder of the program's main package, where File →
+	// Save as test proposes to write; "" proposes the working directory.
+	Package string
 }
 
 // Studio is the studio window. Create it with New; all methods must be
@@ -102,6 +105,7 @@ type Studio struct {
 	restoreBottom string                      // the bottom tab to open once it exists
 	build         *buildPanel                 // the Build tab, once ShowBuild was called
 	buildTab      *container.TabItem
+	saveTestDlg   *saveTestForm // the last Save as test dialog, for tests
 }
 
 // busyDelay is how long a run goes before the window shows it as busy: a
