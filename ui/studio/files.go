@@ -45,6 +45,8 @@ func (s *Studio) menus() *fyne.MainMenu {
 		fyne.NewMenuItem("Save thread as test…", s.saveTestDialog),
 		fyne.NewMenuItem("Delete thread…", s.deleteThreadDialog),
 		fyne.NewMenuItem("Export graph picture…", s.exportGraphDialog),
+		fyne.NewMenuItemSeparator(),
+		fyne.NewMenuItem("Storage…", s.openStorage),
 	)
 	run := fyne.NewMenu("Run",
 		key(fyne.NewMenuItem("Run", s.Run), fyne.KeyF5, 0),

@@ -105,7 +105,8 @@ type Studio struct {
 	restoreBottom string                      // the bottom tab to open once it exists
 	build         *buildPanel                 // the Build tab, once ShowBuild was called
 	buildTab      *container.TabItem
-	saveTestDlg   *saveTestForm // the last Save as test dialog, for tests
+	saveTestDlg   *saveTestForm   // the last Save as test dialog, for tests
+	storage       *storageConsole // the open storage window
 }
 
 // busyDelay is how long a run goes before the window shows it as busy: a
