@@ -17,7 +17,8 @@
 # time weft dev logs ("build #N ok in … at HH:MM:SS.mmm"). weft dev's own
 # figure (the restored checkpoint applied, before it is painted) is
 # reported too. Xvfb runs on DEVRESTART_DISPLAY, or the first free display
-# from :120 on.
+# from :120 on. Leave the repository alone while it runs: weft dev watches
+# it too (the program replaces weft with it), so an edit there rebuilds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -112,6 +113,9 @@ until_log() {
   exit 1
 }
 
+# Build once first: go adds the program's requirements to its go.mod, which
+# would otherwise count as an edit during weft dev's first build.
+(cd "$work/app" && go build -o /dev/null .)
 (cd "$work/app" && exec "$work/weft" dev -- -create -db "$work/dev.db") >"$work/dev.log" 2>&1 &
 dev=$!
 until_log "build #1 ok" 600
@@ -134,13 +138,14 @@ sleep 1.5 # the session is saved every second
 : >"$work/restart"
 : >"$work/inapp"
 for i in $(seq 1 "$runs"); do
+  # The build this edit makes is the one after the last logged.
+  n=$(($(grep -c "weft dev: building #" "$work/dev.log") + 1))
   "$work/probe" back 210 70 1070 665 120000 >"$work/back" &
   probe=$!
   sleep 0.3
   sed -i "s/edit $((i - 1))\./edit $i./" "$work/app/main.go"
   wait "$probe"
   back=$(cat "$work/back")
-  n=$((i + 1))
   until_log "build #$n is back\|build #$n is up" 30
   at=$(sed -n "s/.*build #$n ok in .* at \([0-9:.]*\)$/\1/p" "$work/dev.log")
   built=$(date -d "today $at" +%s%3N)

@@ -27,10 +27,12 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -101,6 +103,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	o := Options{Package: fs.Arg(0), Args: progArgs, Stdout: stdout, Stderr: stderr, Quiet: *quiet}
+	// Ctrl+C ends weft dev cleanly: the program is asked to quit and the
+	// temporary folder goes.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	if err := Run(ctx, o); err != nil {
 		fmt.Fprintln(stderr, "weft dev:", err)
 		return 1

@@ -328,14 +328,8 @@ func topoDiff(a, b *engine.Topology) []string {
 }
 
 func diffTopo(prefix string, a, b *engine.Topology, out *[]string) {
-	nodes := func(t *engine.Topology) map[string]engine.TopoNode {
-		m := map[string]engine.TopoNode{}
-		for _, n := range t.Nodes {
-			m[n.Name] = n
-		}
-		return m
-	}
-	an, bn := nodes(a), nodes(b)
+	topoName := func(n engine.TopoNode) string { return n.Name }
+	an, bn := byName(a.Nodes, topoName), byName(b.Nodes, topoName)
 	for _, n := range b.Nodes {
 		if _, ok := an[n.Name]; !ok {
 			*out = append(*out, "+ node "+prefix+n.Name)
@@ -373,14 +367,8 @@ func diffTopo(prefix string, a, b *engine.Topology, out *[]string) {
 			*out = append(*out, "− edge "+e)
 		}
 	}
-	chans := func(t *engine.Topology) map[string]engine.ChannelInfo {
-		m := map[string]engine.ChannelInfo{}
-		for _, c := range t.Channels {
-			m[c.Name] = c
-		}
-		return m
-	}
-	ac, bc := chans(a), chans(b)
+	chanName := func(c engine.ChannelInfo) string { return c.Name }
+	ac, bc := byName(a.Channels, chanName), byName(b.Channels, chanName)
 	for _, c := range b.Channels {
 		o, ok := ac[c.Name]
 		switch {
@@ -400,6 +388,15 @@ func diffTopo(prefix string, a, b *engine.Topology, out *[]string) {
 			diffTopo(prefix+n.Name+"/", o.Subgraph, n.Subgraph, out)
 		}
 	}
+}
+
+// byName indexes xs by name.
+func byName[T any](xs []T, name func(T) string) map[string]T {
+	m := make(map[string]T, len(xs))
+	for _, x := range xs {
+		m[name(x)] = x
+	}
+	return m
 }
 
 // nodeName names START and END as the graph shows them.

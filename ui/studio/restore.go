@@ -52,9 +52,9 @@ const fingerprintTag = "graph_fingerprint"
 
 // Session returns where the window stands now.
 func (s *Studio) Session() Session {
-	ss := Session{Graph: s.m.graph().Graph.Name(), Thread: s.m.thread()}
-	if s.m.graph().Graph == nil {
-		ss.Graph = ""
+	ss := Session{Thread: s.m.thread()}
+	if g := s.m.graph().Graph; g != nil {
+		ss.Graph = g.Name()
 	}
 	if sc := s.m.scope(); sc.thread != "" {
 		ss.Checkpoint = sc.sel

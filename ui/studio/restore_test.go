@@ -119,6 +119,14 @@ func TestSessionRestoreGone(t *testing.T) {
 	if _, err := restoreOn(t, saver, demoGraphs(t), Session{Graph: "no such graph"}); err == nil {
 		t.Error("a graph missing from the build restored")
 	}
+	// A window with no graph has a session too.
+	empty := New(test.NewTempApp(t), Config{Store: saver})
+	idle(t, empty)
+	act(func() {
+		if ss := empty.Session(); ss.Graph != "" || ss.Thread != "" || len(ss.Versions) != 0 {
+			t.Errorf("session of an empty window: %+v", ss)
+		}
+	})
 }
 
 // greeter builds a small graph named "greeter"; with shout, a second node

@@ -561,13 +561,19 @@ func (c *storageConsole) askPrune() {
 		c.status.SetText("Not pruned: " + err.Error() + ".")
 		return
 	}
-	c.confirm = dialog.NewConfirm("Prune the store?", "Delete "+what+", with their writes and the values nothing else refers to?\n\nThis cannot be undone. Threads another process is running are left alone (the prune stops there and says so).",
-		func(ok bool) {
-			if ok {
-				c.prune(p)
-			}
-		}, c.win)
-	c.confirm.SetConfirmText("Prune")
+	c.ask("Prune the store?", "Delete "+what+", with their writes and the values nothing else refers to?\n\nThis cannot be undone. Threads another process is running are left alone (the prune stops there and says so).",
+		"Prune", func() { c.prune(p) })
+}
+
+// ask asks a question whose yes destroys something (its button says
+// verb, in the danger colour), and runs then on yes.
+func (c *storageConsole) ask(title, question, verb string, then func()) {
+	c.confirm = dialog.NewConfirm(title, question, func(ok bool) {
+		if ok {
+			then()
+		}
+	}, c.win)
+	c.confirm.SetConfirmText(verb)
 	c.confirm.SetConfirmImportance(widget.DangerImportance)
 	c.confirm.Show()
 }
@@ -649,15 +655,8 @@ func (c *storageConsole) askDelete() {
 	if thread == "" {
 		return
 	}
-	c.confirm = dialog.NewConfirm("Delete thread", "Delete thread "+thread+" and all its checkpoints? This cannot be undone; export it first to keep a copy.",
-		func(ok bool) {
-			if ok {
-				c.deleteThread(thread)
-			}
-		}, c.win)
-	c.confirm.SetConfirmText("Delete")
-	c.confirm.SetConfirmImportance(widget.DangerImportance)
-	c.confirm.Show()
+	c.ask("Delete thread", "Delete thread "+thread+" and all its checkpoints? This cannot be undone; export it first to keep a copy.",
+		"Delete", func() { c.deleteThread(thread) })
 }
 
 func (c *storageConsole) deleteThread(thread string) {
