@@ -24,12 +24,14 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sync/atomic"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/app"
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/store"
+	"github.com/weftstudio/weft/ui/dev"
 	"github.com/weftstudio/weft/ui/studio"
 )
 
@@ -103,13 +105,34 @@ func RunWith(o Options, graphs ...studio.Graph) error {
 	if o.Store == "" {
 		o.Store = "weft.db"
 	}
+	// Run by weft dev: the window reopens where the last build's was.
+	prog, err := dev.Connect()
+	if err != nil {
+		return err
+	}
+	var last studio.Session
+	restore := false
+	if prog != nil {
+		defer prog.Close()
+		if restore, err = prog.LoadSession(&last); err != nil {
+			fmt.Fprintln(os.Stderr, "weft dev:", err)
+		}
+	}
 	var mode []store.Option
 	if o.MustExist {
 		mode = append(mode, store.MustExist())
 	}
-	st, err := store.Open(context.Background(), o.Store, mode...)
-	if err != nil {
-		return fmt.Errorf("opening the store %s: %w", store.Redact(o.Store), studio.Explain(err))
+	var st store.Store
+	if restore && last.Store != "" && last.Store != o.Store {
+		// The store the last build's window had opened (File → Open).
+		if st, err = store.Open(context.Background(), last.Store, store.MustExist()); err == nil {
+			o.Store = last.Store
+		}
+	}
+	if st == nil {
+		if st, err = store.Open(context.Background(), o.Store, mode...); err != nil {
+			return fmt.Errorf("opening the store %s: %w", store.Redact(o.Store), studio.Explain(err))
+		}
 	}
 	opened := []store.Store{st}
 	defer func() {
@@ -122,6 +145,8 @@ func RunWith(o Options, graphs ...studio.Graph) error {
 	// thread check, which costs a stack trace per Refresh.
 	app.SetMetadata(fyne.AppMetadata{ID: AppID, Name: "Weft", Version: "0.1.0", Migrations: map[string]bool{"fyneDo": true}})
 	a := app.NewWithID(AppID)
+	var cur atomic.Value // the spec of the store shown, for the session
+	cur.Store(o.Store)
 	cfg := studio.Config{
 		Store:     st,
 		StoreName: store.Redact(o.Store),
@@ -132,8 +157,12 @@ func RunWith(o Options, graphs ...studio.Graph) error {
 				return nil, "", err
 			}
 			opened = append(opened, s)
+			cur.Store(spec)
 			return s, store.Redact(spec), nil
 		},
+	}
+	if prog != nil {
+		cfg.Package = prog.PackageDir
 	}
 	s := studio.New(a, cfg)
 	w := s.Window()
@@ -141,6 +170,9 @@ func RunWith(o Options, graphs ...studio.Graph) error {
 		w.SetTitle(o.Title)
 	}
 	w.Resize(fyne.NewSize(1280, 800))
+	if prog != nil {
+		devSession(a, s, prog, restore, last, func() string { return cur.Load().(string) })
+	}
 	w.SetMaster()
 	w.ShowAndRun()
 	return nil

@@ -85,6 +85,9 @@ func Names(extra map[string]Command) []string {
 			names = append(names, n)
 		}
 	}
+	for n := range storeless {
+		names = append(names, n)
+	}
 	sort.Strings(names)
 	return names
 }
@@ -94,6 +97,9 @@ func IsCommand(name string, extra map[string]Command) bool {
 	_, ok := builtins[name]
 	if !ok {
 		_, ok = extra[name]
+	}
+	if !ok {
+		_, ok = storeless[name]
 	}
 	return ok || name == "help" || name == "-h" || name == "-help" || name == "--help"
 }
@@ -121,6 +127,9 @@ func Run(ctx context.Context, args []string, env Env) int {
 	if args[0] == "help" || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
 		usage(env.Stdout, cmds)
 		return 0
+	}
+	if c, ok := storeless[args[0]]; ok {
+		return c.Run(ctx, args[1:], env.Stdout, env.Stderr)
 	}
 	cmd, ok := cmds[args[0]]
 	if !ok {
@@ -192,8 +201,16 @@ func usage(w io.Writer, cmds map[string]Command) {
 	fmt.Fprintln(w, "usage: weft [COMMAND] [-db PATH | -store DSN] [-create] [ARGS]")
 	fmt.Fprintln(w, "Without a command, weft opens the studio. Commands print JSON; the store")
 	fmt.Fprintln(w, "must exist (-create lets a command that writes make a new one):")
+	for n := range storeless {
+		names = append(names, n)
+	}
+	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-8s %s\n", n, cmds[n].Summary)
+		summary := cmds[n].Summary
+		if c, ok := storeless[n]; ok {
+			summary = c.Summary
+		}
+		fmt.Fprintf(w, "  %-8s %s\n", n, summary)
 	}
 }
 

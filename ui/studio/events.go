@@ -74,7 +74,7 @@ type eventsPanel struct {
 	follow bool
 }
 
-var eventModes = []string{"all", "tasks", "updates", "messages", "custom", "checkpoints", "values"}
+var eventModes = []string{"all", "tasks", "updates", "messages", "calls", "custom", "checkpoints", "values"}
 
 func newEventsPanel(m *model, a *actions) *eventsPanel {
 	p := &eventsPanel{m: m, follow: true}

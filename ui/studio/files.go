@@ -42,8 +42,11 @@ func (s *Studio) menus() *fyne.MainMenu {
 		fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem("Export thread…", s.exportThreadDialog),
 		fyne.NewMenuItem("Import thread…", s.importThreadDialog),
+		fyne.NewMenuItem("Save thread as test…", s.saveTestDialog),
 		fyne.NewMenuItem("Delete thread…", s.deleteThreadDialog),
 		fyne.NewMenuItem("Export graph picture…", s.exportGraphDialog),
+		fyne.NewMenuItemSeparator(),
+		fyne.NewMenuItem("Storage…", s.openStorage),
 	)
 	run := fyne.NewMenu("Run",
 		key(fyne.NewMenuItem("Run", s.Run), fyne.KeyF5, 0),

@@ -27,12 +27,14 @@ type inspector struct {
 	title    *widget.Label
 	tree     *keyTree
 	chat     *chatView
+	calls    *callsView
 	json     *widget.RichText
 	diff     *keyList
 	vers     *keyList
 	tasks    *keyList
 	tabs     *container.AppTabs
 	chatTab  *container.TabItem
+	callsTab *container.TabItem
 	forkB    *keyButton
 	rerunB   *keyButton
 	nodes    map[string]*tnode
@@ -44,6 +46,7 @@ type inspector struct {
 	selCh    string
 	shown    *view
 	stale    map[*container.TabItem]bool // tabs whose content waits for them to be opened
+	onRoomy  func()                      // asks for more height (the Calls tab was opened); nil does nothing
 }
 
 // tnode is one row of the state tree.
@@ -184,10 +187,15 @@ func newInspector(m *model, a *actions) *inspector {
 		})
 	in.chat = newChatView()
 	in.chatTab = container.NewTabItem("Chat", in.chat)
+	in.calls = newCallsView(a.key)
+	in.callsTab = container.NewTabItem("Calls", in.calls)
 	in.tabs = container.NewAppTabs()
 	in.tabs.OnSelected = func(ti *container.TabItem) {
 		if in.stale[ti] {
 			in.refreshTab(ti)
+		}
+		if ti == in.callsTab && in.onRoomy != nil {
+			in.onRoomy() // a call's request and reply need height
 		}
 	}
 	in.setTabs()
@@ -215,6 +223,9 @@ func newInspector(m *model, a *actions) *inspector {
 		if c&(chEvents|chRun) != 0 && in.chatTab != nil {
 			in.markStale(in.chatTab) // tokens stream into the chat
 		}
+		if c&(chEvents|chRun) != 0 {
+			in.markStale(in.callsTab) // calls stream in
+		}
 	})
 	return in
 }
@@ -226,7 +237,7 @@ func (in *inspector) setTabs() {
 	if messagesChannel(in.m.channels()) != "" {
 		items = append(items, in.chatTab)
 	}
-	items = append(items,
+	items = append(items, in.callsTab,
 		container.NewTabItem("Diff", in.diff),
 		container.NewTabItem("Tasks", in.tasks),
 		container.NewTabItem("JSON", container.NewScroll(in.json)),
@@ -273,6 +284,8 @@ func (in *inspector) refreshTab(ti *container.TabItem) {
 	switch ti.Text {
 	case "Chat":
 		in.showChat()
+	case "Calls":
+		in.showCalls()
 	case "Diff":
 		in.diff.Refresh()
 	case "Tasks":
@@ -552,6 +565,16 @@ func (in *inspector) showChat() {
 	in.chat.set(msgs, before, live)
 }
 
+// showCalls lists the model and tool calls of the run in progress on this
+// thread, then those around the shown checkpoint.
+func (in *inspector) showCalls() {
+	var groups []callGroup
+	if sc := in.m.scope(); in.m.run.Going && sc.thread == in.m.run.Thread {
+		groups = liveGroups(sc.calls)
+	}
+	in.calls.set(append(groups, callGroupsOf(in.shown)...))
+}
+
 // writersOf says, per channel, which tasks' writes produced the view's
 // checkpoint: the parent's task results, or the update's as-node.
 func writersOf(v *view) map[string]string {
@@ -648,6 +671,9 @@ func taskRows(snap *engine.Snapshot) [][2]string {
 		}
 		if t.State != nil {
 			detail += " · its own state shows in State"
+		}
+		if n := len(t.Calls) + t.CallsDropped; n > 0 {
+			detail += " · " + plural(n, "model or tool call") + " in Calls"
 		}
 		name := t.Name
 		if name == "__start__" {

@@ -94,6 +94,7 @@ type scope struct {
 	errors   []errRow
 	events   []evRow
 	stream   []streamMsg // messages streaming in the run in progress
+	calls    []liveCall  // model and tool calls of the thread's latest run
 	sub      *subLanes   // the selected checkpoint's subgraph tasks' checkpoints
 	// live holds, while a run goes, the node IDs (as the graph view names
 	// them) of tasks running (true) or finished (false) in this step.
@@ -340,6 +341,7 @@ func (m *model) setStatus(sc *scope, s string) {
 func (m *model) startRun(kind runKind, thread string) {
 	m.run.Going, m.run.Busy, m.run.Kind, m.run.Thread, m.run.Started = true, false, kind, thread, time.Now()
 	m.sc.live = nil
+	m.sc.calls = nil
 }
 
 // setBusy shows the run in progress as busy.

@@ -59,6 +59,8 @@ func (o *runObserver) flush() {
 			m.taskMoved(sc, nodeID(ev.NS, ev.Task.Name), !ev.Task.Done)
 		case ev.Message != nil && m.run.Going:
 			sc.stream = appendChunk(sc.stream, ev)
+		case ev.Call != nil:
+			sc.calls = append(sc.calls, liveCall{Step: ev.Step, NS: ev.NS, CallEvent: *ev.Call})
 		}
 	}
 	m.addEvents(sc, rows)

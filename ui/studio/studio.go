@@ -53,6 +53,9 @@ type Config struct {
 	StoreName string
 	Graphs    []Graph
 	OpenStore func(spec string) (checkpoint.Saver, string, error)
+	// Package is the folder of the program's main package, where File →
+	// Save as test proposes to write; "" proposes the working directory.
+	Package string
 }
 
 // Studio is the studio window. Create it with New; all methods must be
@@ -94,6 +97,16 @@ type Studio struct {
 	deleteDlg   *dialog.ConfirmDialog // the last delete-thread confirmation, for tests
 	importDlg   *widget.Entry         // the rename field of the last import question, for tests
 	afterView   func()                // what to do once the next view is shown
+
+	// The edit-run loop (restore.go, buildpanel.go).
+	splits        map[string]*container.Split // the panel dividers by preference key
+	older         []*engine.Topology          // graph shapes of earlier sessions (Restore)
+	holdHead      *scope                      // a scope whose head is not selected yet: Restore checks its checkpoint
+	restoreBottom string                      // the bottom tab to open once it exists
+	build         *buildPanel                 // the Build tab, once ShowBuild was called
+	buildTab      *container.TabItem
+	saveTestDlg   *saveTestForm   // the last Save as test dialog, for tests
+	storage       *storageConsole // the open storage window
 }
 
 // busyDelay is how long a run goes before the window shows it as busy: a
@@ -133,6 +146,7 @@ func New(a fyne.App, cfg Config) *Studio {
 	s.gp.onErr = s.showError
 	s.gp.view.OnToggleBreakpoint = s.toggleBreakpoint
 	s.insp = newInspector(s.m, s.acts)
+	s.insp.onRoomy = func() { s.setRightOffset(0.8, false) }
 	s.tl = newTimelinePanel(s.m)
 	s.tl.onVisible = s.loadMarks
 	s.ip = newInterruptPanel(s.m, s.acts)
@@ -164,7 +178,8 @@ func New(a fyne.App, cfg Config) *Studio {
 	main.Offset = 0.16
 	// Panel sizes the user chose are remembered between sessions.
 	prefs := a.Preferences()
-	for key, sp := range map[string]*container.Split{"split_threads": main, "split_graph": centre, "split_right": right} {
+	s.splits = map[string]*container.Split{"split_threads": main, "split_graph": centre, "split_right": right}
+	for key, sp := range s.splits {
 		if v := prefs.FloatWithFallback(key, 0); v > 0.05 && v < 0.95 {
 			sp.Offset = v
 		}
@@ -216,7 +231,7 @@ func (s *Studio) onChange(c part) {
 	}
 	sc := m.scope()
 	if c&chThread != 0 && sc.thread != "" {
-		s.loadTimeline(sc, true)
+		s.loadTimeline(sc, sc.sel == "")
 	}
 	if c&(chThread|chSelection) != 0 && sc.sel != "" && sc.viewFor() == nil {
 		s.loadView(sc, sc.sel)
@@ -340,7 +355,7 @@ func (s *Studio) loadTimeline(sc *scope, selectHead bool) {
 			uiDo(func() {
 				s.m.update(func() {
 					s.m.mergeHeaders(sc, hs)
-					if isFirst && sc == s.m.sc && (selectHead || sc.sel == "") && sc.head != "" {
+					if isFirst && sc == s.m.sc && (selectHead || sc.sel == "") && sc.head != "" && s.holdHead != sc {
 						s.m.selectCheckpoint(sc.head)
 					}
 				})

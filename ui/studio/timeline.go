@@ -39,6 +39,7 @@ type timelinePanel struct {
 	// of those checkpoints can be read from the store; nil: not told.
 	onVisible func(first, last int)
 	height    *canvas.Rectangle // sets the panel's height
+	fp        string            // the selected graph's fingerprint: other versions' checkpoints say "old graph"
 }
 
 func newTimelinePanel(m *model) *timelinePanel {
@@ -56,6 +57,10 @@ func newTimelinePanel(m *model) *timelinePanel {
 	p.obj = container.NewBorder(container.NewHBox(title, p.info), nil, nil, nil,
 		container.NewStack(height, p.scroll))
 	m.subscribe(chGraph, func(part) {
+		p.fp = ""
+		if g := m.graph().Graph; g != nil {
+			p.fp = g.Topology().Fingerprint
+		}
 		// A graph with subgraphs gets room for the lanes of its subgraph
 		// tasks at once, so the window does not jump when they show.
 		h := float32(laneH + laneH/2 + 2*tlPad)
@@ -338,6 +343,9 @@ func (r *stripRenderer) Refresh() {
 		sl.label.TextSize, sl.label.Color = size, fg
 		sl.label.TextStyle.Bold = i == head || i == sel
 		sl.when.Text, sl.when.TextSize, sl.when.Color = it.when, size, muted
+		if olderGraph(it.h.Metadata, p.fp) {
+			sl.when.Text, sl.when.Color = "old graph", theme.Color(theme.ColorNameWarning)
+		}
 		sl.mark.Text, sl.mark.TextSize = "", size*1.3
 		switch sc.marks[it.h.Ref.CheckpointID] {
 		case markInterrupt:

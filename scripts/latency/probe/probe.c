@@ -8,8 +8,12 @@
  *                                        the region first changes
  *   probe key KEYSYM X Y W H TIMEOUT_MS  press and release KEYSYM, print ms
  *   probe click PX PY X Y W H TIMEOUT_MS click at PX,PY, print ms
+ *   probe back X Y W H TIMEOUT_MS        print the wall clock (µs) at which
+ *                                        the region, once changed, shows
+ *                                        again exactly what it showed first
  *
- * A region that never changes prints -1. Used by scripts/latency.sh.
+ * A region that never changes prints -1. Used by scripts/latency.sh and
+ * scripts/devrestart.sh.
  */
 #include <X11/Xlib.h>
 #include <X11/Xutil.h>
@@ -66,8 +70,25 @@ static double until(Display *d, Window root, int x, int y, int w, int h, char *b
 	return -1;
 }
 
+/* back_again polls the region until it shows base again, after it first
+ * changed; it returns the monotonic time of that, or -1. */
+static double back_again(Display *d, Window root, int x, int y, int w, int h, char *base, size_t n, double t0, int timeout_ms) {
+	if (until(d, root, x, y, w, h, base, n, t0, timeout_ms) < 0)
+		return -1;
+	while (mono_ms() - t0 < timeout_ms) {
+		size_t m;
+		char *now = grab(d, root, x, y, w, h, &m);
+		int same = now && m == n && memcmp(now, base, n) == 0;
+		free(now);
+		if (same)
+			return mono_ms();
+		usleep(1000);
+	}
+	return -1;
+}
+
 static int usage(void) {
-	fprintf(stderr, "usage: probe wait X Y W H TIMEOUT_MS | key KEYSYM X Y W H TIMEOUT_MS | click PX PY X Y W H TIMEOUT_MS\n");
+	fprintf(stderr, "usage: probe wait X Y W H TIMEOUT_MS | key KEYSYM X Y W H TIMEOUT_MS | click PX PY X Y W H TIMEOUT_MS | back X Y W H TIMEOUT_MS\n");
 	return 2;
 }
 
@@ -82,7 +103,7 @@ int main(int argc, char **argv) {
 	Window root = DefaultRootWindow(d);
 	const char *mode = argv[1];
 	int a = 2; /* first region argument */
-	if (!strcmp(mode, "wait")) {
+	if (!strcmp(mode, "wait") || !strcmp(mode, "back")) {
 		if (argc != 7)
 			return usage();
 	} else if (!strcmp(mode, "key")) {
@@ -125,8 +146,9 @@ int main(int argc, char **argv) {
 		XTestFakeButtonEvent(d, 1, False, 0);
 		XSync(d, False);
 	}
-	double t1 = until(d, root, x, y, w, h, base, n, t0, timeout);
-	if (!strcmp(mode, "wait")) {
+	double t1 = !strcmp(mode, "back") ? back_again(d, root, x, y, w, h, base, n, t0, timeout)
+	                                  : until(d, root, x, y, w, h, base, n, t0, timeout);
+	if (!strcmp(mode, "wait") || !strcmp(mode, "back")) {
 		printf("%lld\n", t1 < 0 ? -1LL : wall_us() - (long long)((mono_ms() - t1) * 1000));
 	} else {
 		printf("%.1f\n", t1 < 0 ? -1.0 : t1 - t0);
