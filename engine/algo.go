@@ -356,6 +356,12 @@ func applyWrites(g *Graph, st *chanState, tasks []*task, b *algoBufs) ([]int, er
 // thread belongs to.
 const MetaGraph = "graph"
 
+// MetaFingerprint is the metadata Extra key under which every checkpoint
+// records the fingerprint of the graph's shape that wrote it
+// (Topology.Fingerprint), so tools can tell a checkpoint written by an
+// older version of the graph.
+const MetaFingerprint = "graph_fingerprint"
+
 // nextVersion returns a channel version greater than v. The high 31 bits
 // count steps; the low 32 bits are random, as LangGraph's savers add a random
 // fraction: two branches forked from one checkpoint then never give the same

@@ -55,7 +55,8 @@
 //     namespace, step, path, triggers) with SHA-256 instead of xxh3:
 //     stable, but not byte-compatible with LangGraph's.
 //   - Metadata: every checkpoint's metadata records the graph that wrote it
-//     (Extra key MetaGraph) and the nodes that ran (Tasks).
+//     (Extra keys MetaGraph and MetaFingerprint, the fingerprint of its
+//     shape) and the nodes that ran (Tasks).
 //   - Retries: the default retry policy retries every error except panics,
 //     context cancellation, interrupts and errors marked Permanent: Go has
 //     no exception classes to sort by. Routing errors (a route to an

@@ -220,6 +220,7 @@ func (rt *runtime) put(source checkpoint.Source, tasks []string) error {
 			rt.extra[k] = v
 		}
 		rt.extra[MetaGraph] = g.name
+		rt.extra[MetaFingerprint] = g.topo.Fingerprint
 		rt.parents = rt.cfg.parents
 		if rt.parents == nil {
 			rt.parents = map[string]string{} // shared by the run's checkpoints; never modified

@@ -44,12 +44,6 @@ type Session struct {
 // maxVersions bounds the graph shapes a session keeps per graph name.
 const maxVersions = 8
 
-// fingerprintTag is the metadata key under which the studio's runs record
-// the fingerprint of the graph that wrote each checkpoint (engine
-// Topology.Fingerprint), so that checkpoints of an older version of the
-// graph can be marked.
-const fingerprintTag = "graph_fingerprint"
-
 // Session returns where the window stands now.
 func (s *Studio) Session() Session {
 	ss := Session{Thread: s.m.thread()}
@@ -251,19 +245,10 @@ func selectTab(tabs *container.AppTabs, name string) {
 	}
 }
 
-// runMetadata is the metadata the studio's runs record in each
-// checkpoint: the fingerprint of the graph that wrote it.
-func runMetadata(g *engine.Graph) map[string]any {
-	if g == nil {
-		return nil
-	}
-	return map[string]any{fingerprintTag: g.Topology().Fingerprint}
-}
-
 // writtenBy returns the fingerprint of the graph that wrote a checkpoint,
 // "" when it was not recorded.
 func writtenBy(md checkpoint.Metadata) string {
-	fp, _ := md.Extra[fingerprintTag].(string)
+	fp, _ := md.Extra[engine.MetaFingerprint].(string)
 	return fp
 }
 

@@ -432,7 +432,7 @@ func (s *session) run(req runRequest) (*runOutcome, error) {
 	// The studio's breakpoints (seeded from the compiled ones, see
 	// seedBreakpoints) replace the compiled ones: what the graph shows is
 	// what stops a run, none included.
-	opts = append(opts, engine.BreakBefore(req.Before...), engine.BreakAfter(req.After...), engine.WithMetadata(runMetadata(g)))
+	opts = append(opts, engine.BreakBefore(req.Before...), engine.BreakAfter(req.After...))
 	if req.StepLimit > 0 {
 		opts = append(opts, engine.WithStepLimit(req.StepLimit))
 	}
@@ -476,7 +476,7 @@ func (s *session) fork(ctx context.Context, thread, id, channel string, value []
 	if err != nil {
 		return checkpoint.Ref{}, err
 	}
-	return g.UpdateState(ctx, engine.Updates(w), asNode, engine.WithThread(thread), engine.WithCheckpoint(id), engine.WithMetadata(runMetadata(g)))
+	return g.UpdateState(ctx, engine.Updates(w), asNode, engine.WithThread(thread), engine.WithCheckpoint(id))
 }
 
 // submit stores answers on the thread's latest checkpoint without running
