@@ -48,6 +48,7 @@ func (s *Studio) menus() *fyne.MainMenu {
 	run := fyne.NewMenu("Run",
 		key(fyne.NewMenuItem("Run", s.Run), fyne.KeyF5, 0),
 		key(fyne.NewMenuItem("Step", s.Step), fyne.KeyF10, 0),
+		key(fyne.NewMenuItem("Step into (phase by phase)", s.StepInto), fyne.KeyF10, fyne.KeyModifierShift),
 		key(fyne.NewMenuItem("Pause", s.Pause), fyne.KeyF6, 0),
 		key(fyne.NewMenuItem("Cancel", s.Cancel), fyne.KeyEscape, 0),
 		fyne.NewMenuItemSeparator(),
@@ -71,7 +72,7 @@ func (s *Studio) menus() *fyne.MainMenu {
 	)
 	help := fyne.NewMenu("Help", fyne.NewMenuItem("Keyboard shortcuts", func() {
 		dialog.ShowInformation("Keyboard shortcuts",
-			"F5  Run to the next interrupt, breakpoint or the end\nF10  Step one super-step\nF6  Pause\nEsc  Cancel the run\nF9  Break on every node\n← →  Previous / next checkpoint on the branch\nCtrl+N  New thread\nCtrl+O  Open store\nCtrl+R  Reload the store\n\nThese keys work wherever the focus is; a text field keeps ← → for itself.\nRight-click a node's left or right half to set a breakpoint before or after it.", s.win)
+			"F5  Run to the next interrupt, breakpoint or the end\nF10  Step one super-step\nShift+F10  Step into: the next phase of a super-step (plan, each task, barrier, apply)\nF6  Pause\nEsc  Cancel the run\nF9  Break on every node\n← →  Previous / next checkpoint on the branch\nCtrl+N  New thread\nCtrl+O  Open store\nCtrl+R  Reload the store\n\nThese keys work wherever the focus is; a text field keeps ← → for itself.\nRight-click a node's left or right half to set a breakpoint before or after it.", s.win)
 	}))
 	return fyne.NewMainMenu(file, run, view, help)
 }

@@ -48,7 +48,7 @@ func newGraphPanel(m *model, a *actions, layout func(*engine.Topology, render.DO
 	clip := container.NewScroll(p.view)
 	clip.Direction = container.ScrollNone
 	p.obj = container.NewBorder(header, graphview.NewLegend(), nil, nil, clip)
-	m.subscribe(chGraph|chThread|chView|chLive|chBreakpoints|chRun, func(c part) {
+	m.subscribe(chGraph|chThread|chView|chLive|chBreakpoints|chRun|chPhase, func(c part) {
 		if c&chGraph != 0 {
 			p.doLayout()
 		}
@@ -236,6 +236,8 @@ func highlightOf(m *model) render.Highlight {
 			}
 		}
 	}
+	phaseHighlight(h, sc)
+	condBreakpoints(h, m)
 	if m.brk.All {
 		if g := m.graph().Graph; g != nil {
 			for _, n := range g.Nodes() {

@@ -391,6 +391,7 @@ type runRequest struct {
 	Before     []string     // breakpoints
 	After      []string
 	Observer   func(engine.Event)
+	Phases     engine.PhaseFunc // the debugger's phase hook; nil for none
 }
 
 // runOutcome is the result of a run with its wall time.
@@ -431,6 +432,9 @@ func (s *session) run(req runRequest) (*runOutcome, error) {
 	opts = append(opts, engine.BreakBefore(req.Before...), engine.BreakAfter(req.After...))
 	if req.StepLimit > 0 {
 		opts = append(opts, engine.WithStepLimit(req.StepLimit))
+	}
+	if req.Phases != nil {
+		opts = append(opts, engine.WithPhases(req.Phases))
 	}
 	if req.Checkpoint != "" {
 		opts = append(opts, engine.WithCheckpoint(req.Checkpoint))

@@ -191,21 +191,38 @@ func TestInspectorShowsSubgraphState(t *testing.T) {
 	}
 }
 
-// A breakpoint cannot be put on a node inside an expanded subgraph (runs
-// carry the root graph's breakpoints only): the window says so rather than
-// show a dot that would stop nothing.
-func TestNoBreakpointInsideSubgraph(t *testing.T) {
+// A breakpoint on a node inside an expanded subgraph is drawn there,
+// stops the run inside the subgraph (the status says where), and Run goes
+// on from it.
+func TestBreakpointInsideSubgraph(t *testing.T) {
 	s := newStudio(t, memory.New())
 	act(func() { s.m.setGraph(2) })
 	idle(t, s)
 	act(func() { s.gp.xray.SetChecked(true) })
 	idle(t, s)
-	act(func() { s.gp.view.OnToggleBreakpoint("summarize/gather", false) })
-	if s.gp.view.Highlight().BreakBefore["summarize/gather"] || !strings.Contains(s.m.note, "subgraph") {
-		t.Errorf("breakpoint inside the subgraph: dot %v, note %q", s.gp.view.Highlight().BreakBefore["summarize/gather"], s.m.note)
+	act(func() { s.gp.view.OnToggleBreakpoint("summarize/condense", false) })
+	if !s.gp.view.Highlight().BreakBefore["summarize/condense"] {
+		t.Fatal("no dot on summarize/condense")
 	}
-	act(func() { s.gp.view.OnToggleBreakpoint("summarize", false) })
-	if !s.gp.view.Highlight().BreakBefore["summarize"] {
-		t.Error("no breakpoint on the subgraph node")
+	if before, _ := s.m.brk.lists(); len(before) != 1 || before[0] != "summarize|condense" {
+		t.Fatalf("the run's breakpoints: %v", before)
+	}
+	startThread(t, s, "mr-bp")
+	act(func() { test.Tap(s.tb.run) })
+	idle(t, s)
+	v := s.tview()
+	if v == nil || v.Snap.Done() || len(v.Snap.Interrupts) != 0 {
+		t.Fatalf("the run did not stop inside the subgraph: %+v", v)
+	}
+	if st := s.m.scope().status; st != "breakpoint inside summarize · next condense" {
+		t.Errorf("status %q", st)
+	}
+	if n := len(s.gp.view.Highlight().States); n == 0 || s.gp.view.Highlight().State("summarize/condense") != render.StateNext {
+		t.Errorf("summarize/condense is %v", s.gp.view.Highlight().State("summarize/condense"))
+	}
+	act(func() { test.Tap(s.tb.run) })
+	idle(t, s)
+	if v := s.tview(); v == nil || !v.Snap.Done() || v.Snap.Values["report"] == "" {
+		t.Fatalf("Run after the stop did not finish: %+v (status %q)", v.Snap.Values, s.m.scope().status)
 	}
 }
