@@ -170,7 +170,6 @@ func (s *Studio) replaceDialog(channel string, cur any, done func(v any)) {
 	}, done)
 }
 
-
 // enginePath turns the graph view's ID of a node inside an expanded
 // subgraph ("summarize/gather") into the engine's path for it
 // ("summarize|gather"); root nodes keep their name.
