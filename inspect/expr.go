@@ -203,6 +203,9 @@ func (env *Env) exprError(src string, err error) *ExprError {
 func (env *Env) readable(msg string) string {
 	switch {
 	case strings.HasPrefix(msg, "unknown name "):
+		if near := env.nearest(strings.TrimPrefix(msg, "unknown name ")); near != "" {
+			return fmt.Sprintf("%s: did you mean %s? (the channels are %s)", msg, near, strings.Join(env.Channels(), ", "))
+		}
 		return fmt.Sprintf("%s: no channel or function has that name; the channels are %s", msg, strings.Join(env.Channels(), ", "))
 	case strings.HasPrefix(msg, "expected bool, but got "):
 		return "a condition must be true or false, and this gives " + strings.TrimPrefix(msg, "expected bool, but got ")
@@ -220,4 +223,41 @@ func (env *Env) Channels() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// nearest returns the channel whose name is closest to name (one edit
+// away, two for names longer than four letters), "" when none is.
+func (env *Env) nearest(name string) string {
+	best, bestD := "", 2
+	if len([]rune(name)) > 4 {
+		bestD = 3
+	}
+	for _, ch := range env.Channels() {
+		if d := editDistance(name, ch); d < bestD {
+			best, bestD = ch, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
 }

@@ -298,6 +298,7 @@ func TestExprErrorsAreReadable(t *testing.T) {
 	}{
 		"len(nope) > 1": {"unknown name nope: no channel or function has that name; the channels are draft, notes, revisions", 5},
 		"revisions >":   {"the expression ends too soon", 11},
+		"len(nots)":     {"unknown name nots: did you mean notes? (the channels are draft, notes, revisions)", 5},
 		"revisions + 1": {"a condition must be true or false, and this gives int", 0},
 	} {
 		_, err := env.CompileBool(src)
