@@ -5,6 +5,7 @@ package studio
 // inside subgraphs, and how a run's stop is told in the status line.
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -20,12 +21,24 @@ import (
 // debugUI holds the debugger's panels and what the studio keeps for them.
 type debugUI struct {
 	phase *phasePanel
+	watch *watchPanel
+	brk   *breakPanel
 	// stepping is the hook of the step into in progress, nil when none.
 	stepping *stepper
 	// modifiers returns the keyboard modifiers held (Shift+F10 arrives as
 	// F10); nil asks the desktop driver.
 	modifiers func() fyne.KeyModifier
 	valueDlg  *valueForm // the last value dialog, for tests
+	condDlg   *condForm  // the last condition dialog, for tests
+	menu      *fyne.Menu // the last node menu, for tests
+
+	// savedPath is the selected graph's breakpoints file ("" when none is
+	// kept); saved is what it holds.
+	savedPath string
+	saved     []byte
+	writer    debugWriter
+	// stopCols stops the evaluation of the watches along the thread.
+	stopCols context.CancelFunc
 }
 
 // held returns the keyboard modifiers held now.
@@ -54,7 +67,27 @@ func (s *Studio) newDebugActions() *debugActions {
 // what they need.
 func (s *Studio) newDebugUI() {
 	s.dbg = &debugUI{}
+	s.dbg.writer.onErr = func(err error) {
+		uiDo(func() { s.flash("Could not save the breakpoints and watches: " + err.Error()) })
+	}
 	s.dbg.phase = newPhasePanel(s.m, s.acts)
+	s.gp.view.OnContextMenu = s.nodeMenu
+	s.dbg.watch = newWatchPanel(s.m, s.acts)
+	s.dbg.brk = newBreakPanel(s.m, s.acts)
+	s.m.subscribe(chThread|chView|chDebug, func(part) { s.watchAt() })
+	s.m.subscribe(chThread|chTimeline|chDebug|chRun, func(c part) {
+		if c&chRun != 0 && s.m.run.Going {
+			return
+		}
+		s.watchColumns()
+	})
+	s.m.subscribe(chGraph|chBreakpoints|chDebug, func(c part) {
+		if c&chGraph != 0 {
+			s.loadDebug()
+		} else {
+			s.saveDebug()
+		}
+	})
 	s.m.subscribe(chStore|chGraph|chThread|chPhase, func(c part) {
 		if c&(chStore|chGraph|chThread) != 0 {
 			s.releaseStep()

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/inspect"
@@ -77,6 +78,7 @@ type watchCols struct {
 	Err   error
 	// Running says the evaluation is still going.
 	Running bool
+	Took    time.Duration // how long the evaluation took, once done
 }
 
 // newDebugSet is g's empty set.
@@ -156,6 +158,14 @@ func (d *debugSet) nodeCond(node string, after bool) string {
 		}
 	}
 	return ""
+}
+
+// resetDebug gives graph g an empty set of watches and expression
+// breakpoints (listeners are told by the caller).
+func (m *model) resetDebug(g *engine.Graph) {
+	d := newDebugSet(g)
+	d.gen = m.dbg.gen + 1
+	m.dbg = d
 }
 
 // setDebugSet replaces the graph's watches and expression breakpoints.

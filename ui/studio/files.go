@@ -72,7 +72,7 @@ func (s *Studio) menus() *fyne.MainMenu {
 	)
 	help := fyne.NewMenu("Help", fyne.NewMenuItem("Keyboard shortcuts", func() {
 		dialog.ShowInformation("Keyboard shortcuts",
-			"F5  Run to the next interrupt, breakpoint or the end\nF10  Step one super-step\nShift+F10  Step into: the next phase of a super-step (plan, each task, barrier, apply)\nF6  Pause\nEsc  Cancel the run\nF9  Break on every node\n← →  Previous / next checkpoint on the branch\nCtrl+N  New thread\nCtrl+O  Open store\nCtrl+R  Reload the store\n\nThese keys work wherever the focus is; a text field keeps ← → for itself.\nRight-click a node's left or right half to set a breakpoint before or after it.", s.win)
+			"F5  Run to the next interrupt, breakpoint or the end\nF10  Step one super-step\nShift+F10  Step into: the next phase of a super-step (plan, each task, barrier, apply)\nF6  Pause\nEsc  Cancel the run\nF9  Break on every node\n← →  Previous / next checkpoint on the branch\nCtrl+N  New thread\nCtrl+O  Open store\nCtrl+R  Reload the store\n\nThese keys work wherever the focus is; a text field keeps ← → for itself.\nRight-click a node for breakpoints before or after it, with a condition if you like.", s.win)
 	}))
 	return fyne.NewMainMenu(file, run, view, help)
 }

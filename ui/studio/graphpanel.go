@@ -63,7 +63,7 @@ func newGraphPanel(m *model, a *actions, layout func(*engine.Topology, render.DO
 	return p
 }
 
-const breakHint = "right-click a node's left or right half: breakpoint before or after it"
+const breakHint = "right-click a node: breakpoints before or after it, with a condition if you like"
 
 // doLayout lays the selected graph out and shows it.
 func (p *graphPanel) doLayout() {
@@ -113,6 +113,11 @@ func (p *graphPanel) showNodeHint(id string) {
 	}
 	st := p.view.Highlight().State(id)
 	text := fmt.Sprintf("%s · %s", id, st)
+	for _, after := range []bool{false, true} {
+		if c := p.m.dbg.nodeCond(id, after); c != "" {
+			text += fmt.Sprintf(" · breaks %s it if %s", map[bool]string{false: "before", true: "after"}[after], c)
+		}
+	}
 	if v := p.m.scope().viewFor(); v != nil {
 		for _, t := range v.Snap.Tasks {
 			if t.Name == id && t.Error != "" {

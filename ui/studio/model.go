@@ -208,7 +208,8 @@ func (m *model) setGraph(i int) {
 	m.threads = nil
 	m.sc = newScope("")
 	m.brk = seedBreakpoints(m.graphs[i].Graph)
-	m.changed(chGraph | chThreads | chThread | chBreakpoints)
+	m.resetDebug(m.graphs[i].Graph)
+	m.changed(chGraph | chThreads | chThread | chBreakpoints | chDebug)
 }
 
 // setThreads replaces the thread list.

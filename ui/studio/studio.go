@@ -147,6 +147,8 @@ func New(a fyne.App, cfg Config) *Studio {
 		container.NewTabItem("Events", s.ev.obj),
 		container.NewTabItem("Errors", s.errs.obj),
 		container.NewTabItem("Step", s.dbg.phase.obj),
+		container.NewTabItem("Watches", s.dbg.watch.obj),
+		container.NewTabItem("Breakpoints", s.dbg.brk.obj),
 	)
 	// The graph is drawn top to bottom, so it gets the full height of the
 	// middle; the inspector and the Interrupt/Events/Errors tabs share the
