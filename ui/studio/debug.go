@@ -28,9 +28,10 @@ type debugUI struct {
 	// modifiers returns the keyboard modifiers held (Shift+F10 arrives as
 	// F10); nil asks the desktop driver.
 	modifiers func() fyne.KeyModifier
-	valueDlg  *valueForm // the last value dialog, for tests
-	condDlg   *condForm  // the last condition dialog, for tests
-	menu      *fyne.Menu // the last node menu, for tests
+	valueDlg  *valueForm  // the last value dialog, for tests
+	condDlg   *condForm   // the last condition dialog, for tests
+	whatIf    *whatIfForm // the last what-if dialog, for tests
+	menu      *fyne.Menu  // the last node menu, for tests
 
 	// savedPath is the selected graph's breakpoints file ("" when none is
 	// kept); saved is what it holds.
@@ -60,6 +61,7 @@ func (s *Studio) newDebugActions() *debugActions {
 		stepInto: s.StepInto,
 		phaseGo:  func(mode stepMode, pause bool) { s.continuePhase(mode, pause) },
 		replace:  s.replaceDialog,
+		whatIf:   s.whatIfDialog,
 	}
 }
 
@@ -75,6 +77,16 @@ func (s *Studio) newDebugUI() {
 	s.dbg.watch = newWatchPanel(s.m, s.acts)
 	s.dbg.brk = newBreakPanel(s.m, s.acts)
 	s.m.subscribe(chThread|chView|chDebug, func(part) { s.watchAt() })
+	s.m.subscribe(chSelection|chSubSel|chTimeline, func(c part) {
+		sc := s.m.scope()
+		if sc.dbg.subID != "" && (sc.sub == nil || sc.sub.At != sc.sel) {
+			s.m.pickSub("", "") // the sub-lanes of another checkpoint
+			return
+		}
+		if c&chSubSel != 0 {
+			s.loadSubView()
+		}
+	})
 	s.m.subscribe(chThread|chTimeline|chDebug|chRun, func(c part) {
 		if c&chRun != 0 && s.m.run.Going {
 			return
@@ -291,4 +303,63 @@ func condBreakpoints(h render.Highlight, m *model) {
 			h.BreakAfter[b.BP.Node] = true
 		}
 	}
+}
+
+// loadSubView loads the subgraph checkpoint picked on a sub-lane for the
+// inspector: its own state, read with engine.WithNamespace.
+func (s *Studio) loadSubView() {
+	sc := s.m.scope()
+	ns, id, thread := sc.dbg.subNS, sc.dbg.subID, sc.thread
+	if id == "" {
+		return
+	}
+	goBG(s.sess, func() (*view, error) {
+		return s.sess.loadNS(context.Background(), thread, ns, id)
+	}, func(v *view, err error) {
+		if err != nil {
+			if sc == s.m.scope() {
+				s.showError("Loading the subgraph's checkpoint", err)
+			}
+			return
+		}
+		s.m.setSubView(sc, ns, id, v)
+	})
+}
+
+// loadNS reads checkpoint id of subgraph namespace ns of a thread, and its
+// parent for the diff, with the subgraph's channels.
+func (s *session) loadNS(ctx context.Context, thread, ns, id string) (*view, error) {
+	g, _ := s.current()
+	opts := []engine.RunOption{engine.WithThread(thread), engine.WithNamespace(ns)}
+	snap, err := g.GetState(ctx, append(opts, engine.WithCheckpoint(id))...)
+	if err != nil {
+		return nil, err
+	}
+	v := &view{Snap: snap, NS: ns, Chans: subgraphChannels(g.Topology(), ns)}
+	if snap.Parent != nil && snap.Parent.CheckpointID != "" {
+		if p, err := g.GetState(ctx, append(opts, engine.WithCheckpoint(snap.Parent.CheckpointID))...); err == nil {
+			v.Parent = p
+		}
+	}
+	return v, nil
+}
+
+// subgraphChannels returns the channels of the subgraph that runs in
+// namespace ns ("node:task|inner:task" names its nodes); nil when the
+// topology has no such subgraph.
+func subgraphChannels(t *engine.Topology, ns string) []engine.ChannelInfo {
+	for _, seg := range strings.Split(ns, "|") {
+		name, _, _ := strings.Cut(seg, ":")
+		var next *engine.Topology
+		for _, n := range t.Nodes {
+			if n.Name == name {
+				next = n.Subgraph
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		t = next
+	}
+	return t.Channels
 }

@@ -54,6 +54,7 @@ func (s *Studio) menus() *fyne.MainMenu {
 		fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem("Re-run from the selected checkpoint", s.rerunFrom),
 		fyne.NewMenuItem("Edit state and fork…", s.editDialog),
+		fyne.NewMenuItem("What if… (edit the writes of the selected step)", s.whatIfDialog),
 		fyne.NewMenuItemSeparator(),
 		key(fyne.NewMenuItem("Break on every node", func() { s.m.setBreakAll(!s.m.brk.All) }), fyne.KeyF9, 0),
 		fyne.NewMenuItem("Clear breakpoints", s.m.clearBreakpoints),

@@ -284,6 +284,10 @@ type view struct {
 	// an answer stored for a worker (Leave for workers) that no run has
 	// used yet.
 	Answered bool
+	// NS is the namespace of a subgraph checkpoint's view ("" for the
+	// graph's own); Chans are then the subgraph's channels.
+	NS    string
+	Chans []engine.ChannelInfo
 }
 
 // failed reports whether a task of the view's step failed.

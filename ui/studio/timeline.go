@@ -55,19 +55,21 @@ func newTimelinePanel(m *model) *timelinePanel {
 	p.height = height
 	p.obj = container.NewBorder(container.NewHBox(title, p.info), nil, nil, nil,
 		container.NewStack(height, p.scroll))
-	m.subscribe(chGraph, func(part) {
+	m.subscribe(chGraph|chDebug, func(part) {
 		// A graph with subgraphs gets room for the lanes of its subgraph
-		// tasks at once, so the window does not jump when they show.
+		// tasks at once, so the window does not jump when they show; each
+		// watch gets a row.
 		h := float32(laneH + laneH/2 + 2*tlPad)
 		if g := m.graph().Graph; g != nil && hasSubgraphs(g.Topology()) {
 			h += subRows * subH
 		}
+		h += watchRowsH(m)
 		if p.height.MinSize().Height != h {
 			p.height.SetMinSize(fyne.NewSize(0, h))
 			p.obj.Refresh()
 		}
 	})
-	m.subscribe(chThread|chTimeline|chSelection, func(c part) {
+	m.subscribe(chThread|chTimeline|chSelection|chWatch|chSubSel|chDebug, func(c part) {
 		if c&(chThread|chTimeline) != 0 {
 			p.setInfo()
 			p.scroll.Refresh()
@@ -153,6 +155,7 @@ func (p *timelinePanel) selectAt(i int) {
 type timelineStrip struct {
 	widget.BaseWidget
 	p *timelinePanel
+	r *stripRenderer
 }
 
 func newTimelineStrip(p *timelinePanel) *timelineStrip {
@@ -161,19 +164,30 @@ func newTimelineStrip(p *timelinePanel) *timelineStrip {
 	return t
 }
 
-// Tapped selects the checkpoint in the tapped column.
+// Tapped picks the subgraph checkpoint tapped on a sub-lane, or selects
+// the checkpoint in the tapped column.
 func (t *timelineStrip) Tapped(ev *fyne.PointEvent) {
+	if t.r != nil {
+		for _, h := range t.r.subHits {
+			if h.contains(ev.Position) {
+				t.p.m.pickSub(h.NS, h.ID)
+				return
+			}
+		}
+	}
 	i := int((ev.Position.X - tlPad + colW/2) / colW)
 	if i < 0 {
 		return
 	}
 	// Taps between lanes still pick the column's checkpoint.
+	t.p.m.pickSub("", "")
 	t.p.selectAt(i)
 }
 
 // CreateRenderer is part of fyne.Widget.
 func (t *timelineStrip) CreateRenderer() fyne.WidgetRenderer {
 	r := &stripRenderer{t: t}
+	t.r = r
 	for range maxView/colW + 3 {
 		sl := &slot{
 			dot:   canvas.NewCircle(color.Transparent),
@@ -188,6 +202,17 @@ func (t *timelineStrip) CreateRenderer() fyne.WidgetRenderer {
 		sl.mark.TextStyle.Bold = true
 		r.slots = append(r.slots, sl)
 		r.objects = append(r.objects, sl.hline, sl.vline, sl.ring, sl.dot, sl.sq, sl.label, sl.when, sl.mark)
+		for k := range sl.watch {
+			sl.watch[k] = canvas.NewText("", color.Black)
+			r.objects = append(r.objects, sl.watch[k])
+		}
+	}
+	// The watches' names stay at the left edge of the view, over their rows.
+	r.wbg = canvas.NewRectangle(color.Transparent)
+	r.objects = append(r.objects, r.wbg)
+	for k := range r.wnames {
+		r.wnames[k] = canvas.NewText("", color.Black)
+		r.objects = append(r.objects, r.wnames[k])
 	}
 	return r
 }
@@ -197,6 +222,7 @@ type slot struct {
 	sq                *canvas.Rectangle
 	label, when, mark *canvas.Text
 	hline, vline      *canvas.Line
+	watch             [maxWatchRows]*canvas.Text // the watches' values here
 	item              int
 }
 
@@ -206,6 +232,9 @@ func (sl *slot) setHidden(h bool) {
 	sl.dot.Hidden, sl.ring.Hidden, sl.sq.Hidden = h, h, h
 	sl.label.Hidden, sl.when.Hidden, sl.mark.Hidden = h, h, h
 	sl.hline.Hidden, sl.vline.Hidden = h, h
+	for _, w := range sl.watch {
+		w.Hidden = h
+	}
 }
 
 type stripRenderer struct {
@@ -215,12 +244,18 @@ type stripRenderer struct {
 	sub     *subLanes           // the sub-lanes drawn
 	subCol  int                 // the column they are drawn under
 	subObjs []fyne.CanvasObject // their objects, after the slots'
+	subHits []subHit            // where their checkpoints are, for taps
+	subPick string              // the subgraph checkpoint drawn as picked
+	subTop  float32             // where they start
+	wbg     *canvas.Rectangle
+	wnames  [maxWatchRows]*canvas.Text
 }
 
 func (r *stripRenderer) MinSize() fyne.Size {
 	p := r.t.p
 	t := p.tl()
 	w, h := float32(2*tlPad+len(t.items)*colW), float32(2*tlPad+max(1, t.lanes)*laneH-laneH/3)
+	h += watchRowsH(p.m)
 	if sub := p.m.scope().sub; sub != nil && len(sub.Lanes) > 0 {
 		h += float32(len(sub.Lanes)*subH) + laneH/3
 		most := 0
@@ -281,6 +316,10 @@ func (r *stripRenderer) place() {
 		sl.label.Move(fyne.NewPos(lx, c.Y+dotR+2))
 		sl.when.Move(fyne.NewPos(lx, c.Y+dotR+2+sl.label.MinSize().Height-2))
 		sl.mark.Move(fyne.NewPos(c.X+rad+3, c.Y-sl.mark.MinSize().Height/2))
+		for k, w := range sl.watch {
+			ws := w.MinSize()
+			w.Move(fyne.NewPos(c.X-ws.Width/2, watchRowY(t, k)+(watchRowH-ws.Height)/2))
+		}
 		if it.parent >= 0 {
 			pc := centre(it.parent, t.items[it.parent].lane)
 			if pc.Y == c.Y {
@@ -334,7 +373,7 @@ func (r *stripRenderer) Refresh() {
 		sl.dot.Hidden, sl.sq.Hidden = !round, round
 		sl.ring.FillColor, sl.ring.StrokeColor, sl.ring.StrokeWidth = color.Transparent, primary, 2
 		sl.ring.Hidden = i != sel
-		sl.label.Text = oneLine(it.label, 15)
+		sl.label.Text = oneLine(it.label, 17)
 		sl.label.TextSize, sl.label.Color = size, fg
 		sl.label.TextStyle.Bold = i == head || i == sel
 		sl.when.Text, sl.when.TextSize, sl.when.Color = it.when, size, muted
@@ -349,6 +388,7 @@ func (r *stripRenderer) Refresh() {
 		sl.vline.StrokeColor, sl.vline.StrokeWidth = line, 1.5
 		sl.label.Hidden, sl.when.Hidden, sl.mark.Hidden = false, false, false
 	}
+	r.watchRows()
 	r.place()
 	for _, o := range r.objects {
 		if o.Visible() {
@@ -361,8 +401,13 @@ func (r *stripRenderer) Refresh() {
 	if sub != nil {
 		col = t.at(sub.At)
 	}
-	if sub != r.sub || col != r.subCol || len(r.subObjs) > 0 {
-		r.sub, r.subCol = sub, col
-		r.subObjs = subObjects(sub, col, max(1, t.lanes))
+	top := watchRowY(t, shownWatches(p.m)) + 6
+	if sub != r.sub || col != r.subCol || len(r.subObjs) > 0 || r.subPick != sc.dbg.subID || r.subTop != top {
+		r.sub, r.subCol, r.subPick, r.subTop = sub, col, sc.dbg.subID, top
+		lineTop := float32(0)
+		if col >= 0 {
+			lineTop = centre(col, t.items[col].lane).Y + 16
+		}
+		r.subObjs, r.subHits = subObjects(sub, col, lineTop, top, sc.dbg.subID)
 	}
 }

@@ -76,6 +76,26 @@ func TestWatches(t *testing.T) {
 	if c := sc.dbg.cols; c == nil || c.Running || len(c.Rows) != sc.tl.count() {
 		t.Fatalf("columns %+v for %d checkpoints", c, sc.tl.count())
 	}
+	// The timeline draws a row per watch: the value in each column.
+	var texts []string
+	act(func() {
+		r := s.tl.strip.r
+		s.tl.strip.Refresh()
+		for _, sl := range r.slots {
+			if sl.item < sc.tl.count() {
+				texts = append(texts, sl.watch[0].Text)
+			}
+		}
+		if r.wnames[0].Text != "revisions > 1" || r.wnames[1].Text != "len(notes)" || r.wnames[3].Text != "" {
+			t.Errorf("watch names %q %q %q", r.wnames[0].Text, r.wnames[1].Text, r.wnames[3].Text)
+		}
+		if s.tl.height.MinSize().Height <= laneH+laneH/2+2*tlPad {
+			t.Error("the timeline did not grow for the watch rows")
+		}
+	})
+	if got := strings.Join(texts, " "); got != "false false false false false false false true" {
+		t.Errorf("revisions > 1 along the timeline: %s", got)
+	}
 	var first string
 	act(func() { first = w.summary[0] })
 	if first == "" || !strings.HasPrefix(first, "first true at step ") {
