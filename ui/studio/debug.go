@@ -28,10 +28,11 @@ type debugUI struct {
 	// modifiers returns the keyboard modifiers held (Shift+F10 arrives as
 	// F10); nil asks the desktop driver.
 	modifiers func() fyne.KeyModifier
-	valueDlg  *valueForm  // the last value dialog, for tests
-	condDlg   *condForm   // the last condition dialog, for tests
-	whatIf    *whatIfForm // the last what-if dialog, for tests
-	menu      *fyne.Menu  // the last node menu, for tests
+	valueDlg  *valueForm   // the last value dialog, for tests
+	condDlg   *condForm    // the last condition dialog, for tests
+	whatIf    *whatIfForm  // the last what-if dialog, for tests
+	compare   *compareForm // the last compare dialog, for tests
+	menu      *fyne.Menu   // the last node menu, for tests
 
 	// savedPath is the selected graph's breakpoints file ("" when none is
 	// kept); saved is what it holds.
@@ -43,9 +44,13 @@ type debugUI struct {
 }
 
 // held returns the keyboard modifiers held now.
-func (d *debugUI) held() fyne.KeyModifier {
-	if d.modifiers != nil {
-		return d.modifiers()
+func (d *debugUI) held() fyne.KeyModifier { return heldKeys(d.modifiers) }
+
+// heldKeys returns the keyboard modifiers held now: from f when set, else
+// from the desktop driver.
+func heldKeys(f func() fyne.KeyModifier) fyne.KeyModifier {
+	if f != nil {
+		return f()
 	}
 	if a := fyne.CurrentApp(); a != nil {
 		if drv, ok := a.Driver().(desktop.Driver); ok {
@@ -62,6 +67,7 @@ func (s *Studio) newDebugActions() *debugActions {
 		phaseGo:  func(mode stepMode, pause bool) { s.continuePhase(mode, pause) },
 		replace:  s.replaceDialog,
 		whatIf:   s.whatIfDialog,
+		compare:  s.compareDialog,
 	}
 }
 
@@ -74,6 +80,7 @@ func (s *Studio) newDebugUI() {
 	}
 	s.dbg.phase = newPhasePanel(s.m, s.acts)
 	s.gp.view.OnContextMenu = s.nodeMenu
+	s.tl.onCompare = s.compareDialog
 	s.dbg.watch = newWatchPanel(s.m, s.acts)
 	s.dbg.brk = newBreakPanel(s.m, s.acts)
 	s.m.subscribe(chThread|chView|chDebug, func(part) { s.watchAt() })

@@ -67,9 +67,14 @@ func (s *Studio) menus() *fyne.MainMenu {
 		key(fyne.NewMenuItem("Previous checkpoint on this branch", func() { s.travel(-1) }), fyne.KeyLeft, 0),
 		key(fyne.NewMenuItem("Next checkpoint on this branch", func() { s.travel(1) }), fyne.KeyRight, 0),
 		fyne.NewMenuItemSeparator(),
+		fyne.NewMenuItem("Compare checkpoints… (Ctrl+click on the timeline)", func() { s.compareDialog("", "") }),
+		fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem("Interrupts", func() { s.tabs.SelectIndex(0) }),
 		fyne.NewMenuItem("Events", func() { s.tabs.SelectIndex(1) }),
 		fyne.NewMenuItem("Errors", func() { s.tabs.SelectIndex(2) }),
+		fyne.NewMenuItem("Step into", func() { s.selectTab("Step") }),
+		fyne.NewMenuItem("Watches", func() { s.selectTab("Watches") }),
+		fyne.NewMenuItem("Breakpoints", func() { s.selectTab("Breakpoints") }),
 	)
 	help := fyne.NewMenu("Help", fyne.NewMenuItem("Keyboard shortcuts", func() {
 		dialog.ShowInformation("Keyboard shortcuts",

@@ -39,6 +39,13 @@ type timelinePanel struct {
 	// of those checkpoints can be read from the store; nil: not told.
 	onVisible func(first, last int)
 	height    *canvas.Rectangle // sets the panel's height
+	// onCompare is asked to compare two checkpoints (a Ctrl+click on a
+	// second one, or its context menu); nil: not offered.
+	onCompare func(a, b string)
+	// modifiers returns the keyboard modifiers held; nil asks the
+	// desktop driver.
+	modifiers func() fyne.KeyModifier
+	menu      *fyne.Menu // the last context menu, for tests
 }
 
 func newTimelinePanel(m *model) *timelinePanel {
@@ -55,20 +62,7 @@ func newTimelinePanel(m *model) *timelinePanel {
 	p.height = height
 	p.obj = container.NewBorder(container.NewHBox(title, p.info), nil, nil, nil,
 		container.NewStack(height, p.scroll))
-	m.subscribe(chGraph|chDebug, func(part) {
-		// A graph with subgraphs gets room for the lanes of its subgraph
-		// tasks at once, so the window does not jump when they show; each
-		// watch gets a row.
-		h := float32(laneH + laneH/2 + 2*tlPad)
-		if g := m.graph().Graph; g != nil && hasSubgraphs(g.Topology()) {
-			h += subRows * subH
-		}
-		h += watchRowsH(m)
-		if p.height.MinSize().Height != h {
-			p.height.SetMinSize(fyne.NewSize(0, h))
-			p.obj.Refresh()
-		}
-	})
+	m.subscribe(chGraph|chDebug|chThread|chTimeline, func(part) { p.fitHeight() })
 	m.subscribe(chThread|chTimeline|chSelection|chWatch|chSubSel|chDebug, func(c part) {
 		if c&(chThread|chTimeline) != 0 {
 			p.setInfo()
@@ -87,6 +81,32 @@ func newTimelinePanel(m *model) *timelinePanel {
 
 const emptyTimeline = "one dot per checkpoint once a thread runs"
 
+// maxTimelineH bounds the panel's height, so that the window keeps its
+// size: more branches, sub-lanes or watches scroll (the watch rows stay
+// in view at the bottom).
+const maxTimelineH = 150
+
+// fitHeight sizes the panel: room for the branches (two without watches),
+// for the lanes of subgraph tasks when the graph has subgraphs (at once,
+// so the window does not jump when they show), and a row per watch, up to
+// maxTimelineH.
+func (p *timelinePanel) fitHeight() {
+	m := p.m
+	lanes := min(max(1, p.tl().lanes), 2)
+	if shownWatches(m) > 0 {
+		lanes = 1
+	}
+	h := float32(lanes*laneH + laneH/2 + 2*tlPad)
+	if g := m.graph().Graph; g != nil && hasSubgraphs(g.Topology()) {
+		h += subRows * subH
+	}
+	h = min(h+watchRowsH(m), maxTimelineH)
+	if p.height.MinSize().Height != h {
+		p.height.SetMinSize(fyne.NewSize(0, h))
+		p.obj.Refresh()
+	}
+}
+
 func (p *timelinePanel) tl() *timeline { return p.m.scope().tl }
 
 func (p *timelinePanel) setInfo() {
@@ -95,9 +115,9 @@ func (p *timelinePanel) setInfo() {
 	if n := t.count(); n > 0 {
 		text = fmt.Sprintf("%d checkpoints", n)
 		if t.forks > 0 {
-			text += fmt.Sprintf(" · %d forks", t.forks)
+			text += fmt.Sprintf(" · %d %s", t.forks, plural(t.forks, "fork", "forks"))
 		}
-		text += " · click one to travel back in time, ← → to walk its branch"
+		text += " · click one to travel back in time, ← → to walk its branch, Ctrl+click another to compare"
 	}
 	if p.info.Text != text {
 		p.info.SetText(text)
@@ -179,15 +199,41 @@ func (t *timelineStrip) Tapped(ev *fyne.PointEvent) {
 	if i < 0 {
 		return
 	}
+	// Ctrl+click compares the checkpoint with the selected one.
+	if id, sel := t.p.tl().id(i), t.p.m.scope().sel; t.p.onCompare != nil && id != "" && sel != "" && id != sel &&
+		heldKeys(t.p.modifiers)&(fyne.KeyModifierControl|fyne.KeyModifierSuper) != 0 {
+		t.p.onCompare(sel, id)
+		return
+	}
 	// Taps between lanes still pick the column's checkpoint.
 	t.p.m.pickSub("", "")
 	t.p.selectAt(i)
+}
+
+// TappedSecondary offers to compare the checkpoint in the tapped column
+// with the selected one, or two branches.
+func (t *timelineStrip) TappedSecondary(ev *fyne.PointEvent) {
+	p := t.p
+	i := int((ev.Position.X - tlPad + colW/2) / colW)
+	id, sel := p.tl().id(i), p.m.scope().sel
+	if p.onCompare == nil || id == "" {
+		return
+	}
+	with := fyne.NewMenuItem("Compare with the selected checkpoint", func() { p.onCompare(sel, id) })
+	with.Disabled = sel == "" || sel == id
+	branches := fyne.NewMenuItem("Compare branches…", func() { p.onCompare(id, "") })
+	p.menu = fyne.NewMenu("", with, branches)
+	if c := fyne.CurrentApp().Driver().CanvasForObject(t); c != nil {
+		widget.ShowPopUpMenuAtPosition(p.menu, c, ev.AbsolutePosition)
+	}
 }
 
 // CreateRenderer is part of fyne.Widget.
 func (t *timelineStrip) CreateRenderer() fyne.WidgetRenderer {
 	r := &stripRenderer{t: t}
 	t.r = r
+	r.wband = canvas.NewRectangle(color.Transparent)
+	r.objects = append(r.objects, r.wband)
 	for range maxView/colW + 3 {
 		sl := &slot{
 			dot:   canvas.NewCircle(color.Transparent),
@@ -238,17 +284,19 @@ func (sl *slot) setHidden(h bool) {
 }
 
 type stripRenderer struct {
-	t       *timelineStrip
-	slots   []*slot
-	objects []fyne.CanvasObject
-	sub     *subLanes           // the sub-lanes drawn
-	subCol  int                 // the column they are drawn under
-	subObjs []fyne.CanvasObject // their objects, after the slots'
-	subHits []subHit            // where their checkpoints are, for taps
-	subPick string              // the subgraph checkpoint drawn as picked
-	subTop  float32             // where they start
-	wbg     *canvas.Rectangle
-	wnames  [maxWatchRows]*canvas.Text
+	t        *timelineStrip
+	slots    []*slot
+	objects  []fyne.CanvasObject
+	sub      *subLanes           // the sub-lanes drawn
+	subCol   int                 // the column they are drawn under
+	subObjs  []fyne.CanvasObject // their objects, after the slots'
+	subHits  []subHit            // where their checkpoints are, for taps
+	subPick  string              // the subgraph checkpoint drawn as picked
+	subTop   float32             // where they start
+	wband    *canvas.Rectangle   // behind the watch rows
+	wbg      *canvas.Rectangle   // behind the watches' names
+	wbgWidth float32
+	wnames   [maxWatchRows]*canvas.Text
 }
 
 func (r *stripRenderer) MinSize() fyne.Size {
@@ -318,7 +366,7 @@ func (r *stripRenderer) place() {
 		sl.mark.Move(fyne.NewPos(c.X+rad+3, c.Y-sl.mark.MinSize().Height/2))
 		for k, w := range sl.watch {
 			ws := w.MinSize()
-			w.Move(fyne.NewPos(c.X-ws.Width/2, watchRowY(t, k)+(watchRowH-ws.Height)/2))
+			w.Move(fyne.NewPos(c.X-ws.Width/2, r.watchRowY(k)+(watchRowH-ws.Height)/2))
 		}
 		if it.parent >= 0 {
 			pc := centre(it.parent, t.items[it.parent].lane)
@@ -335,6 +383,7 @@ func (r *stripRenderer) place() {
 			sl.hline.Hidden, sl.vline.Hidden = true, true
 		}
 	}
+	r.placeWatchNames()
 }
 
 // Refresh restyles the visible slots from the theme and the items.
@@ -401,7 +450,7 @@ func (r *stripRenderer) Refresh() {
 	if sub != nil {
 		col = t.at(sub.At)
 	}
-	top := watchRowY(t, shownWatches(p.m)) + 6
+	top := float32(tlPad+max(1, t.lanes)*laneH) + 6
 	if sub != r.sub || col != r.subCol || len(r.subObjs) > 0 || r.subPick != sc.dbg.subID || r.subTop != top {
 		r.sub, r.subCol, r.subPick, r.subTop = sub, col, sc.dbg.subID, top
 		lineTop := float32(0)

@@ -28,9 +28,19 @@ func watchRowsH(m *model) float32 {
 	return 0
 }
 
-// watchRowY is the top of watch row k of timeline t.
-func watchRowY(t *timeline, k int) float32 {
-	return float32(tlPad+max(1, t.lanes)*laneH-2) + float32(k*watchRowH)
+// watchRowY is the top of watch row k: the rows stay at the bottom of the
+// view whatever its scroll, under the branches when they are few.
+func (r *stripRenderer) watchRowY(k int) float32 {
+	p := r.t.p
+	t := p.tl()
+	top := float32(tlPad + max(1, t.lanes)*laneH - 2)
+	if sub := p.m.scope().sub; sub != nil && len(sub.Lanes) > 0 {
+		top += float32(len(sub.Lanes)*subH) + laneH/3
+	}
+	if vh := p.scroll.Size().Height; vh > 0 {
+		top = min(top, p.scroll.Offset.Y+vh-watchRowsH(p.m)+2)
+	}
+	return top + float32(k*watchRowH)
 }
 
 // watchRows sets the watch values of the visible slots and the names at
@@ -100,12 +110,31 @@ func (r *stripRenderer) watchRows() {
 		l.Text, l.Hidden = oneLine(m.dbg.Watches[k].Src, 14), false
 		widest = max(widest, l.MinSize().Width)
 	}
+	r.wband.Hidden = n == 0
+	r.wband.FillColor = bg
+	r.wbgWidth = widest + 12
+	r.placeWatchNames()
+}
+
+// placeWatchNames keeps the watch rows' band and names in view.
+func (r *stripRenderer) placeWatchNames() {
+	p := r.t.p
+	n := shownWatches(p.m)
+	if n == 0 {
+		return
+	}
 	x := p.scroll.Offset.X
 	for k, l := range r.wnames {
-		l.Move(fyne.NewPos(x+6, watchRowY(t, k)+(watchRowH-l.MinSize().Height)/2))
+		l.Move(fyne.NewPos(x+6, r.watchRowY(k)+(watchRowH-l.MinSize().Height)/2))
 	}
-	r.wbg.Move(fyne.NewPos(x, watchRowY(t, 0)))
-	r.wbg.Resize(fyne.NewSize(widest+12, float32(n*watchRowH)))
+	r.wbg.Move(fyne.NewPos(x, r.watchRowY(0)))
+	r.wbg.Resize(fyne.NewSize(r.wbgWidth, float32(n*watchRowH)))
+	w := p.scroll.Size().Width
+	if w <= 0 {
+		w = maxView
+	}
+	r.wband.Move(fyne.NewPos(x, r.watchRowY(0)-2))
+	r.wband.Resize(fyne.NewSize(w, float32(n*watchRowH)+4))
 }
 
 // withAlpha returns c with alpha a.
