@@ -188,12 +188,12 @@ func (s *Studio) showCompare(sc *scope, f *compareForm, c *inspect.Comparison) {
 	case c.Differ == 0:
 		f.status.SetText(fmt.Sprintf("Their branches part after %s; every channel is the same on both.", pointName(t, c.Ancestor)))
 	default:
-		f.status.SetText(fmt.Sprintf("Their branches part after %s. %d %s differ.", pointName(t, c.Ancestor), c.Differ, plural(c.Differ, "channel", "channels")))
+		f.status.SetText(fmt.Sprintf("Their branches part after %s. %d %s.", pointName(t, c.Ancestor), c.Differ, plural(c.Differ, "channel differs", "channels differ")))
 	}
 	f.body.Objects = nil
-	// The steps each branch took since the ancestor.
-	f.body.Add(sectionTitle("Steps since the common ancestor"))
+	// The steps each branch took since the ancestor, one line each.
 	f.body.Add(container.NewGridWithColumns(2, stepsBox(t, "A", c.StepsA), stepsBox(t, "B", c.StepsB)))
+	f.body.Add(widget.NewSeparator())
 	// The channels.
 	var same []string
 	var rows []fyne.CanvasObject
@@ -205,7 +205,6 @@ func (s *Studio) showCompare(sc *scope, f *compareForm, c *inspect.Comparison) {
 		rows = append(rows, channelDiffRow(t, d))
 	}
 	if len(rows) > 0 {
-		f.body.Add(sectionTitle("Channels that differ"))
 		for _, r := range rows {
 			f.body.Add(r)
 			f.body.Add(widget.NewSeparator())
@@ -235,33 +234,38 @@ func pointName(t *timeline, id string) string {
 	return shortID(id)
 }
 
-func sectionTitle(s string) fyne.CanvasObject {
-	return widget.NewLabelWithStyle(s, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+// label is a checkpoint's timeline label ("4 write"), its short id when
+// it is not on the timeline.
+func (t *timeline) label(id string) string {
+	if i := t.at(id); i >= 0 {
+		return t.items[i].label
+	}
+	return shortID(id)
 }
 
-// stepsBox lists a branch's steps since the ancestor, oldest first.
+// stepsBox says which steps a branch took since the ancestor, oldest
+// first, in a line that wraps: "A took 3 steps: 2 fork → 3 structure → 4 write".
 func stepsBox(t *timeline, side string, steps []inspect.BranchStep) fyne.CanvasObject {
-	box := container.NewVBox()
-	head := fmt.Sprintf("%s took %d %s", side, len(steps), plural(len(steps), "step", "steps"))
+	head := fmt.Sprintf("%s took %d %s: ", side, len(steps), plural(len(steps), "step", "steps"))
 	if len(steps) == 0 {
 		head = side + " is the common ancestor"
 	}
-	box.Add(widget.NewLabelWithStyle(head, fyne.TextAlignLeading, fyne.TextStyle{Italic: true}))
 	const most = 12
+	var names []string
 	for k, st := range steps {
 		if k == most && len(steps) > most+1 {
-			more := widget.NewLabel(fmt.Sprintf("… %d more, up to %s", len(steps)-most, pointName(t, steps[len(steps)-1].Checkpoint)))
-			more.Importance = widget.LowImportance
-			box.Add(more)
+			names = append(names, fmt.Sprintf("… %d more … %s", len(steps)-most-1, t.label(steps[len(steps)-1].Checkpoint)))
 			break
 		}
-		text := pointName(t, st.Checkpoint)
+		text := t.label(st.Checkpoint)
 		if st.Source != "loop" && !strings.Contains(text, st.Source) {
 			text += " (" + st.Source + ")"
 		}
-		box.Add(widget.NewLabel(text))
+		names = append(names, text)
 	}
-	return box
+	l := widget.NewLabel(head + strings.Join(names, " → "))
+	l.Wrapping = fyne.TextWrapWord
+	return l
 }
 
 // channelDiffRow is one differing channel: A's value and B's side by
@@ -269,10 +273,18 @@ func stepsBox(t *timeline, side string, steps []inspect.BranchStep) fyne.CanvasO
 func channelDiffRow(t *timeline, d inspect.ChannelDiff) fyne.CanvasObject {
 	name := widget.NewLabelWithStyle(d.Channel, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	var left, right fyne.CanvasObject
-	if d.Words != nil {
+	switch {
+	case d.Words != nil:
 		left, right = wordDiff(d.Words, "-"), wordDiff(d.Words, "+")
-	} else {
-		left, right = valueText(d.A), valueText(d.B)
+	default:
+		a, b := toJSON(d.A), toJSON(d.B)
+		la, okA := a.([]any)
+		lb, okB := b.([]any)
+		if okA && okB {
+			left, right = listDiff(la, lb)
+		} else {
+			left, right = valueText(a), valueText(b)
+		}
 	}
 	return container.NewVBox(name, container.NewGridWithColumns(2,
 		container.New(&tightVBox{}, left, writerText(t, d.WriterA)),
@@ -302,14 +314,38 @@ func wordDiff(ops []inspect.WordOp, mine string) fyne.CanvasObject {
 	return rt
 }
 
-// valueText shows a value as one wrapped line of JSON.
+// valueText shows JSON data as wrapped JSON, shortened.
 func valueText(v any) fyne.CanvasObject {
 	l := widget.NewLabel("(empty)")
 	if v != nil {
-		l.SetText(preview(toJSON(v), 600))
+		l.SetText(preview(v, 300))
 	}
 	l.Wrapping = fyne.TextWrapWord
 	return l
+}
+
+// listDiff shows two lists by what they share at the start and the items
+// after it on each side.
+func listDiff(a, b []any) (fyne.CanvasObject, fyne.CanvasObject) {
+	same := 0
+	for same < len(a) && same < len(b) && jsonEqual(a[same], b[same]) {
+		same++
+	}
+	side := func(l []any) fyne.CanvasObject {
+		head := fmt.Sprintf("%d %s", len(l), plural(len(l), "item", "items"))
+		if same > 0 {
+			head += fmt.Sprintf(", the first %d as on the other side", same)
+		}
+		rest := l[same:]
+		text := head
+		if len(rest) > 0 {
+			text += "; then " + preview(rest, 300)
+		}
+		lbl := widget.NewLabel(text)
+		lbl.Wrapping = fyne.TextWrapWord
+		return lbl
+	}
+	return side(a), side(b)
 }
 
 // writerText says which task wrote a side's value since the ancestor.

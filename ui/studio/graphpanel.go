@@ -63,7 +63,7 @@ func newGraphPanel(m *model, a *actions, layout func(*engine.Topology, render.DO
 	return p
 }
 
-const breakHint = "right-click a node: breakpoints before or after it, with a condition if you like"
+const breakHint = "right-click a node for breakpoints, with or without a condition"
 
 // doLayout lays the selected graph out and shows it.
 func (p *graphPanel) doLayout() {

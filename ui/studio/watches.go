@@ -158,22 +158,22 @@ func firstChange(sc *scope, i int) (id, text string) {
 		v := r.Values[i]
 		if b, isBool := v.(bool); isBool {
 			if b {
-				return branch[k], fmt.Sprintf("first true at step %d", r.Step)
+				return branch[k], fmt.Sprintf("true from step %d", r.Step)
 			}
 			continue
 		}
 		if havePrev && !jsonEqual(toJSON(prev), toJSON(v)) {
-			return branch[k], fmt.Sprintf("first changed at step %d", r.Step)
+			return branch[k], fmt.Sprintf("changed at step %d", r.Step)
 		}
 		prev, havePrev = v, true
 	}
 	if havePrev {
-		return "", "never changed on this branch"
+		return "", "never changed"
 	}
 	if len(branch) > 0 {
 		if r, ok := cols.Rows[branch[0]]; ok && i < len(r.Values) {
 			if _, isBool := r.Values[i].(bool); isBool {
-				return "", "never true on this branch"
+				return "", "never true"
 			}
 		}
 	}

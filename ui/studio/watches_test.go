@@ -98,7 +98,7 @@ func TestWatches(t *testing.T) {
 	}
 	var first string
 	act(func() { first = w.summary[0] })
-	if first == "" || !strings.HasPrefix(first, "first true at step ") {
+	if first == "" || !strings.HasPrefix(first, "true from step ") {
 		t.Fatalf("summary %q", first)
 	}
 	jump := w.jump[0]
@@ -110,7 +110,7 @@ func TestWatches(t *testing.T) {
 	act(func() {
 		obj = w.createRow()
 		w.updateRow(0, obj)
-		test.Tap(obj.(*fyne.Container).Objects[1].(*keyButton))
+		test.Tap(obj.(*fyne.Container).Objects[2].(*fyne.Container).Objects[0].(*keyButton))
 	})
 	idle(t, s)
 	if sc.sel != jump {

@@ -70,17 +70,14 @@ func newWatchPanel(m *model, a *actions) *watchPanel {
 func (p *watchPanel) createRow() fyne.CanvasObject {
 	expr := widget.NewLabel("expr")
 	expr.TextStyle = fyne.TextStyle{Monospace: true}
-	expr.Truncation = fyne.TextTruncateEllipsis
 	val := widget.NewLabel("value")
 	val.Truncation = fyne.TextTruncateEllipsis
-	brk := newKeyCheck(p.keys, "break when true", nil)
+	brk := newKeyCheck(p.keys, "break", nil)
 	rm := newKeyButton(p.keys, "", theme.DeleteIcon(), nil)
 	rm.Importance = widget.LowImportance
 	where := newKeyButton(p.keys, "", nil, nil)
 	where.Importance = widget.LowImportance
-	where.Alignment = widget.ButtonAlignLeading
-	line := container.NewBorder(nil, nil, nil, container.NewHBox(brk, rm), container.NewGridWithColumns(2, expr, val))
-	return container.New(&tightVBox{}, line, where)
+	return container.NewBorder(nil, nil, expr, container.NewHBox(where, brk, rm), val)
 }
 
 func (p *watchPanel) updateRow(i widget.ListItemID, o fyne.CanvasObject) {
@@ -89,14 +86,11 @@ func (p *watchPanel) updateRow(i widget.ListItemID, o fyne.CanvasObject) {
 		return
 	}
 	w := ws[i]
-	box := o.(*fyne.Container)
-	line := box.Objects[0].(*fyne.Container)
-	grid := line.Objects[0].(*fyne.Container)
-	right := line.Objects[1].(*fyne.Container)
-	expr, val := grid.Objects[0].(*widget.Label), grid.Objects[1].(*widget.Label)
-	brk, rm := right.Objects[0].(*keyCheck), right.Objects[1].(*keyButton)
-	where := box.Objects[1].(*keyButton)
-	expr.SetText(w.Src)
+	line := o.(*fyne.Container)
+	val, expr := line.Objects[0].(*widget.Label), line.Objects[1].(*widget.Label)
+	right := line.Objects[2].(*fyne.Container)
+	where, brk, rm := right.Objects[0].(*keyButton), right.Objects[1].(*keyCheck), right.Objects[2].(*keyButton)
+	expr.SetText(oneLine(w.Src, 20))
 	text, imp := p.valueAt(i)
 	val.Importance = imp
 	val.SetText(text)
@@ -114,12 +108,7 @@ func (p *watchPanel) updateRow(i widget.ListItemID, o fyne.CanvasObject) {
 				p.m.removeBreak(spec)
 			}
 		}
-		if strings.HasPrefix(spec, "change:") {
-			brk.Text = "break on change"
-		} else {
-			brk.Text = "break when true"
-		}
-		brk.Refresh()
+
 	}
 	rm.OnTapped = func() { p.m.removeWatch(i) }
 	summary, jump := "", ""
@@ -232,8 +221,12 @@ func (p *watchPanel) checkEntry() {
 	src := strings.TrimSpace(p.entry.Text)
 	if src == "" {
 		p.setCheck(watchHint, widget.LowImportance)
+		if len(p.m.dbg.Watches) > 0 {
+			p.check.Hide() // the rows show what a watch is
+		}
 		return
 	}
+	p.check.Show()
 	w := p.m.dbg.compileWatch(src)
 	if w.Err != nil {
 		p.setCheck(exprErrText(w.Err), widget.DangerImportance)
