@@ -197,12 +197,7 @@ func (p *breakPanel) explain(spec string, err error) string {
 	return msg
 }
 
-func (p *breakPanel) setCheck(text string, imp widget.Importance) {
-	if p.check.Text != text || p.check.Importance != imp {
-		p.check.Importance = imp
-		p.check.SetText(text)
-	}
-}
+func (p *breakPanel) setCheck(text string, imp widget.Importance) { setLabel(p.check, text, imp) }
 
 // add adds the typed breakpoint when it parses.
 func (p *breakPanel) add() {

@@ -108,7 +108,6 @@ func (p *watchPanel) updateRow(i widget.ListItemID, o fyne.CanvasObject) {
 				p.m.removeBreak(spec)
 			}
 		}
-
 	}
 	rm.OnTapped = func() { p.m.removeWatch(i) }
 	summary, jump := "", ""
@@ -235,10 +234,14 @@ func (p *watchPanel) checkEntry() {
 	p.setCheck("OK · reads "+strings.Join(w.Expr.Reads(), ", ")+" · Enter adds it", widget.SuccessImportance)
 }
 
-func (p *watchPanel) setCheck(text string, imp widget.Importance) {
-	if p.check.Text != text || p.check.Importance != imp {
-		p.check.Importance = imp
-		p.check.SetText(text)
+func (p *watchPanel) setCheck(text string, imp widget.Importance) { setLabel(p.check, text, imp) }
+
+// setLabel shows text in importance imp, refreshing l only when either
+// changed.
+func setLabel(l *widget.Label, text string, imp widget.Importance) {
+	if l.Text != text || l.Importance != imp {
+		l.Importance = imp
+		l.SetText(text)
 	}
 }
 
