@@ -280,6 +280,7 @@ func TestBreakpointsAndWatchesKept(t *testing.T) {
 	}
 	// The map-reduce graph has none of them.
 	act(func() { s.m.setGraph(2) })
+	idle(t, s) // before the next studio: they share the driver's caches
 	if len(s.m.dbg.Watches) != 0 || len(s.m.dbg.Breaks) != 0 {
 		t.Errorf("map-reduce shows the writer's: %+v", s.m.dbg)
 	}
@@ -295,11 +296,13 @@ func TestBreakpointsAndWatchesKept(t *testing.T) {
 
 	// A breakpoint saved for a channel the graph no longer has stays,
 	// marked; a file that is not JSON is moved aside.
+	idle(t, s2)
 	os.WriteFile(file, []byte(`{"graph": "writing assistant", "breakpoints": ["change:gone"], "watches": ["len(notes)"]}`), 0o644)
 	s3 := newStudio(t, memory.New())
 	if len(s3.dbg.brk.rows) != 1 || !strings.HasPrefix(s3.dbg.brk.rows[0].Detail, "stops nothing: ") {
 		t.Errorf("rows %+v", s3.dbg.brk.rows)
 	}
+	idle(t, s3)
 	os.WriteFile(file, []byte(`{"graph": `), 0o644)
 	s4 := newStudio(t, memory.New())
 	if _, err := os.Stat(file + ".bad"); err != nil {
