@@ -915,8 +915,9 @@ func (s *Studio) flash(msg string) {
 }
 
 // windowKey is the window's keyboard, whatever has the focus: F5 Run,
-// F10 Step, Shift+F10 Step into, F6 Pause, F9 break on every node, Esc cancels a run, and ←/→
-// walk the selected checkpoint's branch (except in a text field).
+// F10 Step, Shift+F10 Step into, F6 Pause, F9 break on every node, Esc
+// cancels a run, and ←/→ walk the selected checkpoint's branch (except in
+// a text field).
 func (s *Studio) windowKey(ev *fyne.KeyEvent, inText bool) bool {
 	switch ev.Name {
 	case fyne.KeyF5:
