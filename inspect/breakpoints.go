@@ -108,6 +108,9 @@ func Parse(g *engine.Graph, env *Env, spec string) (Breakpoint, error) {
 type Hit struct {
 	Breakpoint Breakpoint
 	Step       int
+	// Checkpoint is where the run stopped: the checkpoint the step starts
+	// from (BreakBefore) or the one it stored.
+	Checkpoint string
 	// Task names the task the breakpoint is about (BreakBefore,
 	// BreakAfter, BreakWrite), "" for the others.
 	Task string
@@ -121,9 +124,16 @@ type Breakpoints struct {
 	// Err, when set, receives errors of evaluating conditions (a condition
 	// that fails does not stop the run); nil drops them.
 	Err func(b Breakpoint, err error)
+	// ResumeAt names the checkpoint a run continues from after one of
+	// these breakpoints stopped it before a step there (Hit.Checkpoint):
+	// the run's first plan at that checkpoint is not stopped again by a
+	// BreakBefore breakpoint, as the engine does not stop twice before one
+	// step. "" checks every plan.
+	ResumeAt string
 
-	mu  sync.Mutex
-	hit *Hit
+	mu      sync.Mutex
+	hit     *Hit
+	resumed bool // the plan at ResumeAt was let through in this run
 }
 
 // Hit returns what stopped the last run, or nil.
@@ -137,7 +147,7 @@ func (bs *Breakpoints) Hit() *Hit {
 // breakpoint that holds; chain further hooks with Then.
 func (bs *Breakpoints) Phases() engine.PhaseFunc {
 	bs.mu.Lock()
-	bs.hit = nil
+	bs.hit, bs.resumed = nil, false
 	bs.mu.Unlock()
 	return func(_ context.Context, p *engine.PhaseInfo) error {
 		if h := bs.check(p); h != nil {
@@ -162,14 +172,31 @@ func Then(first, next engine.PhaseFunc) engine.PhaseFunc {
 }
 
 func (bs *Breakpoints) check(p *engine.PhaseInfo) *Hit {
+	h := bs.checkPhase(p)
+	if h != nil && h.Checkpoint == "" {
+		h.Checkpoint = p.Ref.CheckpointID
+	}
+	return h
+}
+
+func (bs *Breakpoints) checkPhase(p *engine.PhaseInfo) *Hit {
 	switch p.Phase {
 	case engine.PhasePlan:
+		if bs.ResumeAt != "" && p.Ref.CheckpointID == bs.ResumeAt {
+			bs.mu.Lock()
+			first := !bs.resumed
+			bs.resumed = true
+			bs.mu.Unlock()
+			if first {
+				return nil
+			}
+		}
 		for _, b := range bs.List {
 			if b.Kind != BreakBefore {
 				continue
 			}
 			if t := taskNamed(p.Tasks, b.Node); t != "" && bs.holds(b, p.Values) {
-				return &Hit{Breakpoint: b, Step: p.Step, Task: t}
+				return &Hit{Breakpoint: b, Step: p.Step, Task: t, Checkpoint: p.Ref.CheckpointID}
 			}
 		}
 	case engine.PhaseApply:

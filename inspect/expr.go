@@ -16,10 +16,13 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/weftstudio/weft/engine"
@@ -77,7 +80,7 @@ func (env *Env) compile(src string, boolean bool) (*Expr, error) {
 	}
 	prog, err := expr.Compile(src, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("expression %q over graph %q: %w", src, env.graph, err)
+		return nil, env.exprError(src, err)
 	}
 	e := &Expr{src: src, prog: prog, env: env}
 	root := prog.Node()
@@ -155,4 +158,106 @@ func (e *Expr) Holds(vals engine.Values) (bool, error) {
 		return false, fmt.Errorf("expression %q gave %T, not a boolean", e.src, v)
 	}
 	return b, nil
+}
+
+// ExprError is an expression that does not compile: what is wrong, in
+// words a user reads at once, and where. Its Error is one line naming the
+// expression and the graph, with the column.
+type ExprError struct {
+	Src   string // the expression
+	Graph string // the graph whose channels it was checked against
+	// Msg says what is wrong ("unknown name nope: no channel or function
+	// has that name; the channels are …").
+	Msg string
+	// Column is where, counted in characters from 1; 0 when the problem
+	// is the whole expression (a condition that is not boolean).
+	Column int
+	Err    error // the expr library's error
+}
+
+func (e *ExprError) Error() string {
+	at := ""
+	if e.Column > 0 {
+		at = fmt.Sprintf(" (column %d)", e.Column)
+	}
+	return fmt.Sprintf("expression %q over graph %q: %s%s", e.Src, e.Graph, e.Msg, at)
+}
+
+func (e *ExprError) Unwrap() error { return e.Err }
+
+// exprError turns the expr library's compile error into an ExprError.
+func (env *Env) exprError(src string, err error) *ExprError {
+	out := &ExprError{Src: src, Graph: env.graph, Msg: err.Error(), Err: err}
+	var fe *file.Error
+	if errors.As(err, &fe) {
+		out.Msg = fe.Message
+		if fe.Snippet != "" {
+			out.Column = fe.Column + 1
+		}
+	}
+	out.Msg = env.readable(out.Msg)
+	return out
+}
+
+// readable rewords the expr library's messages users meet most.
+func (env *Env) readable(msg string) string {
+	switch {
+	case strings.HasPrefix(msg, "unknown name "):
+		if near := env.nearest(strings.TrimPrefix(msg, "unknown name ")); near != "" {
+			return fmt.Sprintf("%s: did you mean %s? (the channels are %s)", msg, near, strings.Join(env.Channels(), ", "))
+		}
+		return fmt.Sprintf("%s: no channel or function has that name; the channels are %s", msg, strings.Join(env.Channels(), ", "))
+	case strings.HasPrefix(msg, "expected bool, but got "):
+		return "a condition must be true or false, and this gives " + strings.TrimPrefix(msg, "expected bool, but got ")
+	case msg == "unexpected token EOF":
+		return "the expression ends too soon"
+	}
+	return msg
+}
+
+// Channels returns the names of the channels expressions may read, sorted.
+func (env *Env) Channels() []string {
+	out := make([]string, 0, len(env.zero))
+	for k := range env.zero {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// nearest returns the channel whose name is closest to name (one edit
+// away, two for names longer than four letters), "" when none is.
+func (env *Env) nearest(name string) string {
+	best, bestD := "", 2
+	if len([]rune(name)) > 4 {
+		bestD = 3
+	}
+	for _, ch := range env.Channels() {
+		if d := editDistance(name, ch); d < bestD {
+			best, bestD = ch, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
 }

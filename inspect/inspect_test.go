@@ -2,6 +2,7 @@ package inspect_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -253,6 +254,57 @@ func TestDiffWords(t *testing.T) {
 	} {
 		if got := fmt.Sprint(inspect.DiffWords(c.a, c.b)); got != c.want {
 			t.Errorf("DiffWords(%q, %q) = %s, want %s", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+// A run continued after a breakpoint before a step does not stop before
+// that same step again when told where it stopped (ResumeAt), and stops
+// at the next step the breakpoint holds for.
+func TestBreakBeforeResumes(t *testing.T) {
+	ctx := context.Background()
+	g := writer(t)
+	b, err := inspect.Parse(g, inspect.NewEnv(g), "before:write if revisions >= 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs := &inspect.Breakpoints{List: []inspect.Breakpoint{b}}
+	th := engine.WithThread("t")
+	res, err := g.Invoke(ctx, engine.Values{}, th, engine.WithPhases(bs.Phases()))
+	if err != nil || bs.Hit() == nil || bs.Hit().Step != 4 {
+		t.Fatalf("first stop: %+v %+v %v", res, bs.Hit(), err)
+	}
+	first := bs.Hit()
+	if first.Checkpoint != res.Ref.CheckpointID {
+		t.Errorf("hit at checkpoint %q, the run stopped at %q", first.Checkpoint, res.Ref.CheckpointID)
+	}
+	// Without ResumeAt the same plan stops the run again at once.
+	if _, err := g.Invoke(ctx, nil, th, engine.WithPhases(bs.Phases())); err != nil || bs.Hit() == nil || bs.Hit().Checkpoint != first.Checkpoint {
+		t.Fatalf("continuing without ResumeAt: hit %+v, %v", bs.Hit(), err)
+	}
+	bs.ResumeAt = first.Checkpoint
+	res, err = g.Invoke(ctx, nil, th, engine.WithPhases(bs.Phases()))
+	if err != nil || bs.Hit() == nil || bs.Hit().Step != 6 || revisions.Get(engine.StateOf(res.Values)) != 2 {
+		t.Fatalf("continuing from the stop: %+v at step %+v, %v", res.Values, bs.Hit(), err)
+	}
+}
+
+// Compile errors say what is wrong in words and where, as an ExprError.
+func TestExprErrorsAreReadable(t *testing.T) {
+	env := inspect.NewEnv(writer(t))
+	for src, want := range map[string]struct {
+		msg string
+		col int
+	}{
+		"len(nope) > 1": {"unknown name nope: no channel or function has that name; the channels are draft, notes, revisions", 5},
+		"revisions >":   {"the expression ends too soon", 11},
+		"len(nots)":     {"unknown name nots: did you mean notes? (the channels are draft, notes, revisions)", 5},
+		"revisions + 1": {"a condition must be true or false, and this gives int", 0},
+	} {
+		_, err := env.CompileBool(src)
+		var ee *inspect.ExprError
+		if !errors.As(err, &ee) || ee.Msg != want.msg || ee.Column != want.col || ee.Src != src {
+			t.Errorf("%q: %#v", src, err)
 		}
 	}
 }

@@ -30,16 +30,32 @@ func Watch(s *engine.Snapshot, exprs []*Expr) WatchRow {
 // it with engine.WithThread), newest first, as a column per watch: "when
 // did revisions first exceed 2?" is one look down a column.
 func WatchTimeline(ctx context.Context, g *engine.Graph, exprs []*Expr, opts ...engine.RunOption) ([]WatchRow, error) {
-	hist, err := g.History(ctx, checkpoint.ListOptions{}, opts...)
+	var rows []WatchRow
+	err := WatchEach(ctx, g, exprs, func(r WatchRow) bool {
+		rows = append(rows, r)
+		return true
+	}, opts...)
 	if err != nil {
 		return nil, err
 	}
-	rows := make([]WatchRow, len(hist))
-	for i, s := range hist {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		rows[i] = Watch(s, exprs)
-	}
 	return rows, nil
+}
+
+// WatchEach is WatchTimeline handing each row to fn as the thread's
+// history is read (newest first), so a window shows progress on a long
+// thread and memory stays flat; fn returning false stops it early
+// without error.
+func WatchEach(ctx context.Context, g *engine.Graph, exprs []*Expr, fn func(WatchRow) bool, opts ...engine.RunOption) error {
+	for s, err := range g.HistorySeq(ctx, checkpoint.ListOptions{}, opts...) {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if !fn(Watch(s, exprs)) {
+			return nil
+		}
+	}
+	return nil
 }

@@ -53,6 +53,11 @@ type GraphView struct {
 	// its Highlight itself: the owner of the breakpoints updates them and
 	// calls SetHighlight. nil: breakpoints cannot be toggled from the view.
 	OnToggleBreakpoint func(id string, after bool)
+	// OnContextMenu, when set, is called on a secondary tap on a node
+	// instead of OnToggleBreakpoint: with the node's ID, the half tapped
+	// (after: the right one) and where, in absolute coordinates, for a
+	// pop-up menu of breakpoints. nil: a secondary tap toggles.
+	OnContextMenu func(id string, after bool, at fyne.Position)
 
 	geom     *render.Geometry
 	hl       render.Highlight
@@ -269,10 +274,11 @@ func (gv *GraphView) Tapped(ev *fyne.PointEvent) {
 	}
 }
 
-// TappedSecondary toggles the breakpoint before (left half) or after
-// (right half) the node under the pointer. Part of fyne.SecondaryTappable.
+// TappedSecondary opens the node's context menu (OnContextMenu) or, without
+// one, toggles the breakpoint before (left half) or after (right half) the
+// node under the pointer. Part of fyne.SecondaryTappable.
 func (gv *GraphView) TappedSecondary(ev *fyne.PointEvent) {
-	if gv.geom == nil || gv.OnToggleBreakpoint == nil {
+	if gv.geom == nil || (gv.OnToggleBreakpoint == nil && gv.OnContextMenu == nil) {
 		return
 	}
 	p := gv.toGraph(ev.Position)
@@ -281,7 +287,15 @@ func (gv *GraphView) TappedSecondary(ev *fyne.PointEvent) {
 		return
 	}
 	n, _ := gv.geom.Node(h.ID)
-	gv.OnToggleBreakpoint(h.ID, p.X > n.Rect.Center().X)
+	if !breakable(&n) {
+		return
+	}
+	after := p.X > n.Rect.Center().X
+	if gv.OnContextMenu != nil {
+		gv.OnContextMenu(h.ID, after, ev.AbsolutePosition)
+		return
+	}
+	gv.OnToggleBreakpoint(h.ID, after)
 }
 
 // markerAt reports the breakpoint marker under p, if any: the markers of

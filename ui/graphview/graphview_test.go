@@ -202,6 +202,32 @@ func TestBreakpointToggles(t *testing.T) {
 	}
 }
 
+// With a context menu, a secondary tap on a node asks for it (with the
+// half tapped and where) instead of toggling; one beside the nodes asks
+// nothing.
+func TestContextMenuOnNodes(t *testing.T) {
+	gv, _ := newView(t, layout(t, cycleTopo(), render.DOTOptions{}))
+	toggled := 0
+	gv.OnToggleBreakpoint = func(string, bool) { toggled++ }
+	type ask struct {
+		id    string
+		after bool
+	}
+	var got []ask
+	var where fyne.Position
+	gv.OnContextMenu = func(id string, after bool, at fyne.Position) { got = append(got, ask{id, after}); where = at }
+	r := nodeRect(t, gv, "tools")
+	p := at(gv, render.Point{X: r.X + r.W*0.75, Y: r.Center().Y})
+	test.TapSecondaryAt(gv, p)
+	test.TapSecondaryAt(gv, fyne.NewPos(1, 1))
+	if len(got) != 1 || got[0] != (ask{"tools", true}) || toggled != 0 {
+		t.Fatalf("secondary taps asked %v, toggled %d", got, toggled)
+	}
+	if abs := fyne.CurrentApp().Driver().AbsolutePositionForObject(gv).Add(p); where != abs {
+		t.Errorf("menu asked at %v, the tap was at %v", where, abs)
+	}
+}
+
 // capture renders the window and returns the colour at widget position p.
 func colourAt(img image.Image, p fyne.Position) color.NRGBA {
 	return color.NRGBAModel.Convert(img.At(int(p.X), int(p.Y))).(color.NRGBA)

@@ -129,3 +129,37 @@ func BenchmarkOpenTimeline10000(b *testing.B) {
 }
 
 func mkdirTemp() (string, error) { return os.MkdirTemp("", "weft-bench-") }
+
+// BenchmarkWatchColumns10000 evaluates three watches at every checkpoint
+// of a 10,000-checkpoint thread as the Watches tab does when they change:
+// the thread's history read from SQLite off the UI goroutine, with
+// progress, and the columns applied to the timeline.
+func BenchmarkWatchColumns10000(b *testing.B) {
+	path := bigThread(b)
+	saver, err := sqlite.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer saver.Close()
+	s := New(test.NewTempApp(b), Config{Store: saver, Graphs: []Graph{{Graph: counter()}}})
+	s.Window().Resize(fyne.NewSize(1280, 800))
+	idle(b, s)
+	act(func() { s.m.setThread("big") })
+	idle(b, s)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		act(func() {
+			d := newDebugSet(s.m.graph().Graph)
+			for _, src := range []string{"n", "n > 5000", "n % 100 == 0"} {
+				d.Watches = append(d.Watches, d.compileWatch(src))
+			}
+			s.m.setDebugSet(d) // new watches: every checkpoint again
+		})
+		idle(b, s)
+	}
+	b.StopTimer()
+	c := s.m.scope().dbg.cols
+	if c == nil || c.Running || c.Err != nil || len(c.Rows) != 10000 {
+		b.Fatalf("columns %+v", c)
+	}
+}

@@ -163,6 +163,11 @@ func itemLabel(h checkpoint.Header) (label, when string) {
 		what = "input"
 	case md.Source == checkpoint.SourceFork:
 		what = "fork"
+		if n := len(editsOf(md)); n == 1 {
+			what = "fork, 1 edit"
+		} else if n > 1 {
+			what = fmt.Sprintf("fork, %d edits", n)
+		}
 	case md.Source == checkpoint.SourceUpdate:
 		what = strings.TrimSpace("update " + what)
 	case what == "":

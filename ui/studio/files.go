@@ -51,11 +51,13 @@ func (s *Studio) menus() *fyne.MainMenu {
 	run := fyne.NewMenu("Run",
 		key(fyne.NewMenuItem("Run", s.Run), fyne.KeyF5, 0),
 		key(fyne.NewMenuItem("Step", s.Step), fyne.KeyF10, 0),
+		key(fyne.NewMenuItem("Step into (phase by phase)", s.StepInto), fyne.KeyF10, fyne.KeyModifierShift),
 		key(fyne.NewMenuItem("Pause", s.Pause), fyne.KeyF6, 0),
 		key(fyne.NewMenuItem("Cancel", s.Cancel), fyne.KeyEscape, 0),
 		fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem("Re-run from the selected checkpoint", s.rerunFrom),
 		fyne.NewMenuItem("Edit state and fork…", s.editDialog),
+		fyne.NewMenuItem("What if… (edit the writes of the selected step)", s.whatIfDialog),
 		fyne.NewMenuItemSeparator(),
 		key(fyne.NewMenuItem("Break on every node", func() { s.m.setBreakAll(!s.m.brk.All) }), fyne.KeyF9, 0),
 		fyne.NewMenuItem("Clear breakpoints", s.m.clearBreakpoints),
@@ -68,13 +70,18 @@ func (s *Studio) menus() *fyne.MainMenu {
 		key(fyne.NewMenuItem("Previous checkpoint on this branch", func() { s.travel(-1) }), fyne.KeyLeft, 0),
 		key(fyne.NewMenuItem("Next checkpoint on this branch", func() { s.travel(1) }), fyne.KeyRight, 0),
 		fyne.NewMenuItemSeparator(),
+		fyne.NewMenuItem("Compare checkpoints… (Ctrl+click on the timeline)", func() { s.compareDialog("", "") }),
+		fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem("Interrupts", func() { s.tabs.SelectIndex(0) }),
 		fyne.NewMenuItem("Events", func() { s.tabs.SelectIndex(1) }),
 		fyne.NewMenuItem("Errors", func() { s.tabs.SelectIndex(2) }),
+		fyne.NewMenuItem("Step into", func() { s.selectTab("Step") }),
+		fyne.NewMenuItem("Watches", func() { s.selectTab("Watches") }),
+		fyne.NewMenuItem("Breakpoints", func() { s.selectTab("Breakpoints") }),
 	)
 	help := fyne.NewMenu("Help", fyne.NewMenuItem("Keyboard shortcuts", func() {
 		dialog.ShowInformation("Keyboard shortcuts",
-			"F5  Run to the next interrupt, breakpoint or the end\nF10  Step one super-step\nF6  Pause\nEsc  Cancel the run\nF9  Break on every node\n← →  Previous / next checkpoint on the branch\nCtrl+N  New thread\nCtrl+O  Open store\nCtrl+R  Reload the store\n\nThese keys work wherever the focus is; a text field keeps ← → for itself.\nRight-click a node's left or right half to set a breakpoint before or after it.", s.win)
+			"F5  Run to the next interrupt, breakpoint or the end\nF10  Step one super-step\nShift+F10  Step into: the next phase of a super-step (plan, each task, barrier, apply)\nF6  Pause\nEsc  Cancel the run\nF9  Break on every node\n← →  Previous / next checkpoint on the branch\nCtrl+N  New thread\nCtrl+O  Open store\nCtrl+R  Reload the store\n\nThese keys work wherever the focus is; a text field keeps ← → for itself.\nRight-click a node for breakpoints before or after it, with a condition if you like.", s.win)
 	}))
 	return fyne.NewMainMenu(file, run, view, help)
 }

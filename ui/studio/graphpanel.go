@@ -48,7 +48,7 @@ func newGraphPanel(m *model, a *actions, layout func(*engine.Topology, render.DO
 	clip := container.NewScroll(p.view)
 	clip.Direction = container.ScrollNone
 	p.obj = container.NewBorder(header, graphview.NewLegend(), nil, nil, clip)
-	m.subscribe(chGraph|chThread|chView|chLive|chBreakpoints|chRun, func(c part) {
+	m.subscribe(chGraph|chThread|chView|chLive|chBreakpoints|chRun|chPhase, func(c part) {
 		if c&chGraph != 0 {
 			p.doLayout()
 		}
@@ -63,7 +63,7 @@ func newGraphPanel(m *model, a *actions, layout func(*engine.Topology, render.DO
 	return p
 }
 
-const breakHint = "right-click a node's left or right half: breakpoint before or after it"
+const breakHint = "right-click a node for breakpoints, with or without a condition"
 
 // doLayout lays the selected graph out and shows it.
 func (p *graphPanel) doLayout() {
@@ -113,6 +113,11 @@ func (p *graphPanel) showNodeHint(id string) {
 	}
 	st := p.view.Highlight().State(id)
 	text := fmt.Sprintf("%s · %s", id, st)
+	for _, after := range []bool{false, true} {
+		if c := p.m.dbg.nodeCond(id, after); c != "" {
+			text += fmt.Sprintf(" · breaks %s it if %s", map[bool]string{false: "before", true: "after"}[after], c)
+		}
+	}
 	if v := p.m.scope().viewFor(); v != nil {
 		for _, t := range v.Snap.Tasks {
 			if t.Name == id && t.Error != "" {
@@ -236,6 +241,8 @@ func highlightOf(m *model) render.Highlight {
 			}
 		}
 	}
+	phaseHighlight(h, sc)
+	condBreakpoints(h, m)
 	if m.brk.All {
 		if g := m.graph().Graph; g != nil {
 			for _, n := range g.Nodes() {

@@ -37,6 +37,7 @@ type inspector struct {
 	callsTab *container.TabItem
 	forkB    *keyButton
 	rerunB   *keyButton
+	whatIfB  *keyButton
 	nodes    map[string]*tnode
 	roots    []string
 	values   map[string]any // channel → JSON data
@@ -198,11 +199,18 @@ func newInspector(m *model, a *actions) *inspector {
 			in.onRoomy() // a call's request and reply need height
 		}
 	}
+	in.whatIfB = newKeyButton(a.key, "What if… drop or replace these writes", theme.ViewRefreshIcon(), func() {
+		if a.dbg != nil {
+			call(a.dbg.whatIf)
+		}
+	})
+	in.whatIfB.Importance = widget.LowImportance
 	in.setTabs()
 	in.forkB = newKeyButton(a.key, "Edit & fork…", theme.DocumentCreateIcon(), func() { call(a.editFork) })
 	in.rerunB = newKeyButton(a.key, "Re-run from here", theme.MediaReplayIcon(), func() { call(a.rerun) })
 	in.forkB.Disable()
 	in.rerunB.Disable()
+	in.whatIfB.Disable()
 	header := widget.NewLabelWithStyle("Inspector", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	top := container.NewVBox(container.NewBorder(nil, nil, header, container.NewHBox(in.forkB, in.rerunB)), in.title)
 	in.obj = container.NewBorder(top, nil, nil, nil, in.tabs)
@@ -215,7 +223,7 @@ func newInspector(m *model, a *actions) *inspector {
 			in.tree.UnselectAll()
 		}
 		if c&(chGraph|chThread|chView) != 0 {
-			in.show(m.scope().viewFor())
+			in.show(m.scope().shown())
 		}
 		if c&(chRun|chView|chThread) != 0 {
 			in.setButtons()
@@ -239,7 +247,7 @@ func (in *inspector) setTabs() {
 	}
 	items = append(items, in.callsTab,
 		container.NewTabItem("Diff", in.diff),
-		container.NewTabItem("Tasks", in.tasks),
+		container.NewTabItem("Tasks", container.NewBorder(container.NewHBox(in.whatIfB), nil, nil, nil, in.tasks)),
 		container.NewTabItem("JSON", container.NewScroll(in.json)),
 		container.NewTabItem("Versions", in.vers),
 	)
@@ -259,8 +267,8 @@ func (in *inspector) tabIndex(name string) int {
 // setButtons enables Edit & fork and Re-run when a checkpoint is shown and
 // no run is going.
 func (in *inspector) setButtons() {
-	on := in.shown != nil && !in.m.run.Busy
-	for _, b := range []*keyButton{in.forkB, in.rerunB} {
+	on := in.shown != nil && in.shown.NS == "" && !in.m.run.Busy
+	for _, b := range []*keyButton{in.forkB, in.rerunB, in.whatIfB} {
 		if on && b.Disabled() {
 			b.Enable()
 		} else if !on && !b.Disabled() {
@@ -324,11 +332,20 @@ func (in *inspector) show(v *view) {
 	} else {
 		title += " · end"
 	}
+	if e := editsText(md); e != "" {
+		title += " · " + e
+	}
+	if v.NS != "" {
+		title = "Subgraph " + nsLabel(v.NS) + " · " + title
+	}
 	if in.title.Text != title {
 		in.title.SetText(title)
 	}
 
 	chans := in.m.channels()
+	if v.NS != "" {
+		chans = v.Chans
+	}
 	var parentVals map[string]any
 	if v.Parent != nil {
 		parentVals = map[string]any{}

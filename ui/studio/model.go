@@ -27,6 +27,10 @@ const (
 	chEvents                       // the thread's event log
 	chNote                         // the status bar's short note
 	chInterrupts                   // the questions pending at the thread's head
+	chPhase                        // a step into stopped at a phase, or went on
+	chDebug                        // the graph's watches or expression breakpoints
+	chWatch                        // watch values (at the selection or along the thread)
+	chSubSel                       // a subgraph checkpoint was picked on a sub-lane, or left
 
 	chAll part = 1<<iota - 1
 )
@@ -53,6 +57,7 @@ type model struct {
 	sc        *scope
 	run       runStatus
 	brk       breakpoints
+	dbg       debugSet // the graph's watches and expression breakpoints
 	note      string
 
 	subs    []subscriber
@@ -100,6 +105,7 @@ type scope struct {
 	// them) of tasks running (true) or finished (false) in this step.
 	live  map[string]bool
 	pulse bool
+	dbg   scopeDebug // the debugger's state on this thread
 }
 
 // mark is what a checkpoint's stored writes say about its step.
@@ -203,7 +209,8 @@ func (m *model) setGraph(i int) {
 	m.threads = nil
 	m.sc = newScope("")
 	m.brk = seedBreakpoints(m.graphs[i].Graph)
-	m.changed(chGraph | chThreads | chThread | chBreakpoints)
+	m.resetDebug(m.graphs[i].Graph)
+	m.changed(chGraph | chThreads | chThread | chBreakpoints | chDebug)
 }
 
 // setThreads replaces the thread list.
@@ -492,19 +499,20 @@ func (m *model) clearBreakpoints() {
 	m.changed(chBreakpoints)
 }
 
-// runBreakpoints returns the run options' breakpoint lists.
+// lists returns the run options' breakpoint lists; nodes inside subgraph
+// nodes go by their engine path ("summarize|gather").
 func (b breakpoints) lists() (before, after []string) {
 	if b.All {
-		return []string{"*"}, nil
+		before = []string{"*"}
 	}
 	for n, on := range b.Before {
-		if on {
-			before = append(before, n)
+		if on && (!b.All || strings.Contains(n, "/")) {
+			before = append(before, enginePath(n))
 		}
 	}
 	for n, on := range b.After {
 		if on {
-			after = append(after, n)
+			after = append(after, enginePath(n))
 		}
 	}
 	return before, after

@@ -288,6 +288,10 @@ type view struct {
 	// an answer stored for a worker (Leave for workers) that no run has
 	// used yet.
 	Answered bool
+	// NS is the namespace of a subgraph checkpoint's view ("" for the
+	// graph's own); Chans are then the subgraph's channels.
+	NS    string
+	Chans []engine.ChannelInfo
 }
 
 // failed reports whether a task of the view's step failed.
@@ -395,6 +399,7 @@ type runRequest struct {
 	Before     []string     // breakpoints
 	After      []string
 	Observer   func(engine.Event)
+	Phases     engine.PhaseFunc // the debugger's phase hook; nil for none
 }
 
 // runOutcome is the result of a run with its wall time.
@@ -435,6 +440,9 @@ func (s *session) run(req runRequest) (*runOutcome, error) {
 	opts = append(opts, engine.BreakBefore(req.Before...), engine.BreakAfter(req.After...))
 	if req.StepLimit > 0 {
 		opts = append(opts, engine.WithStepLimit(req.StepLimit))
+	}
+	if req.Phases != nil {
+		opts = append(opts, engine.WithPhases(req.Phases))
 	}
 	if req.Checkpoint != "" {
 		opts = append(opts, engine.WithCheckpoint(req.Checkpoint))

@@ -40,7 +40,7 @@ func newStatusBar(m *model) *statusBar {
 		if c&chNote != 0 && b.note.Text != m.note {
 			b.note.SetText(m.note)
 		}
-		if c&chRun != 0 {
+		if c&(chRun|chPhase) != 0 {
 			b.showProgress()
 		}
 		b.update()
@@ -69,6 +69,8 @@ func (b *statusBar) line() string {
 		parts = append(parts, step)
 	}
 	switch {
+	case sc.dbg.phase != nil && (m.run.Going || sc.status == ""):
+		parts = append(parts, phaseLine(sc.dbg.phase))
 	case m.run.Busy && m.run.Thread == sc.thread:
 		parts = append(parts, fmt.Sprintf("%s… %.1f s", m.run.Kind, time.Since(m.run.Started).Seconds()))
 	case sc.status != "":
@@ -108,7 +110,7 @@ func (b *statusBar) setLoading(on bool) {
 // showProgress runs the progress bar (and ticks the elapsed time) while a
 // run shows as busy or a load goes.
 func (b *statusBar) showProgress() {
-	busy := b.m.run.Busy || b.loading > 0
+	busy := (b.m.run.Busy && b.m.waiting() == nil) || b.loading > 0
 	if busy == (b.stop != nil) {
 		return
 	}

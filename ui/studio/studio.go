@@ -18,7 +18,6 @@ package studio
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -80,6 +79,7 @@ type Studio struct {
 	errs *errorsPanel
 	sb   *statusBar
 	tabs *container.AppTabs
+	dbg  *debugUI // the debugger's panels and state
 
 	content fyne.CanvasObject
 	right   *container.Split // inspector over the bottom tabs
@@ -135,7 +135,7 @@ func New(a fyne.App, cfg Config) *Studio {
 	s.acts = &actions{
 		key: s.windowKey, run: s.Run, step: s.Step, pause: s.Pause, cancel: s.Cancel,
 		newThread: s.newThreadDialog, editFork: s.editDialog, rerun: s.rerunFrom,
-		resume: s.resume, leave: s.leaveForWorkers,
+		resume: s.resume, leave: s.leaveForWorkers, dbg: s.newDebugActions(),
 	}
 	// The controller listens first: panels then see what it set up.
 	s.m.subscribe(chStore|chGraph|chThread|chSelection|chView|chInterrupts, s.onChange)
@@ -154,11 +154,15 @@ func New(a fyne.App, cfg Config) *Studio {
 	s.errs = newErrorsPanel(s.m, s.acts)
 	s.sb = newStatusBar(s.m)
 	s.sb.tick = s.m.togglePulse
+	s.newDebugUI()
 
 	s.tabs = container.NewAppTabs(
 		container.NewTabItem("Interrupt", s.ip.obj),
 		container.NewTabItem("Events", s.ev.obj),
 		container.NewTabItem("Errors", s.errs.obj),
+		container.NewTabItem("Step", s.dbg.phase.obj),
+		container.NewTabItem("Watches", s.dbg.watch.obj),
+		container.NewTabItem("Breakpoints", s.dbg.brk.obj),
 	)
 	// The graph is drawn top to bottom, so it gets the full height of the
 	// middle; the inspector and the Interrupt/Events/Errors tabs share the
@@ -453,17 +457,10 @@ func (s *Studio) loadMarks(first, last int) {
 	})
 }
 
-// toggleBreakpoint flips the breakpoint before or after node. A run's
-// breakpoints are the root graph's (the engine gives a subgraph only the
-// breakpoints it was compiled with), so nodes inside an expanded subgraph
-// get a note instead of a dot that would not stop anything.
-func (s *Studio) toggleBreakpoint(node string, after bool) {
-	if strings.Contains(node, "/") {
-		s.flash("Breakpoints inside a subgraph are set when compiling it (engine.WithInterruptBefore/After); here they go on the subgraph node")
-		return
-	}
-	s.m.toggleBreakpoint(node, after)
-}
+// toggleBreakpoint flips the breakpoint before or after node; a node
+// inside an expanded subgraph is named by its path ("summarize/gather"),
+// which the run passes on to the subgraph.
+func (s *Studio) toggleBreakpoint(node string, after bool) { s.m.toggleBreakpoint(node, after) }
 
 // selectCheckpoint time-travels to checkpoint id.
 func (s *Studio) selectCheckpoint(id string) { s.m.selectCheckpoint(id) }
@@ -492,6 +489,8 @@ const (
 	kindResume runKind = "resuming"
 	kindReplay runKind = "re-running"
 	kindStart  runKind = "starting"
+	// kindStepInto runs one super-step stopping at each of its phases.
+	kindStepInto runKind = "stepping into"
 )
 
 // runResult is a run's outcome with what the window shows next, read on
@@ -521,13 +520,14 @@ func (s *Studio) startRun(kind runKind, req runRequest) {
 	if req.Thread == "" {
 		req.Thread = sc.thread
 	}
-	if (kind == kindRun || kind == kindStep) && req.Checkpoint == "" && req.Input == nil && sc.sel != "" && !sc.atHead() && sc.head != "" {
+	if (kind == kindRun || kind == kindStep || kind == kindStepInto) && req.Checkpoint == "" && req.Input == nil && sc.sel != "" && !sc.atHead() && sc.head != "" {
 		s.askHistory(kind, req)
 		return
 	}
 	req.Before, req.After = s.m.brk.lists()
 	obs := &runObserver{s: s, sc: sc}
 	req.Observer = obs.observe
+	dr := s.debugRun(sc, kind, &req)
 	s.m.startRun(kind, req.Thread)
 	busy := time.AfterFunc(busyDelay, func() { uiDo(func() { s.m.setBusy() }) })
 	thread := req.Thread
@@ -547,6 +547,7 @@ func (s *Studio) startRun(kind runKind, req runRequest) {
 		busy.Stop()
 		s.m.update(func() {
 			obs.flush()
+			dr.finish(r)
 			s.applyRun(sc, r)
 		})
 	})
@@ -580,7 +581,7 @@ func (s *Studio) applyRun(sc *scope, r *runResult) {
 			s.tabs.SelectIndex(2)
 		}
 	case r.out != nil:
-		m.setStatus(sc, describeResult(r.out.Res))
+		m.setStatus(sc, describeStop(r.out.Res, r.view, sc.dbg))
 	}
 	if r.readErr != nil {
 		if sc == m.sc {
@@ -642,8 +643,11 @@ func (s *Studio) askHistory(kind runKind, req runRequest) {
 		step = fmt.Sprintf("step %d", v.Snap.Metadata.Step)
 	}
 	verb := "Step"
-	if kind == kindRun {
+	switch kind {
+	case kindRun:
 		verb = "Run"
+	case kindStepInto:
+		verb = "Step into"
 	}
 	q := widget.NewLabel(fmt.Sprintf("You are looking at %s, not the thread's latest checkpoint.\n\n"+
 		"Continue from here: %s from %s as a new branch (the later checkpoints stay).\n"+
@@ -718,14 +722,29 @@ func describeResult(r *engine.Result) string {
 	return "stopped"
 }
 
-// Run continues the thread to the next interrupt, breakpoint or the end.
-func (s *Studio) Run() { s.startRun(kindRun, runRequest{}) }
+// Run continues the thread to the next interrupt, breakpoint or the end
+// (from a step into's phase stop: without further phase stops).
+func (s *Studio) Run() {
+	if !s.continuePhase(stepRunOn, false) {
+		s.startRun(kindRun, runRequest{})
+	}
+}
 
-// Step runs exactly one super-step of the thread.
-func (s *Studio) Step() { s.startRun(kindStep, runRequest{StepLimit: 1}) }
+// Step runs exactly one super-step of the thread (from a step into's
+// phase stop: the rest of that step).
+func (s *Studio) Step() {
+	if !s.continuePhase(stepFinish, false) {
+		s.startRun(kindStep, runRequest{StepLimit: 1})
+	}
+}
 
-// Pause asks the run in progress to stop before its next super-step.
+// Pause asks the run in progress to stop before its next super-step (a
+// step into waiting at a phase stops before its step at the plan, else
+// after it).
 func (s *Studio) Pause() {
+	if s.continuePhase(stepFinish, true) {
+		return
+	}
 	if s.sess.running.Load() {
 		s.sess.requestPause()
 		s.flash("Pausing before the next step…")
@@ -911,14 +930,19 @@ func (s *Studio) flash(msg string) {
 }
 
 // windowKey is the window's keyboard, whatever has the focus: F5 Run,
-// F10 Step, F6 Pause, F9 break on every node, Esc cancels a run, and ←/→
-// walk the selected checkpoint's branch (except in a text field).
+// F10 Step, Shift+F10 Step into, F6 Pause, F9 break on every node, Esc
+// cancels a run, and ←/→ walk the selected checkpoint's branch (except in
+// a text field).
 func (s *Studio) windowKey(ev *fyne.KeyEvent, inText bool) bool {
 	switch ev.Name {
 	case fyne.KeyF5:
 		s.Run()
 	case fyne.KeyF10:
-		s.Step()
+		if s.dbg.held()&fyne.KeyModifierShift != 0 {
+			s.StepInto()
+		} else {
+			s.Step()
+		}
 	case fyne.KeyF6:
 		s.Pause()
 	case fyne.KeyF9:

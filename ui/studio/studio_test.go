@@ -38,7 +38,7 @@ func newStudio(t testing.TB, saver checkpoint.Saver) *Studio {
 		saver = memory.New()
 	}
 	s := New(a, Config{Store: saver, StoreName: "test.db", Graphs: demoGraphs(t)})
-	s.Window().Resize(fyne.NewSize(1280, 800))
+	act(func() { s.Window().Resize(fyne.NewSize(1280, 800)) }) // the graph's layout may arrive meanwhile
 	s.WaitIdle()
 	return s
 }

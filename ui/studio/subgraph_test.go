@@ -191,21 +191,102 @@ func TestInspectorShowsSubgraphState(t *testing.T) {
 	}
 }
 
-// A breakpoint cannot be put on a node inside an expanded subgraph (runs
-// carry the root graph's breakpoints only): the window says so rather than
-// show a dot that would stop nothing.
-func TestNoBreakpointInsideSubgraph(t *testing.T) {
+// A breakpoint on a node inside an expanded subgraph is drawn there,
+// stops the run inside the subgraph (the status says where), and Run goes
+// on from it.
+func TestBreakpointInsideSubgraph(t *testing.T) {
 	s := newStudio(t, memory.New())
 	act(func() { s.m.setGraph(2) })
 	idle(t, s)
 	act(func() { s.gp.xray.SetChecked(true) })
 	idle(t, s)
-	act(func() { s.gp.view.OnToggleBreakpoint("summarize/gather", false) })
-	if s.gp.view.Highlight().BreakBefore["summarize/gather"] || !strings.Contains(s.m.note, "subgraph") {
-		t.Errorf("breakpoint inside the subgraph: dot %v, note %q", s.gp.view.Highlight().BreakBefore["summarize/gather"], s.m.note)
+	act(func() { s.gp.view.OnToggleBreakpoint("summarize/condense", false) })
+	if !s.gp.view.Highlight().BreakBefore["summarize/condense"] {
+		t.Fatal("no dot on summarize/condense")
 	}
-	act(func() { s.gp.view.OnToggleBreakpoint("summarize", false) })
-	if !s.gp.view.Highlight().BreakBefore["summarize"] {
-		t.Error("no breakpoint on the subgraph node")
+	if before, _ := s.m.brk.lists(); len(before) != 1 || before[0] != "summarize|condense" {
+		t.Fatalf("the run's breakpoints: %v", before)
+	}
+	startThread(t, s, "mr-bp")
+	act(func() { test.Tap(s.tb.run) })
+	idle(t, s)
+	v := s.tview()
+	if v == nil || v.Snap.Done() || len(v.Snap.Interrupts) != 0 {
+		t.Fatalf("the run did not stop inside the subgraph: %+v", v)
+	}
+	if st := s.m.scope().status; st != "breakpoint inside summarize · next condense" {
+		t.Errorf("status %q", st)
+	}
+	if n := len(s.gp.view.Highlight().States); n == 0 || s.gp.view.Highlight().State("summarize/condense") != render.StateNext {
+		t.Errorf("summarize/condense is %v", s.gp.view.Highlight().State("summarize/condense"))
+	}
+	act(func() { test.Tap(s.tb.run) })
+	idle(t, s)
+	if v := s.tview(); v == nil || !v.Snap.Done() || v.Snap.Values["report"] == "" {
+		t.Fatalf("Run after the stop did not finish: %+v (status %q)", v.Snap.Values, s.m.scope().status)
+	}
+}
+
+// A subgraph checkpoint tapped on its sub-lane opens in the inspector with
+// the subgraph's own channels (read with engine.WithNamespace); a tap on
+// the thread's checkpoint goes back.
+func TestSubgraphCheckpointOpensInInspector(t *testing.T) {
+	s := newStudio(t, memory.New())
+	act(func() { s.m.setGraph(2) })
+	idle(t, s)
+	startThread(t, s, "mr-sub")
+	act(func() { test.Tap(s.tb.run) })
+	idle(t, s)
+	sc := s.m.scope()
+	split := sc.tl.prev(sc.tl.prev(sc.head))
+	act(func() { s.m.selectCheckpoint(split) })
+	idle(t, s)
+	var hits []subHit
+	act(func() {
+		s.tl.strip.Refresh()
+		hits = s.tl.strip.r.subHits
+	})
+	if len(hits) != 12 {
+		t.Fatalf("%d subgraph checkpoints drawn, want 3 lanes × 4", len(hits))
+	}
+	h := hits[2] // the first lane's "1 gather"
+	act(func() {
+		s.tl.strip.Tapped(&fyne.PointEvent{Position: h.Pos.Add(fyne.NewPos(h.Size.Width/2, h.Size.Height/2))})
+	})
+	idle(t, s)
+	v := s.m.scope().shown()
+	if v == nil || v.NS != h.NS || v.Snap.Ref.CheckpointID != h.ID {
+		t.Fatalf("inspector shows %+v, want %s in %s", v, h.ID, h.NS)
+	}
+	if !strings.HasPrefix(s.insp.title.Text, "Subgraph summarize · Step 1 · loop · gather") {
+		t.Errorf("title %q", s.insp.title.Text)
+	}
+	var keys []string
+	for _, id := range s.insp.roots {
+		keys = append(keys, id)
+	}
+	if strings.Join(keys, ",") != "facts,subject,summaries" {
+		t.Errorf("the subgraph's channels in State: %v", keys)
+	}
+	if len(s.insp.changes) == 0 || s.insp.changes[0].Channel != "facts" {
+		t.Errorf("diff against the subgraph's previous checkpoint: %+v", s.insp.changes)
+	}
+	if !s.insp.forkB.Disabled() {
+		t.Error("Edit & fork offered on a subgraph's checkpoint")
+	}
+	if r := s.tl.strip.r; r.subPick != h.ID {
+		t.Errorf("the picked checkpoint is not marked on its lane")
+	}
+	// Back to the thread's checkpoint.
+	col := sc.tl.at(split)
+	act(func() {
+		s.tl.strip.Tapped(&fyne.PointEvent{Position: fyne.NewPos(float32(tlPad+col*colW), tlPad+dotR)})
+	})
+	idle(t, s)
+	if v := s.m.scope().shown(); v == nil || v.NS != "" || v.Snap.Ref.CheckpointID != split {
+		t.Fatalf("after tapping the thread's checkpoint the inspector shows %+v", v)
+	}
+	if s.insp.forkB.Disabled() {
+		t.Error("Edit & fork stays disabled on the thread's checkpoint")
 	}
 }

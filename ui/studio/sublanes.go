@@ -111,26 +111,39 @@ func subLabel(h checkpoint.Header) string {
 	return strings.TrimSpace(fmt.Sprintf("%d %s", h.Metadata.Step, what))
 }
 
-// subObjects draws the sub-lanes of sub under column col, below lanes
-// branch lanes.
-func subObjects(sub *subLanes, col, lanes int) []fyne.CanvasObject {
+// subHit is where a subgraph checkpoint is drawn on a sub-lane.
+type subHit struct {
+	NS, ID string
+	Pos    fyne.Position
+	Size   fyne.Size
+}
+
+func (h subHit) contains(p fyne.Position) bool {
+	return p.X >= h.Pos.X && p.X <= h.Pos.X+h.Size.Width && p.Y >= h.Pos.Y && p.Y <= h.Pos.Y+h.Size.Height
+}
+
+// subObjects draws the sub-lanes of sub under column col from y top, a
+// connector from lineTop down to them; the checkpoint picked is drawn in
+// the accent colour. It returns where each checkpoint is, for taps.
+func subObjects(sub *subLanes, col int, lineTop, top float32, picked string) ([]fyne.CanvasObject, []subHit) {
 	if sub == nil || col < 0 {
-		return nil
+		return nil, nil
 	}
 	fg := theme.Color(theme.ColorNameForeground)
 	bg := theme.Color(theme.ColorNameBackground)
 	muted := theme.Color(theme.ColorNameDisabled)
 	line := render.Blend(fg, bg, 0.35)
 	size := theme.CaptionTextSize()
+	primary := theme.Color(theme.ColorNamePrimary)
 	x0 := float32(tlPad + col*colW)
-	top := float32(tlPad+lanes*laneH) + 6
 	var objs []fyne.CanvasObject
+	var hits []subHit
 	for k, l := range sub.Lanes {
 		y := top + float32(k*subH) + subDot
 		// A connector from the checkpoint down to the lane.
 		v := canvas.NewLine(line)
 		v.StrokeWidth = 1
-		v.Position1, v.Position2 = fyne.NewPos(x0, top-laneH+2*dotR+4), fyne.NewPos(x0, y)
+		v.Position1, v.Position2 = fyne.NewPos(x0, lineTop), fyne.NewPos(x0, y)
 		name := canvas.NewText(l.Label, muted)
 		name.TextSize = size
 		ns := name.MinSize()
@@ -156,12 +169,18 @@ func subObjects(sub *subLanes, col, lanes int) []fyne.CanvasObject {
 			}
 			lbl := canvas.NewText(oneLine(subLabel(h), 14), fg)
 			lbl.TextSize = size
+			if h.Ref.CheckpointID == picked {
+				dot.FillColor, dot.StrokeColor = primary, primary
+				lbl.Color, lbl.TextStyle.Bold = primary, true
+			}
 			ls := lbl.MinSize()
 			lbl.Move(fyne.NewPos(cx+subDot+3, y-ls.Height/2))
 			lbl.Resize(ls)
 			prevEnd = cx + subDot + 3 + ls.Width
 			objs = append(objs, dot, lbl)
+			hits = append(hits, subHit{NS: l.NS, ID: h.Ref.CheckpointID,
+				Pos: fyne.NewPos(cx-subDot-3, y-subH/2), Size: fyne.NewSize(prevEnd-(cx-subDot-3), subH)})
 		}
 	}
-	return objs
+	return objs, hits
 }

@@ -40,6 +40,13 @@ type timelinePanel struct {
 	onVisible func(first, last int)
 	height    *canvas.Rectangle // sets the panel's height
 	fp        string            // the selected graph's fingerprint: other versions' checkpoints say "old graph"
+	// onCompare is asked to compare two checkpoints (a Ctrl+click on a
+	// second one, or its context menu); nil: not offered.
+	onCompare func(a, b string)
+	// modifiers returns the keyboard modifiers held; nil asks the
+	// desktop driver.
+	modifiers func() fyne.KeyModifier
+	menu      *fyne.Menu // the last context menu, for tests
 }
 
 func newTimelinePanel(m *model) *timelinePanel {
@@ -61,18 +68,9 @@ func newTimelinePanel(m *model) *timelinePanel {
 		if g := m.graph().Graph; g != nil {
 			p.fp = g.Topology().Fingerprint
 		}
-		// A graph with subgraphs gets room for the lanes of its subgraph
-		// tasks at once, so the window does not jump when they show.
-		h := float32(laneH + laneH/2 + 2*tlPad)
-		if g := m.graph().Graph; g != nil && hasSubgraphs(g.Topology()) {
-			h += subRows * subH
-		}
-		if p.height.MinSize().Height != h {
-			p.height.SetMinSize(fyne.NewSize(0, h))
-			p.obj.Refresh()
-		}
 	})
-	m.subscribe(chThread|chTimeline|chSelection, func(c part) {
+	m.subscribe(chGraph|chDebug|chThread|chTimeline, func(part) { p.fitHeight() })
+	m.subscribe(chThread|chTimeline|chSelection|chWatch|chSubSel|chDebug, func(c part) {
 		if c&(chThread|chTimeline) != 0 {
 			p.setInfo()
 			p.scroll.Refresh()
@@ -90,6 +88,32 @@ func newTimelinePanel(m *model) *timelinePanel {
 
 const emptyTimeline = "one dot per checkpoint once a thread runs"
 
+// maxTimelineH bounds the panel's height, so that the window keeps its
+// size: more branches, sub-lanes or watches scroll (the watch rows stay
+// in view at the bottom).
+const maxTimelineH = 150
+
+// fitHeight sizes the panel: room for the branches (two without watches),
+// for the lanes of subgraph tasks when the graph has subgraphs (at once,
+// so the window does not jump when they show), and a row per watch, up to
+// maxTimelineH.
+func (p *timelinePanel) fitHeight() {
+	m := p.m
+	lanes := min(max(1, p.tl().lanes), 2)
+	if shownWatches(m) > 0 {
+		lanes = 1
+	}
+	h := float32(lanes*laneH + laneH/2 + 2*tlPad)
+	if g := m.graph().Graph; g != nil && hasSubgraphs(g.Topology()) {
+		h += subRows * subH
+	}
+	h = min(h+watchRowsH(m), maxTimelineH)
+	if p.height.MinSize().Height != h {
+		p.height.SetMinSize(fyne.NewSize(0, h))
+		p.obj.Refresh()
+	}
+}
+
 func (p *timelinePanel) tl() *timeline { return p.m.scope().tl }
 
 func (p *timelinePanel) setInfo() {
@@ -98,9 +122,9 @@ func (p *timelinePanel) setInfo() {
 	if n := t.count(); n > 0 {
 		text = fmt.Sprintf("%d checkpoints", n)
 		if t.forks > 0 {
-			text += fmt.Sprintf(" · %d forks", t.forks)
+			text += fmt.Sprintf(" · %d %s", t.forks, pluralWord(t.forks, "fork", "forks"))
 		}
-		text += " · click one to travel back in time, ← → to walk its branch"
+		text += " · click one to travel back in time, ← → to walk its branch, Ctrl+click another to compare"
 	}
 	if p.info.Text != text {
 		p.info.SetText(text)
@@ -158,6 +182,7 @@ func (p *timelinePanel) selectAt(i int) {
 type timelineStrip struct {
 	widget.BaseWidget
 	p *timelinePanel
+	r *stripRenderer
 }
 
 func newTimelineStrip(p *timelinePanel) *timelineStrip {
@@ -166,19 +191,56 @@ func newTimelineStrip(p *timelinePanel) *timelineStrip {
 	return t
 }
 
-// Tapped selects the checkpoint in the tapped column.
+// Tapped picks the subgraph checkpoint tapped on a sub-lane, or selects
+// the checkpoint in the tapped column.
 func (t *timelineStrip) Tapped(ev *fyne.PointEvent) {
+	if t.r != nil {
+		for _, h := range t.r.subHits {
+			if h.contains(ev.Position) {
+				t.p.m.pickSub(h.NS, h.ID)
+				return
+			}
+		}
+	}
 	i := int((ev.Position.X - tlPad + colW/2) / colW)
 	if i < 0 {
 		return
 	}
+	// Ctrl+click compares the checkpoint with the selected one.
+	if id, sel := t.p.tl().id(i), t.p.m.scope().sel; t.p.onCompare != nil && id != "" && sel != "" && id != sel &&
+		heldKeys(t.p.modifiers)&(fyne.KeyModifierControl|fyne.KeyModifierSuper) != 0 {
+		t.p.onCompare(sel, id)
+		return
+	}
 	// Taps between lanes still pick the column's checkpoint.
+	t.p.m.pickSub("", "")
 	t.p.selectAt(i)
+}
+
+// TappedSecondary offers to compare the checkpoint in the tapped column
+// with the selected one, or two branches.
+func (t *timelineStrip) TappedSecondary(ev *fyne.PointEvent) {
+	p := t.p
+	i := int((ev.Position.X - tlPad + colW/2) / colW)
+	id, sel := p.tl().id(i), p.m.scope().sel
+	if p.onCompare == nil || id == "" {
+		return
+	}
+	with := fyne.NewMenuItem("Compare with the selected checkpoint", func() { p.onCompare(sel, id) })
+	with.Disabled = sel == "" || sel == id
+	branches := fyne.NewMenuItem("Compare branches…", func() { p.onCompare(id, "") })
+	p.menu = fyne.NewMenu("", with, branches)
+	if c := fyne.CurrentApp().Driver().CanvasForObject(t); c != nil {
+		widget.ShowPopUpMenuAtPosition(p.menu, c, ev.AbsolutePosition)
+	}
 }
 
 // CreateRenderer is part of fyne.Widget.
 func (t *timelineStrip) CreateRenderer() fyne.WidgetRenderer {
 	r := &stripRenderer{t: t}
+	t.r = r
+	r.wband = canvas.NewRectangle(color.Transparent)
+	r.objects = append(r.objects, r.wband)
 	for range maxView/colW + 3 {
 		sl := &slot{
 			dot:   canvas.NewCircle(color.Transparent),
@@ -193,6 +255,17 @@ func (t *timelineStrip) CreateRenderer() fyne.WidgetRenderer {
 		sl.mark.TextStyle.Bold = true
 		r.slots = append(r.slots, sl)
 		r.objects = append(r.objects, sl.hline, sl.vline, sl.ring, sl.dot, sl.sq, sl.label, sl.when, sl.mark)
+		for k := range sl.watch {
+			sl.watch[k] = canvas.NewText("", color.Black)
+			r.objects = append(r.objects, sl.watch[k])
+		}
+	}
+	// The watches' names stay at the left edge of the view, over their rows.
+	r.wbg = canvas.NewRectangle(color.Transparent)
+	r.objects = append(r.objects, r.wbg)
+	for k := range r.wnames {
+		r.wnames[k] = canvas.NewText("", color.Black)
+		r.objects = append(r.objects, r.wnames[k])
 	}
 	return r
 }
@@ -202,6 +275,7 @@ type slot struct {
 	sq                *canvas.Rectangle
 	label, when, mark *canvas.Text
 	hline, vline      *canvas.Line
+	watch             [maxWatchRows]*canvas.Text // the watches' values here
 	item              int
 }
 
@@ -211,21 +285,32 @@ func (sl *slot) setHidden(h bool) {
 	sl.dot.Hidden, sl.ring.Hidden, sl.sq.Hidden = h, h, h
 	sl.label.Hidden, sl.when.Hidden, sl.mark.Hidden = h, h, h
 	sl.hline.Hidden, sl.vline.Hidden = h, h
+	for _, w := range sl.watch {
+		w.Hidden = h
+	}
 }
 
 type stripRenderer struct {
-	t       *timelineStrip
-	slots   []*slot
-	objects []fyne.CanvasObject
-	sub     *subLanes           // the sub-lanes drawn
-	subCol  int                 // the column they are drawn under
-	subObjs []fyne.CanvasObject // their objects, after the slots'
+	t        *timelineStrip
+	slots    []*slot
+	objects  []fyne.CanvasObject
+	sub      *subLanes           // the sub-lanes drawn
+	subCol   int                 // the column they are drawn under
+	subObjs  []fyne.CanvasObject // their objects, after the slots'
+	subHits  []subHit            // where their checkpoints are, for taps
+	subPick  string              // the subgraph checkpoint drawn as picked
+	subTop   float32             // where they start
+	wband    *canvas.Rectangle   // behind the watch rows
+	wbg      *canvas.Rectangle   // behind the watches' names
+	wbgWidth float32
+	wnames   [maxWatchRows]*canvas.Text
 }
 
 func (r *stripRenderer) MinSize() fyne.Size {
 	p := r.t.p
 	t := p.tl()
 	w, h := float32(2*tlPad+len(t.items)*colW), float32(2*tlPad+max(1, t.lanes)*laneH-laneH/3)
+	h += watchRowsH(p.m)
 	if sub := p.m.scope().sub; sub != nil && len(sub.Lanes) > 0 {
 		h += float32(len(sub.Lanes)*subH) + laneH/3
 		most := 0
@@ -286,6 +371,10 @@ func (r *stripRenderer) place() {
 		sl.label.Move(fyne.NewPos(lx, c.Y+dotR+2))
 		sl.when.Move(fyne.NewPos(lx, c.Y+dotR+2+sl.label.MinSize().Height-2))
 		sl.mark.Move(fyne.NewPos(c.X+rad+3, c.Y-sl.mark.MinSize().Height/2))
+		for k, w := range sl.watch {
+			ws := w.MinSize()
+			w.Move(fyne.NewPos(c.X-ws.Width/2, r.watchRowY(k)+(watchRowH-ws.Height)/2))
+		}
 		if it.parent >= 0 {
 			pc := centre(it.parent, t.items[it.parent].lane)
 			if pc.Y == c.Y {
@@ -301,6 +390,7 @@ func (r *stripRenderer) place() {
 			sl.hline.Hidden, sl.vline.Hidden = true, true
 		}
 	}
+	r.placeWatchNames()
 }
 
 // Refresh restyles the visible slots from the theme and the items.
@@ -339,7 +429,7 @@ func (r *stripRenderer) Refresh() {
 		sl.dot.Hidden, sl.sq.Hidden = !round, round
 		sl.ring.FillColor, sl.ring.StrokeColor, sl.ring.StrokeWidth = color.Transparent, primary, 2
 		sl.ring.Hidden = i != sel
-		sl.label.Text = oneLine(it.label, 15)
+		sl.label.Text = oneLine(it.label, 17)
 		sl.label.TextSize, sl.label.Color = size, fg
 		sl.label.TextStyle.Bold = i == head || i == sel
 		sl.when.Text, sl.when.TextSize, sl.when.Color = it.when, size, muted
@@ -357,6 +447,7 @@ func (r *stripRenderer) Refresh() {
 		sl.vline.StrokeColor, sl.vline.StrokeWidth = line, 1.5
 		sl.label.Hidden, sl.when.Hidden, sl.mark.Hidden = false, false, false
 	}
+	r.watchRows()
 	r.place()
 	for _, o := range r.objects {
 		if o.Visible() {
@@ -369,8 +460,13 @@ func (r *stripRenderer) Refresh() {
 	if sub != nil {
 		col = t.at(sub.At)
 	}
-	if sub != r.sub || col != r.subCol || len(r.subObjs) > 0 {
-		r.sub, r.subCol = sub, col
-		r.subObjs = subObjects(sub, col, max(1, t.lanes))
+	top := float32(tlPad+max(1, t.lanes)*laneH) + 6
+	if sub != r.sub || col != r.subCol || len(r.subObjs) > 0 || r.subPick != sc.dbg.subID || r.subTop != top {
+		r.sub, r.subCol, r.subPick, r.subTop = sub, col, sc.dbg.subID, top
+		lineTop := float32(0)
+		if col >= 0 {
+			lineTop = centre(col, t.items[col].lane).Y + 16
+		}
+		r.subObjs, r.subHits = subObjects(sub, col, lineTop, top, sc.dbg.subID)
 	}
 }

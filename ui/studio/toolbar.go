@@ -16,6 +16,7 @@ type actions struct {
 	newThread                func()
 	editFork, rerun          func()
 	resume, leave            func(one any, byID map[string]any)
+	dbg                      *debugActions // the debugger's; nil in panels that need none
 }
 
 // call runs f when it is set.
@@ -35,6 +36,7 @@ type toolbar struct {
 	newBtn   *keyButton
 	run      *keyButton
 	step     *keyButton
+	stepInto *keyButton
 	pause    *keyButton
 	cancel   *keyButton
 	breakAll *keyCheck
@@ -57,6 +59,11 @@ func newToolbar(m *model, a *actions) *toolbar {
 	t.run = newKeyButton(a.key, "Run", theme.MediaPlayIcon(), func() { call(a.run) })
 	t.run.Importance = widget.HighImportance
 	t.step = newKeyButton(a.key, "Step", theme.MediaSkipNextIcon(), func() { call(a.step) })
+	t.stepInto = newKeyButton(a.key, "Step into", theme.DownloadIcon(), func() {
+		if a.dbg != nil {
+			call(a.dbg.stepInto)
+		}
+	})
 	t.pause = newKeyButton(a.key, "Pause", theme.MediaPauseIcon(), func() { call(a.pause) })
 	t.cancel = newKeyButton(a.key, "Cancel", theme.MediaStopIcon(), func() { call(a.cancel) })
 	t.breakAll = newKeyCheck(a.key, "Break on every node", func(on bool) {
@@ -67,10 +74,10 @@ func newToolbar(m *model, a *actions) *toolbar {
 	graphBox := container.NewGridWrap(fyne.NewSize(220, t.graphSel.MinSize().Height), t.graphSel)
 	t.obj = container.NewVBox(container.NewHBox(
 		graphBox, t.newBtn, widget.NewSeparator(),
-		t.run, t.step, t.pause, t.cancel, widget.NewSeparator(), t.breakAll,
+		t.run, t.step, t.stepInto, t.pause, t.cancel, widget.NewSeparator(), t.breakAll,
 	), widget.NewSeparator())
-	t.setBusy(false)
-	m.subscribe(chGraph|chRun|chBreakpoints, func(c part) {
+	t.setBusy(false, false)
+	m.subscribe(chGraph|chRun|chBreakpoints|chPhase, func(c part) {
 		t.quiet = true
 		defer func() { t.quiet = false }()
 		if c&chGraph != 0 && t.graphSel.SelectedIndex() != m.graphIdx {
@@ -79,15 +86,19 @@ func newToolbar(m *model, a *actions) *toolbar {
 		if c&chBreakpoints != 0 && t.breakAll.Checked != m.brk.All {
 			t.breakAll.SetChecked(m.brk.All)
 		}
-		if c&chRun != 0 {
-			t.setBusy(m.run.Busy)
+		if c&(chRun|chPhase) != 0 {
+			// A step into waiting at a phase is not busy: Run, Step and
+			// Step into go on from there.
+			t.setBusy(m.run.Busy, m.waiting() != nil)
 		}
 	})
 	return t
 }
 
-// setBusy enables the controls that make sense while a run goes or not.
-func (t *toolbar) setBusy(busy bool) {
+// setBusy enables the controls that make sense while a run goes or not;
+// waiting says the run is a step into waiting at a phase, from which Run,
+// Step and Step into go on.
+func (t *toolbar) setBusy(busy, waiting bool) {
 	enable := func(w fyne.Disableable, on bool) {
 		if on && w.Disabled() {
 			w.Enable()
@@ -95,9 +106,10 @@ func (t *toolbar) setBusy(busy bool) {
 			w.Disable()
 		}
 	}
-	for _, b := range []*keyButton{t.run, t.step, t.newBtn} {
-		enable(b, !busy)
+	for _, b := range []*keyButton{t.run, t.step, t.stepInto} {
+		enable(b, !busy || waiting)
 	}
+	enable(t.newBtn, !busy)
 	for _, b := range []*keyButton{t.pause, t.cancel} {
 		enable(b, busy)
 	}

@@ -1,0 +1,291 @@
+package studio
+
+// Step into: a super-step stopped at each of its phases. The engine calls
+// a hook at the plan, before each task, at the barrier and after apply
+// (engine.WithPhases); the studio's hook shows each phase and waits, on
+// the run's goroutine, until the user goes on. In a parallel step the user
+// picks which task runs next; at the barrier the writes waiting to apply
+// can be dropped or replaced, which makes the step's checkpoint a fork
+// that lists the edits.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/render"
+)
+
+// stepMode says how a step into goes on from a phase.
+type stepMode int32
+
+const (
+	stepPhases stepMode = iota // stop at the next phase
+	stepFinish                 // run the rest of the step, stop after it
+	stepRunOn                  // no more phase stops: run to the next stop
+)
+
+// phaseStop is where a step into stands: waiting at a phase (reply set)
+// or, after the step applied (PhaseApply), what it changed.
+type phaseStop struct {
+	// Info is what the engine showed (the UI only reads it); at PhaseTask
+	// its Tasks are every task of the step, Pending those not run yet.
+	Info engine.PhaseInfo
+	// Next is, at PhaseTask, the task that runs next: the engine's choice
+	// until the user picks another pending one.
+	Next string
+	// Edits are, at PhaseBarrier, the user's drops and replacements of
+	// the waiting writes.
+	Edits []engine.StepEdit
+	reply chan phaseReply // nil when nothing waits (apply, or answered)
+}
+
+// phaseReply is the user's answer to a phase stop.
+type phaseReply struct {
+	mode  stepMode
+	next  string
+	edits []engine.StepEdit
+	pause bool // stop the run (at the plan: before the step)
+}
+
+// stepper is the hook of one step-into run.
+type stepper struct {
+	s    *Studio
+	sc   *scope
+	mode atomic.Int32
+	// plan is the step's tasks as planned: at PhaseTask the engine shows
+	// only those still pending. Touched on the run's goroutine only.
+	plan []engine.TaskState
+}
+
+// hook is the run's engine.PhaseFunc: it shows each phase and waits for
+// the user; after apply it shows what changed and ends the run there.
+func (st *stepper) hook(ctx context.Context, p *engine.PhaseInfo) error {
+	mode := stepMode(st.mode.Load())
+	if mode == stepRunOn {
+		return nil
+	}
+	if p.Phase == engine.PhaseApply {
+		st.show(&phaseStop{Info: *p})
+		return engine.ErrPause
+	}
+	info := *p
+	switch p.Phase {
+	case engine.PhasePlan:
+		st.plan = p.Tasks
+	case engine.PhaseTask:
+		if len(st.plan) <= 1 {
+			return nil // one task: nothing to choose between
+		}
+		info.Tasks = st.plan // the pending ones are Pending
+	}
+	if mode == stepFinish {
+		return nil
+	}
+	ch := make(chan phaseReply, 1)
+	st.show(&phaseStop{Info: info, Next: p.Next, reply: ch})
+	select {
+	case r := <-ch:
+		st.mode.Store(int32(r.mode))
+		switch p.Phase {
+		case engine.PhasePlan:
+			if r.pause {
+				return engine.ErrPause
+			}
+		case engine.PhaseTask:
+			if r.next != "" {
+				p.Next = r.next
+			}
+		case engine.PhaseBarrier:
+			p.Edits = r.edits
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (st *stepper) show(stop *phaseStop) {
+	uiDo(func() { st.s.m.update(func() { st.s.m.setPhase(st.sc, stop) }) })
+}
+
+// StepInto runs the thread's next super-step stopping at each of its
+// phases; while a step into waits at a phase, it goes on to the next one.
+func (s *Studio) StepInto() {
+	if s.continuePhase(stepPhases, false) {
+		return
+	}
+	s.startRun(kindStepInto, runRequest{})
+}
+
+// continuePhase answers the phase stop the current thread's step into
+// waits at, if any, and reports whether there was one.
+func (s *Studio) continuePhase(mode stepMode, pause bool) bool {
+	stop := s.m.waiting()
+	if stop == nil {
+		return false
+	}
+	stop.reply <- phaseReply{mode: mode, next: stop.Next, edits: stop.Edits, pause: pause}
+	stop.reply = nil
+	s.m.setPhase(s.m.scope(), nil)
+	return true
+}
+
+// pickTask makes pending task id the one that runs next at a PhaseTask
+// stop.
+func (m *model) pickTask(id string) {
+	if p := m.waiting(); p != nil && p.Info.Phase == engine.PhaseTask && p.Next != id {
+		for _, pid := range p.Info.Pending {
+			if pid == id {
+				p.Next = id
+				m.changed(chPhase)
+				return
+			}
+		}
+	}
+}
+
+// setEdits sets the edits of the writes waiting at a barrier stop.
+func (m *model) setEdits(edits []engine.StepEdit) {
+	if p := m.waiting(); p != nil && p.Info.Phase == engine.PhaseBarrier {
+		p.Edits = edits
+		m.changed(chPhase)
+	}
+}
+
+// phaseHighlight marks, while a step into stands at a phase, the step's
+// tasks on the graph: planned or waiting (next), the one about to run
+// (running) and those done (finished), with "done/total" on a node that
+// runs several tasks.
+func phaseHighlight(h render.Highlight, sc *scope) {
+	p := sc.dbg.phase
+	if p == nil || p.Info.Phase == engine.PhaseApply {
+		return
+	}
+	pending := map[string]bool{}
+	for _, id := range p.Info.Pending {
+		pending[id] = true
+	}
+	total, done := map[string]int{}, map[string]int{}
+	for _, t := range p.Info.Tasks {
+		total[t.Name]++
+		if p.Info.Phase == engine.PhaseBarrier || (p.Info.Phase == engine.PhaseTask && !pending[t.ID]) {
+			done[t.Name]++
+		}
+	}
+	for _, t := range p.Info.Tasks {
+		if t.Name == engine.START {
+			continue
+		}
+		st := render.StateNext
+		switch {
+		case done[t.Name] == total[t.Name]:
+			st = render.StateFinished
+		case p.Info.Phase == engine.PhaseTask && t.ID == p.Next:
+			st = render.StateRunning
+		}
+		if h.States[t.Name] != render.StateRunning {
+			h.States[t.Name] = st
+		}
+		if total[t.Name] > 1 && p.Info.Phase == engine.PhaseTask {
+			h.Badges[t.Name] = fmt.Sprintf("%d/%d", done[t.Name], total[t.Name])
+		}
+	}
+}
+
+// phaseLine is the status line's account of a step into: the phase and
+// what the keys do there.
+func phaseLine(p *phaseStop) string {
+	if p == nil {
+		return ""
+	}
+	i := p.Info
+	switch i.Phase {
+	case engine.PhasePlan:
+		return fmt.Sprintf("stepping into step %d · plan: %s · Shift+F10 runs it, F10 finishes the step, F5 runs on", i.Step, countTasks(i.Tasks))
+	case engine.PhaseTask:
+		return fmt.Sprintf("stepping into step %d · run: %d of %d tasks left, %s next · Shift+F10 runs it", i.Step, len(i.Pending), len(i.Tasks), taskLabel(i.Tasks, p.Next))
+	case engine.PhaseBarrier:
+		s := fmt.Sprintf("stepping into step %d · barrier: %d writes wait", i.Step, countWrites(i.Tasks))
+		if len(p.Edits) > 0 {
+			s += fmt.Sprintf(", %d edited (the step will be a fork)", len(p.Edits))
+		}
+		return s + " · Shift+F10 applies them"
+	case engine.PhaseApply:
+		if len(i.Updated) == 0 {
+			return fmt.Sprintf("stepped into step %d: applied, no channel changed", i.Step)
+		}
+		return fmt.Sprintf("stepped into step %d: applied, changed %s", i.Step, strings.Join(i.Updated, ", "))
+	}
+	return ""
+}
+
+// countTasks says how many tasks of which nodes a step runs.
+func countTasks(ts []engine.TaskState) string {
+	var names []string
+	for _, t := range ts {
+		names = append(names, t.Name)
+	}
+	if len(ts) == 1 {
+		return "1 task (" + joinNames(names) + ")"
+	}
+	return fmt.Sprintf("%d tasks (%s)", len(ts), joinNames(names))
+}
+
+func countWrites(ts []engine.TaskState) int {
+	n := 0
+	for _, t := range ts {
+		n += len(t.Result)
+	}
+	return n
+}
+
+// taskLabel names task id of ts: "research #2" when its node runs several.
+func taskLabel(ts []engine.TaskState, id string) string {
+	count, total := map[string]int{}, map[string]int{}
+	for _, t := range ts {
+		total[t.Name]++
+	}
+	for _, t := range ts {
+		count[t.Name]++
+		if t.ID == id {
+			name := t.Name
+			if name == engine.START {
+				name = "start"
+			}
+			if total[t.Name] > 1 {
+				return fmt.Sprintf("%s #%d", name, count[t.Name])
+			}
+			return name
+		}
+	}
+	return shortID(id)
+}
+
+// triggerText says in words why a task runs: the channels that triggered
+// it (an edge into the node is the channel "branch:to:NODE"), or the Send
+// that made it.
+func triggerText(t engine.TaskState, trig []string) string {
+	if strings.HasPrefix(t.Path, "push") {
+		return "a Send from the previous step"
+	}
+	var why []string
+	for _, c := range trig {
+		switch {
+		case c == engine.START:
+			why = append(why, "the input")
+		case strings.HasPrefix(c, "branch:to:"):
+			why = append(why, "an edge into "+strings.TrimPrefix(c, "branch:to:"))
+		case strings.HasPrefix(c, "join:"):
+			why = append(why, "a join ("+c+")")
+		default:
+			why = append(why, "channel "+c+" changed")
+		}
+	}
+	if len(why) == 0 {
+		return "planned"
+	}
+	return "triggered by " + strings.Join(why, ", ")
+}

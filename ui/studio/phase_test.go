@@ -1,0 +1,269 @@
+package studio
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+
+	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/memory"
+	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/render"
+)
+
+// waitFor polls cond (read as a UI action) until it holds, failing the
+// test after 10 s: a step into waits at its phases, so the studio is not
+// idle meanwhile.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ok := false
+		act(func() { ok = cond() })
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still waiting for %s after 10 s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// shiftF10 presses Shift+F10 the way the driver delivers it: F10 with
+// Shift held, to whatever has the focus.
+func shiftF10(s *Studio) {
+	act(func() {
+		s.dbg.modifiers = func() fyne.KeyModifier { return fyne.KeyModifierShift }
+		pressKey(s.win, fyne.KeyF10)
+		s.dbg.modifiers = func() fyne.KeyModifier { return 0 }
+	})
+}
+
+// waitPhase waits for the step into to stop at phase ph.
+func waitPhase(t *testing.T, s *Studio, ph engine.Phase) *phaseStop {
+	t.Helper()
+	var stop *phaseStop
+	waitFor(t, "the "+ph.String()+" phase", func() bool {
+		stop = s.m.waiting()
+		return stop != nil && stop.Info.Phase == ph
+	})
+	return stop
+}
+
+// Step into stops at the plan (the tasks that will run, marked on the
+// graph), then lets the user run a parallel step's tasks in the order
+// they pick; writes still apply in task order, so the state is the one a
+// plain Step gives. The status line and the Step tab name each phase;
+// Shift+F10 works with the focus in the state tree.
+func TestStepIntoChosenOrder(t *testing.T) {
+	s := newStudio(t, memory.New())
+	startThread(t, s, "si-1")
+	step(t, s) // plan: research ×3 next
+	act(func() { s.win.Canvas().Focus(s.insp.tree) })
+	shiftF10(s)
+	plan := waitPhase(t, s, engine.PhasePlan)
+	if len(plan.Info.Tasks) != 3 {
+		t.Fatalf("plan of %d tasks", len(plan.Info.Tasks))
+	}
+	act(func() {
+		if got := s.dbg.phase.title.Text; got != "Step 2 · plan: 3 tasks (research ×3) will run" {
+			t.Errorf("Step tab title %q", got)
+		}
+		if !strings.Contains(s.sb.String(), "stepping into step 2 · plan: 3 tasks (research ×3)") {
+			t.Errorf("status %q", s.sb.String())
+		}
+		if st := s.gp.view.Highlight().State("research"); st != render.StateNext {
+			t.Errorf("research is %v on the graph at the plan", st)
+		}
+		if s.tabs.Selected().Text != "Step" {
+			t.Errorf("tab %q open", s.tabs.Selected().Text)
+		}
+		if got := triggerText(plan.Info.Tasks[0], nil) + " · " + inputText(plan.Info.Tasks[0]); got != `a Send from the previous step · input "tide pools: history"` {
+			t.Errorf("why the first task runs: %q", got)
+		}
+		if s.tb.run.Disabled() || s.tb.stepInto.Disabled() {
+			t.Error("Run or Step into disabled while the step into waits")
+		}
+	})
+	shiftF10(s)
+	stop := waitPhase(t, s, engine.PhaseTask)
+	ids := slices.Clone(stop.Info.Pending)
+	if len(ids) != 3 || stop.Next != ids[0] {
+		t.Fatalf("pending %v, next %s", ids, stop.Next)
+	}
+	// The user runs the last task first, then the first.
+	act(func() { test.Tap(s.dbg.phase.runNext[ids[2]]) })
+	act(func() {
+		if s.m.waiting().Next != ids[2] || s.gp.view.Highlight().Badges["research"] != "0/3" {
+			t.Errorf("picked %s, badge %q", s.m.waiting().Next, s.gp.view.Highlight().Badges["research"])
+		}
+	})
+	shiftF10(s)
+	waitFor(t, "the second task stop", func() bool {
+		w := s.m.waiting()
+		return w != nil && w.Info.Phase == engine.PhaseTask && len(w.Info.Pending) == 2
+	})
+	act(func() {
+		if p := s.m.waiting().Info.Pending; !slices.Equal(p, []string{ids[0], ids[1]}) {
+			t.Errorf("pending after the third ran: %v", p)
+		}
+		if s.gp.view.Highlight().Badges["research"] != "1/3" {
+			t.Errorf("badge %q", s.gp.view.Highlight().Badges["research"])
+		}
+	})
+	shiftF10(s)
+	waitFor(t, "the third task stop", func() bool {
+		w := s.m.waiting()
+		return w != nil && w.Info.Phase == engine.PhaseTask && len(w.Info.Pending) == 1
+	})
+	shiftF10(s)
+	bar := waitPhase(t, s, engine.PhaseBarrier)
+	if countWrites(bar.Info.Tasks) != 3 {
+		t.Fatalf("%d writes at the barrier", countWrites(bar.Info.Tasks))
+	}
+	act(func() {
+		sum := channelSummary(bar.Info.Tasks, nil, s.m.channels())
+		if len(sum) != 1 || sum[0] != "notes ← research ×3 · combined by append" {
+			t.Errorf("per channel: %q", sum)
+		}
+	})
+	shiftF10(s)
+	idle(t, s)
+	v := s.tview()
+	if v == nil || v.Snap.Metadata.Source != checkpoint.SourceLoop || v.Snap.Metadata.Step != 2 {
+		t.Fatalf("after apply: %+v", v)
+	}
+	if got := notes(s); len(got) != 3 || !strings.HasPrefix(got[0], "tide pools: history") || !strings.HasPrefix(got[2], "tide pools: how to visit") {
+		t.Errorf("notes in task order whatever the run order: %q", got)
+	}
+	if st := s.m.scope().status; st != "stepped into step 2: applied, changed notes" {
+		t.Errorf("status after apply %q", st)
+	}
+	if s.m.waiting() != nil || s.m.run.Going {
+		t.Error("the run still goes after apply")
+	}
+	// F10 keeps its meaning: one whole step.
+	before := s.m.scope().tl.count()
+	step(t, s)
+	if s.m.scope().tl.count() != before+1 || s.m.scope().dbg.phase != nil {
+		t.Errorf("F10 after a step into: %d checkpoints (was %d), phase %+v", s.m.scope().tl.count(), before, s.m.scope().dbg.phase)
+	}
+}
+
+// At the barrier a write can be dropped or replaced before it applies;
+// the step's checkpoint is then a fork whose metadata lists the edits,
+// and the timeline shows it as one.
+func TestStepIntoBarrierEditForks(t *testing.T) {
+	s := newStudio(t, memory.New())
+	startThread(t, s, "si-2")
+	step(t, s)
+	shiftF10(s)
+	waitPhase(t, s, engine.PhasePlan)
+	act(func() { test.Tap(s.tb.step) }) // F10 at a phase: finish the step without stops…
+	idle(t, s)
+	if v := s.tview(); v == nil || v.Snap.Metadata.Step != 2 || len(notes(s)) != 3 {
+		t.Fatalf("F10 from the plan did not finish the step: %+v", s.tview())
+	}
+	step(t, s) // structure
+	shiftF10(s)
+	waitPhase(t, s, engine.PhasePlan)
+	shiftF10(s) // one task (write): no task stop
+	bar := waitPhase(t, s, engine.PhaseBarrier)
+	if len(bar.Info.Tasks) != 1 || bar.Info.Tasks[0].Name != "write" {
+		t.Fatalf("barrier of %+v", bar.Info.Tasks)
+	}
+	w := s.dbg.phase.writes
+	draft := slices.IndexFunc(bar.Info.Tasks[0].Result, func(x engine.Write) bool { return x.Channel == "draft" })
+	fb := slices.IndexFunc(bar.Info.Tasks[0].Result, func(x engine.Write) bool { return x.Channel == "feedback" })
+	if draft < 0 || fb < 0 {
+		t.Fatalf("write's writes %+v", bar.Info.Tasks[0].Result)
+	}
+	// Replace the draft through the dialog; drop the feedback write.
+	act(func() { test.Tap(w.replaceB[0][draft]) })
+	f := s.dbg.valueDlg
+	if f == nil {
+		t.Fatal("no replace dialog")
+	}
+	act(func() {
+		f.entry.SetText("A shorter draft.")
+		if f.okB.Disabled() {
+			t.Fatalf("a text for a text channel refused: %q", f.errLbl.Text)
+		}
+		test.Tap(f.okB)
+	})
+	act(func() { w.checks[0][fb].SetChecked(false) })
+	act(func() {
+		if got := s.m.waiting().Edits; len(got) != 2 {
+			t.Fatalf("edits %+v", got)
+		}
+		if !strings.Contains(s.sb.String(), "2 edited (the step will be a fork)") {
+			t.Errorf("status %q", s.sb.String())
+		}
+	})
+	shiftF10(s)
+	idle(t, s)
+	v := s.tview()
+	if v == nil || v.Snap.Metadata.Source != checkpoint.SourceFork {
+		t.Fatalf("the edited step is not a fork: %+v", v.Snap.Metadata)
+	}
+	if v.Snap.Values["draft"] != "A shorter draft." {
+		t.Errorf("draft %q", v.Snap.Values["draft"])
+	}
+	if _, has := v.Snap.Values["feedback"]; has && v.Snap.Values["feedback"] != "" {
+		t.Errorf("the dropped feedback write applied: %q", v.Snap.Values["feedback"])
+	}
+	edits, _ := v.Snap.Metadata.Extra[engine.MetaEdits].([]any)
+	if len(edits) != 2 {
+		t.Errorf("the fork's history lists %v", v.Snap.Metadata.Extra[engine.MetaEdits])
+	}
+	sc := s.m.scope()
+	if it := sc.tl.items[sc.tl.at(sc.head)]; !strings.Contains(it.label, "fork") {
+		t.Errorf("timeline label %q", it.label)
+	}
+}
+
+// A value that is not one the channel takes keeps Replace disabled and
+// says why.
+func TestReplaceDialogChecksTheValue(t *testing.T) {
+	s := newStudio(t, memory.New())
+	act(func() { s.replaceDialog("revisions", 1, func(any) { t.Error("a bad value was accepted") }) })
+	f := s.dbg.valueDlg
+	act(func() { f.entry.SetText(`"two"`) })
+	if !f.okB.Disabled() || !strings.Contains(f.errLbl.Text, "revisions") {
+		t.Errorf("a text for an int channel: ok enabled %v, error %q", !f.okB.Disabled(), f.errLbl.Text)
+	}
+	act(func() { f.entry.SetText(`{"a": 1`) })
+	if !f.okB.Disabled() || !strings.Contains(f.errLbl.Text, "not closed") {
+		t.Errorf("unbalanced JSON: error %q", f.errLbl.Text)
+	}
+}
+
+// A step into waiting on a thread the user leaves does not wait for ever:
+// it stops cleanly (before its step, at the plan), and nothing of it shows
+// on the other thread.
+func TestStepIntoLeftThreadStops(t *testing.T) {
+	s := newStudio(t, memory.New())
+	startThread(t, s, "si-a")
+	startThread(t, s, "si-b")
+	shiftF10(s)
+	waitPhase(t, s, engine.PhasePlan)
+	head := s.m.scope().head
+	act(func() { s.m.setThread("si-a") })
+	idle(t, s)
+	if s.m.run.Going || s.m.waiting() != nil || s.m.scope().dbg.phase != nil {
+		t.Fatalf("after leaving the thread: going %v, phase %+v", s.m.run.Going, s.m.scope().dbg.phase)
+	}
+	if strings.Contains(s.sb.String(), "stepping") {
+		t.Errorf("status on the other thread: %q", s.sb.String())
+	}
+	act(func() { s.m.setThread("si-b") })
+	idle(t, s)
+	if sc := s.m.scope(); sc.head != head {
+		t.Errorf("the left step ran: head %s, was %s", sc.head, head)
+	}
+}
