@@ -26,6 +26,7 @@ import (
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/internal/textdist"
 )
 
 // EvalTimeout bounds one evaluation: an expression still running after it
@@ -233,31 +234,9 @@ func (env *Env) nearest(name string) string {
 		bestD = 3
 	}
 	for _, ch := range env.Channels() {
-		if d := editDistance(name, ch); d < bestD {
+		if d := textdist.Distance(name, ch); d < bestD {
 			best, bestD = ch, d
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/weftstudio/weft/checkpoint/sqlite"
 	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/internal/textdist"
 )
 
 // Env is what the commands run against. Zero Stdout/Stderr discard output.
@@ -268,7 +269,7 @@ func openHint(err error, readOnly bool) string {
 func nearest(name string, cmds map[string]Command) string {
 	best, bestD := "", 3
 	for c := range cmds {
-		if d := editDistance(name, c); d < bestD || d == bestD && best != "" && c < best {
+		if d := textdist.Distance(name, c); d < bestD || d == bestD && best != "" && c < best {
 			best, bestD = c, d
 		}
 	}
@@ -276,27 +277,6 @@ func nearest(name string, cmds map[string]Command) string {
 		return ""
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // parse parses flags that may come before or after positional arguments.
