@@ -88,3 +88,27 @@ func TestHeadlessQuietUnderCLocale(t *testing.T) {
 		}
 	}
 }
+
+// WEFT_MODEL set for plain weft is not silently ignored: it says where the
+// demos run on that model.
+func TestModelEnvNoted(t *testing.T) {
+	dir := t.TempDir()
+	_, errs, code := weft(t, dir, []string{"WEFT_MODEL=openai:gpt-4.1-mini"}, "threads", "-db", "nope.db")
+	if code == 0 || !strings.Contains(errs, "WEFT_MODEL is set") || !strings.Contains(errs, "examples/live") {
+		t.Errorf("exit %d, stderr %q; want the note pointing at examples/live", code, errs)
+	}
+}
+
+// The weft binary links no provider SDK: they would double its size and
+// add some 40 MB to the window's resident memory (examples/live has them).
+func TestNoProviderSDKLinked(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.HasPrefix(dep, "github.com/openai/") || strings.HasPrefix(dep, "github.com/anthropics/") || strings.HasPrefix(dep, "github.com/cloudwego/") {
+			t.Errorf("weft links %s", dep)
+		}
+	}
+}

@@ -16,7 +16,6 @@ import (
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/model"
-	"github.com/weftstudio/weft/model/provider"
 	"github.com/weftstudio/weft/model/scripted"
 	"github.com/weftstudio/weft/tool"
 )
@@ -72,24 +71,16 @@ type Approval struct {
 	Action string `json:"action"`
 }
 
-// Agent builds the tool-using agent with a bank of its own holding 1,000.
-// Its model is the one $WEFT_MODEL names (see package model/provider), or
-// the scripted model when it is unset.
+// Agent builds the tool-using agent with a bank of its own holding 1,000,
+// on the scripted model (ScriptedAgentModel).
 func Agent(saver checkpoint.Saver) (Demo, error) { return AgentWithBank(saver, NewBank(1000)) }
 
-// AgentWithBank builds the agent loop on the bank: agent (a chat model)
-// asks for tools, tools runs them and loops back, until agent answers. The
-// transfer_money tool asks a human for approval with Interrupt before
-// calling the bank. The model is $WEFT_MODEL's or, unset, ScriptedAgentModel.
+// AgentWithBank builds the agent loop on the bank and the scripted model:
+// agent (a chat model) asks for tools, tools runs them and loops back,
+// until agent answers. The transfer_money tool asks a human for approval
+// with Interrupt before calling the bank.
 func AgentWithBank(saver checkpoint.Saver, bank *Bank) (Demo, error) {
-	m, err := provider.FromEnv()
-	if err != nil {
-		return Demo{}, fmt.Errorf("the tool agent: %w", err)
-	}
-	if m == nil {
-		return AgentWithModel(saver, bank, ScriptedAgentModel(demoPace()))
-	}
-	return AgentWithModel(saver, bank, m)
+	return AgentWithModel(saver, bank, ScriptedAgentModel(demoPace()))
 }
 
 // AgentWithModel builds the agent loop on bank with m as its model.

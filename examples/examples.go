@@ -2,7 +2,8 @@
 // writing assistant with a human review, a tool-using agent whose money
 // transfer needs approval, and a map-reduce over subjects with a subgraph.
 // Their "models" are scripted and deterministic, so the demos run offline
-// and the tests can assert exact states.
+// and the tests can assert exact states; WithAgentModel puts the agent on a
+// real one (examples/live does, for the model $WEFT_MODEL names).
 package examples
 
 import (
@@ -10,6 +11,7 @@ import (
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/model"
 )
 
 // Demo is one bundled graph with what the studio needs to offer it.
@@ -23,9 +25,18 @@ type Demo struct {
 
 // All compiles every demo with saver (nil runs them without checkpoints;
 // interrupts then cannot be answered). The writing assistant comes first: it
-// is the one the studio opens on.
-func All(saver checkpoint.Saver) ([]Demo, error) {
-	builders := []func(checkpoint.Saver) (Demo, error){Writer, Agent, MapReduce}
+// is the one the studio opens on. With no options the agent runs on its
+// scripted model.
+func All(saver checkpoint.Saver, opts ...Option) ([]Demo, error) {
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	agent := Agent
+	if c.model != nil {
+		agent = func(s checkpoint.Saver) (Demo, error) { return AgentWithModel(s, NewBank(1000), c.model) }
+	}
+	builders := []func(checkpoint.Saver) (Demo, error){Writer, agent, MapReduce}
 	out := make([]Demo, 0, len(builders))
 	for _, b := range builders {
 		d, err := b(saver)
@@ -36,6 +47,17 @@ func All(saver checkpoint.Saver) ([]Demo, error) {
 	}
 	return out, nil
 }
+
+// Option changes what All builds.
+type Option func(*config)
+
+type config struct {
+	model model.ChatModel // the agent's model; nil: the scripted one
+}
+
+// WithAgentModel runs the tool agent on m instead of its scripted model;
+// nil keeps the scripted one.
+func WithAgentModel(m model.ChatModel) Option { return func(c *config) { c.model = m } }
 
 func compileWith(b *engine.StateGraph, saver checkpoint.Saver, opts ...engine.CompileOption) (*engine.Graph, error) {
 	if saver != nil {

@@ -1,0 +1,44 @@
+// Command live is weft with the demos' tool agent on a real chat model:
+// the one $WEFT_MODEL names (package model/provider lists the forms).
+// Everything else is the weft command's: the window, or a headless command
+// as first argument.
+//
+//	WEFT_MODEL=openai:gpt-4.1-mini go run ./examples/live
+//	WEFT_MODEL=ollama:llama3.2 go run ./examples/live serve
+//
+// It is a program of its own so that the weft binary links no provider
+// SDK: those are what make this one twice its size.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/weftstudio/weft/examples"
+	_ "github.com/weftstudio/weft/internal/early" // before Graphviz and Fyne initialise: see its doc
+	"github.com/weftstudio/weft/model/provider"
+	"github.com/weftstudio/weft/ui/cli"
+	"github.com/weftstudio/weft/ui/studio"
+)
+
+func main() {
+	m, err := provider.FromEnv()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "live:", err)
+		os.Exit(2)
+	}
+	if m == nil {
+		fmt.Fprintf(os.Stderr, "live: set %s to the model the agent runs on, as in %s=openai:gpt-4.1-mini (plain weft runs it on its scripted model)\n", provider.EnvVar, provider.EnvVar)
+		os.Exit(2)
+	}
+	demos, err := examples.All(nil, examples.WithAgentModel(m))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "live:", err)
+		os.Exit(1)
+	}
+	graphs := make([]studio.Graph, len(demos))
+	for i, d := range demos {
+		graphs[i] = studio.Graph{Graph: d.Graph, Description: d.Description, Example: d.Example}
+	}
+	os.Exit(cli.Main(graphs...))
+}
