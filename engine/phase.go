@@ -58,8 +58,9 @@ type PhaseInfo struct {
 	// Ref is the checkpoint the step starts from; at PhaseApply, the one it
 	// stored (zero without a saver).
 	Ref checkpoint.Ref
-	// Tasks are the step's tasks in task order. At PhaseBarrier and
-	// PhaseApply each finished task's state writes are in Result.
+	// Tasks are the step's tasks in task order. Those that have run (at
+	// PhaseTask, the ones no longer Pending; at PhaseBarrier and PhaseApply,
+	// all) are Finished, with their state writes in Result.
 	Tasks []TaskState
 	// Triggers names, per task id, the channels that triggered a pull task.
 	Triggers map[string][]string
@@ -135,7 +136,7 @@ func (rt *runtime) phaseTasks(tasks []*task) ([]TaskState, map[string][]string) 
 	out := make([]TaskState, len(tasks))
 	trig := make(map[string][]string, len(tasks))
 	for i, t := range tasks {
-		ts := TaskState{ID: t.id, Name: t.name, Path: t.path, Input: t.arg, Result: rt.publicWrites(t)}
+		ts := TaskState{ID: t.id, Name: t.name, Path: t.path, Input: t.arg, Result: rt.publicWrites(t), Finished: t.done()}
 		if t.node.sub != nil {
 			ts.NS = t.ns(rt)
 		}
@@ -160,7 +161,7 @@ func (rt *runtime) runInChosenOrder(todo []*task) (*task, error) {
 		for i, t := range pending {
 			ids[i] = t.id
 		}
-		tasks, trig := rt.phaseTasks(pending)
+		tasks, trig := rt.phaseTasks(todo)
 		p := &PhaseInfo{Phase: PhaseTask, Tasks: tasks, Triggers: trig, Values: rt.values(), Pending: ids, Next: ids[0]}
 		if err := rt.phase(p); err != nil {
 			return nil, err

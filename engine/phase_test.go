@@ -69,6 +69,37 @@ func TestPhasesInOrderAndChosenTaskOrder(t *testing.T) {
 	}
 }
 
+// At each task phase the hook sees every task of the step in task order,
+// those already run with their writes, as PhaseInfo.Tasks says.
+func TestPhaseTaskShowsTheWholeStep(t *testing.T) {
+	log := engine.List[string]("log")
+	g := fanGraph(t, log)
+	var got []string
+	_, err := g.Invoke(context.Background(), engine.Values{}, engine.WithThread("t"), engine.WithPhases(func(_ context.Context, p *engine.PhaseInfo) error {
+		if p.Phase != engine.PhaseTask || p.Step != 2 {
+			return nil
+		}
+		var names []string
+		for _, ts := range p.Tasks {
+			n := ts.Name
+			if ts.Finished && len(ts.Result) > 0 {
+				n += "✓"
+			}
+			names = append(names, n)
+		}
+		got = append(got, strings.Join(names, ","))
+		p.Next = p.Pending[len(p.Pending)-1]
+		return nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"alpha,mid,zeta", "alpha,mid,zeta✓", "alpha,mid✓,zeta✓"}
+	if !slices.Equal(got, want) {
+		t.Errorf("tasks at each task phase\n got %q\nwant %q", got, want)
+	}
+}
+
 // A hook pauses at plan or apply; Invoke(nil) continues. It cannot pause
 // mid-step.
 func TestPhasePause(t *testing.T) {

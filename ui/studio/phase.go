@@ -55,9 +55,6 @@ type stepper struct {
 	s    *Studio
 	sc   *scope
 	mode atomic.Int32
-	// plan is the step's tasks as planned: at PhaseTask the engine shows
-	// only those still pending. Touched on the run's goroutine only.
-	plan []engine.TaskState
 }
 
 // hook is the run's engine.PhaseFunc: it shows each phase and waits for
@@ -72,14 +69,8 @@ func (st *stepper) hook(ctx context.Context, p *engine.PhaseInfo) error {
 		return engine.ErrPause
 	}
 	info := *p
-	switch p.Phase {
-	case engine.PhasePlan:
-		st.plan = p.Tasks
-	case engine.PhaseTask:
-		if len(st.plan) <= 1 {
-			return nil // one task: nothing to choose between
-		}
-		info.Tasks = st.plan // the pending ones are Pending
+	if p.Phase == engine.PhaseTask && len(p.Tasks) <= 1 {
+		return nil // one task: nothing to choose between
 	}
 	if mode == stepFinish {
 		return nil
