@@ -108,7 +108,7 @@ case "${1:-}" in
   studio) shift; setup; go build -o weft . && exec ./weft "$@" ;;
   test) setup; run_tests ;;
   smoke) setup; smoke ;;
-  bench) setup; go test -run '^$' -bench . -benchmem -count 5 ./engine/... ./checkpoint/... ./render/... ./ui/... ./agent/...
+  bench) setup; go test -run '^$' -bench . -benchmem -count 5 ./engine/... ./checkpoint/... ./render/... ./ui/... ./agent/... ./inspect/... ./replay/...
     # The scale benchmarks' in-process variants; the 2 GB ones are bench-big.
     go test -run '^$' -bench 'Small$' -benchmem -count 5 ./scripts/bigstore ;;
   bench-big)
