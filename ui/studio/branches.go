@@ -14,7 +14,7 @@ type tlItem struct {
 	lane   int
 	parent int // index of the parent item, -1 for none
 	cont   int // index of the child that continues this branch (same lane), -1 for none
-	label  string
+	label  string // "" until text asks: made only for what is shown
 	when   string
 }
 
@@ -147,10 +147,17 @@ func (t *timeline) layout() {
 				}
 			}
 		}
-		if it.label == "" {
-			it.label, it.when = itemLabel(it.h)
-		}
 	}
+}
+
+// text returns item i's label and time, made on first use: a long thread
+// has far more checkpoints than are ever on screen.
+func (t *timeline) text(i int) (label, when string) {
+	it := &t.items[i]
+	if it.label == "" {
+		it.label, it.when = itemLabel(it.h)
+	}
+	return it.label, it.when
 }
 
 // itemLabel is a checkpoint's label on the timeline ("3 review", "1 fork")

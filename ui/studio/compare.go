@@ -62,12 +62,12 @@ func pointLabel(t *timeline, id string) string {
 	if i < 0 {
 		return shortID(id)
 	}
-	it := t.items[i]
+	label, _ := t.text(i)
 	branch := "main branch"
-	if it.lane > 0 {
-		branch = fmt.Sprintf("branch %d", it.lane+1)
+	if lane := t.items[i].lane; lane > 0 {
+		branch = fmt.Sprintf("branch %d", lane+1)
 	}
-	return fmt.Sprintf("%s · %s · …%s", it.label, branch, id[max(0, len(id)-6):])
+	return fmt.Sprintf("%s · %s · …%s", label, branch, id[max(0, len(id)-6):])
 }
 
 // compareDialog compares checkpoints a and b of the current thread; ""
@@ -230,7 +230,8 @@ func pluralWord(n int, one, many string) string {
 // pointName is a checkpoint's timeline label, quoted.
 func pointName(t *timeline, id string) string {
 	if i := t.at(id); i >= 0 {
-		return "“" + t.items[i].label + "”"
+		label, _ := t.text(i)
+		return "“" + label + "”"
 	}
 	return shortID(id)
 }
@@ -239,7 +240,8 @@ func pointName(t *timeline, id string) string {
 // it is not on the timeline.
 func (t *timeline) label(id string) string {
 	if i := t.at(id); i >= 0 {
-		return t.items[i].label
+		label, _ := t.text(i)
+		return label
 	}
 	return shortID(id)
 }

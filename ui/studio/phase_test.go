@@ -222,8 +222,8 @@ func TestStepIntoBarrierEditForks(t *testing.T) {
 		t.Errorf("the fork's history lists %v", v.Snap.Metadata.Extra[engine.MetaEdits])
 	}
 	sc := s.m.scope()
-	if it := sc.tl.items[sc.tl.at(sc.head)]; !strings.Contains(it.label, "fork") {
-		t.Errorf("timeline label %q", it.label)
+	if label, _ := sc.tl.text(sc.tl.at(sc.head)); !strings.Contains(label, "fork") {
+		t.Errorf("timeline label %q", label)
 	}
 }
 

@@ -331,8 +331,10 @@ func newerRows(listed, mine []threadRow) []threadRow {
 	return append(started, out...)
 }
 
-// headerPage is how many checkpoint headers one read of the timeline
-// takes; the newest page is shown before older ones arrive.
+// headerPage is how many checkpoint headers the first read of the
+// timeline asks for (what opens at once); each further page is twice the
+// last, so a long thread arrives in a few merges, each of which lays the
+// timeline out again on the UI goroutine, not in one per 2,000.
 const headerPage = 2000
 
 // recentHeaders is how many of the newest headers a refresh reads: a step
@@ -346,12 +348,12 @@ func (s *Studio) loadTimeline(sc *scope, selectHead bool) {
 	s.sb.setLoading(true)
 	thread := sc.thread
 	goBG(s.sess, func() (struct{}, error) {
-		before := ""
-		for first := true; ; first = false {
+		before, limit := "", headerPage
+		for first := true; ; first, limit = false, limit*2 {
 			if s.sessScope() != sc {
 				return struct{}{}, nil // another thread was chosen
 			}
-			hs, err := s.sess.headers(context.Background(), thread, before, headerPage)
+			hs, err := s.sess.headers(context.Background(), thread, before, limit)
 			if err != nil {
 				return struct{}{}, err
 			}
@@ -364,7 +366,7 @@ func (s *Studio) loadTimeline(sc *scope, selectHead bool) {
 					}
 				})
 			})
-			if len(hs) < headerPage {
+			if len(hs) < limit {
 				uiDo(func() { sc.complete = true })
 				return struct{}{}, nil
 			}

@@ -429,10 +429,11 @@ func (r *stripRenderer) Refresh() {
 		sl.dot.Hidden, sl.sq.Hidden = !round, round
 		sl.ring.FillColor, sl.ring.StrokeColor, sl.ring.StrokeWidth = color.Transparent, primary, 2
 		sl.ring.Hidden = i != sel
-		sl.label.Text = oneLine(it.label, 17)
+		label, when := t.text(i)
+		sl.label.Text = oneLine(label, 17)
 		sl.label.TextSize, sl.label.Color = size, fg
 		sl.label.TextStyle.Bold = i == head || i == sel
-		sl.when.Text, sl.when.TextSize, sl.when.Color = it.when, size, muted
+		sl.when.Text, sl.when.TextSize, sl.when.Color = when, size, muted
 		if olderGraph(it.h.Metadata, p.fp) {
 			sl.when.Text, sl.when.Color = "old graph", theme.Color(theme.ColorNameWarning)
 		}

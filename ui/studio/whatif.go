@@ -64,7 +64,8 @@ func (s *Studio) whatIfDialog() {
 
 	at := shortID(f.from)
 	if i := sc.tl.at(f.from); i >= 0 {
-		at = "“" + sc.tl.items[i].label + "”"
+		label, _ := sc.tl.text(i)
+		at = "“" + label + "”"
 	}
 	head := widget.NewLabel(fmt.Sprintf("The step that ran from checkpoint %s. Untick a task's write to drop it, or replace its value: "+
 		"the state is recomputed through the reducers, no node runs.", at))

@@ -69,8 +69,9 @@ func TestWhatIf(t *testing.T) {
 	if vw.Snap.Values["revisions"] != 5 || editsText(vw.Snap.Metadata) != "dropped write's draft, replaced write's revisions" {
 		t.Errorf("fork values %+v, edits %q", vw.Snap.Values, editsText(vw.Snap.Metadata))
 	}
-	if it := sc.tl.items[sc.tl.at(vw.Snap.Ref.CheckpointID)]; it.label != "4 fork, 2 edits" || it.lane == 0 {
-		t.Errorf("timeline label %q on lane %d", it.label, it.lane)
+	i := sc.tl.at(vw.Snap.Ref.CheckpointID)
+	if label, _ := sc.tl.text(i); label != "4 fork, 2 edits" || sc.tl.items[i].lane == 0 {
+		t.Errorf("timeline label %q on lane %d", label, sc.tl.items[i].lane)
 	}
 	if !strings.Contains(s.insp.title.Text, "dropped write's draft, replaced write's revisions") {
 		t.Errorf("inspector title %q", s.insp.title.Text)
