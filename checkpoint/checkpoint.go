@@ -299,7 +299,8 @@ type ThreadPage struct {
 }
 
 // ThreadSearcher is an optional Saver capability: list threads a page at a
-// time, optionally searching their ids, at a cost that grows with the page
+// time, optionally searching their ids and filtering them by their latest
+// metadata (the graph that last ran), at a cost that grows with the page
 // rather than with the store (a studio opening a store of 10,000 threads
 // shows the first page at once).
 type ThreadSearcher interface {
