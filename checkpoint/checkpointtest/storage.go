@@ -774,10 +774,22 @@ func searchFilterNull(t *testing.T, s checkpoint.Saver) {
 	null := loopMD(0)
 	null.Extra = map[string]any{"graph": nil, "other": 1}
 	none := graphThread(t, s, newThread("null"), loopMD(0))
-	graphThread(t, s, newThread("null"), ofGraph(0, "a"))
+	ofA := graphThread(t, s, newThread("null"), ofGraph(0, "a"))
 	nulled := graphThread(t, s, newThread("null"), null)
+	// A thread with no root checkpoint has no latest metadata to match.
+	mustPut(t, s, checkpoint.Ref{ThreadID: newThread("null"), NS: "sub"}, newCP(nil, nil), loopMD(0), nil)
 	got, _ := searchAll(t, s, checkpoint.ThreadQuery{Filter: map[string]any{"graph": nil}, Limit: 1})
 	expectThreads(t, got, []checkpoint.ThreadInfo{nulled, none})
+	// A key no JSON path can name, as in List.
+	odd := loopMD(0)
+	odd.Extra = map[string]any{`say "hi"\`: true, "graph": "a"}
+	oddThread := graphThread(t, s, newThread("null"), odd)
+	got, _ = searchAll(t, s, checkpoint.ThreadQuery{Filter: map[string]any{`say "hi"\`: true}})
+	expectThreads(t, got, []checkpoint.ThreadInfo{oddThread})
+	got, _ = searchAll(t, s, checkpoint.ThreadQuery{Filter: map[string]any{`say "hi"\`: nil, "graph": "a"}})
+	expectThreads(t, got, []checkpoint.ThreadInfo{ofA})
+	got, _ = searchAll(t, s, checkpoint.ThreadQuery{Filter: map[string]any{`say "hi"\`: nil}, Limit: 2})
+	expectThreads(t, got, []checkpoint.ThreadInfo{nulled, ofA, none})
 }
 
 // The latest root checkpoint decides: not an older one, nor a subgraph's.
