@@ -277,6 +277,16 @@ type ThreadQuery struct {
 	// Search keeps threads whose id contains it, ignoring ASCII case; ""
 	// keeps every thread.
 	Search string
+	// Filter keeps threads whose latest root checkpoint's metadata matches
+	// it, as ListOptions.Filter matches a checkpoint's (the same keys and
+	// comparison; a nil value matches a missing or null key): {"graph":
+	// "agent"} lists the threads whose latest run was of graph "agent",
+	// whatever older checkpoints or subgraphs recorded. It applies before
+	// After and Limit: a page holds up to Limit matching threads, and More
+	// says whether more matching threads follow. Nil or empty keeps every
+	// thread; a value that cannot be encoded as JSON is an error naming its
+	// key.
+	Filter map[string]any
 }
 
 // ThreadPage is one page of threads, newest first by their latest root
@@ -289,7 +299,8 @@ type ThreadPage struct {
 }
 
 // ThreadSearcher is an optional Saver capability: list threads a page at a
-// time, optionally searching their ids, at a cost that grows with the page
+// time, optionally searching their ids and filtering them by their latest
+// metadata (the graph that last ran), at a cost that grows with the page
 // rather than with the store (a studio opening a store of 10,000 threads
 // shows the first page at once).
 type ThreadSearcher interface {

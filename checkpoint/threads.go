@@ -3,16 +3,22 @@ package checkpoint
 import "strings"
 
 // PageThreads applies q to threads, which must be in ThreadLister's order
-// (newest first, ties by thread id): the search, the cursor and the
-// limit. Savers that hold their threads in memory answer SearchThreads
-// with it.
-func PageThreads(threads []ThreadInfo, q ThreadQuery) ThreadPage {
+// (newest first, ties by thread id): the search, the filter, the cursor
+// and the limit. match reports whether a thread's latest metadata matches
+// q.Filter, comparing as the saver compares stored metadata; it is called
+// only when q.Filter is not empty, and must then be non-nil. Savers that
+// hold their threads in memory answer SearchThreads with it.
+func PageThreads(threads []ThreadInfo, q ThreadQuery, match func(*Metadata) bool) ThreadPage {
 	page := ThreadPage{Threads: []ThreadInfo{}}
+	filter := len(q.Filter) > 0
 	for _, t := range threads {
 		if q.After != nil && !ThreadAfter(t, *q.After) {
 			continue
 		}
 		if !MatchThread(t.ThreadID, q.Search) {
+			continue
+		}
+		if filter && !match(&t.LatestMeta) {
 			continue
 		}
 		if q.Limit > 0 && len(page.Threads) == q.Limit {

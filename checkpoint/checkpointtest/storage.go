@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -556,6 +557,12 @@ func searchCases() []testCase {
 		{name: "pages_follow_list_threads", run: searchPages},
 		{name: "search_ignores_case", run: searchText},
 		{name: "empty_store", run: searchEmpty},
+		{name: "filter_pages", run: searchFilterPages},
+		{name: "filter_with_search", run: searchFilterText},
+		{name: "filter_top_level_keys", run: searchFilterTopLevel},
+		{name: "filter_null_matches_missing", run: searchFilterNull},
+		{name: "filter_latest_root_decides", run: searchFilterLatest},
+		{name: "filter_invalid", run: searchFilterInvalid},
 	}
 	for i := range cs {
 		cs[i].needs, cs[i].capability = threadSearcher, "checkpoint.ThreadSearcher"
@@ -625,5 +632,189 @@ func searchText(t *testing.T, s checkpoint.Saver) {
 func searchEmpty(t *testing.T, s checkpoint.Saver) {
 	if p := searchThreads(t, s, checkpoint.ThreadQuery{Limit: 10}); len(p.Threads) != 0 || p.More {
 		t.Errorf("empty store: %+v", p)
+	}
+}
+
+// graphThread puts one root checkpoint in thread per metadata in mds,
+// each a child of the one before, and returns what ThreadSearcher must
+// report for the thread.
+func graphThread(t *testing.T, s checkpoint.Saver, thread string, mds ...checkpoint.Metadata) checkpoint.ThreadInfo {
+	t.Helper()
+	parent := checkpoint.Ref{ThreadID: thread}
+	var last *checkpoint.Tuple
+	for i, md := range mds {
+		cp := newCP(vals("i", fmt.Sprint(i)), vers("i", i+1))
+		ref := mustPut(t, s, parent, cp, md, cp.ChannelVersions)
+		last = want(ref, parent.CheckpointID, cp, md, cp.ChannelValues)
+		parent = ref
+	}
+	return threadInfo(last, len(mds))
+}
+
+// ofGraph is loop metadata of step with the engine's graph key set to
+// graph.
+func ofGraph(step int, graph string) checkpoint.Metadata {
+	md := loopMD(step)
+	md.Extra = map[string]any{"graph": graph}
+	return md
+}
+
+// searchAll pages through every thread q selects, Limit at a time, and
+// returns them with the number of pages it took.
+func searchAll(t *testing.T, s checkpoint.Saver, q checkpoint.ThreadQuery) ([]checkpoint.ThreadInfo, int) {
+	t.Helper()
+	var got []checkpoint.ThreadInfo
+	for pages := 1; ; pages++ {
+		p := searchThreads(t, s, q)
+		if q.Limit > 0 && len(p.Threads) > q.Limit {
+			t.Fatalf("SearchThreads(%+v): page %d has %d threads (limit %d)", q, pages, len(p.Threads), q.Limit)
+		}
+		got = append(got, p.Threads...)
+		if !p.More {
+			return got, pages
+		}
+		if len(p.Threads) == 0 || pages > 20 {
+			t.Fatalf("SearchThreads(%+v): page %d is empty or one of too many, yet More is set", q, pages)
+		}
+		q.After = &p.Threads[len(p.Threads)-1]
+	}
+}
+
+// A filter applies before the limit: a page holds Limit matching threads,
+// however many others lie between them, and More is set only when more
+// matching threads follow.
+func searchFilterPages(t *testing.T, s checkpoint.Saver) {
+	// Oldest first: b, a, b, a, b, a, b (each thread of two checkpoints).
+	var a, b []checkpoint.ThreadInfo
+	for i := range 7 {
+		g := []string{"b", "a"}[i%2]
+		ti := graphThread(t, s, newThread("graph-"+g), ofGraph(0, g), ofGraph(1, g))
+		if g == "a" {
+			a = append([]checkpoint.ThreadInfo{ti}, a...)
+		} else {
+			b = append([]checkpoint.ThreadInfo{ti}, b...)
+		}
+	}
+	onlyA := map[string]any{"graph": "a"}
+	p := searchThreads(t, s, checkpoint.ThreadQuery{Limit: 2, Filter: onlyA})
+	expectThreads(t, p.Threads, a[:2])
+	if !p.More {
+		t.Error("first page of 2 of 3 matching threads: More is not set")
+	}
+	p = searchThreads(t, s, checkpoint.ThreadQuery{Limit: 2, Filter: onlyA, After: &p.Threads[1]})
+	expectThreads(t, p.Threads, a[2:])
+	if p.More {
+		t.Error("last matching thread's page: More is set, though only other graphs' threads follow")
+	}
+	// A page exactly as long as the matches has nothing more.
+	if p := searchThreads(t, s, checkpoint.ThreadQuery{Limit: 3, Filter: onlyA}); p.More || len(p.Threads) != 3 {
+		t.Errorf("Limit 3 of 3 matching threads: %d threads, More %v; want 3, false", len(p.Threads), p.More)
+	}
+	got, pages := searchAll(t, s, checkpoint.ThreadQuery{Limit: 2, Filter: map[string]any{"graph": "b"}})
+	expectThreads(t, got, b)
+	if pages != 2 {
+		t.Errorf("graph b's 4 threads, 2 a page, took %d pages, want 2", pages)
+	}
+	got, _ = searchAll(t, s, checkpoint.ThreadQuery{Filter: map[string]any{"graph": "c"}})
+	expectThreads(t, got, nil)
+	// An empty filter keeps every thread.
+	got, _ = searchAll(t, s, checkpoint.ThreadQuery{Limit: 3, Filter: map[string]any{}})
+	if len(got) != 7 {
+		t.Errorf("empty filter: %d threads, want 7", len(got))
+	}
+}
+
+// Search and Filter both apply.
+func searchFilterText(t *testing.T, s checkpoint.Saver) {
+	reportA := graphThread(t, s, "Report-"+newThread("s"), ofGraph(0, "a"))
+	graphThread(t, s, "report-"+newThread("s"), ofGraph(0, "b"))
+	graphThread(t, s, "other-"+newThread("s"), ofGraph(0, "a"))
+	reportA2 := graphThread(t, s, "REPORT-"+newThread("s"), ofGraph(0, "a"))
+	graphThread(t, s, "report-"+newThread("s"), ofGraph(0, "b"))
+	q := checkpoint.ThreadQuery{Search: "report-", Filter: map[string]any{"graph": "a"}, Limit: 1}
+	got, pages := searchAll(t, s, q)
+	expectThreads(t, got, []checkpoint.ThreadInfo{reportA2, reportA})
+	if pages != 2 {
+		t.Errorf("2 matching threads, 1 a page: %d pages, want 2", pages)
+	}
+}
+
+// Filter keys name the metadata's own fields too, and values compare as
+// JSON, as in List.
+func searchFilterTopLevel(t *testing.T, s checkpoint.Saver) {
+	upd := loopMD(2)
+	upd.Source = checkpoint.SourceUpdate
+	updated := graphThread(t, s, newThread("top"), inputMD(), upd)
+	looped := graphThread(t, s, newThread("top"), inputMD(), loopMD(0), loopMD(1))
+	run := loopMD(0)
+	run.RunID = "run-7"
+	ran := graphThread(t, s, newThread("top"), run)
+	for _, c := range []struct {
+		filter map[string]any
+		want   []checkpoint.ThreadInfo
+	}{
+		{map[string]any{"source": "update"}, []checkpoint.ThreadInfo{updated}},
+		{map[string]any{"source": checkpoint.SourceLoop}, []checkpoint.ThreadInfo{ran, looped}},
+		{map[string]any{"source": "input"}, nil},
+		{map[string]any{"step": 1}, []checkpoint.ThreadInfo{looped}},
+		{map[string]any{"step": 2.0, "source": "update"}, []checkpoint.ThreadInfo{updated}},
+		{map[string]any{"step": "1"}, nil},
+		{map[string]any{"run_id": "run-7"}, []checkpoint.ThreadInfo{ran}},
+		{map[string]any{"run_id": nil, "source": "loop"}, []checkpoint.ThreadInfo{looped}},
+	} {
+		got, _ := searchAll(t, s, checkpoint.ThreadQuery{Filter: c.filter, Limit: 1})
+		if len(got) != len(c.want) || len(got) > 0 && !reflect.DeepEqual(got, c.want) {
+			t.Errorf("Filter %v:\n got: %+v\nwant: %+v", c.filter, got, c.want)
+		}
+	}
+}
+
+// A nil filter value matches a key that is missing or null.
+func searchFilterNull(t *testing.T, s checkpoint.Saver) {
+	null := loopMD(0)
+	null.Extra = map[string]any{"graph": nil, "other": 1}
+	none := graphThread(t, s, newThread("null"), loopMD(0))
+	ofA := graphThread(t, s, newThread("null"), ofGraph(0, "a"))
+	nulled := graphThread(t, s, newThread("null"), null)
+	// A thread with no root checkpoint has no latest metadata to match.
+	mustPut(t, s, checkpoint.Ref{ThreadID: newThread("null"), NS: "sub"}, newCP(nil, nil), loopMD(0), nil)
+	got, _ := searchAll(t, s, checkpoint.ThreadQuery{Filter: map[string]any{"graph": nil}, Limit: 1})
+	expectThreads(t, got, []checkpoint.ThreadInfo{nulled, none})
+	// A key no JSON path can name, as in List.
+	odd := loopMD(0)
+	odd.Extra = map[string]any{`say "hi"\`: true, "graph": "a"}
+	oddThread := graphThread(t, s, newThread("null"), odd)
+	got, _ = searchAll(t, s, checkpoint.ThreadQuery{Filter: map[string]any{`say "hi"\`: true}})
+	expectThreads(t, got, []checkpoint.ThreadInfo{oddThread})
+	got, _ = searchAll(t, s, checkpoint.ThreadQuery{Filter: map[string]any{`say "hi"\`: nil, "graph": "a"}})
+	expectThreads(t, got, []checkpoint.ThreadInfo{ofA})
+	got, _ = searchAll(t, s, checkpoint.ThreadQuery{Filter: map[string]any{`say "hi"\`: nil}, Limit: 2})
+	expectThreads(t, got, []checkpoint.ThreadInfo{nulled, ofA, none})
+}
+
+// The latest root checkpoint decides: not an older one, nor a subgraph's.
+func searchFilterLatest(t *testing.T, s checkpoint.Saver) {
+	moved := graphThread(t, s, newThread("latest"), ofGraph(0, "a"), ofGraph(1, "a"), ofGraph(2, "b"))
+	stays := graphThread(t, s, newThread("latest"), ofGraph(0, "b"), ofGraph(1, "a"))
+	// A newer subgraph checkpoint of graph b does not make stays a b thread.
+	sub := ofGraph(0, "b")
+	sub.Parents = map[string]string{"": stays.Latest.CheckpointID}
+	mustPut(t, s, checkpoint.Ref{ThreadID: stays.ThreadID, NS: "tool:1"}, newCP(nil, nil), sub, nil)
+	got, _ := searchAll(t, s, checkpoint.ThreadQuery{Filter: map[string]any{"graph": "a"}, Limit: 1})
+	expectThreads(t, got, []checkpoint.ThreadInfo{stays})
+	got, _ = searchAll(t, s, checkpoint.ThreadQuery{Filter: map[string]any{"graph": "b"}, Limit: 1})
+	expectThreads(t, got, []checkpoint.ThreadInfo{moved})
+}
+
+// A filter value that cannot be encoded as JSON is an error naming its
+// key, not an empty page.
+func searchFilterInvalid(t *testing.T, s checkpoint.Saver) {
+	graphThread(t, s, newThread("bad"), ofGraph(0, "a"))
+	p, err := s.(checkpoint.ThreadSearcher).SearchThreads(t.Context(), checkpoint.ThreadQuery{Filter: map[string]any{"graph": "a", "weird-key": func() {}}})
+	if err == nil {
+		t.Fatalf("SearchThreads with a func in the filter: %d threads and no error", len(p.Threads))
+	}
+	if !strings.Contains(err.Error(), "weird-key") {
+		t.Errorf("error %q does not name the key weird-key", err)
 	}
 }

@@ -20,10 +20,10 @@
 // rule of checkpoint.ErrConflict.
 //
 // Every case gets a fresh saver from newSaver, except the generated list
-// combinations, which share one saver filled once. There are 158 cases
+// combinations, which share one saver filled once. There are 164 cases
 // (put 30, put_writes 19, get 18, list 20, delete_thread 5, prune 11,
 // copy_thread 5, list_threads 4, list_headers 1, stats 1, storage 8,
-// prune_by 8, vacuum 1, search_threads 3, safety 7, lease 11, conflict 6)
+// prune_by 8, vacuum 1, search_threads 9, safety 7, lease 11, conflict 6)
 // plus the 432 generated list combinations.
 //
 // # What the suite pins down beyond LangGraph

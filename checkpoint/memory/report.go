@@ -258,9 +258,13 @@ func (s *Saver) pruneThreadBy(tid string, keep int, cutoff time.Time) (checkpoin
 
 // SearchThreads lists a page of threads (checkpoint.ThreadSearcher).
 func (s *Saver) SearchThreads(ctx context.Context, q checkpoint.ThreadQuery) (checkpoint.ThreadPage, error) {
+	conds, err := record.CompileFilter(q.Filter)
+	if err != nil {
+		return checkpoint.ThreadPage{}, fmt.Errorf("list threads: %w", err)
+	}
 	all, err := s.ListThreads(ctx, 0)
 	if err != nil {
 		return checkpoint.ThreadPage{}, err
 	}
-	return checkpoint.PageThreads(all, q), nil
+	return checkpoint.PageThreads(all, q, func(md *checkpoint.Metadata) bool { return record.MatchMetadata(md, conds) }), nil
 }

@@ -168,6 +168,15 @@ func selectFor(opts checkpoint.ListOptions) (*selection, error) {
 	if opts.Before != "" {
 		q.add("c.checkpoint_id < " + q.arg(opts.Before))
 	}
+	if err := q.addFilter(conds); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// addFilter adds the conditions of a compiled metadata filter on
+// weft_checkpoints c's metadata.
+func (q *selection) addFilter(conds []record.Cond) error {
 	contain := map[string]any{}
 	extra := map[string]any{}
 	for _, c := range conds {
@@ -194,11 +203,11 @@ func selectFor(opts checkpoint.ListOptions) (*selection, error) {
 	if len(contain) > 0 {
 		b, err := json.Marshal(contain)
 		if err != nil {
-			return nil, fmt.Errorf("metadata filter: %w", err)
+			return fmt.Errorf("metadata filter: %w", err)
 		}
 		q.add("c.metadata @> " + q.arg(string(b)) + "::jsonb")
 	}
-	return q, nil
+	return nil
 }
 
 // listPage is how many tuples List reads per query. List holds no

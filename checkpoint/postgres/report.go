@@ -390,32 +390,51 @@ func (s *Saver) Vacuum(ctx context.Context, opts checkpoint.VacuumOptions) (chec
 }
 
 // SearchThreads lists a page of threads (checkpoint.ThreadSearcher) from
-// the heads table: an index scan of weft_threads in head order, then the
-// page's newest checkpoints and counts.
+// the heads table: its root rows in head order, then the page's newest
+// checkpoints and counts. A filter reads each head's checkpoint row and
+// tests its metadata as List does.
 func (s *Saver) SearchThreads(ctx context.Context, q checkpoint.ThreadQuery) (checkpoint.ThreadPage, error) {
 	page := checkpoint.ThreadPage{Threads: []checkpoint.ThreadInfo{}}
-	var limit *int
-	if q.Limit > 0 {
-		n := q.Limit + 1 // one more tells whether another page follows
-		limit = &n
+	conds, err := record.CompileFilter(q.Filter)
+	if err != nil {
+		return checkpoint.ThreadPage{}, fmt.Errorf("list threads: %w", err)
 	}
-	var afterID, afterThread *string
+	sel := &selection{}
+	sel.add("h.checkpoint_ns = ''")
+	if q.Search != "" {
+		sel.add("strpos(lower(h.thread_id), lower(" + sel.arg(q.Search) + ")) > 0")
+	}
 	if q.After != nil {
-		afterID, afterThread = &q.After.Latest.CheckpointID, &q.After.ThreadID
+		id, th := sel.arg(q.After.Latest.CheckpointID), sel.arg(q.After.ThreadID)
+		sel.add(fmt.Sprintf("(h.head_id < %s OR (h.head_id = %s AND h.thread_id > %s))", id, id, th))
+	}
+	from := "weft_threads h"
+	if len(conds) > 0 {
+		// Each head's row, found by its key: OFFSET 0 keeps the planner
+		// from joining otherwise. With a plain join it scanned every
+		// checkpoint (by id, or the GIN index) when few heads matched: 150
+		// ms instead of 20 for 10,000 threads of 50 checkpoints.
+		from += ` CROSS JOIN LATERAL (SELECT c.metadata FROM weft_checkpoints c
+			WHERE c.thread_id = h.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = h.head_id OFFSET 0) c`
+		if err := sel.addFilter(conds); err != nil {
+			return checkpoint.ThreadPage{}, fmt.Errorf("list threads: %w", err)
+		}
+	}
+	limit := ""
+	if q.Limit > 0 {
+		limit = " LIMIT " + sel.arg(q.Limit+1) // one more tells whether another page follows
 	}
 	rows, _ := s.pool.Query(ctx, `SELECT t.thread_id, t.head_id, c.metadata, c.ts, c.ts_ns,
 			(SELECT count(*) FROM weft_checkpoints n WHERE n.thread_id = t.thread_id AND n.checkpoint_ns = '')
-		FROM (SELECT thread_id, head_id FROM weft_threads
-			WHERE checkpoint_ns = '' AND ($1 = '' OR strpos(lower(thread_id), lower($1)) > 0)
-				AND ($2::text IS NULL OR head_id < $2 OR (head_id = $2 AND thread_id > $3))
-			ORDER BY head_id DESC, thread_id LIMIT $4) t
+		FROM (SELECT h.thread_id, h.head_id FROM `+from+sel.clause()+`
+			ORDER BY h.head_id DESC, h.thread_id`+limit+`) t
 		JOIN weft_checkpoints c ON c.thread_id = t.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = t.head_id
-		ORDER BY t.head_id DESC, t.thread_id`, q.Search, afterID, afterThread, limit)
+		ORDER BY t.head_id DESC, t.thread_id`, sel.args...)
 	var ti checkpoint.ThreadInfo
 	var md []byte
 	var ts time.Time
 	var nanos int32
-	_, err := pgx.ForEachRow(rows, []any{&ti.ThreadID, &ti.Latest.CheckpointID, &md, &ts, &nanos, &ti.Checkpoints}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&ti.ThreadID, &ti.Latest.CheckpointID, &md, &ts, &nanos, &ti.Checkpoints}, func() error {
 		m, err := record.DecodeMetadata(md)
 		if err != nil {
 			return fmt.Errorf("thread %q checkpoint %s: %w", ti.ThreadID, ti.Latest.CheckpointID, err)
@@ -426,7 +445,7 @@ func (s *Saver) SearchThreads(ctx context.Context, q checkpoint.ThreadQuery) (ch
 		return nil
 	})
 	if err != nil {
-		return checkpoint.ThreadPage{}, fmt.Errorf("list threads (search %q, limit %d): %w", q.Search, q.Limit, err)
+		return checkpoint.ThreadPage{}, fmt.Errorf("list threads (search %q, filter %v, limit %d): %w", q.Search, q.Filter, q.Limit, connErr(err))
 	}
 	if q.Limit > 0 && len(page.Threads) > q.Limit {
 		page.Threads, page.More = page.Threads[:q.Limit], true

@@ -83,17 +83,33 @@ func open(b *testing.B, path string) *sqlite.Saver {
 	return s
 }
 
-// benchOpen opens the store and reads the first page of 50 threads, as
-// the studio does when it opens a store.
-func benchOpen(b *testing.B, store func(*testing.B) (string, Shape)) {
+// benchOpen opens the store with opts (besides MustExist) and reads the
+// first page of 50 threads, as the studio does when it opens a store.
+func benchOpen(b *testing.B, store func(*testing.B) (string, Shape), opts ...sqlite.Option) {
+	benchOpenPage(b, store, nil, opts...)
+}
+
+// benchOpenPage is benchOpen with a ThreadQuery.Filter: of the store's
+// graph (every thread matches, so the page is the unfiltered one and the
+// filter's cost is all extra) or of another graph (no thread matches:
+// every thread is tested and the page is empty).
+func benchOpenPage(b *testing.B, store func(*testing.B) (string, Shape), filter map[string]any, opts ...sqlite.Option) {
 	path, sh := store(b)
+	opts = append([]sqlite.Option{sqlite.MustExist()}, opts...)
+	none := filter != nil && filter[engine.MetaGraph] != GraphName
 	loop(b, func() {
-		s, err := sqlite.Open(path, sqlite.MustExist())
+		s, err := sqlite.Open(path, opts...)
 		if err != nil {
 			b.Fatal(err)
 		}
-		page, err := s.SearchThreads(context.Background(), checkpoint.ThreadQuery{Limit: 50})
+		page, err := s.SearchThreads(context.Background(), checkpoint.ThreadQuery{Limit: 50, Filter: filter})
 		s.Close()
+		if none {
+			if err != nil || len(page.Threads) != 0 || page.More {
+				b.Fatalf("filter %v: %d threads, more %v, %v; want none", filter, len(page.Threads), page.More, err)
+			}
+			return
+		}
 		if err != nil || len(page.Threads) != 50 || !page.More {
 			b.Fatalf("first page: %d threads, more %v, %v", len(page.Threads), page.More, err)
 		}
@@ -107,8 +123,38 @@ func benchOpen(b *testing.B, store func(*testing.B) (string, Shape)) {
 // page of threads.
 func BenchmarkOpenStore10kThreads(b *testing.B) { benchOpen(b, bigStore) }
 
+// BenchmarkOpenStore10kThreadsReadOnly is BenchmarkOpenStore10kThreads
+// opening the store read-only, as the filtered variants do (so that they
+// write nothing to the file): their baseline.
+func BenchmarkOpenStore10kThreadsReadOnly(b *testing.B) { benchOpen(b, bigStore, sqlite.ReadOnly()) }
+
+// BenchmarkOpenStore10kThreadsOfGraph lists the first page of the store's
+// graph's threads, as the studio does: every thread is of that graph, the
+// worst case for the filter's cost.
+func BenchmarkOpenStore10kThreadsOfGraph(b *testing.B) {
+	benchOpenPage(b, bigStore, map[string]any{engine.MetaGraph: GraphName}, sqlite.ReadOnly())
+}
+
+// BenchmarkOpenStore10kThreadsOfOtherGraph lists the threads of a graph no
+// thread is of: every thread's metadata is tested, none is listed.
+func BenchmarkOpenStore10kThreadsOfOtherGraph(b *testing.B) {
+	benchOpenPage(b, bigStore, map[string]any{engine.MetaGraph: "no-such-graph"}, sqlite.ReadOnly())
+}
+
 // BenchmarkOpenStoreSmall is BenchmarkOpenStore10kThreads on the Small store.
 func BenchmarkOpenStoreSmall(b *testing.B) { benchOpen(b, smallStore) }
+
+// BenchmarkOpenStoreOfGraphSmall is BenchmarkOpenStore10kThreadsOfGraph on
+// the Small store.
+func BenchmarkOpenStoreOfGraphSmall(b *testing.B) {
+	benchOpenPage(b, smallStore, map[string]any{engine.MetaGraph: GraphName}, sqlite.ReadOnly())
+}
+
+// BenchmarkOpenStoreOfOtherGraphSmall is
+// BenchmarkOpenStore10kThreadsOfOtherGraph on the Small store.
+func BenchmarkOpenStoreOfOtherGraphSmall(b *testing.B) {
+	benchOpenPage(b, smallStore, map[string]any{engine.MetaGraph: "no-such-graph"}, sqlite.ReadOnly())
+}
 
 // benchHistory reads the first page of 50 snapshots of the long thread
 // through the engine (HistorySeq with Limit 50, as a paged view asks).
