@@ -4,19 +4,43 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
 )
 
-// tlItem is one checkpoint on the timeline.
+// tlItem is one checkpoint on the timeline: what the timeline draws of
+// its header, not the header itself, whose metadata maps would cost a
+// 100,000-checkpoint thread some 80 MB more.
 type tlItem struct {
-	h      checkpoint.Header
-	lane   int
-	parent int // index of the parent item, -1 for none
-	cont   int // index of the child that continues this branch (same lane), -1 for none
-	label  string // "" until text asks: made only for what is shown
-	when   string
+	id       string
+	parentID string // the parent checkpoint's id, "" for none
+	ts       time.Time
+	step     int
+	source   checkpoint.Source
+	tasks    []string // the nodes whose writes made it
+	edits    int      // the what-if edits a fork records
+	fp       string   // the fingerprint of the graph that wrote it, "" when not recorded
+	lane     int
+	parent   int    // index of the parent item, -1 for none
+	cont     int    // index of the child that continues this branch (same lane), -1 for none
+	label    string // "" until text asks: made only for what is shown
+	when     string
 }
+
+// newItem keeps what the timeline shows of h.
+func newItem(h checkpoint.Header) tlItem {
+	it := tlItem{id: h.Ref.CheckpointID, ts: h.TS, step: h.Metadata.Step, source: h.Metadata.Source,
+		tasks: h.Metadata.Tasks, edits: len(editsOf(h.Metadata)), fp: writtenBy(h.Metadata)}
+	if h.Parent != nil {
+		it.parentID = h.Parent.CheckpointID
+	}
+	return it
+}
+
+// olderGraph reports whether the item was written by another version of
+// the graph than fp (an item that does not say is not).
+func (it *tlItem) olderGraph(fp string) bool { return it.fp != "" && fp != "" && it.fp != fp }
 
 // timeline is a thread's checkpoint headers, oldest first, laid out as
 // branches: a checkpoint takes its parent's lane when it is that parent's
@@ -40,7 +64,7 @@ func (t *timeline) head() string {
 	if len(t.items) == 0 {
 		return ""
 	}
-	return t.items[len(t.items)-1].h.Ref.CheckpointID
+	return t.items[len(t.items)-1].id
 }
 
 // at returns the index of checkpoint id, -1 when unknown.
@@ -56,7 +80,7 @@ func (t *timeline) id(i int) string {
 	if i < 0 || i >= len(t.items) {
 		return ""
 	}
-	return t.items[i].h.Ref.CheckpointID
+	return t.items[i].id
 }
 
 // prev returns the checkpoint before id on its branch: its parent.
@@ -86,18 +110,29 @@ func (t *timeline) next(id string) string {
 	return ""
 }
 
-// merge adds headers (any order) it does not hold yet and lays out the
+// itemsOf keeps what the timeline shows of headers, in their order: done
+// off the UI goroutine for a long thread's pages, so the headers' maps die
+// young.
+func itemsOf(hs []checkpoint.Header) []tlItem {
+	out := make([]tlItem, len(hs))
+	for i, h := range hs {
+		out[i] = newItem(h)
+	}
+	return out
+}
+
+// merge adds items (any order) it does not hold yet and lays out the
 // lanes again; it reports whether anything was added. Pages of older
-// headers are prepended and newer ones appended without sorting; anything
-// else is sorted.
-func (t *timeline) merge(hs []checkpoint.Header) bool {
-	var add []tlItem
-	for _, h := range hs {
-		if _, ok := t.index[h.Ref.CheckpointID]; ok {
+// items are prepended and newer ones appended without sorting; anything
+// else is sorted. It may reorder items.
+func (t *timeline) merge(items []tlItem) bool {
+	add := items[:0]
+	for _, it := range items {
+		if _, ok := t.index[it.id]; ok {
 			continue
 		}
-		add = append(add, tlItem{h: h})
-		t.index[h.Ref.CheckpointID] = -1
+		add = append(add, it)
+		t.index[it.id] = -1
 	}
 	if len(add) == 0 {
 		return false
@@ -121,7 +156,7 @@ func (t *timeline) merge(hs []checkpoint.Header) bool {
 	return true
 }
 
-func cmpItems(a, b tlItem) int { return strings.Compare(a.h.Ref.CheckpointID, b.h.Ref.CheckpointID) }
+func cmpItems(a, b tlItem) int { return strings.Compare(a.id, b.id) }
 
 // layout gives each checkpoint its parent's lane when it is that parent's
 // first child, and a new lane when it starts a fork.
@@ -132,10 +167,10 @@ func (t *timeline) layout() {
 	}
 	for i := range t.items {
 		it := &t.items[i]
-		t.index[it.h.Ref.CheckpointID] = i
+		t.index[it.id] = i
 		it.parent, it.cont, it.lane = -1, -1, 0
-		if it.h.Parent != nil {
-			if j, ok := t.index[it.h.Parent.CheckpointID]; ok && j >= 0 && j < i {
+		if it.parentID != "" {
+			if j, ok := t.index[it.parentID]; ok && j >= 0 && j < i {
 				it.parent = j
 				if t.items[j].cont >= 0 {
 					it.lane = t.lanes
@@ -155,30 +190,29 @@ func (t *timeline) layout() {
 func (t *timeline) text(i int) (label, when string) {
 	it := &t.items[i]
 	if it.label == "" {
-		it.label, it.when = itemLabel(it.h)
+		it.label, it.when = it.text()
 	}
 	return it.label, it.when
 }
 
-// itemLabel is a checkpoint's label on the timeline ("3 review", "1 fork")
+// text is a checkpoint's label on the timeline ("3 review", "1 fork")
 // and its time.
-func itemLabel(h checkpoint.Header) (label, when string) {
-	md := h.Metadata
-	what := joinNames(md.Tasks)
+func (it *tlItem) text() (label, when string) {
+	what := joinNames(it.tasks)
 	switch {
-	case md.Source == checkpoint.SourceInput:
+	case it.source == checkpoint.SourceInput:
 		what = "input"
-	case md.Source == checkpoint.SourceFork:
+	case it.source == checkpoint.SourceFork:
 		what = "fork"
-		if n := len(editsOf(md)); n == 1 {
+		if it.edits == 1 {
 			what = "fork, 1 edit"
-		} else if n > 1 {
-			what = fmt.Sprintf("fork, %d edits", n)
+		} else if it.edits > 1 {
+			what = fmt.Sprintf("fork, %d edits", it.edits)
 		}
-	case md.Source == checkpoint.SourceUpdate:
+	case it.source == checkpoint.SourceUpdate:
 		what = strings.TrimSpace("update " + what)
 	case what == "":
-		what = string(md.Source)
+		what = string(it.source)
 	}
-	return fmt.Sprintf("%d %s", md.Step, what), clock(h.TS)
+	return fmt.Sprintf("%d %s", it.step, what), clock(it.ts)
 }

@@ -322,7 +322,7 @@ func (s *Studio) deleteThread(thread string) {
 					rows = append(rows, r)
 				}
 			}
-			s.m.setThreads(rows)
+			s.m.setThreads(rows, s.m.moreThreads)
 			if s.m.thread() == thread {
 				s.m.setThread("")
 			}

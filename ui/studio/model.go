@@ -31,6 +31,7 @@ const (
 	chDebug                        // the graph's watches or expression breakpoints
 	chWatch                        // watch values (at the selection or along the thread)
 	chSubSel                       // a subgraph checkpoint was picked on a sub-lane, or left
+	chThreadQuery                  // the thread list asks the store for other threads (a search, more)
 
 	chAll part = 1<<iota - 1
 )
@@ -53,12 +54,16 @@ type model struct {
 	store     checkpoint.Saver
 	storeName string
 	threads   []threadRow
-	rowsGen   int // counts rows the window wrote itself (setThreadRow)
-	sc        *scope
-	run       runStatus
-	brk       breakpoints
-	dbg       debugSet // the graph's watches and expression breakpoints
-	note      string
+	// moreThreads: the store holds more threads matching threadQ than
+	// threads (they are read a page at a time).
+	moreThreads bool
+	threadQ     threadQuery
+	rowsGen     int // counts rows the window wrote itself (setThreadRow)
+	sc          *scope
+	run         runStatus
+	brk         breakpoints
+	dbg         debugSet // the graph's watches and expression breakpoints
+	note        string
 
 	subs    []subscriber
 	depth   int
@@ -194,7 +199,7 @@ func (m *model) thread() string { return m.sc.thread }
 // setStore switches to another store: the thread list and the thread go.
 func (m *model) setStore(s checkpoint.Saver, name string) {
 	m.store, m.storeName = s, name
-	m.threads = nil
+	m.threads, m.moreThreads, m.threadQ.Limit = nil, false, 0
 	m.sc = newScope("")
 	m.changed(chStore | chThreads | chThread)
 }
@@ -206,17 +211,28 @@ func (m *model) setGraph(i int) {
 		return
 	}
 	m.graphIdx = i
-	m.threads = nil
+	m.threads, m.moreThreads, m.threadQ.Limit = nil, false, 0
 	m.sc = newScope("")
 	m.brk = seedBreakpoints(m.graphs[i].Graph)
 	m.resetDebug(m.graphs[i].Graph)
 	m.changed(chGraph | chThreads | chThread | chBreakpoints | chDebug)
 }
 
-// setThreads replaces the thread list.
-func (m *model) setThreads(rows []threadRow) {
-	m.threads = rows
+// setThreads replaces the thread list; more says the store holds more
+// threads matching the query.
+func (m *model) setThreads(rows []threadRow, more bool) {
+	m.threads, m.moreThreads = rows, more
 	m.changed(chThreads)
+}
+
+// setThreadQuery asks the store for other threads: another search, or
+// more of them.
+func (m *model) setThreadQuery(q threadQuery) {
+	if q == m.threadQ {
+		return
+	}
+	m.threadQ = q
+	m.changed(chThreadQuery)
 }
 
 // setThread makes id the current thread with a fresh scope; selecting the
@@ -261,8 +277,12 @@ func (m *model) setThreadRow(r threadRow) {
 
 // mergeHeaders adds headers of sc's thread to its timeline; the newest
 // becomes the head.
-func (m *model) mergeHeaders(sc *scope, hs []checkpoint.Header) {
-	if sc.tl.merge(hs) {
+func (m *model) mergeHeaders(sc *scope, hs []checkpoint.Header) { m.mergeItems(sc, itemsOf(hs)) }
+
+// mergeItems is mergeHeaders for headers already made timeline items (a
+// long thread's pages are, off the UI goroutine); it may reorder items.
+func (m *model) mergeItems(sc *scope, items []tlItem) {
+	if sc.tl.merge(items) {
 		sc.head = sc.tl.head()
 		if sc == m.sc {
 			m.changed(chTimeline)

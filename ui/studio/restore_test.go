@@ -201,7 +201,7 @@ func TestOlderGraphMarked(t *testing.T) {
 	// Every checkpoint so far was written by v1.
 	olds := 0
 	for _, it := range r.m.scope().tl.items {
-		if olderGraph(it.h.Metadata, r.tl.fp) {
+		if it.olderGraph(r.tl.fp) {
 			olds++
 		}
 	}

@@ -193,59 +193,129 @@ func (s *session) statuses(ctx context.Context, rows []threadRow, known map[stri
 	}
 }
 
-// listThreads returns the threads of the store tagged with the graph's
-// name (threads with no tag, written by other programs, are listed too),
-// newest first, with their status; known rows lend their status to
-// threads that have not moved.
-func (s *session) listThreads(ctx context.Context, known map[string]threadRow) ([]threadRow, error) {
-	g, saver := s.current()
-	if saver == nil || g == nil {
-		return nil, nil
-	}
-	tl, ok := saver.(checkpoint.ThreadLister)
-	if !ok {
-		return s.listThreadsSlow(ctx, saver, g.Name(), known)
-	}
-	infos, err := tl.ListThreads(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
-	var out []threadRow
-	for _, in := range infos {
-		if tag, ok := in.LatestMeta.Extra[graphTag].(string); ok && tag != g.Name() {
-			continue
-		}
-		out = append(out, threadRow{ID: in.ThreadID, Step: in.LatestMeta.Step, Source: in.LatestMeta.Source,
-			Updated: in.UpdatedAt, Count: in.Checkpoints, Latest: in.Latest.CheckpointID})
-	}
-	s.statuses(ctx, out, known)
-	return out, nil
+// threadPage is how many threads the list asks the store for at first;
+// "More threads" asks for as many again. A store of 10,000 threads opens
+// on its newest hundred.
+const threadPage = 100
+
+// threadQuery is what the thread list asks the store for.
+type threadQuery struct {
+	// Search keeps threads whose id contains it, ignoring case; "" keeps
+	// every thread.
+	Search string
+	// Limit is the most rows; 0 (or less) is threadPage.
+	Limit int
 }
 
-// listThreadsSlow lists threads of a saver without ThreadLister by reading
-// every root checkpoint.
-func (s *session) listThreadsSlow(ctx context.Context, saver checkpoint.Saver, name string, known map[string]threadRow) ([]threadRow, error) {
-	root := ""
-	seen := map[string]int{}
-	var out []threadRow
-	for tp, err := range saver.List(ctx, checkpoint.ListOptions{NS: &root}) {
-		if err != nil {
-			return nil, err
-		}
-		if i, ok := seen[tp.Ref.ThreadID]; ok {
-			out[i].Count++
-			continue
-		}
-		if tag, ok := tp.Metadata.Extra[graphTag].(string); ok && tag != name {
-			seen[tp.Ref.ThreadID] = -1
-			continue
-		}
-		seen[tp.Ref.ThreadID] = len(out)
-		out = append(out, threadRow{ID: tp.Ref.ThreadID, Step: tp.Metadata.Step, Source: tp.Metadata.Source, Updated: tp.Checkpoint.TS, Count: 1, Latest: tp.Ref.CheckpointID})
+func (q threadQuery) limit() int {
+	if q.Limit <= 0 {
+		return threadPage
 	}
-	slices.SortFunc(out, func(a, b threadRow) int { return b.Updated.Compare(a.Updated) })
+	return q.Limit
+}
+
+// listThreads returns the newest q.limit() threads of the store tagged
+// with the graph's name (threads with no tag, written by other programs,
+// are listed too) whose ids match q.Search, newest first, with their
+// status, and whether the store holds more; known rows lend their status
+// to threads that have not moved.
+func (s *session) listThreads(ctx context.Context, q threadQuery, known map[string]threadRow) ([]threadRow, bool, error) {
+	g, saver := s.current()
+	if saver == nil || g == nil {
+		return nil, false, nil
+	}
+	var infos []checkpoint.ThreadInfo
+	var more bool
+	var err error
+	if ts, ok := saver.(checkpoint.ThreadSearcher); ok {
+		infos, more, err = graphThreads(ctx, ts, g.Name(), q.Search, q.limit())
+	} else {
+		infos, more, err = s.listThreadsSlow(ctx, saver, g.Name(), q.Search, q.limit())
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	out := make([]threadRow, len(infos))
+	for i, in := range infos {
+		out[i] = threadRow{ID: in.ThreadID, Step: in.LatestMeta.Step, Source: in.LatestMeta.Source,
+			Updated: in.UpdatedAt, Count: in.Checkpoints, Latest: in.Latest.CheckpointID}
+	}
 	s.statuses(ctx, out, known)
-	return out, nil
+	return out, more, nil
+}
+
+// graphThreads asks ts for the newest limit threads of graph (tagged with
+// its name, or with no tag) whose ids contain search: two pages, merged in
+// the store's order.
+func graphThreads(ctx context.Context, ts checkpoint.ThreadSearcher, graph, search string, limit int) ([]checkpoint.ThreadInfo, bool, error) {
+	var pages [2]checkpoint.ThreadPage
+	for i, tag := range []any{graph, nil} {
+		p, err := ts.SearchThreads(ctx, checkpoint.ThreadQuery{Limit: limit, Search: search, Filter: map[string]any{graphTag: tag}})
+		if err != nil {
+			return nil, false, err
+		}
+		pages[i] = p
+	}
+	all := append(pages[0].Threads, pages[1].Threads...)
+	slices.SortFunc(all, newestThreadFirst)
+	more := pages[0].More || pages[1].More || len(all) > limit
+	return all[:min(len(all), limit)], more, nil
+}
+
+// newestThreadFirst orders threads as checkpoint.ThreadLister does: newest
+// latest root checkpoint first (ids are UUIDv7), ties by thread id.
+func newestThreadFirst(a, b checkpoint.ThreadInfo) int {
+	if c := strings.Compare(b.Latest.CheckpointID, a.Latest.CheckpointID); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ThreadID, b.ThreadID)
+}
+
+// listThreadsSlow lists the threads of a saver that cannot page them:
+// ListThreads when it can, else every root checkpoint read; the graph and
+// the search are applied here.
+func (s *session) listThreadsSlow(ctx context.Context, saver checkpoint.Saver, graph, search string, limit int) ([]checkpoint.ThreadInfo, bool, error) {
+	var infos []checkpoint.ThreadInfo
+	if tl, ok := saver.(checkpoint.ThreadLister); ok {
+		var err error
+		if infos, err = tl.ListThreads(ctx, 0); err != nil {
+			return nil, false, err
+		}
+	} else {
+		root := ""
+		seen := map[string]int{}
+		for tp, err := range saver.List(ctx, checkpoint.ListOptions{NS: &root}) {
+			if err != nil {
+				return nil, false, err
+			}
+			if i, ok := seen[tp.Ref.ThreadID]; ok {
+				infos[i].Checkpoints++
+				continue
+			}
+			seen[tp.Ref.ThreadID] = len(infos)
+			infos = append(infos, checkpoint.ThreadInfo{ThreadID: tp.Ref.ThreadID, Latest: tp.Ref, LatestMeta: tp.Metadata, UpdatedAt: tp.Checkpoint.TS, Checkpoints: 1})
+		}
+		slices.SortFunc(infos, newestThreadFirst)
+	}
+	search = strings.ToLower(search)
+	out := infos[:0]
+	for _, in := range infos {
+		if tag, ok := in.LatestMeta.Extra[graphTag].(string); ok && tag != graph {
+			continue
+		}
+		if search != "" && !strings.Contains(strings.ToLower(in.ThreadID), search) {
+			continue
+		}
+		out = append(out, in)
+	}
+	return out[:min(len(out), limit)], len(out) > limit, nil
+}
+
+// threadExists reports whether the store holds a checkpoint of thread;
+// false when it cannot be read.
+func (s *session) threadExists(ctx context.Context, thread string) bool {
+	hs, err := s.headers(ctx, thread, "", 1)
+	return err == nil && len(hs) > 0
 }
 
 // headers returns the root checkpoints of a thread older than before (""

@@ -18,6 +18,7 @@ package studio
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -138,7 +139,7 @@ func New(a fyne.App, cfg Config) *Studio {
 		resume: s.resume, leave: s.leaveForWorkers, dbg: s.newDebugActions(),
 	}
 	// The controller listens first: panels then see what it set up.
-	s.m.subscribe(chStore|chGraph|chThread|chSelection|chView|chInterrupts, s.onChange)
+	s.m.subscribe(chStore|chGraph|chThread|chSelection|chView|chInterrupts|chThreadQuery, s.onChange)
 
 	s.tb = newToolbar(s.m, s.acts)
 	s.th = newThreadsPanel(s.m, s.acts)
@@ -232,6 +233,8 @@ func (s *Studio) onChange(c part) {
 			s.sess.bind(g, m.store)
 		}
 		s.refreshThreads(true)
+	} else if c&chThreadQuery != 0 {
+		s.refreshThreads(false)
 	}
 	sc := m.scope()
 	if c&chThread != 0 && sc.thread != "" {
@@ -273,33 +276,39 @@ func (s *Studio) layout(topo *engine.Topology, opts render.DOTOptions, done func
 	}, done)
 }
 
-// refreshThreads reloads the thread list; with pickNewest it selects the
-// newest thread when none is selected. A thread's status is read again
-// only when its latest checkpoint changed.
+// refreshThreads reloads the thread list as the model's query asks; with
+// pickNewest it selects the newest thread when none is selected. A
+// thread's status is read again only when its latest checkpoint changed.
 func (s *Studio) refreshThreads(pickNewest bool) {
 	known := map[string]threadRow{}
 	for _, r := range s.m.threads {
 		known[r.ID] = r
 	}
-	graphIdx, store, gen := s.m.graphIdx, s.m.store, s.m.rowsGen
-	goBG(s.sess, func() ([]threadRow, error) {
-		return s.sess.listThreads(context.Background(), known)
-	}, func(rows []threadRow, err error) {
-		if graphIdx != s.m.graphIdx || store != s.m.store {
-			return // another graph or store meanwhile
+	graphIdx, store, gen, q := s.m.graphIdx, s.m.store, s.m.rowsGen, s.m.threadQ
+	type listing struct {
+		rows []threadRow
+		more bool
+	}
+	goBG(s.sess, func() (listing, error) {
+		rows, more, err := s.sess.listThreads(context.Background(), q, known)
+		return listing{rows, more}, err
+	}, func(l listing, err error) {
+		if graphIdx != s.m.graphIdx || store != s.m.store || q != s.m.threadQ {
+			return // another graph, store or query meanwhile
 		}
 		if err != nil {
 			s.showError("Listing threads", err)
 			return
 		}
+		rows := l.rows
 		if gen != s.m.rowsGen {
 			// The window wrote rows (a run, a new thread) while the store
 			// was read: those are newer than what the listing saw.
 			rows = newerRows(rows, s.m.threads)
 		}
 		s.m.update(func() {
-			if !sameRows(rows, s.m.threads) {
-				s.m.setThreads(rows)
+			if !sameRows(rows, s.m.threads) || l.more != s.m.moreThreads {
+				s.m.setThreads(rows, l.more)
 			}
 			if pickNewest && s.m.thread() == "" && len(rows) > 0 {
 				s.m.setThread(rows[0].ID)
@@ -333,9 +342,16 @@ func newerRows(listed, mine []threadRow) []threadRow {
 
 // headerPage is how many checkpoint headers the first read of the
 // timeline asks for (what opens at once); each further page is twice the
-// last, so a long thread arrives in a few merges, each of which lays the
-// timeline out again on the UI goroutine, not in one per 2,000.
-const headerPage = 2000
+// last, up to maxHeaderPage, so a long thread arrives in a few merges,
+// each of which lays the timeline out again on the UI goroutine, while a
+// page's headers (some 1 KB each with their metadata) stay few enough.
+const (
+	headerPage    = 2000
+	maxHeaderPage = 32000
+	// bulkHeaders is a timeline long enough that the memory its reading
+	// took is handed back at once.
+	bulkHeaders = 20000
+)
 
 // recentHeaders is how many of the newest headers a refresh reads: a step
 // adds a checkpoint or two.
@@ -348,8 +364,8 @@ func (s *Studio) loadTimeline(sc *scope, selectHead bool) {
 	s.sb.setLoading(true)
 	thread := sc.thread
 	goBG(s.sess, func() (struct{}, error) {
-		before, limit := "", headerPage
-		for first := true; ; first, limit = false, limit*2 {
+		before, limit, read := "", headerPage, 0
+		for first := true; ; first, limit = false, min(limit*2, maxHeaderPage) {
 			if s.sessScope() != sc {
 				return struct{}{}, nil // another thread was chosen
 			}
@@ -357,20 +373,31 @@ func (s *Studio) loadTimeline(sc *scope, selectHead bool) {
 			if err != nil {
 				return struct{}{}, err
 			}
-			isFirst := first
+			isFirst, n := first, len(hs)
+			read += n
+			items := itemsOf(hs)
+			if n > 0 {
+				before = hs[n-1].Ref.CheckpointID
+			}
 			uiDo(func() {
 				s.m.update(func() {
-					s.m.mergeHeaders(sc, hs)
+					s.m.mergeItems(sc, items)
 					if isFirst && sc == s.m.sc && (selectHead || sc.sel == "") && sc.head != "" && s.holdHead != sc {
 						s.m.selectCheckpoint(sc.head)
 					}
 				})
 			})
-			if len(hs) < limit {
+			if n < limit {
 				uiDo(func() { sc.complete = true })
+				if read >= bulkHeaders {
+					// The pages' headers are garbage now, but an idle
+					// window runs no collection for two minutes, and
+					// until one runs the runtime keeps their memory
+					// (70 MB after 100,000 headers).
+					debug.FreeOSMemory()
+				}
 				return struct{}{}, nil
 			}
-			before = hs[len(hs)-1].Ref.CheckpointID
 		}
 	}, func(_ struct{}, err error) {
 		s.sb.setLoading(false)

@@ -2,6 +2,7 @@ package studio
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -20,7 +21,8 @@ import (
 
 // threadsPanel is the left column: the selected graph's threads, newest
 // first, with a search field; empty, it offers to start a thread. It shows
-// the model's thread list and sets the model's thread.
+// the model's thread list, a page at a time (a last row asks for more),
+// and sets the model's thread and thread query.
 type threadsPanel struct {
 	m      *model
 	obj    fyne.CanvasObject
@@ -30,14 +32,29 @@ type threadsPanel struct {
 	shown  []threadRow // rows matching the search
 	quiet  bool
 	form   *newThreadForm // the open new-thread dialog, nil when closed
+	// typed asks the store for what the search field says once typing
+	// pauses; the rows already listed are filtered at once.
+	typed *time.Timer
 }
+
+// searchPause is how long typing must pause before the store is searched:
+// one query per word, not per key.
+const searchPause = 150 * time.Millisecond
 
 func newThreadsPanel(m *model, a *actions) *threadsPanel {
 	p := &threadsPanel{m: m}
 	p.search = newKeyEntry(a.key, false)
 	p.search.SetPlaceHolder("Search threads…")
-	p.search.OnChanged = func(string) { p.filter() }
-	p.list = newKeyList(a.key, func() int { return len(p.shown) },
+	p.search.OnChanged = func(string) {
+		p.filter()
+		if p.typed != nil {
+			p.typed.Stop()
+		}
+		p.typed = time.AfterFunc(searchPause, func() {
+			uiDo(func() { m.update(func() { m.setThreadQuery(threadQuery{Search: strings.TrimSpace(p.search.Text)}) }) })
+		})
+	}
+	p.list = newKeyList(a.key, func() int { return len(p.shown) + p.moreRow() },
 		func() fyne.CanvasObject {
 			title := widget.NewLabel("thread")
 			title.TextStyle.Bold = true
@@ -49,12 +66,15 @@ func newThreadsPanel(m *model, a *actions) *threadsPanel {
 				container.New(&tightVBox{}, title, sub))
 		},
 		func(i widget.ListItemID, o fyne.CanvasObject) {
+			row := o.(*fyne.Container)
+			box := row.Objects[0].(*fyne.Container)
 			if i >= len(p.shown) {
+				box.Objects[0].(*widget.Label).SetText("More threads…")
+				box.Objects[1].(*widget.Label).SetText(fmt.Sprintf("the newest %d are listed", len(p.m.threads)))
+				row.Objects[1].(*widget.Icon).SetResource(theme.MoreHorizontalIcon())
 				return
 			}
 			r := p.shown[i]
-			row := o.(*fyne.Container)
-			box := row.Objects[0].(*fyne.Container)
 			box.Objects[0].(*widget.Label).SetText(r.ID)
 			sub := fmt.Sprintf("step %d · %d checkpoints · %s", r.Step, r.Count, ago(r.Updated))
 			if r.Holder != "" {
@@ -66,10 +86,16 @@ func newThreadsPanel(m *model, a *actions) *threadsPanel {
 			row.Objects[1].(*widget.Icon).SetResource(statusIcon(r.Status))
 		})
 	p.list.OnSelected = func(i widget.ListItemID) {
-		if p.quiet || i >= len(p.shown) {
-			return
+		switch {
+		case p.quiet:
+		case i < len(p.shown):
+			m.setThread(p.shown[i].ID)
+		case i == len(p.shown) && p.moreRow() == 1:
+			q := m.threadQ
+			q.Limit = q.limit() + threadPage
+			m.setThreadQuery(q)
+			p.selectThread(m.thread())
 		}
-		m.setThread(p.shown[i].ID)
 	}
 	start := newKeyButton(a.key, "Start a thread", theme.ContentAddIcon(), func() { call(a.newThread) })
 	start.Importance = widget.HighImportance
@@ -81,6 +107,14 @@ func newThreadsPanel(m *model, a *actions) *threadsPanel {
 	return p
 }
 
+// moreRow is 1 when the list ends in a "More threads" row.
+func (p *threadsPanel) moreRow() int {
+	if p.m.moreThreads {
+		return 1
+	}
+	return 0
+}
+
 func (p *threadsPanel) filter() {
 	q := strings.ToLower(strings.TrimSpace(p.search.Text))
 	p.shown = p.shown[:0]
@@ -89,7 +123,7 @@ func (p *threadsPanel) filter() {
 			p.shown = append(p.shown, r)
 		}
 	}
-	if len(p.m.threads) == 0 {
+	if len(p.m.threads) == 0 && p.m.threadQ.Search == "" {
 		p.list.Hide()
 		p.empty.Show()
 	} else {
@@ -347,7 +381,9 @@ func (f *newThreadForm) submit() {
 		f.fail(fmt.Errorf("the thread id is empty"))
 		return
 	}
-	if f.s.m.hasThread(id) {
+	// The list holds a page of threads; the store knows them all (one
+	// indexed read).
+	if f.s.m.hasThread(id) || f.s.sess.threadExists(context.Background(), id) {
 		f.fail(fmt.Errorf("thread %q exists already: choose another id", id))
 		return
 	}

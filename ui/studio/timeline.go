@@ -412,7 +412,7 @@ func (r *stripRenderer) Refresh() {
 			continue
 		}
 		it := t.items[i]
-		src := it.h.Metadata.Source
+		src := it.source
 		col := render.Blend(fg, bg, 0.6)
 		if i == head {
 			col = fg
@@ -434,11 +434,11 @@ func (r *stripRenderer) Refresh() {
 		sl.label.TextSize, sl.label.Color = size, fg
 		sl.label.TextStyle.Bold = i == head || i == sel
 		sl.when.Text, sl.when.TextSize, sl.when.Color = when, size, muted
-		if olderGraph(it.h.Metadata, p.fp) {
+		if it.olderGraph(p.fp) {
 			sl.when.Text, sl.when.Color = "old graph", theme.Color(theme.ColorNameWarning)
 		}
 		sl.mark.Text, sl.mark.TextSize = "", size*1.3
-		switch sc.marks[it.h.Ref.CheckpointID] {
+		switch sc.marks[it.id] {
 		case markInterrupt:
 			sl.mark.Text, sl.mark.Color = "?", theme.Color(theme.ColorNameWarning)
 		case markError:

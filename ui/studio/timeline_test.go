@@ -22,15 +22,15 @@ var forked = []checkpoint.Header{header("07", "02", 2), header("06", "05", 3), h
 // on lanes of their own.
 func TestTimelineMergeAndLanes(t *testing.T) {
 	tl := newTimeline()
-	tl.merge(forked[:3])
-	tl.merge(forked[3:5])
-	tl.merge(forked[5:])
-	if tl.merge(forked[1:4]) {
+	tl.merge(itemsOf(forked[:3]))
+	tl.merge(itemsOf(forked[3:5]))
+	tl.merge(itemsOf(forked[5:]))
+	if tl.merge(itemsOf(forked[1:4])) {
 		t.Error("known headers reported as added")
 	}
 	var got string
 	for _, it := range tl.items {
-		got += fmt.Sprintf("%s:%d:%d ", it.h.Ref.CheckpointID, it.lane, it.parent)
+		got += fmt.Sprintf("%s:%d:%d ", it.id, it.lane, it.parent)
 	}
 	if want := "01:0:-1 02:0:0 03:0:1 04:0:2 05:1:1 06:1:4 07:2:1 "; got != want {
 		t.Errorf("items\n got %s\nwant %s", got, want)
@@ -47,7 +47,7 @@ func TestTimelineMergeAndLanes(t *testing.T) {
 // end of the old branch) and → from 02 gave 03 only by chance.
 func TestTimelineArrowsFollowTheBranch(t *testing.T) {
 	tl := newTimeline()
-	tl.merge(forked)
+	tl.merge(itemsOf(forked))
 	for _, c := range []struct{ from, prev, next string }{
 		{"05", "02", "06"}, // the fork's first checkpoint
 		{"06", "05", ""},   // the fork's end

@@ -68,7 +68,7 @@ func (r *stripRenderer) watchRows() {
 				continue
 			}
 			it := t.items[sl.item]
-			row, has := cols.Rows[it.h.Ref.CheckpointID]
+			row, has := cols.Rows[it.id]
 			if !has || k >= len(row.Values) {
 				w.Hidden = true
 				continue
@@ -85,7 +85,7 @@ func (r *stripRenderer) watchRows() {
 				w.Color = muted
 			default:
 				if it.parent >= 0 {
-					prow, known := cols.Rows[t.items[it.parent].h.Ref.CheckpointID]
+					prow, known := cols.Rows[t.items[it.parent].id]
 					switch {
 					case known && k < len(prow.Values) && !jsonEqual(toJSON(prow.Values[k]), toJSON(v)):
 						w.TextStyle.Bold = true // changed here

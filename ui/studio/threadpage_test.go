@@ -1,0 +1,120 @@
+package studio
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+
+	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/memory"
+	"github.com/weftstudio/weft/checkpoint/sqlite"
+	"github.com/weftstudio/weft/engine"
+)
+
+// oneStep is a graph of one node, named name, for stores of many threads.
+func oneStep(t testing.TB, name string) *engine.Graph {
+	t.Helper()
+	n := engine.LastValue[int]("n")
+	g, err := engine.NewGraph(name, n).
+		AddNode("inc", func(_ context.Context, s engine.State) (engine.Output, error) {
+			return engine.Updates(n.Set(n.Get(s) + 1)), nil
+		}).
+		AddEdge(engine.START, "inc").AddEdge("inc", engine.END).Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// A store of many threads opens on the newest page of the graph's own
+// threads; "More threads" reads the next; the search asks the store, so
+// it finds a thread no page has shown; a thread with no graph tag (another
+// program's) is listed; an id the list has not shown is still refused for
+// a new thread.
+func TestThreadListIsPaged(t *testing.T) {
+	for name, open := range map[string]func(t *testing.T) checkpoint.Saver{
+		"memory": func(*testing.T) checkpoint.Saver { return memory.New() },
+		"sqlite": func(t *testing.T) checkpoint.Saver {
+			s, err := sqlite.Open(t.TempDir() + "/t.db")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			saver := open(t)
+			mine, other := oneStep(t, "mine").WithSaver(saver), oneStep(t, "other").WithSaver(saver)
+			ctx := context.Background()
+			for i := range 230 {
+				if _, err := mine.Invoke(ctx, engine.Values{"n": i}, engine.WithThread(fmt.Sprintf("m-%03d", i))); err != nil {
+					t.Fatal(err)
+				}
+				if i%2 == 0 {
+					if _, err := other.Invoke(ctx, engine.Values{"n": i}, engine.WithThread(fmt.Sprintf("o-%03d", i))); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			// A checkpoint another program wrote, with no graph tag.
+			if _, err := saver.Put(ctx, checkpoint.Ref{ThreadID: "untagged"}, checkpoint.Checkpoint{V: 1, ID: checkpoint.NewID()},
+				checkpoint.Metadata{Source: checkpoint.SourceInput, Step: -1}, nil); err != nil {
+				t.Fatal(err)
+			}
+			s := New(test.NewTempApp(t), Config{Store: saver, StoreName: name, Graphs: []Graph{{Graph: oneStep(t, "mine")}}})
+			act(func() { s.Window().Resize(fyne.NewSize(1280, 800)) })
+			idle(t, s)
+			ids := func() (out []string) {
+				act(func() {
+					for _, r := range s.m.threads {
+						out = append(out, r.ID)
+					}
+				})
+				return out
+			}
+			got := ids()
+			if len(got) != threadPage || got[0] != "untagged" || got[1] != "m-229" || got[threadPage-1] != "m-131" || !s.m.moreThreads {
+				t.Fatalf("first page: %d threads %v…%v, more %v", len(got), got[:min(3, len(got))], got[max(0, len(got)-2):], s.m.moreThreads)
+			}
+			if n := s.th.list.Length(); n != threadPage+1 {
+				t.Errorf("the list has %d rows, want %d and More threads", n, threadPage+1)
+			}
+			act(func() { s.th.list.Select(threadPage) }) // More threads…
+			idle(t, s)
+			if got = ids(); len(got) != 2*threadPage || got[2*threadPage-1] != "m-031" || !s.m.moreThreads {
+				t.Fatalf("after More: %d threads, last %v, more %v", len(got), got[len(got)-1], s.m.moreThreads)
+			}
+			act(func() { s.th.list.Select(2 * threadPage) })
+			idle(t, s)
+			if got = ids(); len(got) != 231 || got[230] != "m-000" || s.m.moreThreads || s.th.list.Length() != 231 {
+				t.Fatalf("all: %d threads, more %v, %d rows", len(got), s.m.moreThreads, s.th.list.Length())
+			}
+
+			// Start again from one page, then search for the oldest.
+			act(func() { s.m.setThreadQuery(threadQuery{}) })
+			idle(t, s)
+			act(func() { test.Type(s.th.search, "M-00") })
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				idle(t, s)
+				if got = ids(); len(got) == 10 || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if len(got) != 10 || got[0] != "m-009" || got[9] != "m-000" || s.m.moreThreads {
+				t.Fatalf("search M-00: %v, more %v", got, s.m.moreThreads)
+			}
+			act(func() { s.th.search.SetText("") })
+
+			if !s.sess.threadExists(ctx, "m-000") || s.sess.threadExists(ctx, "nope") {
+				t.Errorf("threadExists is wrong about m-000 or nope")
+			}
+		})
+	}
+}
