@@ -245,9 +245,18 @@ func (s *session) listThreads(ctx context.Context, q threadQuery, known map[stri
 }
 
 // graphThreads asks ts for the newest limit threads of graph (tagged with
-// its name, or with no tag) whose ids contain search: two pages, merged in
-// the store's order.
+// its name, or with no tag) whose ids contain search. One unfiltered page
+// serves when every thread on it is the graph's, as in a store of one
+// graph; otherwise two filtered pages are merged in the store's order.
+// (Each query walks every thread's head, so the usual store pays for one.)
 func graphThreads(ctx context.Context, ts checkpoint.ThreadSearcher, graph, search string, limit int) ([]checkpoint.ThreadInfo, bool, error) {
+	p, err := ts.SearchThreads(ctx, checkpoint.ThreadQuery{Limit: limit, Search: search})
+	if err != nil {
+		return nil, false, err
+	}
+	if !slices.ContainsFunc(p.Threads, func(in checkpoint.ThreadInfo) bool { return !ofGraph(in.LatestMeta, graph) }) {
+		return p.Threads, p.More, nil
+	}
 	var pages [2]checkpoint.ThreadPage
 	for i, tag := range []any{graph, nil} {
 		p, err := ts.SearchThreads(ctx, checkpoint.ThreadQuery{Limit: limit, Search: search, Filter: map[string]any{graphTag: tag}})
@@ -260,6 +269,14 @@ func graphThreads(ctx context.Context, ts checkpoint.ThreadSearcher, graph, sear
 	slices.SortFunc(all, newestThreadFirst)
 	more := pages[0].More || pages[1].More || len(all) > limit
 	return all[:min(len(all), limit)], more, nil
+}
+
+// ofGraph reports whether a thread whose latest root checkpoint has
+// metadata md is listed under graph: tagged with its name, or not tagged
+// (the two filters graphThreads asks the store for).
+func ofGraph(md checkpoint.Metadata, graph string) bool {
+	tag, ok := md.Extra[graphTag]
+	return !ok || tag == nil || tag == graph
 }
 
 // newestThreadFirst orders threads as checkpoint.ThreadLister does: newest
@@ -300,7 +317,7 @@ func (s *session) listThreadsSlow(ctx context.Context, saver checkpoint.Saver, g
 	search = strings.ToLower(search)
 	out := infos[:0]
 	for _, in := range infos {
-		if tag, ok := in.LatestMeta.Extra[graphTag].(string); ok && tag != graph {
+		if !ofGraph(in.LatestMeta, graph) {
 			continue
 		}
 		if search != "" && !strings.Contains(strings.ToLower(in.ThreadID), search) {

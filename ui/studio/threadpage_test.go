@@ -118,3 +118,41 @@ func TestThreadListIsPaged(t *testing.T) {
 		})
 	}
 }
+
+// countingSearcher counts the queries graphThreads asks.
+type countingSearcher struct {
+	checkpoint.ThreadSearcher
+	n int
+}
+
+func (c *countingSearcher) SearchThreads(ctx context.Context, q checkpoint.ThreadQuery) (checkpoint.ThreadPage, error) {
+	c.n++
+	return c.ThreadSearcher.SearchThreads(ctx, q)
+}
+
+// In a store of one graph the first page costs one query (each walks every
+// thread's head); once another graph's thread is among the newest, the two
+// filtered queries answer, and both ways list the same threads.
+func TestGraphThreadsAsksOnceForOneGraph(t *testing.T) {
+	saver := memory.New()
+	mine, other := oneStep(t, "mine").WithSaver(saver), oneStep(t, "other").WithSaver(saver)
+	ctx := context.Background()
+	for i := range 5 {
+		if _, err := mine.Invoke(ctx, engine.Values{"n": i}, engine.WithThread(fmt.Sprintf("m-%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs := &countingSearcher{ThreadSearcher: saver}
+	got, more, err := graphThreads(ctx, cs, "mine", "", 3)
+	if err != nil || cs.n != 1 || len(got) != 3 || got[0].ThreadID != "m-4" || !more {
+		t.Fatalf("one graph: %d queries, %d threads, more %v, err %v", cs.n, len(got), more, err)
+	}
+	if _, err := other.Invoke(ctx, engine.Values{"n": 0}, engine.WithThread("o")); err != nil {
+		t.Fatal(err)
+	}
+	cs.n = 0
+	got, more, err = graphThreads(ctx, cs, "mine", "", 3)
+	if err != nil || cs.n != 3 || len(got) != 3 || got[0].ThreadID != "m-4" || got[2].ThreadID != "m-2" || !more {
+		t.Fatalf("two graphs: %d queries, %v, more %v, err %v", cs.n, got, more, err)
+	}
+}
