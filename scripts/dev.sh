@@ -108,13 +108,16 @@ case "${1:-}" in
   studio) shift; setup; go build -o weft . && exec ./weft "$@" ;;
   test) setup; run_tests ;;
   smoke) setup; smoke ;;
-  bench) setup; go test -run '^$' -bench . -benchmem -count 5 ./engine/... ./checkpoint/... ./render/... ./ui/... ./agent/... ./inspect/... ./replay/...
+  bench) setup
+    # The studio's scale-store benchmarks are bench-big's: skip them here.
+    go test -run '^$' -bench . -skip 'Studio(OpenStore10kThreads|Timeline100k)$' -benchmem -count 5 ./engine/... ./checkpoint/... ./render/... ./ui/... ./agent/... ./inspect/... ./replay/...
     # The scale benchmarks' in-process variants; the 2 GB ones are bench-big.
     go test -run '^$' -bench 'Small$' -benchmem -count 5 ./scripts/bigstore ;;
   bench-big)
     setup
     export WEFT_BIGSTORE="${WEFT_BIGSTORE:-/tmp/weft-bigstore.db}"
     [ -e "$WEFT_BIGSTORE" ] || bash scripts/bigstore.sh "$WEFT_BIGSTORE"
-    go test -run '^$' -bench '10kThreads|100k|StorageSummary$' -benchmem -count 5 ./scripts/bigstore ;;
+    go test -run '^$' -bench '10kThreads|100k|StorageSummary$' -benchmem -count 5 ./scripts/bigstore
+    go test -run '^$' -bench 'Studio(OpenStore10kThreads|Timeline100k)$' -benchmem -count 5 ./ui/studio ;;
   *) sed -n '2,8p' "$0"; exit 2 ;;
 esac

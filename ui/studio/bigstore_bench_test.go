@@ -1,0 +1,106 @@
+package studio
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+
+	"github.com/weftstudio/weft/checkpoint/sqlite"
+	"github.com/weftstudio/weft/engine"
+)
+
+// The studio on the scale store scripts/bigstore.sh builds (10,000 threads
+// and one of 100,000 checkpoints): run by bash scripts/dev.sh bench-big,
+// skipped by bench. Without $WEFT_BIGSTORE they fail, saying how to build
+// it.
+
+// bigstoreGraph stands for the generator's graph (scripts/bigstore's
+// Graph) in the studio: the same name, channels, nodes and edges, so its
+// checkpoints load; the nodes never run here.
+func bigstoreGraph(b *testing.B) *engine.Graph {
+	nop := func(context.Context, engine.State) (engine.Output, error) { return engine.Updates(), nil }
+	route := func(context.Context, engine.State) (engine.Route, error) { return engine.To(engine.END), nil }
+	g, err := engine.NewGraph("bigstore", engine.LastValue[int]("turn"), engine.LastValue[int]("limit"),
+		engine.LastValue[string]("reply"), engine.LastValue[string]("tool_result"), engine.LastValue[string]("topic")).
+		AddNode("agent", nop).AddNode("tool", nop).
+		AddEdge(engine.START, "agent").
+		AddConditionalEdges("agent", route, engine.Targets("tool", "agent", engine.END)).
+		AddConditionalEdges("tool", route, engine.Targets("tool", "agent", engine.END)).
+		Compile()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return g
+}
+
+func openBigstore(b *testing.B) *sqlite.Saver {
+	path := os.Getenv("WEFT_BIGSTORE")
+	if path == "" {
+		b.Fatal("WEFT_BIGSTORE is not set: build the store with bash scripts/bigstore.sh, or run bash scripts/dev.sh bench-big")
+	}
+	s, err := sqlite.Open(path, sqlite.ReadOnly())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	return s
+}
+
+// BenchmarkStudioOpenStore10kThreads: a studio opened on the scale store
+// until its thread list shows (the first page: the newest hundred of the
+// graph's threads, with their status).
+func BenchmarkStudioOpenStore10kThreads(b *testing.B) {
+	saver := openBigstore(b)
+	g := bigstoreGraph(b)
+	for b.Loop() {
+		var s *Studio
+		var once sync.Once
+		listed := make(chan struct{})
+		s = New(test.NewTempApp(b), Config{Store: saver, Graphs: []Graph{{Graph: g}}})
+		act(func() { // New holds the UI lock itself; the list may have arrived since
+			shown := func(part) {
+				if len(s.m.threads) > 0 {
+					once.Do(func() { close(listed) })
+				}
+			}
+			shown(chThreads)
+			s.m.subscribe(chThreads, shown)
+		})
+		<-listed
+		b.StopTimer()
+		if n := len(s.m.threads); n != threadPage || !s.m.moreThreads {
+			b.Fatalf("listed %d threads, more %v; want the first %d and more", n, s.m.moreThreads, threadPage)
+		}
+		idle(b, s)
+		s.Window().Close()
+		b.StartTimer()
+	}
+}
+
+// BenchmarkStudioTimeline100k: the 100,000-checkpoint thread chosen until
+// its whole timeline is laid out and its head is in the inspector. The
+// test driver runs each page's merge on the reading goroutine, so reading
+// and merging do not overlap here as they do in the window.
+func BenchmarkStudioTimeline100k(b *testing.B) {
+	saver := openBigstore(b)
+	s := New(test.NewTempApp(b), Config{Store: saver, Graphs: []Graph{{Graph: bigstoreGraph(b)}}})
+	s.Window().Resize(fyne.NewSize(1280, 800))
+	idle(b, s)
+	for b.Loop() {
+		act(func() { s.m.setThread("") })
+		act(func() { s.m.setThread("long") })
+		idle(b, s)
+	}
+	if n := s.m.scope().tl.count(); n != 100002 || !s.m.scope().complete {
+		b.Fatalf("timeline holds %d checkpoints, want 100002", n)
+	}
+	if v := s.tview(); v == nil {
+		b.Fatalf("head not loaded")
+	} else if step := v.Snap.Metadata.Step; step < 100000 {
+		b.Fatalf("inspector shows step %d, want the head's", step)
+	}
+}
