@@ -121,6 +121,22 @@ func itemsOf(hs []checkpoint.Header) []tlItem {
 	return out
 }
 
+// oldestFirst joins pages read newest first (each newest first) into one
+// slice, oldest first, as merge takes them without sorting.
+func oldestFirst(pages [][]tlItem) []tlItem {
+	n := 0
+	for _, p := range pages {
+		n += len(p)
+	}
+	out := make([]tlItem, 0, n)
+	for i := len(pages) - 1; i >= 0; i-- {
+		for j := len(pages[i]) - 1; j >= 0; j-- {
+			out = append(out, pages[i][j])
+		}
+	}
+	return out
+}
+
 // merge adds items (any order) it does not hold yet and lays out the
 // lanes again; it reports whether anything was added. Pages of older
 // items are prepended and newer ones appended without sorting; anything

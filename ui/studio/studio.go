@@ -342,12 +342,17 @@ func newerRows(listed, mine []threadRow) []threadRow {
 
 // headerPage is how many checkpoint headers the first read of the
 // timeline asks for (what opens at once); each further page is twice the
-// last, up to maxHeaderPage, so a long thread arrives in a few merges,
-// each of which lays the timeline out again on the UI goroutine, while a
-// page's headers (some 1 KB each with their metadata) stay few enough.
+// last, up to maxHeaderPage, so a long thread is read in a few queries
+// while a page's headers (some 1 KB each with their metadata) stay few
+// enough.
 const (
 	headerPage    = 2000
 	maxHeaderPage = 32000
+	// mergeHeaders is how many items read after the first page wait
+	// before they join the timeline: each merge lays the whole timeline
+	// out again on the UI goroutine, so a 100,000-checkpoint thread shows
+	// its first page at once and the rest in one merge, not five.
+	mergeHeaders = 100000
 	// bulkHeaders is a timeline long enough that the memory its reading
 	// took is handed back at once.
 	bulkHeaders = 20000
@@ -365,6 +370,8 @@ func (s *Studio) loadTimeline(sc *scope, selectHead bool) {
 	thread := sc.thread
 	goBG(s.sess, func() (struct{}, error) {
 		before, limit, read := "", headerPage, 0
+		var waiting [][]tlItem // pages read, not yet merged, newest first
+		waitingN := 0
 		for first := true; ; first, limit = false, min(limit*2, maxHeaderPage) {
 			if s.sessScope() != sc {
 				return struct{}{}, nil // another thread was chosen
@@ -375,18 +382,24 @@ func (s *Studio) loadTimeline(sc *scope, selectHead bool) {
 			}
 			isFirst, n := first, len(hs)
 			read += n
-			items := itemsOf(hs)
 			if n > 0 {
 				before = hs[n-1].Ref.CheckpointID
 			}
-			uiDo(func() {
-				s.m.update(func() {
-					s.m.mergeItems(sc, items)
-					if isFirst && sc == s.m.sc && (selectHead || sc.sel == "") && sc.head != "" && s.holdHead != sc {
-						s.m.selectCheckpoint(sc.head)
-					}
+			waiting = append(waiting, itemsOf(hs))
+			if last := n < limit; isFirst || last || waitingN+n >= mergeHeaders {
+				items := oldestFirst(waiting)
+				waiting, waitingN = waiting[:0], 0
+				uiDo(func() {
+					s.m.update(func() {
+						s.m.mergeItems(sc, items)
+						if isFirst && sc == s.m.sc && (selectHead || sc.sel == "") && sc.head != "" && s.holdHead != sc {
+							s.m.selectCheckpoint(sc.head)
+						}
+					})
 				})
-			})
+			} else {
+				waitingN += n
+			}
 			if n < limit {
 				uiDo(func() { sc.complete = true })
 				if read >= bulkHeaders {
