@@ -10,6 +10,7 @@ import (
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/sqlite"
 	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/scripts/bigstore/gen"
 )
 
 // EnvVar names the environment variable that gives the scale benchmarks
@@ -19,7 +20,7 @@ const EnvVar = "WEFT_BIGSTORE"
 // bigStore returns the path of the full store, or fails with how to make
 // one: the benchmarks on it are run by hand (bash scripts/dev.sh bench-big),
 // never in CI.
-func bigStore(b *testing.B) (string, Shape) {
+func bigStore(b *testing.B) (string, gen.Shape) {
 	path := os.Getenv(EnvVar)
 	if path == "" {
 		b.Fatalf("%s is not set: build the 2 GB store once with\n\tbash scripts/bigstore.sh /tmp/weft-bigstore.db\nthen run\n\t%s=/tmp/weft-bigstore.db go test -run '^$' -bench '10kThreads|100k|StorageSummary$' ./scripts/bigstore\n(or just bash scripts/dev.sh bench-big, which does both)", EnvVar, EnvVar)
@@ -27,7 +28,7 @@ func bigStore(b *testing.B) (string, Shape) {
 	if _, err := os.Stat(path); err != nil {
 		b.Fatalf("%s=%s: %v (build it with bash scripts/bigstore.sh %s)", EnvVar, path, err, path)
 	}
-	return path, Full
+	return path, gen.Full
 }
 
 var small struct {
@@ -38,7 +39,7 @@ var small struct {
 
 // smallStore builds the Small shape once per test binary: the in-process
 // variants of the scale benchmarks run on it in seconds.
-func smallStore(b *testing.B) (string, Shape) {
+func smallStore(b *testing.B) (string, gen.Shape) {
 	small.once.Do(func() {
 		dir, err := os.MkdirTemp("", "weft-bigstore-small-")
 		if err != nil {
@@ -52,12 +53,12 @@ func smallStore(b *testing.B) (string, Shape) {
 			return
 		}
 		defer s.Close()
-		small.err = Generate(context.Background(), s, Small, nil)
+		small.err = gen.Generate(context.Background(), s, gen.Small, nil)
 	})
 	if small.err != nil {
 		b.Fatal(small.err)
 	}
-	return small.path, Small
+	return small.path, gen.Small
 }
 
 // loop runs op until the benchmark has its time, and reports the CPU time
@@ -85,7 +86,7 @@ func open(b *testing.B, path string) *sqlite.Saver {
 
 // benchOpen opens the store with opts (besides MustExist) and reads the
 // first page of 50 threads, as the studio does when it opens a store.
-func benchOpen(b *testing.B, store func(*testing.B) (string, Shape), opts ...sqlite.Option) {
+func benchOpen(b *testing.B, store func(*testing.B) (string, gen.Shape), opts ...sqlite.Option) {
 	benchOpenPage(b, store, nil, opts...)
 }
 
@@ -93,10 +94,10 @@ func benchOpen(b *testing.B, store func(*testing.B) (string, Shape), opts ...sql
 // graph (every thread matches, so the page is the unfiltered one and the
 // filter's cost is all extra) or of another graph (no thread matches:
 // every thread is tested and the page is empty).
-func benchOpenPage(b *testing.B, store func(*testing.B) (string, Shape), filter map[string]any, opts ...sqlite.Option) {
+func benchOpenPage(b *testing.B, store func(*testing.B) (string, gen.Shape), filter map[string]any, opts ...sqlite.Option) {
 	path, sh := store(b)
 	opts = append([]sqlite.Option{sqlite.MustExist()}, opts...)
-	none := filter != nil && filter[engine.MetaGraph] != GraphName
+	none := filter != nil && filter[engine.MetaGraph] != gen.GraphName
 	loop(b, func() {
 		s, err := sqlite.Open(path, opts...)
 		if err != nil {
@@ -113,8 +114,8 @@ func benchOpenPage(b *testing.B, store func(*testing.B) (string, Shape), filter 
 		if err != nil || len(page.Threads) != 50 || !page.More {
 			b.Fatalf("first page: %d threads, more %v, %v", len(page.Threads), page.More, err)
 		}
-		if page.Threads[0].ThreadID != LongThread || page.Threads[0].Checkpoints != sh.LongTurns+2 {
-			b.Fatalf("first thread %+v, want %s with %d checkpoints", page.Threads[0].ThreadID, LongThread, sh.LongTurns+2)
+		if page.Threads[0].ThreadID != gen.LongThread || page.Threads[0].Checkpoints != sh.LongTurns+2 {
+			b.Fatalf("first thread %+v, want %s with %d checkpoints", page.Threads[0].ThreadID, gen.LongThread, sh.LongTurns+2)
 		}
 	})
 }
@@ -132,7 +133,7 @@ func BenchmarkOpenStore10kThreadsReadOnly(b *testing.B) { benchOpen(b, bigStore,
 // graph's threads, as the studio does: every thread is of that graph, the
 // worst case for the filter's cost.
 func BenchmarkOpenStore10kThreadsOfGraph(b *testing.B) {
-	benchOpenPage(b, bigStore, map[string]any{engine.MetaGraph: GraphName}, sqlite.ReadOnly())
+	benchOpenPage(b, bigStore, map[string]any{engine.MetaGraph: gen.GraphName}, sqlite.ReadOnly())
 }
 
 // BenchmarkOpenStore10kThreadsOfOtherGraph lists the threads of a graph no
@@ -147,7 +148,7 @@ func BenchmarkOpenStoreSmall(b *testing.B) { benchOpen(b, smallStore) }
 // BenchmarkOpenStoreOfGraphSmall is BenchmarkOpenStore10kThreadsOfGraph on
 // the Small store.
 func BenchmarkOpenStoreOfGraphSmall(b *testing.B) {
-	benchOpenPage(b, smallStore, map[string]any{engine.MetaGraph: GraphName}, sqlite.ReadOnly())
+	benchOpenPage(b, smallStore, map[string]any{engine.MetaGraph: gen.GraphName}, sqlite.ReadOnly())
 }
 
 // BenchmarkOpenStoreOfOtherGraphSmall is
@@ -161,16 +162,16 @@ func BenchmarkOpenStoreOfOtherGraphSmall(b *testing.B) {
 // Without the limit, breaking after 50 costs about ten times more: the
 // sequence reads ahead (a saver page of 256, and batches waiting for the
 // consumer) before it sees the break.
-func benchHistory(b *testing.B, store func(*testing.B) (string, Shape)) {
+func benchHistory(b *testing.B, store func(*testing.B) (string, gen.Shape)) {
 	path, sh := store(b)
 	s := open(b, path)
-	g, err := Graph(sh.Seed, sh.ValueBytes, s)
+	g, err := gen.Graph(sh.Seed, sh.ValueBytes, s)
 	if err != nil {
 		b.Fatal(err)
 	}
 	loop(b, func() {
 		n := 0
-		for snap, err := range g.HistorySeq(context.Background(), checkpoint.ListOptions{Limit: 50}, engine.WithThread(LongThread)) {
+		for snap, err := range g.HistorySeq(context.Background(), checkpoint.ListOptions{Limit: 50}, engine.WithThread(gen.LongThread)) {
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -197,12 +198,12 @@ func BenchmarkHistoryFirstPageSmall(b *testing.B) { benchHistory(b, smallStore) 
 
 // benchTimeline reads what the studio's timeline needs to open the long
 // thread: every root checkpoint's header, no values.
-func benchTimeline(b *testing.B, store func(*testing.B) (string, Shape)) {
+func benchTimeline(b *testing.B, store func(*testing.B) (string, gen.Shape)) {
 	path, sh := store(b)
 	s := open(b, path)
 	root := ""
 	loop(b, func() {
-		hs, err := s.ListHeaders(context.Background(), checkpoint.ListOptions{ThreadID: LongThread, NS: &root})
+		hs, err := s.ListHeaders(context.Background(), checkpoint.ListOptions{ThreadID: gen.LongThread, NS: &root})
 		if err != nil || len(hs) != sh.LongTurns+2 {
 			b.Fatalf("%d headers, want %d: %v", len(hs), sh.LongTurns+2, err)
 		}
@@ -216,7 +217,7 @@ func BenchmarkTimeline100k(b *testing.B) { benchTimeline(b, bigStore) }
 func BenchmarkTimelineSmall(b *testing.B) { benchTimeline(b, smallStore) }
 
 // benchSummary reads the storage summary of the whole store.
-func benchSummary(b *testing.B, store func(*testing.B) (string, Shape)) {
+func benchSummary(b *testing.B, store func(*testing.B) (string, gen.Shape)) {
 	path, sh := store(b)
 	s := open(b, path)
 	loop(b, func() {

@@ -21,10 +21,11 @@ import (
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint/store"
+	"github.com/weftstudio/weft/scripts/bigstore/gen"
 )
 
 func main() {
-	sh := Full
+	sh := gen.Full
 	out := flag.String("o", "", "the store to create: a SQLite file path (must not exist) or a postgres:// DSN")
 	flag.Uint64Var(&sh.Seed, "seed", sh.Seed, "random seed")
 	flag.IntVar(&sh.Threads, "threads", sh.Threads, "number of short threads")
@@ -42,7 +43,7 @@ func main() {
 	}
 }
 
-func run(out string, sh Shape) error {
+func run(out string, sh gen.Shape) error {
 	if _, err := os.Stat(out); err == nil {
 		return fmt.Errorf("%s exists; remove it first (the generator makes a new store, it does not add to one)", out)
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -57,7 +58,7 @@ func run(out string, sh Shape) error {
 	defer s.Close()
 	start := time.Now()
 	last := start
-	err = Generate(ctx, s, sh, func(done, total int) {
+	err = gen.Generate(ctx, s, sh, func(done, total int) {
 		if now := time.Now(); now.Sub(last) >= 5*time.Second || done == total {
 			last = now
 			fmt.Fprintf(os.Stderr, "bigstore: %d/%d threads, %s\n", done, total, now.Sub(start).Round(time.Second))

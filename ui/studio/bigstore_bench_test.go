@@ -1,7 +1,6 @@
 package studio
 
 import (
-	"context"
 	"os"
 	"sync"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/weftstudio/weft/checkpoint/sqlite"
 	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/scripts/bigstore/gen"
 )
 
 // The studio on the scale store scripts/bigstore.sh builds (10,000 threads
@@ -18,19 +18,10 @@ import (
 // skipped by bench. Without $WEFT_BIGSTORE they fail, saying how to build
 // it.
 
-// bigstoreGraph stands for the generator's graph (scripts/bigstore's
-// Graph) in the studio: the same name, channels, nodes and edges, so its
-// checkpoints load; the nodes never run here.
+// bigstoreGraph is the generator's graph: the studio lists the threads
+// of the selected graph and loads checkpoints against its channels.
 func bigstoreGraph(b *testing.B) *engine.Graph {
-	nop := func(context.Context, engine.State) (engine.Output, error) { return engine.Updates(), nil }
-	route := func(context.Context, engine.State) (engine.Route, error) { return engine.To(engine.END), nil }
-	g, err := engine.NewGraph("bigstore", engine.LastValue[int]("turn"), engine.LastValue[int]("limit"),
-		engine.LastValue[string]("reply"), engine.LastValue[string]("tool_result"), engine.LastValue[string]("topic")).
-		AddNode("agent", nop).AddNode("tool", nop).
-		AddEdge(engine.START, "agent").
-		AddConditionalEdges("agent", route, engine.Targets("tool", "agent", engine.END)).
-		AddConditionalEdges("tool", route, engine.Targets("tool", "agent", engine.END)).
-		Compile()
+	g, err := gen.Graph(gen.Full.Seed, gen.Full.ValueBytes, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -92,7 +83,7 @@ func BenchmarkStudioTimeline100k(b *testing.B) {
 	idle(b, s)
 	for b.Loop() {
 		act(func() { s.m.setThread("") })
-		act(func() { s.m.setThread("long") })
+		act(func() { s.m.setThread(gen.LongThread) })
 		idle(b, s)
 	}
 	if n := s.m.scope().tl.count(); n != 100002 || !s.m.scope().complete {

@@ -1,4 +1,7 @@
-package main
+// Package gen generates the scale store the studio and the savers are
+// measured on: many short threads of one agent-like graph and one very long
+// thread, from a seed.
+package gen
 
 import (
 	"context"
