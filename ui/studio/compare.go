@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -225,6 +226,25 @@ func pluralWord(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// grouped writes n with its thousands grouped ("100,002"): the counts a long
+// thread reaches are read at a glance.
+func grouped(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 // pointName is a checkpoint's timeline label, quoted.

@@ -149,7 +149,8 @@ type threadRow struct {
 func sameRows(a, b []threadRow) bool { return slices.Equal(a, b) }
 
 // maxStatus bounds how many threads get a status read (one GetState each)
-// in one listing.
+// in one pass: the list shows after the first pass, and the rest of the
+// page's statuses follow a pass at a time (fillStatuses).
 const maxStatus = 40
 
 // statuses fills in the status of rows: "running" with its holder when a

@@ -19,6 +19,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -314,7 +315,50 @@ func (s *Studio) refreshThreads(pickNewest bool) {
 				s.m.setThread(rows[0].ID)
 			}
 		})
+		s.fillStatuses()
 	})
+}
+
+// fillStatuses reads the statuses a listing left out (it reads at most
+// maxStatus, so the list shows at once) a pass at a time, each shown as
+// it arrives; it stops when a pass adds none (a thread whose state cannot
+// be read keeps no status) or the list changed meanwhile.
+func (s *Studio) fillStatuses() {
+	before := withStatus(s.m.threads)
+	if before == len(s.m.threads) {
+		return
+	}
+	rows := slices.Clone(s.m.threads)
+	known := map[string]threadRow{}
+	for _, r := range rows {
+		known[r.ID] = r
+	}
+	graphIdx, store, gen, q := s.m.graphIdx, s.m.store, s.m.rowsGen, s.m.threadQ
+	goBG(s.sess, func() ([]threadRow, error) {
+		s.sess.statuses(context.Background(), rows, known)
+		return rows, nil
+	}, func(rows []threadRow, _ error) {
+		if graphIdx != s.m.graphIdx || store != s.m.store || q != s.m.threadQ || gen != s.m.rowsGen ||
+			!slices.EqualFunc(rows, s.m.threads, func(a, b threadRow) bool { return a.ID == b.ID && a.Latest == b.Latest }) {
+			return // the list moved on; its own listing reads what it needs
+		}
+		if withStatus(rows) <= before {
+			return
+		}
+		s.m.update(func() { s.m.setThreads(rows, s.m.moreThreads) })
+		s.fillStatuses()
+	})
+}
+
+// withStatus counts the rows that have a status.
+func withStatus(rows []threadRow) int {
+	n := 0
+	for _, r := range rows {
+		if r.Status != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // newerRows merges a listing read from the store with the rows the window

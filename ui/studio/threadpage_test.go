@@ -81,6 +81,13 @@ func TestThreadListIsPaged(t *testing.T) {
 			if len(got) != threadPage || got[0] != "untagged" || got[1] != "m-229" || got[threadPage-1] != "m-131" || !s.m.moreThreads {
 				t.Fatalf("first page: %d threads %v…%v, more %v", len(got), got[:min(3, len(got))], got[max(0, len(got)-2):], s.m.moreThreads)
 			}
+			act(func() {
+				for _, r := range s.m.threads {
+					if r.Status == "" {
+						t.Errorf("thread %s has no status: every row of a page gets one, a pass at a time", r.ID)
+					}
+				}
+			})
 			if n := s.th.list.Length(); n != threadPage+1 {
 				t.Errorf("the list has %d rows, want %d and More threads", n, threadPage+1)
 			}
@@ -154,5 +161,13 @@ func TestGraphThreadsAsksOnceForOneGraph(t *testing.T) {
 	got, more, err = graphThreads(ctx, cs, "mine", "", 3)
 	if err != nil || cs.n != 3 || len(got) != 3 || got[0].ThreadID != "m-4" || got[2].ThreadID != "m-2" || !more {
 		t.Fatalf("two graphs: %d queries, %v, more %v, err %v", cs.n, got, more, err)
+	}
+}
+
+func TestGrouped(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 7: "7", 999: "999", 1000: "1,000", 100002: "100,002", 1234567: "1,234,567", -1: "-1", -12345: "-12,345"} {
+		if got := grouped(n); got != want {
+			t.Errorf("grouped(%d) = %q, want %q", n, got, want)
+		}
 	}
 }

@@ -76,7 +76,7 @@ func newThreadsPanel(m *model, a *actions) *threadsPanel {
 			}
 			r := p.shown[i]
 			box.Objects[0].(*widget.Label).SetText(r.ID)
-			sub := fmt.Sprintf("step %d · %d checkpoints · %s", r.Step, r.Count, ago(r.Updated))
+			sub := fmt.Sprintf("step %s · %s checkpoints · %s", grouped(r.Step), grouped(r.Count), ago(r.Updated))
 			if r.Holder != "" {
 				sub = "running · " + r.Holder + " · " + sub
 			} else if r.Status != "" {

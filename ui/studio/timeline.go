@@ -120,7 +120,7 @@ func (p *timelinePanel) setInfo() {
 	t := p.tl()
 	text := emptyTimeline
 	if n := t.count(); n > 0 {
-		text = fmt.Sprintf("%d checkpoints", n)
+		text = grouped(n) + " checkpoints"
 		if t.forks > 0 {
 			text += fmt.Sprintf(" · %d %s", t.forks, pluralWord(t.forks, "fork", "forks"))
 		}
