@@ -79,3 +79,45 @@ func TestListReportsDamageOnALaterPage(t *testing.T) {
 		t.Errorf("only %d checkpoints yielded before the error", n)
 	}
 }
+
+// ListHeaders gathers a long listing in chunks of 4,096: across their
+// seams every header is there once, newest first, with its parent, and a
+// limit or a Before cuts where it says.
+func TestListHeadersAcrossChunks(t *testing.T) {
+	const n = 9000 // three chunks
+	s, err := sqlite.Open(filledFile(t, n), sqlite.ReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, tc := range []struct {
+		name string
+		opts checkpoint.ListOptions
+		want int
+	}{
+		{"all", checkpoint.ListOptions{ThreadID: "t"}, n},
+		{"limit under a chunk", checkpoint.ListOptions{ThreadID: "t", Limit: 100}, 100},
+		{"limit over a chunk", checkpoint.ListOptions{ThreadID: "t", Limit: 5000}, 5000},
+	} {
+		hs, err := s.ListHeaders(t.Context(), tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hs) != tc.want {
+			t.Fatalf("%s: %d headers, want %d", tc.name, len(hs), tc.want)
+		}
+		for i := 1; i < len(hs); i++ {
+			if hs[i].Ref.CheckpointID >= hs[i-1].Ref.CheckpointID {
+				t.Fatalf("%s: header %d (%s) not older than %d (%s)", tc.name, i, hs[i].Ref.CheckpointID, i-1, hs[i-1].Ref.CheckpointID)
+			}
+			if hs[i-1].Parent == nil || hs[i-1].Parent.CheckpointID != hs[i].Ref.CheckpointID {
+				t.Fatalf("%s: header %d's parent is not header %d", tc.name, i-1, i)
+			}
+		}
+	}
+	all, _ := s.ListHeaders(t.Context(), checkpoint.ListOptions{ThreadID: "t"})
+	rest, err := s.ListHeaders(t.Context(), checkpoint.ListOptions{ThreadID: "t", Before: all[4095].Ref.CheckpointID})
+	if err != nil || len(rest) != n-4096 || rest[0].Ref != all[4096].Ref {
+		t.Fatalf("Before the 4,096th: %d headers, err %v", len(rest), err)
+	}
+}
