@@ -312,7 +312,7 @@ func (s *Saver) ListHeaders(ctx context.Context, opts checkpoint.ListOptions) ([
 		return nil, fmt.Errorf("list checkpoint headers (%s): %w", describeOpts(opts), connErr(err))
 	}
 	defer rows.Close()
-	out := []checkpoint.Header{}
+	buf := record.NewHeaderBuf(opts.Limit)
 	for rows.Next() {
 		var (
 			thread, ns, id string
@@ -332,12 +332,12 @@ func (s *Saver) ListHeaders(ctx context.Context, opts checkpoint.ListOptions) ([
 		if parent != nil && *parent != "" {
 			h.Parent = &checkpoint.Ref{ThreadID: thread, NS: ns, CheckpointID: *parent}
 		}
-		out = append(out, h)
+		buf.Add(h)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list checkpoint headers (%s): %w", describeOpts(opts), connErr(err))
 	}
-	return out, nil
+	return buf.Headers(), nil
 }
 
 // describeOpts prints list options for error messages.

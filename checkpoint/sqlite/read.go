@@ -369,11 +369,7 @@ func (s *Saver) ListHeaders(ctx context.Context, opts checkpoint.ListOptions) ([
 	q, args := selectRows(opts, conds, false, nil, opts.Limit)
 	var out []checkpoint.Header
 	err = s.read(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		// Headers are gathered in chunks and copied once at the end: a
-		// slice grown by append for 100,000 headers allocates five times
-		// their size (it grows by a quarter at a time).
-		var chunks [][]checkpoint.Header
-		cur := make([]checkpoint.Header, 0, headerChunk(opts.Limit))
+		buf := record.NewHeaderBuf(opts.Limit)
 		st, err := s.stmt(ctx, tx, q)
 		if err != nil {
 			return err
@@ -410,17 +406,9 @@ func (s *Saver) ListHeaders(ctx context.Context, opts checkpoint.ListOptions) ([
 			if len(parent) > 0 {
 				h.Parent = &checkpoint.Ref{ThreadID: h.Ref.ThreadID, NS: h.Ref.NS, CheckpointID: string(parent)}
 			}
-			if len(cur) == cap(cur) {
-				chunks = append(chunks, cur)
-				cur = make([]checkpoint.Header, 0, headerChunk(0))
-			}
-			cur = append(cur, h)
+			buf.Add(h)
 		}
-		if len(chunks) == 0 {
-			out = cur
-		} else {
-			out = slices.Concat(append(chunks, cur)...)
-		}
+		out = buf.Headers()
 		return rows.Err()
 	})
 	if err != nil {
@@ -430,16 +418,6 @@ func (s *Saver) ListHeaders(ctx context.Context, opts checkpoint.ListOptions) ([
 		out = []checkpoint.Header{}
 	}
 	return out, nil
-}
-
-// headerChunk is the capacity of ListHeaders' chunks: the limit when it is
-// small, else 4,096 headers.
-func headerChunk(limit int) int {
-	const chunk = 4096
-	if limit > 0 && limit < chunk {
-		return limit
-	}
-	return chunk
 }
 
 // Values are read by ranges of versions: a page's checkpoints use runs of
