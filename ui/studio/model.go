@@ -96,6 +96,7 @@ type scope struct {
 	thread   string
 	tl       *timeline
 	complete bool            // tl holds every header of the thread
+	read     int             // headers read so far while a long timeline loads, for the status line
 	marks    map[string]mark // checkpoint id → what its stored writes say
 	head     string          // the thread's latest checkpoint
 	sel      string          // the selected checkpoint
@@ -251,15 +252,19 @@ func (m *model) reloadThread() {
 	m.changed(chThread)
 }
 
-// hasThread reports whether the thread list holds id.
-func (m *model) hasThread(id string) bool {
+// threadRow returns the thread list's row of id; the zero row when the
+// list does not hold it.
+func (m *model) threadRow(id string) threadRow {
 	for _, r := range m.threads {
 		if r.ID == id {
-			return true
+			return r
 		}
 	}
-	return false
+	return threadRow{}
 }
+
+// hasThread reports whether the thread list holds id.
+func (m *model) hasThread(id string) bool { return m.threadRow(id).ID != "" }
 
 // setThreadRow replaces (or adds, first) the row of thread r.ID.
 func (m *model) setThreadRow(r threadRow) {

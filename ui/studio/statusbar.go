@@ -21,7 +21,7 @@ type statusBar struct {
 	note     *widget.Label
 	progress *widget.ProgressBarInfinite
 	stop     chan struct{}
-	loading  int // loads in progress (a store, a long timeline)
+	loading  int // loads in progress (a store)
 	tick     func()
 }
 
@@ -61,6 +61,9 @@ func (b *statusBar) line() string {
 	} else {
 		parts = append(parts, "no thread")
 	}
+	if sc.read > 0 && !sc.complete {
+		parts = append(parts, readingLine(sc.read, m.threadRow(sc.thread).Count))
+	}
 	if v := sc.viewFor(); v != nil {
 		step := fmt.Sprintf("step %d", v.Snap.Metadata.Step)
 		if !sc.atHead() {
@@ -89,6 +92,15 @@ func (b *statusBar) line() string {
 	return strings.Join(parts, " · ")
 }
 
+// readingLine says how far a long timeline's reading is: of total when
+// the thread list knows the thread's count.
+func readingLine(read, total int) string {
+	if total > read {
+		return fmt.Sprintf("reading the timeline: %s of %s checkpoints", grouped(read), grouped(total))
+	}
+	return fmt.Sprintf("reading the timeline: %s checkpoints", grouped(read))
+}
+
 // update rewrites the status line when it changed.
 func (b *statusBar) update() {
 	if l := b.line(); l != b.text.Text {
@@ -96,8 +108,8 @@ func (b *statusBar) update() {
 	}
 }
 
-// setLoading counts loads in progress (opening a store, reading a long
-// timeline): while any goes, the progress bar moves. Calls must pair.
+// setLoading counts loads in progress (opening a store): while any goes,
+// the progress bar moves. Calls must pair.
 func (b *statusBar) setLoading(on bool) {
 	if on {
 		b.loading++

@@ -398,8 +398,9 @@ const (
 	// its first page at once and the rest in one merge, not five.
 	mergeHeaders = 100000
 	// bulkHeaders is a timeline long enough that the memory its reading
-	// took is handed back at once.
+	// took is handed back, handBack after the reading ends.
 	bulkHeaders = 20000
+	handBack    = 500 * time.Millisecond
 )
 
 // recentHeaders is how many of the newest headers a refresh reads: a step
@@ -408,10 +409,20 @@ const recentHeaders = 64
 
 // loadTimeline reads every header of sc's thread, newest first, a page at
 // a time; the first page is shown (and, with selectHead, its head
-// selected) at once.
+// selected) at once. The status line counts the headers read: text that
+// changes once a page, where an animated progress bar would repaint the
+// window every frame and take a core from the reading (0.6 against 0.72 s
+// for 100,000 headers in the real window).
 func (s *Studio) loadTimeline(sc *scope, selectHead bool) {
-	s.sb.setLoading(true)
 	thread := sc.thread
+	progress := func(read int) {
+		uiDo(func() {
+			sc.read = read
+			if sc == s.m.sc {
+				s.sb.update()
+			}
+		})
+	}
 	goBG(s.sess, func() (struct{}, error) {
 		before, limit, read := "", headerPage, 0
 		var waiting [][]tlItem // pages read, not yet merged, newest first
@@ -433,7 +444,11 @@ func (s *Studio) loadTimeline(sc *scope, selectHead bool) {
 			if last := n < limit; isFirst || last || waitingN+n >= mergeHeaders {
 				items := oldestFirst(waiting)
 				waiting, waitingN = waiting[:0], 0
+				r := read
 				uiDo(func() {
+					if !last {
+						sc.read = r
+					}
 					s.m.update(func() {
 						s.m.mergeItems(sc, items)
 						if isFirst && sc == s.m.sc && (selectHead || sc.sel == "") && sc.head != "" && s.holdHead != sc {
@@ -443,21 +458,27 @@ func (s *Studio) loadTimeline(sc *scope, selectHead bool) {
 				})
 			} else {
 				waitingN += n
+				progress(read)
 			}
 			if n < limit {
-				uiDo(func() { sc.complete = true })
+				uiDo(func() {
+					sc.complete = true
+					if sc == s.m.sc {
+						s.sb.update()
+					}
+				})
 				if read >= bulkHeaders {
 					// The pages' headers are garbage now, but an idle
 					// window runs no collection for two minutes, and
 					// until one runs the runtime keeps their memory
-					// (70 MB after 100,000 headers).
-					debug.FreeOSMemory()
+					// (70 MB after 100,000 headers). A moment later, so
+					// the collection does not hold up the last merge.
+					time.AfterFunc(handBack, debug.FreeOSMemory)
 				}
 				return struct{}{}, nil
 			}
 		}
 	}, func(_ struct{}, err error) {
-		s.sb.setLoading(false)
 		if err != nil && sc == s.m.sc {
 			s.showError("Reading the timeline", err)
 		}

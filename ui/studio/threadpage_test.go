@@ -3,6 +3,7 @@ package studio
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -169,5 +170,35 @@ func TestGrouped(t *testing.T) {
 		if got := grouped(n); got != want {
 			t.Errorf("grouped(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// While a long timeline loads, the status line counts the headers read,
+// of the thread's count when the list knows it; once it is in, it says
+// nothing of it.
+func TestStatusLineCountsTheTimelineRead(t *testing.T) {
+	s := newStudio(t, memory.New())
+	startThread(t, s, "t-1")
+	act(func() {
+		sc := s.m.scope()
+		sc.read, sc.complete = 6000, false
+		row := s.m.threadRow(sc.thread)
+		if row.ID == "" {
+			t.Fatalf("thread %q not in the list", sc.thread)
+		}
+		want := "reading the timeline: 6,000 checkpoints"
+		if row.Count > 6000 {
+			want = "reading the timeline: 6,000 of " + grouped(row.Count) + " checkpoints"
+		}
+		if l := s.sb.line(); !strings.Contains(l, want) {
+			t.Errorf("status line %q lacks %q", l, want)
+		}
+		sc.complete = true
+		if l := s.sb.line(); strings.Contains(l, "reading") {
+			t.Errorf("status line %q still reads after the timeline is in", l)
+		}
+	})
+	if got := readingLine(2000, 100002); got != "reading the timeline: 2,000 of 100,002 checkpoints" {
+		t.Errorf("readingLine = %q", got)
 	}
 }
