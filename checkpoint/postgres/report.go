@@ -42,11 +42,8 @@ func (s *Saver) StorageSummary(ctx context.Context, opts checkpoint.StorageOptio
 	opts = opts.WithDefaults()
 	out := &checkpoint.StorageSummary{Engine: "postgres"}
 	var (
-		mu                 sync.Mutex
-		threads            = map[string]*report.Lifetime{}
-		values, writes     = map[string]report.Sizes{}, map[string]report.Sizes{}
-		chValues, chWrites = map[string]report.Sizes{}, map[string]report.Sizes{}
-		largest            []checkpoint.ValueSize
+		mu    sync.Mutex
+		tally = report.NewTally()
 	)
 	parts := []func() error{
 		func() error {
@@ -59,14 +56,14 @@ func (s *Saver) StorageSummary(ctx context.Context, opts checkpoint.StorageOptio
 				lt := t
 				lt.First, lt.Last = first, last
 				mu.Lock()
-				threads[id] = &lt
+				tally.Threads[id] = &lt
 				mu.Unlock()
 				return nil
 			})
 			return err
 		},
-		s.sizesBy(ctx, &mu, values, `SELECT thread_id, count(*), coalesce(sum(octet_length(blob)), 0) FROM weft_blobs GROUP BY thread_id`),
-		s.sizesBy(ctx, &mu, writes, `SELECT thread_id, count(*), coalesce(sum(octet_length(blob)), 0) FROM weft_writes GROUP BY thread_id`),
+		s.sizesBy(ctx, &mu, tally.Values, `SELECT thread_id, count(*), coalesce(sum(octet_length(blob)), 0) FROM weft_blobs GROUP BY thread_id`),
+		s.sizesBy(ctx, &mu, tally.Writes, `SELECT thread_id, count(*), coalesce(sum(octet_length(blob)), 0) FROM weft_writes GROUP BY thread_id`),
 		func() error {
 			// Each thread's largest value, then the largest of those.
 			vs, err := s.largest(ctx, `SELECT thread_id, checkpoint_ns, channel, version, n FROM (
@@ -74,7 +71,7 @@ func (s *Saver) StorageSummary(ctx context.Context, opts checkpoint.StorageOptio
 					FROM weft_blobs WHERE blob IS NOT NULL ORDER BY thread_id, n DESC) AS l
 				ORDER BY n DESC LIMIT $1`, opts.Top)
 			mu.Lock()
-			largest = vs
+			tally.Largest = vs
 			mu.Unlock()
 			return err
 		},
@@ -102,8 +99,8 @@ func (s *Saver) StorageSummary(ctx context.Context, opts checkpoint.StorageOptio
 	}
 	if opts.Deep {
 		parts = append(parts,
-			s.sizesBy(ctx, &mu, chValues, `SELECT channel, count(*), coalesce(sum(octet_length(blob)), 0) FROM weft_blobs GROUP BY channel`),
-			s.sizesBy(ctx, &mu, chWrites, `SELECT channel, count(*), coalesce(sum(octet_length(blob)), 0) FROM weft_writes GROUP BY channel`))
+			s.sizesBy(ctx, &mu, tally.ChValues, `SELECT channel, count(*), coalesce(sum(octet_length(blob)), 0) FROM weft_blobs GROUP BY channel`),
+			s.sizesBy(ctx, &mu, tally.ChWrites, `SELECT channel, count(*), coalesce(sum(octet_length(blob)), 0) FROM weft_writes GROUP BY channel`))
 	}
 	errs := make([]error, len(parts))
 	var wg sync.WaitGroup
@@ -114,30 +111,7 @@ func (s *Saver) StorageSummary(ctx context.Context, opts checkpoint.StorageOptio
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("storage summary: %w", err)
 	}
-	all := make([]checkpoint.ThreadBytes, 0, len(threads))
-	lives := make([]report.Lifetime, 0, len(threads))
-	for id, t := range threads {
-		t.Bytes.Values, t.Bytes.Writes = values[id].Bytes, writes[id].Bytes
-		out.Checkpoints += t.Checkpoints
-		out.Bytes.Headers += t.Bytes.Headers
-		all = append(all, checkpoint.ThreadBytes{ThreadID: id, Checkpoints: t.Checkpoints, Bytes: t.Bytes})
-		lives = append(lives, *t)
-	}
-	for _, v := range values {
-		out.Values += v.N
-		out.Bytes.Values += v.Bytes
-	}
-	for _, w := range writes {
-		out.Writes += w.N
-		out.Bytes.Writes += w.Bytes
-	}
-	out.Threads = int64(len(threads))
-	out.LargestThreads = report.TopThreads(all, opts.Top)
-	out.LargestValues = report.TopValues(largest, opts.Top)
-	out.Growth = report.Spread(lives, opts.Points)
-	if opts.Deep {
-		out.Channels = report.Channels(chValues, chWrites)
-	}
+	tally.Summarize(out, opts)
 	return out, nil
 }
 

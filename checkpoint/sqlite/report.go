@@ -30,10 +30,7 @@ func (s *Saver) StorageSummary(ctx context.Context, opts checkpoint.StorageOptio
 	opts = opts.WithDefaults()
 	out := &checkpoint.StorageSummary{Engine: "sqlite"}
 	var (
-		threads            = map[string]*report.Lifetime{}
-		values, writes     = map[string]report.Sizes{}, map[string]report.Sizes{}
-		chValues, chWrites = map[string]report.Sizes{}, map[string]report.Sizes{}
-		largest            []checkpoint.ValueSize
+		tally              = report.NewTally()
 		pages, free, psize int64
 	)
 	parts := []func(ctx context.Context, tx *sql.Tx) error{
@@ -52,7 +49,7 @@ FROM checkpoints GROUP BY thread_id`, nil, func(sc func(...any) error) error {
 				if t.Last, err = record.ParseTS(last); err != nil {
 					return fmt.Errorf("thread %q: %w", id, err)
 				}
-				threads[id] = t
+				tally.Threads[id] = t
 				return nil
 			})
 		},
@@ -67,15 +64,15 @@ FROM blobs GROUP BY thread_id`, nil, func(sc func(...any) error) error {
 				if err := sc(&v.ThreadID, &sz.N, &sz.Bytes, &big, &v.NS, &v.Channel, &v.Version); err != nil {
 					return err
 				}
-				values[v.ThreadID] = sz
+				tally.Values[v.ThreadID] = sz
 				if big.Valid {
 					v.Bytes = big.Int64
-					largest = append(largest, v)
+					tally.Largest = append(tally.Largest, v)
 				}
 				return nil
 			})
 		},
-		sizesBy(`SELECT thread_id, count(*), ifnull(sum(length(value)), 0) FROM writes GROUP BY thread_id`, writes),
+		sizesBy(`SELECT thread_id, count(*), ifnull(sum(length(value)), 0) FROM writes GROUP BY thread_id`, tally.Writes),
 		func(ctx context.Context, tx *sql.Tx) error {
 			var err error
 			pages, free, psize, err = pageCounts(ctx, tx)
@@ -86,8 +83,8 @@ FROM blobs GROUP BY thread_id`, nil, func(sc func(...any) error) error {
 		// The lengths are taken in a subquery that is not flattened
 		// (LIMIT), so the sort carries them instead of the values.
 		parts = append(parts,
-			sizesBy(`SELECT channel, count(*), ifnull(sum(n), 0) FROM (SELECT channel, length(value) AS n FROM blobs LIMIT -1) GROUP BY channel`, chValues),
-			sizesBy(`SELECT channel, count(*), ifnull(sum(n), 0) FROM (SELECT channel, length(value) AS n FROM writes LIMIT -1) GROUP BY channel`, chWrites),
+			sizesBy(`SELECT channel, count(*), ifnull(sum(n), 0) FROM (SELECT channel, length(value) AS n FROM blobs LIMIT -1) GROUP BY channel`, tally.ChValues),
+			sizesBy(`SELECT channel, count(*), ifnull(sum(n), 0) FROM (SELECT channel, length(value) AS n FROM writes LIMIT -1) GROUP BY channel`, tally.ChWrites),
 			func(ctx context.Context, tx *sql.Tx) error {
 				var err error
 				out.Tables, err = tableSizes(ctx, tx)
@@ -106,34 +103,7 @@ FROM blobs GROUP BY thread_id`, nil, func(sc func(...any) error) error {
 		}
 	}
 
-	all := make([]checkpoint.ThreadBytes, 0, len(threads))
-	lives := make([]report.Lifetime, 0, len(threads))
-	for id, t := range threads {
-		t.Bytes.Values, t.Bytes.Writes = values[id].Bytes, writes[id].Bytes
-		out.Checkpoints += t.Checkpoints
-		all = append(all, checkpoint.ThreadBytes{ThreadID: id, Checkpoints: t.Checkpoints, Bytes: t.Bytes})
-		lives = append(lives, *t)
-	}
-	// Values and writes count even in a thread without checkpoints (rows
-	// a crash of an older version, or a person, left behind).
-	for _, v := range values {
-		out.Values += v.N
-		out.Bytes.Values += v.Bytes
-	}
-	for _, w := range writes {
-		out.Writes += w.N
-		out.Bytes.Writes += w.Bytes
-	}
-	for _, t := range threads {
-		out.Bytes.Headers += t.Bytes.Headers
-	}
-	out.Threads = int64(len(threads))
-	out.LargestThreads = report.TopThreads(all, opts.Top)
-	out.LargestValues = report.TopValues(largest, opts.Top)
-	out.Growth = report.Spread(lives, opts.Points)
-	if opts.Deep {
-		out.Channels = report.Channels(chValues, chWrites)
-	}
+	tally.Summarize(out, opts)
 	out.FileBytes = s.fileBytes(pages * psize)
 	out.FreeBytes = free * psize
 	return out, nil

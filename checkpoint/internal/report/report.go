@@ -98,8 +98,8 @@ func (t *Thread) Build(opts checkpoint.StorageOptions) *checkpoint.ThreadStorage
 	for _, it := range items {
 		out.Bytes = out.Bytes.Add(it.Bytes)
 	}
-	out.Channels = sortChannels(t.Channels)
-	out.LargestValues = topValues(t.Largest, opts.Top)
+	out.Channels = SortChannels(t.Channels)
+	out.LargestValues = TopValues(t.Largest, opts.Top)
 	out.Growth = stepGrowth(items, opts.Points)
 	slices.SortFunc(items, func(a, b checkpoint.CheckpointBytes) int {
 		return cmp.Or(cmp.Compare(b.Ref.CheckpointID, a.Ref.CheckpointID), cmp.Compare(a.Ref.NS, b.Ref.NS))
@@ -247,7 +247,7 @@ func Channels(values, writes map[string]Sizes) []checkpoint.ChannelBytes {
 	for _, c := range byName {
 		out = append(out, *c)
 	}
-	return sortChannels(out)
+	return SortChannels(out)
 }
 
 // PruneEach prunes threads one by one with pruneThread, for a saver's
@@ -287,8 +287,8 @@ func PruneEach(ctx context.Context, p checkpoint.PrunePolicy, threads []string, 
 	return res, nil
 }
 
-// sortChannels orders channels largest first, ties by name.
-func sortChannels(cs []checkpoint.ChannelBytes) []checkpoint.ChannelBytes {
+// SortChannels orders channels largest first, ties by name.
+func SortChannels(cs []checkpoint.ChannelBytes) []checkpoint.ChannelBytes {
 	if cs == nil {
 		return []checkpoint.ChannelBytes{}
 	}
@@ -298,12 +298,9 @@ func sortChannels(cs []checkpoint.ChannelBytes) []checkpoint.ChannelBytes {
 	return cs
 }
 
-// SortChannels is sortChannels for summaries.
-func SortChannels(cs []checkpoint.ChannelBytes) []checkpoint.ChannelBytes { return sortChannels(cs) }
-
-// topValues returns the top largest values, largest first (ties by thread,
+// TopValues returns the top largest values, largest first (ties by thread,
 // namespace, channel, version).
-func topValues(vs []checkpoint.ValueSize, top int) []checkpoint.ValueSize {
+func TopValues(vs []checkpoint.ValueSize, top int) []checkpoint.ValueSize {
 	slices.SortFunc(vs, func(a, b checkpoint.ValueSize) int {
 		return cmp.Or(cmp.Compare(b.Bytes, a.Bytes), cmp.Compare(a.ThreadID, b.ThreadID), cmp.Compare(a.NS, b.NS),
 			cmp.Compare(a.Channel, b.Channel), cmp.Compare(a.Version, b.Version))
@@ -316,9 +313,6 @@ func topValues(vs []checkpoint.ValueSize, top int) []checkpoint.ValueSize {
 	}
 	return vs
 }
-
-// TopValues is topValues for summaries.
-func TopValues(vs []checkpoint.ValueSize, top int) []checkpoint.ValueSize { return topValues(vs, top) }
 
 // TopThreads returns the top threads holding the most bytes, largest first
 // (ties by thread id).
@@ -333,4 +327,53 @@ func TopThreads(ts []checkpoint.ThreadBytes, top int) []checkpoint.ThreadBytes {
 		ts = []checkpoint.ThreadBytes{}
 	}
 	return ts
+}
+
+// Tally is what a saver's storage summary gathers by query: each thread's
+// checkpoints, header bytes and lifetime, values and writes by thread
+// (also of threads without checkpoints), the largest values, and with
+// Deep, values and writes by channel. The zero value is not ready: use
+// NewTally.
+type Tally struct {
+	Threads            map[string]*Lifetime
+	Values, Writes     map[string]Sizes
+	ChValues, ChWrites map[string]Sizes
+	Largest            []checkpoint.ValueSize
+}
+
+// NewTally returns an empty Tally.
+func NewTally() *Tally {
+	return &Tally{Threads: map[string]*Lifetime{}, Values: map[string]Sizes{}, Writes: map[string]Sizes{},
+		ChValues: map[string]Sizes{}, ChWrites: map[string]Sizes{}}
+}
+
+// Summarize fills out's counts, bytes, largest threads and values, growth
+// and (with opts.Deep) channels from t.
+func (t *Tally) Summarize(out *checkpoint.StorageSummary, opts checkpoint.StorageOptions) {
+	all := make([]checkpoint.ThreadBytes, 0, len(t.Threads))
+	lives := make([]Lifetime, 0, len(t.Threads))
+	for id, th := range t.Threads {
+		th.Bytes.Values, th.Bytes.Writes = t.Values[id].Bytes, t.Writes[id].Bytes
+		out.Checkpoints += th.Checkpoints
+		out.Bytes.Headers += th.Bytes.Headers
+		all = append(all, checkpoint.ThreadBytes{ThreadID: id, Checkpoints: th.Checkpoints, Bytes: th.Bytes})
+		lives = append(lives, *th)
+	}
+	// Values and writes count even in a thread without checkpoints (rows
+	// a crash of an older version, or a person, left behind).
+	for _, v := range t.Values {
+		out.Values += v.N
+		out.Bytes.Values += v.Bytes
+	}
+	for _, w := range t.Writes {
+		out.Writes += w.N
+		out.Bytes.Writes += w.Bytes
+	}
+	out.Threads = int64(len(t.Threads))
+	out.LargestThreads = TopThreads(all, opts.Top)
+	out.LargestValues = TopValues(t.Largest, opts.Top)
+	out.Growth = Spread(lives, opts.Points)
+	if opts.Deep {
+		out.Channels = Channels(t.ChValues, t.ChWrites)
+	}
 }
