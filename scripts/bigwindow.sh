@@ -12,7 +12,8 @@ case "${LANG:-C}" in C | C.* | POSIX) export LANG=en_US.UTF-8 ;; esac
 
 export WEFT_BIGSTORE="${WEFT_BIGSTORE:-/tmp/weft-bigstore.db}"
 [ -e "$WEFT_BIGSTORE" ] || bash scripts/bigstore.sh "$WEFT_BIGSTORE"
-command -v Xvfb >/dev/null || { echo "bigwindow: Xvfb is needed (apt-get install xvfb)"; exit 1; }
+. scripts/lib/xvfb.sh
+need bigwindow Xvfb
 
 work=$(mktemp -d)
 xvfb=""
@@ -23,12 +24,7 @@ cleanup() {
 trap cleanup EXIT
 go build -o "$work/bigwindow" ./scripts/bigwindow
 
-n=120
-while [ -e "/tmp/.X$n-lock" ]; do n=$((n + 1)); done
-Xvfb ":$n" -screen 0 1400x900x24 -nolisten tcp >/dev/null 2>&1 &
-xvfb=$!
-export DISPLAY=":$n"
-sleep 1
+start_xvfb bigwindow 1400x900
 
 for i in $(seq "${BIGWINDOW_RUNS:-5}"); do
   HOME="$work/home$i" "$work/bigwindow" -db "$WEFT_BIGSTORE" | tee -a "$work/runs.jsonl"

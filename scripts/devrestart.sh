@@ -17,7 +17,7 @@
 # time weft dev logs ("build #N ok in … at HH:MM:SS.mmm"). weft dev's own
 # figure (the restored checkpoint applied, before it is painted) is
 # reported too. Xvfb runs on DEVRESTART_DISPLAY, or the first free display
-# from :120 on. Leave the repository alone while it runs: weft dev watches
+# from :110 on. Leave the repository alone while it runs: weft dev watches
 # it too (the program replaces weft with it), so an edit there rebuilds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,9 +36,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for tool in Xvfb xdotool cc; do
-  command -v "$tool" >/dev/null || { echo "devrestart: $tool is needed (apt-get install xvfb xdotool gcc libx11-dev libxtst6)"; exit 1; }
-done
+. scripts/lib/xvfb.sh
+need devrestart Xvfb xdotool cc
 
 echo "devrestart: building weft and the probe…" >&2
 go build -o "$work/weft" .
@@ -80,21 +79,11 @@ func main() {
 }
 EOF
 
-display=${DEVRESTART_DISPLAY:-}
-if [ -z "$display" ]; then
-  for d in $(seq 120 129); do
-    if [ ! -e "/tmp/.X$d-lock" ]; then display=$d; break; fi
-  done
-fi
-[ -n "$display" ] || { echo "devrestart: no free X display in :120-:129; set DEVRESTART_DISPLAY"; exit 1; }
-Xvfb ":$display" -screen 0 1400x900x24 -nolisten tcp >/dev/null 2>&1 &
-xvfb=$!
-export DISPLAY=":$display"
+start_xvfb devrestart 1400x900 "${DEVRESTART_DISPLAY:-}"
 # A fresh HOME gives the default panel sizes; Go keeps its caches.
 export GOCACHE=$(go env GOCACHE) GOMODCACHE=$(go env GOMODCACHE) GOPATH=$(go env GOPATH)
 export HOME="$work/home" GOFLAGS=-mod=mod WEFT_DEMO_PACE=0
 mkdir -p "$HOME"
-sleep 1
 
 shot() {
   if [ -n "${DEVRESTART_SHOTS:-}" ]; then

@@ -33,28 +33,17 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for tool in Xvfb xdotool cc; do
-  command -v "$tool" >/dev/null || { echo "latency: $tool is needed (apt-get install xvfb xdotool gcc libx11-dev libxtst6)"; exit 1; }
-done
+. scripts/lib/xvfb.sh
+need latency Xvfb xdotool cc
 
 echo "latency: building weft, the probe and a 10,000-checkpoint store…" >&2
 go build -o "$work/weft" .
 cc -O2 -o "$work/probe" scripts/latency/probe/probe.c -lX11 -l:libXtst.so.6
 go run ./scripts/latency/mkstore -db "$work/big.db" -n 10000
 
-display=${LATENCY_DISPLAY:-}
-if [ -z "$display" ]; then
-  for d in $(seq 110 119); do
-    if [ ! -e "/tmp/.X$d-lock" ]; then display=$d; break; fi
-  done
-fi
-[ -n "$display" ] || { echo "latency: no free X display in :110-:119; set LATENCY_DISPLAY"; exit 1; }
-Xvfb ":$display" -screen 0 1400x900x24 -nolisten tcp >/dev/null 2>&1 &
-xvfb=$!
-export DISPLAY=":$display"
+start_xvfb latency 1400x900 "${LATENCY_DISPLAY:-}"
 export HOME="$work/home"
 mkdir -p "$HOME"
-sleep 1
 
 start_app() {
   "$work/weft" -create -db "$1" >>"$work/app.log" 2>&1 &

@@ -29,17 +29,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for tool in Xvfb xdotool import convert; do
-  command -v "$tool" >/dev/null || { echo "screenshots: $tool is needed (apt-get install xvfb xdotool imagemagick)"; exit 1; }
-done
+. scripts/lib/xvfb.sh
+need screenshots Xvfb xdotool import convert
 
-display=${SHOTS_DISPLAY:-}
-if [ -z "$display" ]; then
-  for d in $(seq 110 119); do
-    if [ ! -e "/tmp/.X$d-lock" ]; then display=$d; break; fi
-  done
-fi
-[ -n "$display" ] || { echo "screenshots: no free X display in :110-:119; set SHOTS_DISPLAY"; exit 1; }
 
 echo "screenshots: building weft…" >&2
 go build -o "$work/weft" .
@@ -48,12 +40,9 @@ mkdir -p "$out"
 shots=$(cd "$out" && pwd)
 cd "$work" # the status line names the store as given: step.db, w.db
 
-Xvfb ":$display" -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
-xvfb=$!
-export DISPLAY=":$display"
+start_xvfb screenshots 1280x800 "${SHOTS_DISPLAY:-}"
 export HOME="$work/home"
 mkdir -p "$HOME"
-sleep 1
 
 start_app() {
   "$weft" -db "$1" >>"$work/app.log" 2>&1 &
