@@ -242,3 +242,27 @@ func TestNoServerSkipsOrFails(t *testing.T) {
 		})
 	}
 }
+
+// A weft_migrations table whose only row is negative (no Weft writes one)
+// is refused by Open, writable or read-only, with the number in the error,
+// instead of migrating from it.
+func TestNegativeSchemaVersionRefused(t *testing.T) {
+	s, schema := openFresh(t)
+	ctx := context.Background()
+	if _, err := s.Pool().Exec(ctx, `DELETE FROM weft_migrations; INSERT INTO weft_migrations (v, name) VALUES (-3, 'by hand')`); err != nil {
+		t.Fatal(err)
+	}
+	for _, opts := range [][]postgres.Option{nil, {postgres.ReadOnly()}} {
+		o, err := postgres.Open(ctx, testDSN(t), append([]postgres.Option{postgres.WithSchema(schema)}, opts...)...)
+		if err == nil {
+			o.Close()
+			t.Fatalf("Open with weft_migrations at -3 succeeded")
+		}
+		if !strings.Contains(err.Error(), "-3") {
+			t.Errorf("Open error %q does not name the version -3", err)
+		}
+	}
+	if got := appliedVersions(t, s); !slices.Equal(got, []int{-3}) {
+		t.Errorf("weft_migrations after the refused opens = %v, want it untouched", got)
+	}
+}

@@ -340,6 +340,11 @@ func (s *Saver) schemaVersion(ctx context.Context, q interface {
 	if err := q.QueryRow(ctx, `SELECT coalesce(max(v), 0) FROM weft_migrations`).Scan(&v); err != nil {
 		return 0, fmt.Errorf("read schema version: %w", err)
 	}
+	if v < 0 {
+		// Weft numbers migrations from 1; migrating "from" a negative
+		// number would run the wrong ones.
+		return 0, fmt.Errorf("read schema version: weft_migrations says %d, which no Weft writes (they start at 1)", v)
+	}
 	return v, nil
 }
 

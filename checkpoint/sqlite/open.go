@@ -425,12 +425,20 @@ func inspect(ctx context.Context, tx *sql.Tx) (fileInfo, error) {
 // refuse returns why a file cannot be used as a store at all, or nil.
 func (s *Saver) refuse(fi fileInfo) error {
 	switch {
+	case fi.appID == ApplicationID && fi.version < 1:
+		// Every Weft schema is numbered from 1 in the transaction that
+		// creates it, so a lower number was written by hand or by damage;
+		// migrating "from" it would run the wrong migrations.
+		return fmt.Errorf("open checkpoint store %s: %w: schema version %d, which no Weft writes (they start at 1)", s.path, ErrCorrupt, fi.version)
 	case fi.appID == ApplicationID:
 		return s.refuseObjects(fi)
 	case fi.appID != 0:
 		return fmt.Errorf("open checkpoint store %s: %w (its application_id is 0x%08x, Weft's is 0x%08x)", s.path, ErrForeignFile, uint32(fi.appID), ApplicationID)
 	case len(fi.tables) > 0:
 		return fmt.Errorf("open checkpoint store %s: %w (it has tables %s)", s.path, ErrForeignFile, strings.Join(fi.tables, ", "))
+	case fi.version != 0:
+		// Table-less but numbered: another program's file it has begun.
+		return fmt.Errorf("open checkpoint store %s: %w (it has no tables but user_version %d, set by another program)", s.path, ErrForeignFile, fi.version)
 	case s.w == nil || s.mustExist:
 		return fmt.Errorf("open checkpoint store %s: %w (an SQLite database with no tables, perhaps another program's new file); it is left as it is", s.path, ErrEmptyFile)
 	}

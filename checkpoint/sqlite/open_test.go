@@ -452,3 +452,39 @@ func TestClosedStoreFails(t *testing.T) {
 		t.Fatalf("Get after Close = %v, want a closed-database error", err)
 	}
 }
+
+// TestOpenBadSchemaVersion pins the files whose user_version no Weft wrote:
+// a Weft store with a version below 1 (the fuzzer's -256 once panicked
+// slicing the migrations), and a table-less file another program numbered.
+// Each is refused with an error naming the file and the number, untouched.
+func TestOpenBadSchemaVersion(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		path    func(t *testing.T) string
+		setup   string
+		want    error
+		message string
+	}{
+		{"weft_negative", func(t *testing.T) string { return filledFile(t, 2) }, "PRAGMA user_version = -256", sqlite.ErrCorrupt, "schema version -256"},
+		{"weft_zero", func(t *testing.T) string { return filledFile(t, 2) }, "PRAGMA user_version = 0", sqlite.ErrCorrupt, "schema version 0"},
+		{"empty_numbered", func(t *testing.T) string { return filepath.Join(t.TempDir(), "other.db") }, "PRAGMA user_version = 3", sqlite.ErrForeignFile, "user_version 3"},
+		{"empty_negative", func(t *testing.T) string { return filepath.Join(t.TempDir(), "other.db") }, "PRAGMA user_version = -1", sqlite.ErrForeignFile, "user_version -1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := tc.path(t)
+			db := rawDB(t, path)
+			mustExec(t, db, tc.setup)
+			db.Close()
+			before, _ := os.ReadFile(path)
+			for _, opts := range [][]sqlite.Option{nil, {sqlite.ReadOnly()}, {sqlite.MustExist()}} {
+				err := expectOpenError(t, path, tc.want, opts...)
+				if !strings.Contains(err.Error(), tc.message) {
+					t.Errorf("error %q does not say %q", err, tc.message)
+				}
+			}
+			if after, _ := os.ReadFile(path); string(after) != string(before) {
+				t.Error("Open changed the file")
+			}
+		})
+	}
+}
