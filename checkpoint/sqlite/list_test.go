@@ -121,3 +121,38 @@ func TestListHeadersAcrossChunks(t *testing.T) {
 		t.Fatalf("Before the 4,096th: %d headers, err %v", len(rest), err)
 	}
 }
+
+// Get reads a checkpoint in one statement that picks the channel versions
+// out of the stored header: a damaged header is still an error naming the
+// checkpoint, whether it is asked for by id or as the latest, and the
+// checkpoints around it still read whole.
+func TestGetReportsDamagedHeader(t *testing.T) {
+	for _, damage := range []string{`{"v":4,"channel_versions":[`, `{"v":4,"channel_versions":[1,2]}`, `not json`} {
+		t.Run(damage, func(t *testing.T) {
+			path := filledFile(t, 5)
+			db := rawDB(t, path)
+			var latest, older string
+			if err := db.QueryRow(`SELECT max(checkpoint_id), min(checkpoint_id) FROM checkpoints`).Scan(&latest, &older); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Exec(`UPDATE checkpoints SET checkpoint = ? WHERE checkpoint_id = ?`, damage, latest); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			s, err := sqlite.Open(path, sqlite.ReadOnly())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			for _, ref := range []checkpoint.Ref{{ThreadID: "t"}, {ThreadID: "t", CheckpointID: latest}} {
+				if tp, err := s.Get(t.Context(), ref); err == nil || !strings.Contains(err.Error(), latest) {
+					t.Errorf("Get(%+v) = %v, %v; want an error naming %s", ref, tp, err, latest)
+				}
+			}
+			tp, err := s.Get(t.Context(), checkpoint.Ref{ThreadID: "t", CheckpointID: older})
+			if err != nil || len(tp.Checkpoint.ChannelValues) == 0 {
+				t.Fatalf("Get of the undamaged %s = %+v, %v", older, tp, err)
+			}
+		})
+	}
+}

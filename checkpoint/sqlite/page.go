@@ -89,32 +89,9 @@ func (s *Saver) readPage(ctx context.Context, tx *sql.Tx, q string, args []any, 
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
-		r := storedCheckpoint{parent: p.arena.Copy(parent), ts: p.arena.Copy(ts), md: p.arena.Copy(md), hd: p.arena.Copy(header)}
-		if fixed != nil {
-			r.ref = *fixed
-		} else {
-			r.ref = checkpoint.Ref{ThreadID: in.get(thread), NS: in.get(ns)}
+		if err := p.addCheckpoint(fixed, in, thread, ns, id, parent, ts, md, header, sizeHint); err != nil {
+			return nil, err
 		}
-		r.ref.CheckpointID = string(id)
-		for _, x := range p.groups {
-			if x.thread == r.ref.ThreadID && x.ns == r.ref.NS {
-				r.group = x
-				break
-			}
-		}
-		if r.group == nil {
-			r.group = &group{thread: r.ref.ThreadID, ns: r.ref.NS}
-			p.groups = append(p.groups, r.group)
-		}
-		g := r.group
-		g.ids = append(g.ids, r.ref.CheckpointID)
-		if g.versions, err = record.AppendHeaderVersions(g.versions, header); err != nil {
-			return nil, fmt.Errorf("thread %q ns %q: checkpoint %s: %w", r.ref.ThreadID, r.ref.NS, r.ref.CheckpointID, err)
-		}
-		if p.rows == nil {
-			p.rows = make([]storedCheckpoint, 0, sizeHint)
-		}
-		p.rows = append(p.rows, r)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -135,6 +112,40 @@ func (s *Saver) readPage(ctx context.Context, tx *sql.Tx, q string, args []any, 
 		}
 	}
 	return p, nil
+}
+
+// addCheckpoint keeps one checkpoints row, as read, in its thread and
+// namespace's group; fixed, when not nil, gives the thread and namespace
+// (thread and ns are then not read).
+func (p *page) addCheckpoint(fixed *checkpoint.Ref, in interner, thread, ns, id, parent, ts, md, header []byte, sizeHint int) error {
+	r := storedCheckpoint{parent: p.arena.Copy(parent), ts: p.arena.Copy(ts), md: p.arena.Copy(md), hd: p.arena.Copy(header)}
+	if fixed != nil {
+		r.ref = *fixed
+	} else {
+		r.ref = checkpoint.Ref{ThreadID: in.get(thread), NS: in.get(ns)}
+	}
+	r.ref.CheckpointID = string(id)
+	for _, x := range p.groups {
+		if x.thread == r.ref.ThreadID && x.ns == r.ref.NS {
+			r.group = x
+			break
+		}
+	}
+	if r.group == nil {
+		r.group = &group{thread: r.ref.ThreadID, ns: r.ref.NS}
+		p.groups = append(p.groups, r.group)
+	}
+	g := r.group
+	g.ids = append(g.ids, r.ref.CheckpointID)
+	var err error
+	if g.versions, err = record.AppendHeaderVersions(g.versions, header); err != nil {
+		return fmt.Errorf("thread %q ns %q: checkpoint %s: %w", r.ref.ThreadID, r.ref.NS, r.ref.CheckpointID, err)
+	}
+	if p.rows == nil {
+		p.rows = make([]storedCheckpoint, 0, sizeHint)
+	}
+	p.rows = append(p.rows, r)
+	return nil
 }
 
 // readValues reads the stored values a group's checkpoints name.
@@ -203,15 +214,21 @@ func (s *Saver) readWrites(ctx context.Context, tx *sql.Tx, p *page, g *group, d
 		}
 		// Rows come grouped by checkpoint and task (the primary key's
 		// order): the previous row's copies usually serve again.
-		w := storedWrite{packed: packed, value: p.arena.Copy(raw)}
-		w.id = reuse(&p.arena, last.id, id)
-		w.task = reuse(&p.arena, last.task, task)
-		w.channel = reuse(&p.arena, last.channel, channel)
-		w.path = reuse(&p.arena, last.path, path)
-		g.writes = append(g.writes, w)
-		last = w
+		last = p.addWrite(g, last, id, task, packed, channel, raw, path)
 	}
 	return rs.Err()
+}
+
+// addWrite keeps one writes row, as read, in g and returns it; last is the
+// row added before it, whose copies serve again for equal bytes.
+func (p *page) addWrite(g *group, last storedWrite, id, task []byte, packed int64, channel, raw, path []byte) storedWrite {
+	w := storedWrite{packed: packed, value: p.arena.Copy(raw)}
+	w.id = reuse(&p.arena, last.id, id)
+	w.task = reuse(&p.arena, last.task, task)
+	w.channel = reuse(&p.arena, last.channel, channel)
+	w.path = reuse(&p.arena, last.path, path)
+	g.writes = append(g.writes, w)
+	return w
 }
 
 // reuse returns prev when it holds the same bytes as b, else a copy of b.

@@ -3,9 +3,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"iter"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/weftstudio/weft/checkpoint"
@@ -141,21 +143,11 @@ func (s *Saver) Get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 	if ref.ThreadID == "" {
 		return nil, fmt.Errorf("get checkpoint %q: %w", ref.CheckpointID, checkpoint.ErrNoThread)
 	}
-	var q string
-	var args []any
-	if ref.CheckpointID == "" {
-		q = "SELECT checkpoint_id, parent_checkpoint_id, ts, metadata, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1"
-		args = []any{ref.ThreadID, ref.NS}
-	} else {
-		q = "SELECT checkpoint_id, parent_checkpoint_id, ts, metadata, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
-		args = []any{ref.ThreadID, ref.NS, ref.CheckpointID}
+	q, args := sqlGetLatest, []any{ref.ThreadID, ref.NS}
+	if ref.CheckpointID != "" {
+		q, args = sqlGetByID, append(args, ref.CheckpointID)
 	}
-	var p *page
-	err := s.read(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		var err error
-		p, err = s.readPage(ctx, tx, q, args, &checkpoint.Ref{ThreadID: ref.ThreadID, NS: ref.NS}, true, 1, interner{})
-		return err
-	})
+	p, err := s.getPage(ctx, q, args, &checkpoint.Ref{ThreadID: ref.ThreadID, NS: ref.NS})
 	if err == nil {
 		err = s.assemble(p, interner{})
 	}
@@ -171,12 +163,76 @@ func (s *Saver) Get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 	return p.tuples[0], nil
 }
 
+// getPage reads one checkpoint, its values and its writes with q (sqlGet…)
+// as one page. One statement reads one snapshot of the database, so no
+// transaction is needed: Get, what the studio and GetState call most, is one
+// round through the driver instead of a transaction of three queries.
+func (s *Saver) getPage(ctx context.Context, q string, args []any, fixed *checkpoint.Ref) (*page, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	st, err := s.stmt(ctx, nil, q)
+	if err != nil {
+		return nil, s.mapErr(err)
+	}
+	if st == nil { // the statement cache is full
+		if st, err = s.r.PrepareContext(ctx, q); err != nil {
+			return nil, s.mapErr(err)
+		}
+		defer st.Close()
+	}
+	rows, err := st.QueryContext(context.WithoutCancel(ctx), args...) // see read
+	if err != nil {
+		return nil, s.mapErr(err)
+	}
+	defer rows.Close()
+	p := &page{}
+	var a, b, c, d, e, f sql.RawBytes
+	var kind int
+	var last storedWrite
+	for rows.Next() {
+		if err := rows.Scan(&kind, &a, &b, &c, &d, &e, &f); err != nil {
+			return nil, s.mapErr(err)
+		}
+		switch kind {
+		case 0: // id, parent, ts, metadata, header
+			if err := p.addCheckpoint(fixed, nil, nil, nil, a, b, c, d, e, 1); err != nil {
+				return nil, err
+			}
+		case 1: // channel, version, value
+			if len(p.groups) == 0 {
+				return nil, errors.New("the values query returned a value before the checkpoint")
+			}
+			version, err := strconv.ParseInt(string(b), 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("value of channel %q: version %q: %w", a, b, err)
+			}
+			g := p.groups[0]
+			g.values = append(g.values, storedValue{p.arena.Copy(a), version, p.arena.Copy(c)})
+		case 2: // checkpoint id, task id, packed index, channel, value, path
+			if len(p.groups) == 0 {
+				return nil, errors.New("the writes query returned a write before the checkpoint")
+			}
+			packed, err := strconv.ParseInt(string(c), 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("write of task %q: index %q: %w", b, c, err)
+			}
+			last = p.addWrite(p.groups[0], last, a, b, packed, d, e, f)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.mapErr(err)
+	}
+	return p, nil
+}
+
 // maxCachedStmts bounds the read statement cache; List and ListHeaders build
 // their SQL from the shape of the options, so a handful of texts is usual.
 const maxCachedStmts = 128
 
 // stmt returns q prepared for tx, from a cache of statements prepared on the
-// read pool (database/sql prepares each once per connection).
+// read pool (database/sql prepares each once per connection). With a nil tx
+// it returns the pool's statement itself, or nil when the cache is full.
 func (s *Saver) stmt(ctx context.Context, tx *sql.Tx, q string) (*sql.Stmt, error) {
 	s.readStmts.Lock()
 	st := s.readStmts.m[q]
@@ -192,6 +248,9 @@ func (s *Saver) stmt(ctx context.Context, tx *sql.Tx, q string) (*sql.Stmt, erro
 		s.readStmts.m[q] = st
 	}
 	s.readStmts.Unlock()
+	if tx == nil { // the pool's own statement, or nil when the cache is full
+		return st, nil
+	}
 	if st == nil { // cache full: a one-off statement, closed with tx
 		return tx.PrepareContext(ctx, q)
 	}
@@ -497,6 +556,25 @@ FROM json_each(?3) AS r
 CROSS JOIN blobs AS b ON b.thread_id = ?1 AND b.checkpoint_ns = ?2
  AND b.version BETWEEN r.value ->> 0 AND r.value ->> 1
 WHERE b.value IS NOT NULL`
+	// Get's one statement: the checkpoint (kind 0), the values its header
+	// names (1: exact key lookups, CROSS JOIN keeping that order; a header
+	// that is not JSON reads as none and fails to decode later) and its
+	// writes (2), in one snapshot.
+	sqlGetOne = `SELECT 0, checkpoint_id, parent_checkpoint_id, ts, metadata, checkpoint, NULL FROM c
+UNION ALL
+SELECT 1, b.channel, b.version, b.value, NULL, NULL, NULL
+FROM c CROSS JOIN json_each(CASE WHEN json_valid(c.checkpoint) THEN c.checkpoint ELSE '{}' END, '$.channel_versions') AS v
+CROSS JOIN blobs AS b ON b.thread_id = ?1 AND b.checkpoint_ns = ?2 AND b.version = v.value AND b.channel = v.key
+WHERE b.value IS NOT NULL
+UNION ALL
+SELECT 2, w.checkpoint_id, w.task_id, w.idx * 2 + (w.value IS NULL), w.channel, w.value, w.task_path
+FROM c CROSS JOIN writes AS w ON w.thread_id = ?1 AND w.checkpoint_ns = ?2 AND w.checkpoint_id = c.checkpoint_id`
+	sqlGetLatest = `WITH c AS MATERIALIZED (SELECT checkpoint_id, parent_checkpoint_id, ts, metadata, checkpoint FROM checkpoints
+WHERE thread_id = ?1 AND checkpoint_ns = ?2 ORDER BY checkpoint_id DESC LIMIT 1)
+` + sqlGetOne
+	sqlGetByID = `WITH c AS MATERIALIZED (SELECT checkpoint_id, parent_checkpoint_id, ts, metadata, checkpoint FROM checkpoints
+WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3)
+` + sqlGetOne
 	// Writes of the checkpoints listed in ?3.
 	sqlGroupWrites = `SELECT w.checkpoint_id, w.task_id, w.idx * 2 + (w.value IS NULL), w.channel, w.value, w.task_path
 FROM json_each(?3) AS k
