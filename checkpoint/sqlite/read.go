@@ -152,6 +152,9 @@ func (s *Saver) Get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 		err = s.assemble(p, interner{})
 	}
 	if err != nil {
+		if ref.CheckpointID == "" {
+			return nil, fmt.Errorf("get the latest checkpoint of thread %q ns %q from %s: %w", ref.ThreadID, ref.NS, s.path, err)
+		}
 		return nil, fmt.Errorf("get checkpoint %q in thread %q ns %q from %s: %w", ref.CheckpointID, ref.ThreadID, ref.NS, s.path, err)
 	}
 	if len(p.tuples) == 0 {

@@ -311,8 +311,12 @@ type ThreadJSON struct {
 	Source      string    `json:"source"`
 	UpdatedAt   time.Time `json:"updated_at"`
 	// Status is engine.StatusOf the thread: running, waiting, failed,
-	// paused or done; "" when this binary does not have its graph.
+	// paused or done; "unreadable" when its latest checkpoint could not be
+	// read (Error says why); "" when this binary does not have its graph.
 	Status string `json:"status,omitempty"`
+	// Error is why the thread's latest checkpoint could not be read; ""
+	// when it could.
+	Error string `json:"error,omitempty"`
 	// Lease is who runs the thread now, or whose run died holding it
 	// (Expired); absent when nobody holds it.
 	Lease *LeaseJSON `json:"lease,omitempty"`
@@ -353,6 +357,7 @@ func cmdThreads(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph,
 	}
 	byName := graphsByName(graphs)
 	out := []ThreadJSON{}
+	unreadable := 0
 	for _, ti := range infos {
 		g, _ := ti.LatestMeta.Extra[engine.MetaGraph].(string)
 		if *graph != "" && g != *graph {
@@ -367,16 +372,29 @@ func cmdThreads(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph,
 		if gr := byName[g]; gr != nil {
 			snap, err := gr.GetState(ctx, engine.WithThread(ti.ThreadID))
 			if err != nil {
-				return fmt.Errorf("thread %q: %w", ti.ThreadID, err)
+				// One damaged thread must not hide the others: it is
+				// listed as such, and the exit status says so.
+				tj.Status, tj.Error = "unreadable", err.Error()
+				unreadable++
+			} else {
+				tj.Status = string(engine.StatusOf(snap, lease))
 			}
-			tj.Status = string(engine.StatusOf(snap, lease))
 		}
 		out = append(out, tj)
 		if *limit > 0 && len(out) == *limit {
 			break
 		}
 	}
-	return printJSON(w, out)
+	if err := printJSON(w, out); err != nil {
+		return err
+	}
+	switch unreadable {
+	case 0:
+		return nil
+	case 1:
+		return errors.New(`1 thread could not be read: it is listed with status "unreadable" and its error`)
+	}
+	return fmt.Errorf(`%d threads could not be read: they are listed with status "unreadable" and their errors`, unreadable)
 }
 
 func graphsByName(graphs []*engine.Graph) map[string]*engine.Graph {

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -353,5 +354,50 @@ func TestServeStopsWhenStoreReplaced(t *testing.T) {
 	}
 	if code != 1 || !strings.Contains(errs, "another file was put in its place") {
 		t.Fatalf("serve: code %d, %s", code, errs)
+	}
+}
+
+// One thread whose latest checkpoint cannot be read does not cost the whole
+// listing: threads lists every thread, the damaged one as "unreadable" with
+// its error, and exits 1 saying how many could not be read.
+func TestThreadsListsPastAnUnreadableThread(t *testing.T) {
+	graphs := demoGraphs(t)
+	db := filepath.Join(t.TempDir(), "weft.db")
+	seed(t, db, graphs)
+	s, err := store.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := graphs[0].WithSaver(s).Invoke(ctx, engine.Values{"topic": "reefs"}, engine.WithThread("t2")); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	raw, err := sql.Open("sqlite", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`UPDATE checkpoints SET checkpoint = 'damaged' WHERE thread_id = 't1'`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	out, errs, code := runCLI(t, graphs, "threads", "-db", db)
+	var threads []cli.ThreadJSON
+	if err := json.Unmarshal([]byte(out), &threads); err != nil || len(threads) != 2 {
+		t.Fatalf("threads printed %q (%v), want both threads", out, err)
+	}
+	for _, th := range threads {
+		switch th.ThreadID {
+		case "t1":
+			if th.Status != "unreadable" || !strings.Contains(th.Error, "decode checkpoint") {
+				t.Errorf("t1: status %q error %q, want unreadable with the decode error", th.Status, th.Error)
+			}
+		case "t2":
+			if th.Status != "waiting" || th.Error != "" {
+				t.Errorf("t2: status %q error %q, want waiting", th.Status, th.Error)
+			}
+		}
+	}
+	if code != 1 || !strings.Contains(errs, "1 thread could not be read") {
+		t.Errorf("exit %d, stderr %q; want 1 and a line saying 1 thread could not be read", code, errs)
 	}
 }

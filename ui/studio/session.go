@@ -138,7 +138,7 @@ type threadRow struct {
 	Source  checkpoint.Source
 	Updated time.Time
 	Count   int
-	Status  string // engine.StatusOf: "running", "waiting", "failed", "paused", "done"; "" while unknown
+	Status  string // engine.StatusOf: "running", "waiting", "failed", "paused", "done"; statusUnreadable; "" while unknown
 	Latest  string // the latest checkpoint's id, which the status was read at
 	// Holder says who runs the thread now (its lease's owner and since
 	// when), "" when nobody does.
@@ -147,6 +147,11 @@ type threadRow struct {
 
 // sameRows reports whether two thread lists read the same.
 func sameRows(a, b []threadRow) bool { return slices.Equal(a, b) }
+
+// statusUnreadable is the status of a thread whose latest checkpoint could
+// not be read (a damaged row, a value over the store's limit): the row says
+// so at once, and choosing it shows the error in full.
+const statusUnreadable = "unreadable"
 
 // maxStatus bounds how many threads get a status read (one GetState each)
 // in one pass: the list shows after the first pass, and the rest of the
@@ -185,6 +190,7 @@ func (s *session) statuses(ctx context.Context, rows []threadRow, known map[stri
 		read++
 		snap, err := g.GetState(ctx, engine.WithThread(r.ID))
 		if err != nil {
+			r.Status = statusUnreadable
 			continue
 		}
 		r.Status = string(engine.StatusOf(snap, leases[r.ID]))

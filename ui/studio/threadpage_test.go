@@ -2,6 +2,7 @@ package studio
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"testing"
@@ -201,4 +202,53 @@ func TestStatusLineCountsTheTimelineRead(t *testing.T) {
 	if got := readingLine(2000, 100002); got != "reading the timeline: 2,000 of 100,002 checkpoints" {
 		t.Errorf("readingLine = %q", got)
 	}
+}
+
+// A thread whose latest checkpoint cannot be read is listed as
+// "unreadable", not left without a status: and since its row now has one,
+// the passes go on past a page that starts with more damaged threads than
+// one pass reads, so every other row gets its status too.
+func TestUnreadableThreadsGetAStatus(t *testing.T) {
+	path := t.TempDir() + "/t.db"
+	saver, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := oneStep(t, "mine").WithSaver(saver)
+	for i := range 60 {
+		if _, err := g.Invoke(context.Background(), engine.Values{"n": i}, engine.WithThread(fmt.Sprintf("m-%03d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	saver.Close()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The newest 45 threads (listed first): more than one pass of statuses.
+	if _, err := db.Exec(`UPDATE checkpoints SET checkpoint = 'damaged' WHERE thread_id >= 'm-015'`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	saver, err = sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer saver.Close()
+	s := New(test.NewTempApp(t), Config{Store: saver, StoreName: "damaged", Graphs: []Graph{{Graph: oneStep(t, "mine")}}})
+	idle(t, s)
+	act(func() {
+		if len(s.m.threads) != 60 {
+			t.Fatalf("%d threads listed, want 60", len(s.m.threads))
+		}
+		for _, r := range s.m.threads {
+			want := "done"
+			if r.ID >= "m-015" {
+				want = statusUnreadable
+			}
+			if r.Status != want {
+				t.Errorf("thread %s: status %q, want %q", r.ID, r.Status, want)
+			}
+		}
+	})
 }

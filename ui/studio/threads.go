@@ -156,6 +156,8 @@ func statusIcon(status string) fyne.Resource {
 		return theme.NewWarningThemedResource(theme.QuestionIcon())
 	case "failed":
 		return theme.NewErrorThemedResource(theme.ErrorIcon())
+	case statusUnreadable:
+		return theme.NewErrorThemedResource(theme.BrokenImageIcon())
 	case "paused":
 		return theme.NewPrimaryThemedResource(theme.MediaPauseIcon())
 	case "running":

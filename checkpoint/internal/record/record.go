@@ -118,6 +118,9 @@ func DecodeHeaderWith(b []byte, id string, ts time.Time, intern func([]byte) str
 	if fastHeader(b, &h, intern) != nil {
 		h = Header{}
 		if err := json.Unmarshal(b, &h); err != nil {
+			if id == "" { // the caller names the checkpoint
+				return checkpoint.Checkpoint{}, fmt.Errorf("decode checkpoint header: %w", err)
+			}
 			return checkpoint.Checkpoint{}, fmt.Errorf("decode checkpoint %s header: %w", id, err)
 		}
 	}
