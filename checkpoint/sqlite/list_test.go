@@ -156,3 +156,32 @@ func TestGetReportsDamagedHeader(t *testing.T) {
 		})
 	}
 }
+
+// ListHeaders reports a row whose metadata cannot be decoded with an error
+// naming its checkpoint, whether the row comes first or in a later batch,
+// and returns no partial listing.
+func TestListHeadersReportsDamage(t *testing.T) {
+	for _, which := range []string{"max", "min"} { // newest: first batch; oldest: last
+		t.Run(which, func(t *testing.T) {
+			path := filledFile(t, 2000)
+			db := rawDB(t, path)
+			var id string
+			if err := db.QueryRow(`SELECT ` + which + `(checkpoint_id) FROM checkpoints`).Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Exec(`UPDATE checkpoints SET metadata = '{"step":' WHERE checkpoint_id = ?`, id); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			s, err := sqlite.Open(path, sqlite.ReadOnly())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			hs, err := s.ListHeaders(t.Context(), checkpoint.ListOptions{ThreadID: "t"})
+			if err == nil || !strings.Contains(err.Error(), id) || hs != nil {
+				t.Fatalf("ListHeaders = %d headers, %v; want an error naming %s and no headers", len(hs), err, id)
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/internal/record"
@@ -446,19 +447,22 @@ func (s *Saver) ListHeaders(ctx context.Context, opts checkpoint.ListOptions) ([
 		fixed := fixedRef(opts)
 		batches := make(chan *rawHeaders, 2)
 		decoded := make(chan error, 1)
+		var failed atomic.Bool // a batch failed to decode: the listing is an error whatever follows
 		go func() {
 			buf := record.NewHeaderBuf(opts.Limit)
 			in := make(interner, 64)
 			var err error
 			for b := range batches {
 				if err == nil {
-					err = b.decode(fixed, in, buf)
+					if err = b.decode(fixed, in, buf); err != nil {
+						failed.Store(true)
+					}
 				}
 			}
 			out = buf.Headers()
 			decoded <- err
 		}()
-		err = scanHeaders(rows, fixed != nil, batches)
+		_, err = scanHeaders(rows, fixed != nil, batches, failed.Load)
 		close(batches)
 		if derr := <-decoded; err == nil {
 			err = derr
@@ -486,18 +490,22 @@ func newRawHeaders(arena int) *rawHeaders {
 // headerBatch is how many rows a rawHeaders holds.
 const headerBatch = 512
 
-// scanHeaders steps rows, sending them to out in batches. With fixed (a
-// listing of one thread and namespace) the rows hold no thread or ns.
-func scanHeaders(rows *sql.Rows, fixed bool, out chan<- *rawHeaders) error {
+// scanHeaders steps rows, sending them to out in batches, and returns how
+// many it stepped. With fixed (a listing of one thread and namespace) the
+// rows hold no thread or ns. It stops early, without error, once stop
+// returns true (checked between batches): the decoder's error ends the
+// listing, and stepping the rest of 100,000 rows would only delay it.
+func scanHeaders(rows *sql.Rows, fixed bool, out chan<- *rawHeaders, stop func() bool) (int, error) {
 	var thread, ns, id, parent, ts, md sql.RawBytes
 	dest := []any{&thread, &ns, &id, &parent, &ts, &md}
 	if fixed {
 		dest = dest[2:]
 	}
 	b := newRawHeaders(headerBatch * 256) // a header's columns take some 200 bytes
+	n := 0
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
-			return err
+			return n, err
 		}
 		var r [6][]byte
 		for k, col := range [6]sql.RawBytes{thread, ns, id, parent, ts, md} {
@@ -506,15 +514,19 @@ func scanHeaders(rows *sql.Rows, fixed bool, out chan<- *rawHeaders) error {
 			r[k] = b.arena[start:len(b.arena):len(b.arena)]
 		}
 		b.rows = append(b.rows, r)
+		n++
 		if len(b.rows) == headerBatch {
 			out <- b
+			if stop() {
+				return n, nil
+			}
 			b = newRawHeaders(cap(b.arena))
 		}
 	}
 	if len(b.rows) > 0 {
 		out <- b
 	}
-	return rows.Err()
+	return n, rows.Err()
 }
 
 // decode turns a batch into headers, added to buf.

@@ -1,8 +1,10 @@
 package sqlite
 
 import (
+	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
 )
@@ -28,5 +30,49 @@ func TestVersionRanges(t *testing.T) {
 	want := [][2]int64{{v(1, 7), v(1, 7)}, {v(500, 9), v(503, 1)}, {v(510, 5), v(510, 5)}, {v(520, 2), v(520, 2)}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("versionRanges = %v, want %v", got, want)
+	}
+}
+
+// scanHeaders stops between batches once told to (ListHeaders tells it
+// when a batch failed to decode), and otherwise steps every row.
+func TestScanHeadersStops(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "scan.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const n = 3*headerBatch + 10
+	parent := checkpoint.Ref{ThreadID: "t"}
+	for i := range n {
+		cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), TS: time.Now()}
+		if parent, err = s.Put(t.Context(), parent, cp, checkpoint.Metadata{Source: checkpoint.SourceLoop, Step: i}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		stop func() bool
+		want int
+	}{
+		{"never", func() bool { return false }, n},
+		{"after the first batch", func() bool { return true }, headerBatch},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rows, err := s.r.QueryContext(t.Context(), "SELECT checkpoint_id, parent_checkpoint_id, ts, metadata FROM checkpoints")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			batches := make(chan *rawHeaders, n/headerBatch+1)
+			got, err := scanHeaders(rows, true, batches, tc.stop)
+			close(batches)
+			sent := 0
+			for b := range batches {
+				sent += len(b.rows)
+			}
+			if err != nil || got != tc.want || sent != tc.want {
+				t.Fatalf("scanHeaders stepped %d rows and sent %d (%v), want %d", got, sent, err, tc.want)
+			}
+		})
 	}
 }
