@@ -15,7 +15,7 @@ import (
 // bounded by the value limit. Seeds: real stores (one with pending writes,
 // one with a compressed value) from fuzzSeeds and testdata/fuzz.
 //
-//	go test -run '^$' -fuzz FuzzOpenStore -fuzztime 20s -fuzzminimizetime 10x ./checkpoint/sqlite
+//	go test -run '^$' -fuzz FuzzOpenStore -fuzztime 8000x -fuzzminimizetime 10x ./checkpoint/sqlite
 func FuzzOpenStore(f *testing.F) {
 	for _, seed := range fuzzSeeds(f) {
 		f.Add(seed)

@@ -14,7 +14,7 @@ import (
 // or refused with an error, never a panic, and what was imported exports
 // again. Seeds: a real thread (runtime) and the files under testdata/fuzz.
 //
-//	go test -run '^$' -fuzz FuzzImportBundle -fuzztime 20s -fuzzminimizetime 10x ./ui/bundle
+//	go test -run '^$' -fuzz FuzzImportBundle -fuzztime 120000x -fuzzminimizetime 10x ./ui/bundle
 func FuzzImportBundle(f *testing.F) {
 	src := memory.New()
 	w, err := examples.Writer(src)

@@ -70,7 +70,7 @@ func TestUnpackLimit(t *testing.T) {
 // FuzzUnpack: stored forms of any shape unpack to at most the limit or
 // fail; none panics or allocates past the limit.
 //
-//	go test -run '^$' -fuzz FuzzUnpack -fuzztime 10s ./checkpoint/internal/record
+//	go test -run '^$' -fuzz FuzzUnpack -fuzztime 200000x ./checkpoint/internal/record
 func FuzzUnpack(f *testing.F) {
 	f.Add(Pack(bytes.Repeat([]byte(`{"a":[1,2,3]}`), 100)))
 	f.Add([]byte{packEscaped, 1, 2})
