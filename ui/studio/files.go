@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -47,6 +48,8 @@ func (s *Studio) menus() *fyne.MainMenu {
 		fyne.NewMenuItem("Export graph picture…", s.exportGraphDialog),
 		fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem("Storage…", s.openStorage),
+		fyne.NewMenuItemSeparator(),
+		quitItem(key(fyne.NewMenuItem("Quit", s.quit), fyne.KeyQ, ctrl)),
 	)
 	run := fyne.NewMenu("Run",
 		key(fyne.NewMenuItem("Run", s.Run), fyne.KeyF5, 0),
@@ -81,7 +84,7 @@ func (s *Studio) menus() *fyne.MainMenu {
 	)
 	help := fyne.NewMenu("Help", fyne.NewMenuItem("Keyboard shortcuts", func() {
 		dialog.ShowInformation("Keyboard shortcuts",
-			"F5  Run to the next interrupt, breakpoint or the end\nF10  Step one super-step\nShift+F10  Step into: the next phase of a super-step (plan, each task, barrier, apply)\nF6  Pause\nEsc  Cancel the run\nF9  Break on every node\n← →  Previous / next checkpoint on the branch\nCtrl+N  New thread\nCtrl+O  Open store\nCtrl+R  Reload the store\n\nThese keys work wherever the focus is; a text field keeps ← → for itself.\nRight-click a node for breakpoints before or after it, with a condition if you like.", s.win)
+			"F5  Run to the next interrupt, breakpoint or the end\nF10  Step one super-step\nShift+F10  Step into: the next phase of a super-step (plan, each task, barrier, apply)\nF6  Pause\nEsc  Cancel the run\nF9  Break on every node\n← →  Previous / next checkpoint on the branch\nCtrl+N  New thread\nCtrl+O  Open store\nCtrl+R  Reload the store\nCtrl+Q  Quit\n\nThese keys work wherever the focus is; a text field keeps ← → for itself.\nRight-click a node for breakpoints before or after it, with a condition if you like.", s.win)
 	}))
 	return fyne.NewMainMenu(file, run, view, help)
 }
@@ -96,6 +99,23 @@ func (s *Studio) installShortcuts() {
 	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyN, Modifier: ctrl}, func(fyne.Shortcut) { s.newThreadDialog() })
 	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyO, Modifier: ctrl}, func(fyne.Shortcut) { s.openStoreDialog() })
 	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyR, Modifier: ctrl}, func(fyne.Shortcut) { s.refresh() })
+	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyQ, Modifier: ctrl}, func(fyne.Shortcut) { s.quit() })
+}
+
+// quitItem marks item as the menu's Quit, so the driver adds no second one.
+func quitItem(item *fyne.MenuItem) *fyne.MenuItem {
+	item.IsQuit = true
+	return item
+}
+
+// quit closes every window of the app, as the driver's own Quit item does:
+// each window's OnClosed runs (the studio's keeps the panel layout and stops
+// a run), and the app ends with its last window.
+func (s *Studio) quit() {
+	// A copy: closing a window takes it out of the driver's list.
+	for _, w := range slices.Clone(s.app.Driver().AllWindows()) {
+		w.Close()
+	}
 }
 
 // openStoreDialog asks for a SQLite file or a DSN: Enter opens it; a file

@@ -120,3 +120,32 @@ func TestReloadShowsOtherProcesses(t *testing.T) {
 		t.Fatalf("after Reload: view %v, status %q", v != nil, threadStatus(s, "w2"))
 	}
 }
+
+// File → Quit is Ctrl+Q, the Linux desktop's key for it: the menu has one
+// Quit item with that key (the driver adds none of its own), and the key
+// closes the window as its close button does, keeping the panel layout.
+func TestQuitKey(t *testing.T) {
+	s := newStudio(t, memory.New())
+	var quits []*fyne.MenuItem
+	for _, item := range s.menus().Items[0].Items {
+		if item.IsQuit {
+			quits = append(quits, item)
+		}
+	}
+	if len(quits) != 1 || quits[0].Label != "Quit" || quits[0].Shortcut == nil ||
+		quits[0].Shortcut.ShortcutName() != (&desktop.CustomShortcut{KeyName: fyne.KeyQ, Modifier: fyne.KeyModifierShortcutDefault}).ShortcutName() {
+		t.Fatalf("File menu quit items: %+v, want one Quit on Ctrl+Q", quits)
+	}
+	if n := len(s.app.Driver().AllWindows()); n == 0 {
+		t.Fatal("no window before quitting")
+	}
+	act(func() {
+		s.win.Canvas().(fyne.Shortcutable).TypedShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyQ, Modifier: fyne.KeyModifierShortcutDefault})
+	})
+	if n := len(s.app.Driver().AllWindows()); n != 0 {
+		t.Errorf("%d windows open after Ctrl+Q, want none", n)
+	}
+	if got := s.app.Preferences().FloatWithFallback("split_threads", -1); got < 0 {
+		t.Errorf("the panel layout was not kept on quitting (split_threads %v)", got)
+	}
+}
