@@ -314,7 +314,11 @@ func (in *inspector) show(v *view) {
 	in.roots, in.changes, in.verRows, in.taskRows = nil, nil, nil, nil
 	in.values = map[string]any{}
 	if v == nil {
-		in.title.SetText(noStateHint)
+		if err := in.m.scope().viewErr; err != nil {
+			in.title.SetText("This checkpoint could not be read: " + explain(err).Error())
+		} else {
+			in.title.SetText(noStateHint)
+		}
 		in.refreshTree(oldNodes, oldRoots)
 		in.setButtons()
 		in.staleAll()

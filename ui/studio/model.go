@@ -101,6 +101,7 @@ type scope struct {
 	head     string          // the thread's latest checkpoint
 	sel      string          // the selected checkpoint
 	view     *view           // the selected checkpoint's view; may lag sel while it loads
+	viewErr  error           // why sel could not be read; nil when it could or while it loads
 	status   string          // where the thread's last run stopped ("interrupted at review")
 	errors   []errRow
 	events   []evRow
@@ -316,7 +317,19 @@ func (m *model) selectCheckpoint(id string) {
 		return
 	}
 	m.sc.sel = id
+	m.sc.viewErr = nil
 	m.changed(chSelection)
+}
+
+// setViewErr says checkpoint id of sc could not be read: the inspector
+// shows why in place of its state (a damaged row, a value over the store's
+// limit), so clicking along a damaged thread needs no dialog per click.
+func (m *model) setViewErr(sc *scope, id string, err error) {
+	if sc != m.sc || id != sc.sel {
+		return
+	}
+	sc.view, sc.viewErr = nil, err
+	m.changed(chView)
 }
 
 // setView shows v, loaded for checkpoint id of sc. A view for a selection
@@ -325,7 +338,7 @@ func (m *model) setView(sc *scope, id string, v *view) {
 	if sc != m.sc || id != sc.sel {
 		return
 	}
-	sc.view = v
+	sc.view, sc.viewErr = v, nil
 	mk := markNone
 	switch {
 	case len(v.Snap.OpenInterrupts()) > 0:

@@ -503,7 +503,7 @@ func (s *Studio) loadView(sc *scope, id string) {
 			return
 		}
 		if err != nil {
-			s.showError("Loading checkpoint", err)
+			s.m.update(func() { s.m.setViewErr(sc, id, err) })
 			return
 		}
 		s.m.update(func() { s.showView(sc, v) })

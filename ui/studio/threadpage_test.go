@@ -204,11 +204,10 @@ func TestStatusLineCountsTheTimelineRead(t *testing.T) {
 	}
 }
 
-// A thread whose latest checkpoint cannot be read is listed as
-// "unreadable", not left without a status: and since its row now has one,
-// the passes go on past a page that starts with more damaged threads than
-// one pass reads, so every other row gets its status too.
-func TestUnreadableThreadsGetAStatus(t *testing.T) {
+// damagedStore returns a store of 60 one-step threads of graph "mine",
+// m-000 to m-059, whose newest 45 (m-015 on) have unreadable headers.
+func damagedStore(t *testing.T) *sqlite.Saver {
+	t.Helper()
 	path := t.TempDir() + "/t.db"
 	saver, err := sqlite.Open(path)
 	if err != nil {
@@ -234,7 +233,12 @@ func TestUnreadableThreadsGetAStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer saver.Close()
+	t.Cleanup(func() { saver.Close() })
+	return saver
+}
+
+func TestUnreadableThreadsGetAStatus(t *testing.T) {
+	saver := damagedStore(t)
 	s := New(test.NewTempApp(t), Config{Store: saver, StoreName: "damaged", Graphs: []Graph{{Graph: oneStep(t, "mine")}}})
 	idle(t, s)
 	act(func() {
@@ -249,6 +253,32 @@ func TestUnreadableThreadsGetAStatus(t *testing.T) {
 			if r.Status != want {
 				t.Errorf("thread %s: status %q, want %q", r.ID, r.Status, want)
 			}
+		}
+	})
+}
+
+// Choosing a thread whose checkpoints cannot be read shows why in the
+// inspector, in place of the state, with no dialog to dismiss per click;
+// the next readable thread shows its state, nothing of the error left.
+func TestUnreadableCheckpointShownInInspector(t *testing.T) {
+	s := New(test.NewTempApp(t), Config{Store: damagedStore(t), StoreName: "damaged", Graphs: []Graph{{Graph: oneStep(t, "mine")}}})
+	act(func() { s.Window().Resize(fyne.NewSize(1280, 800)) })
+	idle(t, s)
+	act(func() { s.m.setThread("m-020") })
+	idle(t, s)
+	act(func() {
+		if got := s.insp.title.Text; !strings.HasPrefix(got, "This checkpoint could not be read: ") || !strings.Contains(got, "decode checkpoint header") {
+			t.Errorf("inspector says %q, want why m-020's checkpoint could not be read", got)
+		}
+		if n := len(s.win.Canvas().Overlays().List()); n != 0 {
+			t.Errorf("%d dialogs open, want the error in the inspector only", n)
+		}
+	})
+	act(func() { s.m.setThread("m-003") })
+	idle(t, s)
+	act(func() {
+		if got := s.insp.title.Text; !strings.HasPrefix(got, "Step 1 ") {
+			t.Errorf("inspector says %q for the readable m-003, want its step", got)
 		}
 	})
 }
