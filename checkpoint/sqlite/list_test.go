@@ -135,15 +135,8 @@ func TestGetReportsDamagedHeader(t *testing.T) {
 			if err := db.QueryRow(`SELECT max(checkpoint_id), min(checkpoint_id) FROM checkpoints`).Scan(&latest, &older); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := db.Exec(`UPDATE checkpoints SET checkpoint = ? WHERE checkpoint_id = ?`, damage, latest); err != nil {
-				t.Fatal(err)
-			}
 			db.Close()
-			s, err := sqlite.Open(path, sqlite.ReadOnly())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := openDamaged(t, path, "checkpoint", damage, latest)
 			for _, ref := range []checkpoint.Ref{{ThreadID: "t"}, {ThreadID: "t", CheckpointID: latest}} {
 				if tp, err := s.Get(t.Context(), ref); err == nil || !strings.Contains(err.Error(), latest) {
 					t.Errorf("Get(%+v) = %v, %v; want an error naming %s", ref, tp, err, latest)
@@ -169,19 +162,29 @@ func TestListHeadersReportsDamage(t *testing.T) {
 			if err := db.QueryRow(`SELECT ` + which + `(checkpoint_id) FROM checkpoints`).Scan(&id); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := db.Exec(`UPDATE checkpoints SET metadata = '{"step":' WHERE checkpoint_id = ?`, id); err != nil {
-				t.Fatal(err)
-			}
 			db.Close()
-			s, err := sqlite.Open(path, sqlite.ReadOnly())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := openDamaged(t, path, "metadata", `{"step":`, id)
 			hs, err := s.ListHeaders(t.Context(), checkpoint.ListOptions{ThreadID: "t"})
 			if err == nil || !strings.Contains(err.Error(), id) || hs != nil {
 				t.Fatalf("ListHeaders = %d headers, %v; want an error naming %s and no headers", len(hs), err, id)
 			}
 		})
 	}
+}
+
+// openDamaged sets column of checkpoint id in the store at path to value,
+// bypassing the store, and opens the store read-only.
+func openDamaged(t *testing.T, path, column, value, id string) *sqlite.Saver {
+	t.Helper()
+	db := rawDB(t, path)
+	if _, err := db.Exec(`UPDATE checkpoints SET `+column+` = ? WHERE checkpoint_id = ?`, value, id); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s, err := sqlite.Open(path, sqlite.ReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
