@@ -74,6 +74,7 @@ type runConfig struct {
 	subgraphs    bool
 	newBranch    bool
 	phases       PhaseFunc
+	subPhases    bool // phases also reaches the hook from inside subgraph runs
 	stopCheck    func() bool
 	runCtx       any // WithRunContext
 	lease        leaseConfig

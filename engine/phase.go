@@ -53,6 +53,11 @@ func (p Phase) String() string {
 // change. Fields not named for a phase are zero.
 type PhaseInfo struct {
 	Phase Phase
+	// NS is the namespace of the subgraph run the phase belongs to
+	// ("node:<task id>", nested ones joined by "|"); "" for the graph the
+	// run was started on. Phases inside subgraphs reach the hook only with
+	// WithSubgraphPhases.
+	NS string
 	// Step is the super-step's number (the step its checkpoint will have).
 	Step int
 	// Ref is the checkpoint the step starts from; at PhaseApply, the one it
@@ -96,6 +101,16 @@ var ErrPause = errors.New("engine: paused by a phase hook")
 // edits at the barrier. Without it steps run as usual.
 func WithPhases(fn PhaseFunc) RunOption { return func(c *runConfig) { c.phases = fn } }
 
+// WithSubgraphPhases makes WithPhases' hook see the phases of the steps of
+// the run's subgraphs too (PhaseInfo.NS names which), so a debugger can step
+// into a subgraph node: its plan, its tasks, its barrier (edits there fork
+// the subgraph's checkpoint) and its apply, all inside the parent's task,
+// which waits meanwhile. A subgraph's phases carry its own state and tasks.
+// ErrPause returned inside a subgraph stops it as one of its breakpoints
+// does: the parent task pauses, and resuming the thread continues the
+// subgraph. Without it (the default) a subgraph node is one task.
+func WithSubgraphPhases() RunOption { return func(c *runConfig) { c.subPhases = true } }
+
 // StepEdit changes one state write of a task before it applies: Drop it, or
 // replace its value with Value. Write indexes the task's state writes, as
 // TaskState.Result lists them.
@@ -124,7 +139,7 @@ func (rt *runtime) phase(p *PhaseInfo) error {
 	if rt.cfg.phases == nil {
 		return nil
 	}
-	p.Step, p.Ref = rt.step, rt.cpRef
+	p.Step, p.Ref, p.NS = rt.step, rt.cpRef, rt.ns
 	if p.Phase == PhaseApply {
 		p.Step-- // the step's checkpoint is stored: rt.step counts the next one
 	}

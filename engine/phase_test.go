@@ -253,3 +253,129 @@ func TestRecomputeAndForkEdited(t *testing.T) {
 		t.Errorf("editing past the end: err = %v", err)
 	}
 }
+
+// subPhaseGraph: START → pre → inner (a subgraph: a → b, each appending)
+// → post, on one List.
+func subPhaseGraph(t *testing.T, log engine.ListKey[string]) *engine.Graph {
+	t.Helper()
+	sub, err := engine.NewGraph("inner", log).
+		AddNode("a", logNode(log, "a")).AddNode("b", logNode(log, "b")).
+		AddEdge(engine.START, "a").AddEdge("a", "b").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := engine.NewGraph("outer", log).
+		AddNode("pre", logNode(log, "pre")).AddSubgraph("inner", sub).AddNode("post", logNode(log, "post")).
+		AddEdge(engine.START, "pre").AddEdge("pre", "inner").AddEdge("inner", "post").
+		Compile(engine.WithSaver(memory.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// With WithSubgraphPhases the hook steps into a subgraph node: between the
+// parent task's phase and the parent's barrier come the subgraph's own
+// steps, each with its namespace and its own state; the run ends as the
+// normal run does. Without it the subgraph is one task. An edit at the
+// subgraph's barrier reaches the parent through the subgraph's writes.
+func TestPhasesInsideSubgraphs(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	g := subPhaseGraph(t, log)
+	normal, err := g.Invoke(ctx, engine.Values{}, engine.WithThread("normal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trace := func(thread string, opts ...engine.RunOption) ([]string, engine.Values) {
+		var seen []string
+		hook := func(_ context.Context, p *engine.PhaseInfo) error {
+			where := "outer"
+			if p.NS != "" {
+				where, _, _ = strings.Cut(p.NS, ":")
+				if p.Ref.NS != p.NS {
+					t.Errorf("phase %s in %s: Ref.NS %q", p.Phase, p.NS, p.Ref.NS)
+				}
+			}
+			seen = append(seen, fmt.Sprintf("%s:%d:%s", where, p.Step, p.Phase))
+			return nil
+		}
+		res, err := g.Invoke(ctx, engine.Values{}, append([]engine.RunOption{engine.WithThread(thread), engine.WithPhases(hook)}, opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return seen, res.Values
+	}
+	flat, flatValues := trace("flat")
+	for _, s := range flat {
+		if !strings.HasPrefix(s, "outer:") {
+			t.Fatalf("without WithSubgraphPhases the hook saw %s", s)
+		}
+	}
+	deep, deepValues := trace("deep", engine.WithSubgraphPhases())
+	want := strings.Join([]string{
+		"outer:0:plan", "outer:0:task", "outer:0:barrier", "outer:0:apply",
+		"outer:1:plan", "outer:1:task", "outer:1:barrier", "outer:1:apply",
+		"outer:2:plan", "outer:2:task",
+		"inner:0:plan", "inner:0:task", "inner:0:barrier", "inner:0:apply", // the subgraph's start step
+		"inner:1:plan", "inner:1:task", "inner:1:barrier", "inner:1:apply",
+		"inner:2:plan", "inner:2:task", "inner:2:barrier", "inner:2:apply",
+		"outer:2:barrier", "outer:2:apply",
+		"outer:3:plan", "outer:3:task", "outer:3:barrier", "outer:3:apply",
+	}, " ")
+	if got := strings.Join(deep, " "); got != want {
+		t.Errorf("phases:\n got %s\nwant %s", got, want)
+	}
+	wantLog := fmt.Sprint(normal.Values["log"])
+	if fmt.Sprint(flatValues["log"]) != wantLog || fmt.Sprint(deepValues["log"]) != wantLog {
+		t.Errorf("log: normal %v, flat %v, deep %v", normal.Values["log"], flatValues["log"], deepValues["log"])
+	}
+
+	// Drop b's write at the subgraph's barrier: the parent never sees it.
+	// (The subgraph writes its whole List back, which the parent's reducer
+	// appends, "pre" included, as in LangGraph.)
+	if got := fmt.Sprint(normal.Values["log"]); got != "[pre pre a b post]" {
+		t.Fatalf("normal log %s", got)
+	}
+	res, err := g.Invoke(ctx, engine.Values{}, engine.WithThread("edited"), engine.WithSubgraphPhases(),
+		engine.WithPhases(func(_ context.Context, p *engine.PhaseInfo) error {
+			if p.NS != "" && p.Phase == engine.PhaseBarrier {
+				for _, ts := range p.Tasks {
+					if ts.Name == "b" {
+						p.Edits = []engine.StepEdit{{TaskID: ts.ID, Write: 0, Drop: true}}
+					}
+				}
+			}
+			return nil
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(res.Values["log"]); got != "[pre pre a post]" {
+		t.Errorf("log after dropping b's write inside the subgraph: %s, want [pre pre a post]", got)
+	}
+
+	// ErrPause after a's step inside the subgraph stops the run as a
+	// breakpoint inside it does; continuing the thread finishes the
+	// subgraph where it stopped (a does not run again).
+	th := engine.WithThread("paused")
+	paused := false
+	pauseOnce := engine.WithPhases(func(_ context.Context, p *engine.PhaseInfo) error {
+		if !paused && p.NS != "" && p.Phase == engine.PhaseApply && p.Step == 1 {
+			paused = true
+			return engine.ErrPause
+		}
+		return nil
+	})
+	if _, err := g.Invoke(ctx, engine.Values{}, th, engine.WithSubgraphPhases(), pauseOnce); err != nil {
+		t.Fatal(err)
+	}
+	st, err := g.GetState(ctx, th)
+	if err != nil || fmt.Sprint(st.Next) != "[inner]" {
+		t.Fatalf("after pausing inside the subgraph: next %v, %v; want [inner]", st.Next, err)
+	}
+	res, err = g.Invoke(ctx, nil, th, engine.WithSubgraphPhases(), pauseOnce)
+	if err != nil || fmt.Sprint(res.Values["log"]) != wantLog {
+		t.Fatalf("continued: log %v, %v; want %s", res.Values["log"], err, wantLog)
+	}
+}

@@ -32,6 +32,9 @@ func (rt *runtime) execSubgraph(ctx context.Context, t *task) (Output, error) {
 	// node ("node|inner").
 	cfg := &runConfig{thread: rt.cfg.thread, ns: ns, limit: rt.cfg.limit, durability: rt.cfg.durability,
 		runID: rt.cfg.runID, metadata: rt.cfg.metadata, parents: parents, parentRT: rt}
+	if rt.cfg.subPhases {
+		cfg.phases, cfg.subPhases = rt.cfg.phases, true
+	}
 	if rt.cfg.beforeSet {
 		cfg.before, cfg.beforeSet = inner(rt.cfg.before, t.name), true
 	}
