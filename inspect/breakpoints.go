@@ -144,12 +144,17 @@ func (bs *Breakpoints) Hit() *Hit {
 }
 
 // Phases returns the engine.PhaseFunc that pauses a run at the first
-// breakpoint that holds; chain further hooks with Then.
+// breakpoint that holds; chain further hooks with Then. It looks only at
+// the phases of the graph the run started on: the expressions name its
+// channels, not a subgraph's.
 func (bs *Breakpoints) Phases() engine.PhaseFunc {
 	bs.mu.Lock()
 	bs.hit, bs.resumed = nil, false
 	bs.mu.Unlock()
 	return func(_ context.Context, p *engine.PhaseInfo) error {
+		if p.NS != "" {
+			return nil // a subgraph's phase (engine.WithSubgraphPhases): its state is not the graph's
+		}
 		if h := bs.check(p); h != nil {
 			bs.mu.Lock()
 			bs.hit = h

@@ -308,3 +308,26 @@ func TestExprErrorsAreReadable(t *testing.T) {
 		}
 	}
 }
+
+// Breakpoints look at the graph's own phases only: the same phase inside a
+// subgraph (engine.WithSubgraphPhases, as the studio's step into runs)
+// holds the subgraph's state, which the expressions do not describe.
+func TestBreakpointsIgnoreSubgraphPhases(t *testing.T) {
+	g := writer(t)
+	b, err := inspect.Parse(g, inspect.NewEnv(g), "len(notes) > 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs := &inspect.Breakpoints{List: []inspect.Breakpoint{b}}
+	hook := bs.Phases()
+	info := func(ns string) *engine.PhaseInfo {
+		return &engine.PhaseInfo{Phase: engine.PhaseApply, NS: ns, Step: 3, Updated: []string{"notes"},
+			Values: engine.Values{"notes": []string{"a", "b"}, "draft": "", "revisions": 0}}
+	}
+	if err := hook(context.Background(), info("sub:1")); err != nil || bs.Hit() != nil {
+		t.Fatalf("inside a subgraph: %v, hit %+v; want no stop", err, bs.Hit())
+	}
+	if err := hook(context.Background(), info("")); !errors.Is(err, engine.ErrPause) || bs.Hit() == nil {
+		t.Fatalf("in the graph itself: %v, hit %+v; want a stop", err, bs.Hit())
+	}
+}

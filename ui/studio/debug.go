@@ -179,6 +179,7 @@ func (s *Studio) debugRun(sc *scope, kind runKind, req *runRequest) *debugRun {
 		dr.st = &stepper{s: s, sc: sc}
 		s.dbg.stepping = dr.st
 		hooks = append(hooks, dr.st.hook)
+		req.SubPhases = true // step into a subgraph node too
 	}
 	switch len(hooks) {
 	case 1:

@@ -164,12 +164,18 @@ func nodeID(ns, name string) string {
 	if ns == "" {
 		return name
 	}
-	var parts []string
+	return strings.Join(nsNodes(ns), "/") + "/" + name
+}
+
+// nsNodes returns the subgraph nodes of namespace ns ("a:<task>|b:<task>"),
+// outermost first.
+func nsNodes(ns string) []string {
+	var out []string
 	for _, p := range strings.Split(ns, "|") {
 		n, _, _ := strings.Cut(p, ":")
-		parts = append(parts, n)
+		out = append(out, n)
 	}
-	return strings.Join(parts, "/") + "/" + name
+	return out
 }
 
 // interruptNodeID is the graph view's ID of an interrupted node.

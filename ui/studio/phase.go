@@ -59,12 +59,14 @@ type stepper struct {
 
 // hook is the run's engine.PhaseFunc: it shows each phase and waits for
 // the user; after apply it shows what changed and ends the run there.
+// Inside a subgraph node (PhaseInfo.NS) it waits after apply as at any
+// phase: ending the run there would pause the parent's task.
 func (st *stepper) hook(ctx context.Context, p *engine.PhaseInfo) error {
 	mode := stepMode(st.mode.Load())
 	if mode == stepRunOn {
 		return nil
 	}
-	if p.Phase == engine.PhaseApply {
+	if p.Phase == engine.PhaseApply && p.NS == "" {
 		st.show(&phaseStop{Info: *p})
 		return engine.ErrPause
 	}
@@ -152,7 +154,7 @@ func (m *model) setEdits(edits []engine.StepEdit) {
 // runs several tasks.
 func phaseHighlight(h render.Highlight, sc *scope) {
 	p := sc.dbg.phase
-	if p == nil || p.Info.Phase == engine.PhaseApply {
+	if p == nil || (p.Info.Phase == engine.PhaseApply && p.Info.NS == "") {
 		return
 	}
 	pending := map[string]bool{}
@@ -162,14 +164,18 @@ func phaseHighlight(h render.Highlight, sc *scope) {
 	total, done := map[string]int{}, map[string]int{}
 	for _, t := range p.Info.Tasks {
 		total[t.Name]++
-		if p.Info.Phase == engine.PhaseBarrier || (p.Info.Phase == engine.PhaseTask && !pending[t.ID]) {
+		if p.Info.Phase == engine.PhaseBarrier || p.Info.Phase == engine.PhaseApply || (p.Info.Phase == engine.PhaseTask && !pending[t.ID]) {
 			done[t.Name]++
 		}
+	}
+	for _, id := range ancestors(nodeID(p.Info.NS, "")) {
+		h.States[id] = render.StateRunning // the subgraph node stepped into
 	}
 	for _, t := range p.Info.Tasks {
 		if t.Name == engine.START {
 			continue
 		}
+		id := nodeID(p.Info.NS, t.Name)
 		st := render.StateNext
 		switch {
 		case done[t.Name] == total[t.Name]:
@@ -177,29 +183,48 @@ func phaseHighlight(h render.Highlight, sc *scope) {
 		case p.Info.Phase == engine.PhaseTask && t.ID == p.Next:
 			st = render.StateRunning
 		}
-		if h.States[t.Name] != render.StateRunning {
-			h.States[t.Name] = st
+		if h.States[id] != render.StateRunning {
+			h.States[id] = st
 		}
 		if total[t.Name] > 1 && p.Info.Phase == engine.PhaseTask {
-			h.Badges[t.Name] = fmt.Sprintf("%d/%d", done[t.Name], total[t.Name])
+			h.Badges[id] = fmt.Sprintf("%d/%d", done[t.Name], total[t.Name])
 		}
 	}
 }
 
 // phaseLine is the status line's account of a step into: the phase and
-// what the keys do there.
+// what the keys do there; inside a subgraph node, which one.
 func phaseLine(p *phaseStop) string {
 	if p == nil {
 		return ""
 	}
+	if p.Info.NS != "" {
+		return "inside " + subgraphPath(p.Info.NS) + " · " + rootPhaseLine(p)
+	}
+	return rootPhaseLine(p)
+}
+
+// subgraphPath names the subgraph nodes of namespace ns, outermost first:
+// "summarize" or "outer › inner".
+func subgraphPath(ns string) string { return strings.Join(nsNodes(ns), " › ") }
+
+func rootPhaseLine(p *phaseStop) string {
 	i := p.Info
+	if i.Phase == engine.PhaseApply && i.NS != "" {
+		// Inside a subgraph the run waits after apply too (see hook).
+		changed := "no channel changed"
+		if len(i.Updated) > 0 {
+			changed = "changed " + strings.Join(i.Updated, ", ")
+		}
+		return fmt.Sprintf("step %d applied, %s · Shift+F10 goes on", i.Step, changed)
+	}
 	switch i.Phase {
 	case engine.PhasePlan:
 		return fmt.Sprintf("stepping into step %d · plan: %s · Shift+F10 runs it, F10 finishes the step, F5 runs on", i.Step, countTasks(i.Tasks))
 	case engine.PhaseTask:
 		return fmt.Sprintf("stepping into step %d · run: %d of %d tasks left, %s next · Shift+F10 runs it", i.Step, len(i.Pending), len(i.Tasks), taskLabel(i.Tasks, p.Next))
 	case engine.PhaseBarrier:
-		s := fmt.Sprintf("stepping into step %d · barrier: %d writes wait", i.Step, countWrites(i.Tasks))
+		s := fmt.Sprintf("stepping into step %d · barrier: %s", i.Step, writesWait(countWrites(i.Tasks)))
 		if len(p.Edits) > 0 {
 			s += fmt.Sprintf(", %d edited (the step will be a fork)", len(p.Edits))
 		}
@@ -223,6 +248,15 @@ func countTasks(ts []engine.TaskState) string {
 		return "1 task (" + joinNames(names) + ")"
 	}
 	return fmt.Sprintf("%d tasks (%s)", len(ts), joinNames(names))
+}
+
+// writesWait says how many writes wait at a barrier: "1 write waits",
+// "3 writes wait".
+func writesWait(n int) string {
+	if n == 1 {
+		return "1 write waits"
+	}
+	return plural(n, "write") + " wait"
 }
 
 func countWrites(ts []engine.TaskState) int {

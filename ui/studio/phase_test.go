@@ -1,6 +1,7 @@
 package studio
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -266,4 +267,81 @@ func TestStepIntoLeftThreadStops(t *testing.T) {
 	if sc := s.m.scope(); sc.head != head {
 		t.Errorf("the left step ran: head %s, was %s", sc.head, head)
 	}
+}
+
+// Step into goes inside a subgraph node: after the parent's task phase
+// comes the subgraph's own plan, named in the status line and the Step tab,
+// with the subgraph node lit on the graph; Run on (F5) from there ends in
+// the state a plain run gives.
+func TestStepIntoSubgraph(t *testing.T) {
+	s := newStudio(t, memory.New())
+	act(func() { s.m.setGraph(2) }) // map-reduce: split sends to the summarize subgraph
+	idle(t, s)
+	startThread(t, s, "mr-plain")
+	act(func() { test.Tap(s.tb.run) })
+	idle(t, s)
+	var want any
+	act(func() { want = s.tview().Snap.Values["report"] })
+
+	startThread(t, s, "mr-into")
+	for i := 0; ; i++ {
+		var next []string
+		act(func() { next = s.tview().Snap.Next })
+		if slices.Contains(next, "summarize") {
+			break
+		}
+		if i == 5 {
+			t.Fatalf("summarize never next; next %v", next)
+		}
+		step(t, s)
+	}
+	shiftF10(s)
+	plan := waitPhase(t, s, engine.PhasePlan)
+	if plan.Info.NS != "" || len(plan.Info.Tasks) < 2 {
+		t.Fatalf("the parent's plan: ns %q, %d tasks", plan.Info.NS, len(plan.Info.Tasks))
+	}
+	shiftF10(s) // to the first task
+	waitPhase(t, s, engine.PhaseTask)
+	shiftF10(s) // run it: into the subgraph
+	var inner *phaseStop
+	waitFor(t, "a phase inside the subgraph", func() bool {
+		inner = s.m.waiting()
+		return inner != nil && inner.Info.NS != ""
+	})
+	if inner.Info.Phase != engine.PhasePlan || !strings.HasPrefix(inner.Info.NS, "summarize:") {
+		t.Fatalf("first stop inside: %s in %q", inner.Info.Phase, inner.Info.NS)
+	}
+	act(func() {
+		if got := s.sb.String(); !strings.Contains(got, "inside summarize · stepping into step 0 · plan") {
+			t.Errorf("status %q", got)
+		}
+		if got := s.dbg.phase.title.Text; !strings.HasPrefix(got, "Inside summarize · Step 0 · plan") {
+			t.Errorf("Step tab title %q", got)
+		}
+		if st := s.gp.view.Highlight().State("summarize"); st != render.StateRunning {
+			t.Errorf("summarize is %v on the graph, want running", st)
+		}
+	})
+	// On through the subgraph's steps: each waits, after apply too.
+	seen := map[engine.Phase]bool{}
+	for i := 0; i < 12; i++ {
+		shiftF10(s)
+		var stop *phaseStop
+		waitFor(t, "the next phase", func() bool { stop = s.m.waiting(); return stop != nil && stop != inner })
+		inner = stop
+		if stop.Info.NS == "" {
+			break
+		}
+		seen[stop.Info.Phase] = true
+	}
+	if !seen[engine.PhaseBarrier] || !seen[engine.PhaseApply] {
+		t.Errorf("phases seen inside the subgraph: %v, want its barrier and apply too", seen)
+	}
+	act(func() { s.Run() }) // F5: run on
+	idle(t, s)
+	act(func() {
+		if v := s.tview(); v == nil || !v.Snap.Done() || fmt.Sprint(v.Snap.Values["report"]) != fmt.Sprint(want) {
+			t.Errorf("after running on: %+v, want report %v", v, want)
+		}
+	})
 }

@@ -134,7 +134,7 @@ func (p *phasePanel) show() {
 			}
 		}
 	case engine.PhaseBarrier:
-		p.title.SetText(fmt.Sprintf("Step %d · barrier: %d writes wait to apply", i.Step, countWrites(i.Tasks)))
+		p.title.SetText(fmt.Sprintf("Step %d · barrier: %s to apply", i.Step, writesWait(countWrites(i.Tasks))))
 		help := "Nothing is applied yet. Untick a write to drop it or replace its value: the step then becomes a fork that lists the edits."
 		if len(stop.Edits) > 0 {
 			help = fmt.Sprintf("%d edited: the step's checkpoint will be a fork that lists the edits. Next phase applies the writes.", len(stop.Edits))
@@ -169,8 +169,18 @@ func (p *phasePanel) show() {
 			if ok {
 				text = preview(toJSON(v), 100)
 			}
-			p.body.Add(statusRow(name+" · "+reducerName(chans[name]), text, widget.WarningImportance, nil))
+			label := name
+			if ch, ok := chans[name]; ok { // a subgraph's own channel is not the graph's
+				label += " · " + reducerName(ch)
+			}
+			p.body.Add(statusRow(label, text, widget.WarningImportance, nil))
 		}
+		if i.NS != "" {
+			p.help.SetText("The subgraph's state after its step; its node waits in the parent's step. Next phase (Shift+F10) goes on inside it.")
+		}
+	}
+	if i.NS != "" {
+		p.title.SetText("Inside " + subgraphPath(i.NS) + " · " + p.title.Text)
 	}
 	p.body.Refresh()
 }

@@ -494,6 +494,7 @@ type runRequest struct {
 	After      []string
 	Observer   func(engine.Event)
 	Phases     engine.PhaseFunc // the debugger's phase hook; nil for none
+	SubPhases  bool             // Phases also sees the phases inside subgraph nodes
 }
 
 // runOutcome is the result of a run with its wall time.
@@ -537,6 +538,9 @@ func (s *session) run(req runRequest) (*runOutcome, error) {
 	}
 	if req.Phases != nil {
 		opts = append(opts, engine.WithPhases(req.Phases))
+		if req.SubPhases {
+			opts = append(opts, engine.WithSubgraphPhases())
+		}
 	}
 	if req.Checkpoint != "" {
 		opts = append(opts, engine.WithCheckpoint(req.Checkpoint))
