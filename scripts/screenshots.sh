@@ -6,6 +6,7 @@
 #   watches.png     watches at the selected checkpoint and along the timeline
 #   what-if.png     a parallel step with one task's write dropped, the state recomputed
 #   compare.png     that what-if kept as a fork and run on, beside the main branch
+#   step-into-subgraph.png  Shift+F10 inside a subgraph node, at its barrier
 #
 #   bash scripts/screenshots.sh         # needs Xvfb, xdotool, ImageMagick
 #   SHOTS_DIR=/tmp/shots bash scripts/screenshots.sh
@@ -110,4 +111,19 @@ click 119 14             # View menu
 click 220 244 1.5        # Compare checkpoints…
 xdotool mousemove 640 450 click --repeat 8 --delay 80 5   # down to the texts' word diffs
 shot compare
+stop_app
+
+# 5. Step into a subgraph: a map-reduce thread stopped before its two
+# summarize tasks (Sends to a subgraph). Shift+F10 stops at the parent's
+# plan and first task, then inside the subgraph: its start step's phases,
+# the plan of gather, and its barrier; subgraphs are shown expanded.
+"$weft" run map-reduce -db sub.db -create -thread seashore \
+  -input '{"subjects":["kelp","reef"]}' -break before:summarize >/dev/null
+start_app sub.db
+click 110 49             # the graph chooser
+click 60 160 1.2         # map-reduce: its one thread opens
+click 661 94 1           # Expand subgraphs
+xdotool mousemove 640 700 click 1
+for _ in 1 2 3 4 5 6 7; do xdotool key shift+F10; sleep 0.8; done
+shot step-into-subgraph
 stop_app
