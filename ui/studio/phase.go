@@ -228,6 +228,9 @@ func rootPhaseLine(p *phaseStop) string {
 		if len(p.Edits) > 0 {
 			s += fmt.Sprintf(", %d edited (the step will be a fork)", len(p.Edits))
 		}
+		if countWrites(i.Tasks) == 1 {
+			return s + " · Shift+F10 applies it"
+		}
 		return s + " · Shift+F10 applies them"
 	case engine.PhaseApply:
 		if len(i.Updated) == 0 {

@@ -345,3 +345,26 @@ func TestStepIntoSubgraph(t *testing.T) {
 		}
 	})
 }
+
+// The barrier's line counts its writes in words that agree with the number.
+func TestBarrierLineGrammar(t *testing.T) {
+	task := func(n int) engine.TaskState {
+		return engine.TaskState{ID: fmt.Sprint("t", n), Name: "w", Result: make([]engine.Write, n)}
+	}
+	for _, tc := range []struct {
+		tasks []engine.TaskState
+		want  string
+	}{
+		{[]engine.TaskState{task(1)}, "stepping into step 2 · barrier: 1 write waits · Shift+F10 applies it"},
+		{[]engine.TaskState{task(1), task(2)}, "stepping into step 2 · barrier: 3 writes wait · Shift+F10 applies them"},
+	} {
+		stop := &phaseStop{Info: engine.PhaseInfo{Phase: engine.PhaseBarrier, Step: 2, Tasks: tc.tasks}}
+		if got := phaseLine(stop); got != tc.want {
+			t.Errorf("phaseLine = %q, want %q", got, tc.want)
+		}
+		stop.Info.NS = "summarize:abc"
+		if got := phaseLine(stop); got != "inside summarize · "+tc.want {
+			t.Errorf("inside a subgraph: %q", got)
+		}
+	}
+}
