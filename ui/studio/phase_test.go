@@ -368,3 +368,56 @@ func TestBarrierLineGrammar(t *testing.T) {
 		}
 	}
 }
+
+// Pause (F6) at a phase inside a subgraph stops the run there, as a
+// breakpoint inside the subgraph does; Run (F5) then finishes the thread
+// with the report a plain run gives.
+func TestStepIntoSubgraphPause(t *testing.T) {
+	s := newStudio(t, memory.New())
+	act(func() { s.m.setGraph(2) })
+	idle(t, s)
+	startThread(t, s, "mr-plain")
+	act(func() { test.Tap(s.tb.run) })
+	idle(t, s)
+	var want any
+	act(func() { want = s.tview().Snap.Values["report"] })
+
+	startThread(t, s, "mr-pause")
+	for i := 0; ; i++ {
+		var next []string
+		act(func() { next = s.tview().Snap.Next })
+		if slices.Contains(next, "summarize") {
+			break
+		}
+		if i == 5 {
+			t.Fatalf("summarize never next; next %v", next)
+		}
+		step(t, s)
+	}
+	shiftF10(s)
+	waitPhase(t, s, engine.PhasePlan)
+	shiftF10(s)
+	waitPhase(t, s, engine.PhaseTask)
+	shiftF10(s)
+	waitFor(t, "a phase inside the subgraph", func() bool {
+		stop := s.m.waiting()
+		return stop != nil && stop.Info.NS != ""
+	})
+	act(func() { s.Pause() })
+	idle(t, s)
+	act(func() {
+		if s.m.waiting() != nil || s.m.run.Busy {
+			t.Fatalf("still stepping after Pause: waiting %v, busy %v", s.m.waiting() != nil, s.m.run.Busy)
+		}
+		if v := s.tview(); v == nil || !slices.Contains(v.Snap.Next, "summarize") {
+			t.Fatalf("after Pause inside the subgraph: %+v, want summarize still next", v)
+		}
+	})
+	act(func() { s.Run() })
+	idle(t, s)
+	act(func() {
+		if v := s.tview(); v == nil || !v.Snap.Done() || fmt.Sprint(v.Snap.Values["report"]) != fmt.Sprint(want) {
+			t.Errorf("after running on: %+v, want report %v", v, want)
+		}
+	})
+}
