@@ -269,21 +269,20 @@ func TestStepIntoLeftThreadStops(t *testing.T) {
 	}
 }
 
-// Step into goes inside a subgraph node: after the parent's task phase
-// comes the subgraph's own plan, named in the status line and the Step tab,
-// with the subgraph node lit on the graph; Run on (F5) from there ends in
-// the state a plain run gives.
-func TestStepIntoSubgraph(t *testing.T) {
-	s := newStudio(t, memory.New())
+// intoSummarize opens the map-reduce demo, runs one thread to its end for
+// the report a plain run gives, then starts thread and steps into it with
+// Shift+F10 up to the first phase inside the summarize subgraph.
+func intoSummarize(t *testing.T, thread string) (s *Studio, report any, inner *phaseStop) {
+	t.Helper()
+	s = newStudio(t, memory.New())
 	act(func() { s.m.setGraph(2) }) // map-reduce: split sends to the summarize subgraph
 	idle(t, s)
 	startThread(t, s, "mr-plain")
 	act(func() { test.Tap(s.tb.run) })
 	idle(t, s)
-	var want any
-	act(func() { want = s.tview().Snap.Values["report"] })
+	act(func() { report = s.tview().Snap.Values["report"] })
 
-	startThread(t, s, "mr-into")
+	startThread(t, s, thread)
 	for i := 0; ; i++ {
 		var next []string
 		act(func() { next = s.tview().Snap.Next })
@@ -303,11 +302,19 @@ func TestStepIntoSubgraph(t *testing.T) {
 	shiftF10(s) // to the first task
 	waitPhase(t, s, engine.PhaseTask)
 	shiftF10(s) // run it: into the subgraph
-	var inner *phaseStop
 	waitFor(t, "a phase inside the subgraph", func() bool {
 		inner = s.m.waiting()
 		return inner != nil && inner.Info.NS != ""
 	})
+	return s, report, inner
+}
+
+// Step into goes inside a subgraph node: after the parent's task phase
+// comes the subgraph's own plan, named in the status line and the Step tab,
+// with the subgraph node lit on the graph; Run on (F5) from there ends in
+// the state a plain run gives.
+func TestStepIntoSubgraph(t *testing.T) {
+	s, want, inner := intoSummarize(t, "mr-into")
 	if inner.Info.Phase != engine.PhasePlan || !strings.HasPrefix(inner.Info.NS, "summarize:") {
 		t.Fatalf("first stop inside: %s in %q", inner.Info.Phase, inner.Info.NS)
 	}
@@ -373,36 +380,7 @@ func TestBarrierLineGrammar(t *testing.T) {
 // breakpoint inside the subgraph does; Run (F5) then finishes the thread
 // with the report a plain run gives.
 func TestStepIntoSubgraphPause(t *testing.T) {
-	s := newStudio(t, memory.New())
-	act(func() { s.m.setGraph(2) })
-	idle(t, s)
-	startThread(t, s, "mr-plain")
-	act(func() { test.Tap(s.tb.run) })
-	idle(t, s)
-	var want any
-	act(func() { want = s.tview().Snap.Values["report"] })
-
-	startThread(t, s, "mr-pause")
-	for i := 0; ; i++ {
-		var next []string
-		act(func() { next = s.tview().Snap.Next })
-		if slices.Contains(next, "summarize") {
-			break
-		}
-		if i == 5 {
-			t.Fatalf("summarize never next; next %v", next)
-		}
-		step(t, s)
-	}
-	shiftF10(s)
-	waitPhase(t, s, engine.PhasePlan)
-	shiftF10(s)
-	waitPhase(t, s, engine.PhaseTask)
-	shiftF10(s)
-	waitFor(t, "a phase inside the subgraph", func() bool {
-		stop := s.m.waiting()
-		return stop != nil && stop.Info.NS != ""
-	})
+	s, want, _ := intoSummarize(t, "mr-pause")
 	act(func() { s.Pause() })
 	idle(t, s)
 	act(func() {
