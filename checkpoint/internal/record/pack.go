@@ -3,10 +3,11 @@ package record
 import (
 	"bytes"
 	"compress/flate"
-	"errors"
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/weftstudio/weft/checkpoint"
 )
 
 // Stored values may be compressed. The first byte tells: packDeflate means
@@ -56,8 +57,27 @@ func Pack(b []byte) []byte {
 }
 
 // ErrTooLarge is returned by Unpack for a stored value that is, or
-// decompresses to, more bytes than the limit.
-var ErrTooLarge = errors.New("value is larger than the limit")
+// decompresses to, more bytes than the limit, and by CheckValue and
+// CheckWrite. It is checkpoint.ErrValueTooLarge.
+var ErrTooLarge = checkpoint.ErrValueTooLarge
+
+// CheckValue returns an error wrapping ErrTooLarge, naming the channel, the
+// version, the size and the limit, when a channel value to store is larger
+// than checkpoint.MaxValueSize.
+func CheckValue(channel string, version int64, n int) error {
+	if n <= checkpoint.MaxValueSize {
+		return nil
+	}
+	return fmt.Errorf("the value of channel %q at version %d is %d bytes: %w of %d bytes (checkpoint.MaxValueSize); nothing was stored", channel, version, n, ErrTooLarge, checkpoint.MaxValueSize)
+}
+
+// CheckWrite is CheckValue for the value of a pending write.
+func CheckWrite(channel string, n int) error {
+	if n <= checkpoint.MaxValueSize {
+		return nil
+	}
+	return fmt.Errorf("the write to channel %q is %d bytes: %w of %d bytes (checkpoint.MaxValueSize); nothing was stored", channel, n, ErrTooLarge, checkpoint.MaxValueSize)
+}
 
 // Unpack returns the value of a stored form written by Pack. The result may
 // share memory with b when b was stored raw. A value of more than max bytes
