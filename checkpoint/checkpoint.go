@@ -228,6 +228,12 @@ type ThreadInfo struct {
 	Latest      Ref       // the newest root checkpoint
 	LatestMeta  Metadata  // its metadata
 	UpdatedAt   time.Time // its timestamp
+	// Err is why the newest root checkpoint's metadata or timestamp could
+	// not be read (a damaged row); nil when they could. The thread is
+	// still listed, with ThreadID, Checkpoints and Latest right and what
+	// could not be read left zero, so one damaged row hides no other
+	// thread.
+	Err error
 }
 
 // ThreadLister is an optional Saver capability: list threads, newest first.

@@ -109,13 +109,7 @@ func (s *Saver) SearchThreads(ctx context.Context, q checkpoint.ThreadQuery) (ch
 			if err := rows.Scan(&ti.ThreadID, &ti.Latest.CheckpointID, &ts, &md, &ti.Checkpoints); err != nil {
 				return err
 			}
-			ti.Latest.ThreadID = ti.ThreadID
-			if ti.UpdatedAt, err = record.ParseTS(ts); err != nil {
-				return fmt.Errorf("thread %q: %w", ti.ThreadID, err)
-			}
-			if ti.LatestMeta, err = record.DecodeMetadata(md); err != nil {
-				return fmt.Errorf("thread %q checkpoint %q: %w", ti.ThreadID, ti.Latest.CheckpointID, err)
-			}
+			s.decodeThread(&ti, ts, md)
 			page.Threads = append(page.Threads, ti)
 		}
 		return rows.Err()
