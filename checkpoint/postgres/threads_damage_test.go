@@ -58,6 +58,11 @@ func TestListThreadsMarksDamagedRows(t *testing.T) {
 		t.Fatalf("SearchThreads with damaged rows: %v", err)
 	}
 	expectDamaged(t, "SearchThreads", page.Threads)
+	page, err = s.SearchThreads(ctx, checkpoint.ThreadQuery{Filter: map[string]any{"source": "loop"}})
+	if err != nil {
+		t.Fatalf("SearchThreads with a filter and damaged rows: %v", err)
+	}
+	expectDamaged(t, "SearchThreads with a filter", page.Threads)
 }
 
 func expectDamaged(t *testing.T, what string, infos []checkpoint.ThreadInfo) {

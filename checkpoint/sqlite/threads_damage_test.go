@@ -46,6 +46,13 @@ func TestListThreadsMarksDamagedRows(t *testing.T) {
 		t.Fatalf("SearchThreads with two damaged rows: %v", err)
 	}
 	expectDamagedThreads(t, "SearchThreads", page.Threads, path)
+	// A filter cannot be tested on metadata that is not JSON: the thread
+	// matches it, listed as damaged, rather than failing the page.
+	page, err = s.SearchThreads(t.Context(), checkpoint.ThreadQuery{Filter: map[string]any{"source": "loop"}})
+	if err != nil {
+		t.Fatalf("SearchThreads with a filter and two damaged rows: %v", err)
+	}
+	expectDamagedThreads(t, "SearchThreads with a filter", page.Threads, path)
 }
 
 // expectDamagedThreads checks a listing of the threads good, bad-meta and
