@@ -228,6 +228,12 @@ type ThreadInfo struct {
 	Latest      Ref       // the newest root checkpoint
 	LatestMeta  Metadata  // its metadata
 	UpdatedAt   time.Time // its timestamp
+	// Err is why the newest root checkpoint's metadata or timestamp could
+	// not be read (a damaged row); nil when they could. The thread is
+	// still listed, with ThreadID, Checkpoints and Latest right and what
+	// could not be read left zero, so one damaged row hides no other
+	// thread.
+	Err error
 }
 
 // ThreadLister is an optional Saver capability: list threads, newest first.
@@ -346,7 +352,22 @@ var (
 	// ErrReadOnly is returned by writes to a store opened read-only, for
 	// example a file written by a newer version of Weft.
 	ErrReadOnly = errors.New("checkpoint store is read-only")
+	// ErrValueTooLarge is returned when a channel value or pending write to
+	// store is larger than MaxValueSize (nothing was stored; the message
+	// names the channel, the size and the limit), and when a stored value
+	// is, or decompresses to, more than MaxValueSize: a damaged or crafted
+	// store, since no saver writes one.
+	ErrValueTooLarge = errors.New("value is larger than the limit")
 )
+
+// MaxValueSize is the largest channel value or pending write, in bytes, a
+// Weft saver stores and gives back. It is one limit for every saver and
+// every command: Put and PutWrites refuse a larger value (an error wrapping
+// ErrValueTooLarge) before storing anything, and reads accept every value
+// up to it however well it compresses, so what a run wrote, state, history,
+// export and resume read. Reads refuse a stored value that is, or inflates
+// to, more: decompressing a crafted value takes at most this much memory.
+const MaxValueSize = 64 << 20
 
 // VersionStep returns the step count of a channel version (its high 32
 // bits), for display and for savers that read versions in ranges.

@@ -20,11 +20,11 @@
 // rule of checkpoint.ErrConflict.
 //
 // Every case gets a fresh saver from newSaver, except the generated list
-// combinations, which share one saver filled once. There are 164 cases
+// combinations, which share one saver filled once. There are 169 cases
 // (put 30, put_writes 19, get 18, list 20, delete_thread 5, prune 11,
 // copy_thread 5, list_threads 4, list_headers 1, stats 1, storage 8,
-// prune_by 8, vacuum 1, search_threads 9, safety 7, lease 11, conflict 6)
-// plus the 432 generated list combinations.
+// prune_by 8, vacuum 1, search_threads 9, safety 7, lease 11, conflict 6,
+// limits 5) plus the 432 generated list combinations.
 //
 // # What the suite pins down beyond LangGraph
 //
@@ -40,6 +40,9 @@
 //     so special writes (negative indexes) come before a task's ordinary ones.
 //   - List orders newest first by checkpoint id, ties by thread id then
 //     namespace; a nil filter value matches a missing or null key.
+//   - Values up to checkpoint.MaxValueSize are stored and read back, random
+//     or repetitive; a larger one is refused by Put or PutWrites, which
+//     then store nothing.
 //   - Get with an empty thread id returns checkpoint.ErrNoThread (LangGraph
 //     returns nothing); a missing checkpoint returns checkpoint.ErrNotFound.
 //
@@ -97,6 +100,7 @@ func Run(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver) {
 		{"safety", safetyCases()},
 		{"lease", leaseCases()},
 		{"conflict", conflictCases()},
+		{"limits", limitCases()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -325,6 +325,11 @@ func (s *Saver) put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Ch
 	if err := record.CheckPut(parent, &cp, &md); err != nil {
 		return checkpoint.Ref{}, err
 	}
+	for ch, v := range newVersions {
+		if err := record.CheckValue(ch, v, len(cp.ChannelValues[ch])); err != nil {
+			return checkpoint.Ref{}, fmt.Errorf("put checkpoint %q in thread %q ns %q: %w", cp.ID, parent.ThreadID, parent.NS, err)
+		}
+	}
 	// Metadata goes through JSON only when Extra holds values JSON would
 	// change (numbers other than float64, structs), so it reads back exactly
 	// as the SQLite saver returns it.
@@ -414,6 +419,11 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 	}
 	if err := record.CheckWrites(ref, taskID); err != nil {
 		return err
+	}
+	for _, w := range writes {
+		if err := record.CheckWrite(w.Channel, len(w.Value)); err != nil {
+			return fmt.Errorf("put %d writes of task %q to checkpoint %q in thread %q ns %q: %w", len(writes), taskID, ref.CheckpointID, ref.ThreadID, ref.NS, err)
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -2,10 +2,12 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/internal/record"
@@ -227,21 +229,14 @@ func (s *Saver) ListThreads(ctx context.Context, limit int) ([]checkpoint.Thread
 	for rows.Next() {
 		var (
 			info   checkpoint.ThreadInfo
-			id     string
 			mdJSON []byte
-			ts     time.Time
+			ts     pgtype.Timestamptz
 			nanos  int32
 		)
-		if err := rows.Scan(&info.ThreadID, &info.Checkpoints, &id, &mdJSON, &ts, &nanos); err != nil {
+		if err := rows.Scan(&info.ThreadID, &info.Checkpoints, &info.Latest.CheckpointID, &mdJSON, &ts, &nanos); err != nil {
 			return nil, fmt.Errorf("list threads: %w", connErr(err))
 		}
-		md, err := record.DecodeMetadata(mdJSON)
-		if err != nil {
-			return nil, fmt.Errorf("thread %q checkpoint %s: %w", info.ThreadID, id, err)
-		}
-		info.Latest = checkpoint.Ref{ThreadID: info.ThreadID, CheckpointID: id}
-		info.LatestMeta = md
-		info.UpdatedAt = timestamp(ts, nanos)
+		decodeThread(&info, mdJSON, ts, nanos)
 		out = append(out, info)
 	}
 	if err := rows.Err(); err != nil {
@@ -270,4 +265,33 @@ func (s *Saver) Stats(ctx context.Context) (checkpoint.Stats, error) {
 		return checkpoint.Stats{}, fmt.Errorf("checkpoint store stats: %w", connErr(err))
 	}
 	return st, nil
+}
+
+// decodeThread fills the metadata and timestamp of a thread listing's row
+// from their stored forms. A damaged one (metadata of the wrong shape, a
+// timestamp of ±infinity, nanoseconds outside 0-999) marks only this
+// thread: ti.Err names the thread and checkpoint and says what is wrong,
+// and the listing goes on.
+func decodeThread(ti *checkpoint.ThreadInfo, md []byte, ts pgtype.Timestamptz, nanos int32) {
+	ti.Latest.ThreadID = ti.ThreadID
+	var errs []error
+	m, err := record.DecodeMetadata(md)
+	if err != nil {
+		errs = append(errs, err)
+	} else {
+		ti.LatestMeta = m
+	}
+	switch {
+	case !ts.Valid:
+		errs = append(errs, errors.New("stored timestamp is NULL"))
+	case ts.InfinityModifier != pgtype.Finite:
+		errs = append(errs, fmt.Errorf("stored timestamp is %s", ts.InfinityModifier))
+	case nanos < 0 || nanos > 999:
+		errs = append(errs, fmt.Errorf("stored ts_ns is %d, not 0-999", nanos))
+	default:
+		ti.UpdatedAt = timestamp(ts.Time, nanos)
+	}
+	if len(errs) > 0 {
+		ti.Err = fmt.Errorf("thread %q latest checkpoint %s: %w", ti.ThreadID, ti.Latest.CheckpointID, errors.Join(errs...))
+	}
 }

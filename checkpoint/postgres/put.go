@@ -50,6 +50,9 @@ func (s *Saver) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Ch
 	for ch, v := range newVersions {
 		var val []byte // nil: the channel is empty at this version
 		if b, ok := cp.ChannelValues[ch]; ok {
+			if err := record.CheckValue(ch, v, len(b)); err != nil {
+				return checkpoint.Ref{}, where(err)
+			}
 			val = s.cipher.Seal(record.NonNil(b))
 		}
 		chans = append(chans, ch)
@@ -103,6 +106,11 @@ func (s *Saver) PutWrites(ctx context.Context, ref checkpoint.Ref, writes []chec
 	}
 	if len(writes) == 0 {
 		return nil
+	}
+	for _, w := range writes {
+		if err := record.CheckWrite(w.Channel, len(w.Value)); err != nil {
+			return fmt.Errorf("put %d writes of task %q to checkpoint %s in thread %q ns %q: %w", len(writes), taskID, ref.CheckpointID, ref.ThreadID, ref.NS, err)
+		}
 	}
 	idxs := make([]int32, 0, len(writes))
 	chans := make([]string, 0, len(writes))

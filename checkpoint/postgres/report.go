@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/internal/record"
@@ -406,15 +407,11 @@ func (s *Saver) SearchThreads(ctx context.Context, q checkpoint.ThreadQuery) (ch
 		ORDER BY t.head_id DESC, t.thread_id`, sel.args...)
 	var ti checkpoint.ThreadInfo
 	var md []byte
-	var ts time.Time
+	var ts pgtype.Timestamptz
 	var nanos int32
 	_, err = pgx.ForEachRow(rows, []any{&ti.ThreadID, &ti.Latest.CheckpointID, &md, &ts, &nanos, &ti.Checkpoints}, func() error {
-		m, err := record.DecodeMetadata(md)
-		if err != nil {
-			return fmt.Errorf("thread %q checkpoint %s: %w", ti.ThreadID, ti.Latest.CheckpointID, err)
-		}
-		info := ti
-		info.Latest.ThreadID, info.LatestMeta, info.UpdatedAt = ti.ThreadID, m, timestamp(ts, nanos)
+		info := checkpoint.ThreadInfo{ThreadID: ti.ThreadID, Latest: ti.Latest, Checkpoints: ti.Checkpoints}
+		decodeThread(&info, md, ts, nanos)
 		page.Threads = append(page.Threads, info)
 		return nil
 	})

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 
@@ -36,13 +37,7 @@ LIMIT ?`, limit)
 			if err := rows.Scan(&ti.ThreadID, &ti.Latest.CheckpointID, &ts, &md, &ti.Checkpoints); err != nil {
 				return err
 			}
-			ti.Latest.ThreadID = ti.ThreadID
-			if ti.UpdatedAt, err = record.ParseTS(ts); err != nil {
-				return fmt.Errorf("thread %q: %w", ti.ThreadID, err)
-			}
-			if ti.LatestMeta, err = record.DecodeMetadata(md); err != nil {
-				return fmt.Errorf("thread %q checkpoint %q: %w", ti.ThreadID, ti.Latest.CheckpointID, err)
-			}
+			s.decodeThread(&ti, ts, md)
 			out = append(out, ti)
 		}
 		return rows.Err()
@@ -83,4 +78,24 @@ func (s *Saver) Stats(ctx context.Context) (checkpoint.Stats, error) {
 		st.Bytes += fi.Size()
 	}
 	return st, nil
+}
+
+// decodeThread fills the timestamp and metadata of a thread listing's row
+// from their stored forms. A damaged one marks only this thread (ti.Err
+// names the thread, checkpoint and store, and says what is wrong); the
+// listing goes on.
+func (s *Saver) decodeThread(ti *checkpoint.ThreadInfo, ts string, md []byte) {
+	ti.Latest.ThreadID = ti.ThreadID
+	var errs []error
+	var err error
+	if ti.UpdatedAt, err = record.ParseTS(ts); err != nil {
+		errs = append(errs, err)
+	}
+	if ti.LatestMeta, err = record.DecodeMetadata(md); err != nil {
+		ti.LatestMeta = checkpoint.Metadata{}
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		ti.Err = fmt.Errorf("thread %q latest checkpoint %q in %s: %w", ti.ThreadID, ti.Latest.CheckpointID, s.path, errors.Join(errs...))
+	}
 }

@@ -108,7 +108,7 @@ func Open(path string, opts ...Option) (*Saver, error) {
 	if err := precheck(path, o.readOnly, o.mustExist); err != nil {
 		return nil, err
 	}
-	if o.maxValue <= 0 {
+	if o.maxValue <= 0 || o.maxValue > checkpoint.MaxValueSize {
 		o.maxValue = DefaultMaxValueSize
 	}
 	s := &Saver{path: path, cipher: cipher, maxValue: o.maxValue, mustExist: o.mustExist}

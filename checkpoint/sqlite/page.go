@@ -271,69 +271,30 @@ func (s *Saver) assemble(p *page, in interner) error {
 		g.byID[r.CheckpointID] = len(g.tuples)
 		g.tuples = append(g.tuples, t)
 	}
-	var stored int64
 	for _, g := range p.groups {
-		for _, v := range g.values {
-			stored += int64(len(v.value))
-		}
-		for _, w := range g.writes {
-			stored += int64(len(w.value))
-		}
-	}
-	budget := s.newBudget(stored)
-	for _, g := range p.groups {
-		if err := s.assembleValues(g, budget); err != nil {
+		if err := s.assembleValues(g); err != nil {
 			return err
 		}
-		if err := s.assembleWrites(g, in, budget); err != nil {
+		if err := s.assembleWrites(g, in); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// maxInflation is how many times its stored size a page's values may
-// decompress to in all, beyond a floor of pageBudgetValues values of the
-// largest size. JSON rarely compresses 20×; DEFLATE's ceiling is 1032×, the
-// ratio of a decompression bomb.
-const (
-	maxInflation     = 100
-	pageBudgetValues = 2
-)
-
-// budget is what is left of the bytes a page may decompress to.
-type budget struct{ left, stored int64 }
-
-func (s *Saver) newBudget(stored int64) *budget {
-	return &budget{left: max(pageBudgetValues*int64(s.maxValue), maxInflation*stored), stored: stored}
-}
-
-// unpack decompresses a stored value within the per-value limit and what is
-// left of the page's budget.
-func (s *Saver) unpack(b []byte, bd *budget) ([]byte, error) {
-	limit := int64(s.maxValue)
-	overBudget := func() error {
-		return fmt.Errorf("%w: the values read together inflate to more than %d bytes from %d stored, over %d times their size (a damaged or crafted store)",
-			ErrValueTooLarge, max(pageBudgetValues*int64(s.maxValue), maxInflation*bd.stored), bd.stored, maxInflation)
+// unpack decompresses a stored value. It accepts every value up to
+// checkpoint.MaxValueSize, the limit writers keep, however well it
+// compressed: a ratio of inflated to stored size would refuse honest
+// repetitive text (DEFLATE packs a run of one byte about 1000×). A value
+// inflating past the limit is refused after decompressing at most
+// MaxValueSize+1 bytes, so a crafted one takes no more memory than an
+// honest one may.
+func unpack(b []byte) ([]byte, error) {
+	out, err := record.Unpack(b, checkpoint.MaxValueSize)
+	if errors.Is(err, record.ErrTooLarge) {
+		return nil, fmt.Errorf("%w (checkpoint.MaxValueSize), which no Weft writes: a damaged or crafted store", err)
 	}
-	if bd.left < limit {
-		if bd.left <= 0 && len(b) > 0 {
-			return nil, overBudget()
-		}
-		limit = bd.left
-	}
-	out, err := record.Unpack(b, int(limit))
-	if err != nil {
-		if errors.Is(err, record.ErrTooLarge) && limit < int64(s.maxValue) {
-			return nil, overBudget()
-		}
-		if errors.Is(err, record.ErrTooLarge) {
-			return nil, fmt.Errorf("%w (the store's limit; see sqlite.WithMaxValueSize)", err)
-		}
-		return nil, err
-	}
-	bd.left -= int64(len(out))
-	return out, nil
+	return out, err
 }
 
 // cmpValue orders stored values by version, then channel: the order of
@@ -360,7 +321,7 @@ func compareBytes(b []byte, s string) int {
 // found by binary search (they come in key order, checked below): cheaper
 // than a map of a few thousand entries, and rows of other branches that a
 // version range also read are never decoded.
-func (s *Saver) assembleValues(g *group, budget *budget) error {
+func (s *Saver) assembleValues(g *group) error {
 	if len(g.values) == 0 {
 		return nil
 	}
@@ -390,7 +351,7 @@ func (s *Saver) assembleValues(g *group, budget *budget) error {
 				}
 				b = plain
 			}
-			b, err := s.unpack(b, budget)
+			b, err := unpack(b)
 			if err != nil {
 				return fmt.Errorf("value of channel %q version %d in thread %q ns %q in %s: %w", ch, v, g.thread, g.ns, s.path, err)
 			}
@@ -402,7 +363,7 @@ func (s *Saver) assembleValues(g *group, budget *budget) error {
 }
 
 // assembleWrites fills the pending writes of a group's tuples.
-func (s *Saver) assembleWrites(g *group, in interner, budget *budget) error {
+func (s *Saver) assembleWrites(g *group, in interner) error {
 	idxs := make([][]int, len(g.tuples))
 	var prev storedWrite
 	i, ok := 0, false
@@ -431,7 +392,7 @@ func (s *Saver) assembleWrites(g *group, in interner, budget *budget) error {
 				}
 				v = plain
 			}
-			v, err := s.unpack(v, budget)
+			v, err := unpack(v)
 			if err != nil {
 				return fmt.Errorf("write %d of task %q to checkpoint %q in thread %q in %s: %w", idx, w.TaskID, row.id, g.thread, s.path, err)
 			}

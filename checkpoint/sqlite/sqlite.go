@@ -71,9 +71,10 @@ var (
 	ErrForeignFile = errors.New("is a SQLite database but not a Weft checkpoint store")
 	// ErrCorrupt: the file is damaged (truncated or overwritten).
 	ErrCorrupt = errors.New("checkpoint store is corrupt")
-	// ErrValueTooLarge: a value to store, or a stored value, is larger than
-	// the store's limit (WithMaxValueSize); reading, the error names the
-	// channel and version.
+	// ErrValueTooLarge: a value to store is larger than
+	// checkpoint.MaxValueSize (or WithMaxValueSize), or a stored value is,
+	// or inflates to, more than checkpoint.MaxValueSize; reading, the error
+	// names the channel and version. It is checkpoint.ErrValueTooLarge.
 	ErrValueTooLarge = record.ErrTooLarge
 	// ErrEmptyFile: the file is empty (0 bytes, or an SQLite database with
 	// no tables) and Open was not asked to create a store (MustExist,
@@ -98,7 +99,8 @@ type Saver struct {
 	w      *sql.DB // one connection; nil when read-only
 	r      *sql.DB // read pool
 	cipher *crypt.Cipher
-	// maxValue is the largest value written or read, in bytes.
+	// maxValue is the largest value written, in bytes: at most
+	// checkpoint.MaxValueSize, the largest read.
 	maxValue int
 	// readOnly is non-nil when writes are refused; it wraps
 	// checkpoint.ErrReadOnly and says why.
@@ -146,15 +148,15 @@ type options struct {
 }
 
 // DefaultMaxValueSize is the largest channel value or pending write a
-// store takes and gives back, unless WithMaxValueSize says otherwise.
-const DefaultMaxValueSize = 64 << 20
+// store takes, unless WithMaxValueSize lowers it: checkpoint.MaxValueSize.
+const DefaultMaxValueSize = checkpoint.MaxValueSize
 
-// WithMaxValueSize sets the largest value, in bytes, Put, PutWrites and
-// WriteBatch store (a larger one is an error naming its channel) and reads
-// decompress (a stored value larger than this is an error naming its
-// channel and version, found without inflating more than n+1 bytes, so a
-// crafted file cannot exhaust memory). 0 or less keeps
-// DefaultMaxValueSize.
+// WithMaxValueSize lowers the largest value, in bytes, Put, PutWrites and
+// WriteBatch store: a larger one is an error wrapping ErrValueTooLarge
+// naming its channel, and nothing is stored. It never raises the limit
+// past checkpoint.MaxValueSize, and reads always accept values up to
+// checkpoint.MaxValueSize, so a store written with any limit is readable
+// by every other. 0 or less keeps DefaultMaxValueSize.
 func WithMaxValueSize(n int) Option { return func(o *options) { o.maxValue = n } }
 
 // ReadOnly opens the store read-only (SQLite mode=ro): every write returns an

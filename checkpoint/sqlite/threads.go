@@ -39,10 +39,13 @@ heads AS MATERIALIZED (
 	if len(conds) == 0 {
 		b.WriteString("(SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = t.id AND checkpoint_ns = '')")
 	} else {
-		// The newest root checkpoint's id if its metadata matches, else NULL.
+		// The newest root checkpoint's id if its metadata matches, else
+		// NULL. Metadata that is not JSON matches every filter: the JSON
+		// functions would fail the whole page on it, and the thread, listed
+		// with ThreadInfo.Err, must not hide whatever the filter.
 		b.WriteString(`(SELECT checkpoint_id FROM (SELECT checkpoint_id, metadata FROM checkpoints
     WHERE thread_id = t.id AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1)
-    WHERE `)
+    WHERE CASE WHEN NOT json_valid(metadata) THEN 1 ELSE `)
 		for i, c := range conds {
 			clause, a := condSQL(c)
 			if i > 0 {
@@ -51,7 +54,7 @@ heads AS MATERIALIZED (
 			b.WriteString(clause)
 			args = append(args, a...)
 		}
-		b.WriteString(")")
+		b.WriteString(" END)")
 	}
 	b.WriteString(` AS latest
   FROM t WHERE id IS NOT NULL`)
@@ -109,13 +112,7 @@ func (s *Saver) SearchThreads(ctx context.Context, q checkpoint.ThreadQuery) (ch
 			if err := rows.Scan(&ti.ThreadID, &ti.Latest.CheckpointID, &ts, &md, &ti.Checkpoints); err != nil {
 				return err
 			}
-			ti.Latest.ThreadID = ti.ThreadID
-			if ti.UpdatedAt, err = record.ParseTS(ts); err != nil {
-				return fmt.Errorf("thread %q: %w", ti.ThreadID, err)
-			}
-			if ti.LatestMeta, err = record.DecodeMetadata(md); err != nil {
-				return fmt.Errorf("thread %q checkpoint %q: %w", ti.ThreadID, ti.Latest.CheckpointID, err)
-			}
+			s.decodeThread(&ti, ts, md)
 			page.Threads = append(page.Threads, ti)
 		}
 		return rows.Err()

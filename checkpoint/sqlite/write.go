@@ -158,8 +158,8 @@ func (s *Saver) preparePut(parent checkpoint.Ref, cpp *checkpoint.Checkpoint, md
 	for ch, v := range newVersions {
 		var val []byte // nil: empty channel, stored as NULL
 		if b, ok := cp.ChannelValues[ch]; ok {
-			if len(b) > s.maxValue {
-				return nil, nil, fail(fmt.Errorf("the value of channel %q at version %d is %d bytes: %w of %d bytes (see sqlite.WithMaxValueSize)", ch, v, len(b), ErrValueTooLarge, s.maxValue))
+			if err := s.checkValue(ch, v, len(b)); err != nil {
+				return nil, nil, fail(err)
 			}
 			val = b
 			if b == nil {
@@ -268,8 +268,8 @@ func writesErr(s *Saver, ref checkpoint.Ref, writes []checkpoint.Write, taskID s
 // write transaction; a value over the size limit is an error.
 func (s *Saver) prepareWrites(ref checkpoint.Ref, writes []checkpoint.Write, taskID, taskPath string) (func(context.Context, *sql.Tx) error, error) {
 	for _, w := range writes {
-		if len(w.Value) > s.maxValue {
-			return nil, fmt.Errorf("the write to channel %q is %d bytes: %w of %d bytes (see sqlite.WithMaxValueSize)", w.Channel, len(w.Value), ErrValueTooLarge, s.maxValue)
+		if err := s.checkWrite(w.Channel, len(w.Value)); err != nil {
+			return nil, err
 		}
 	}
 	type prepared struct {
@@ -532,4 +532,21 @@ func (s *Saver) CopyThread(ctx context.Context, srcThreadID, dstThreadID string)
 		return fmt.Errorf("copy thread %q to %q in %s: %w", srcThreadID, dstThreadID, s.path, err)
 	}
 	return nil
+}
+
+// checkValue refuses a channel value over the store's write limit:
+// checkpoint.MaxValueSize, or the lower one WithMaxValueSize set.
+func (s *Saver) checkValue(channel string, version int64, n int) error {
+	if s.maxValue < checkpoint.MaxValueSize && n > s.maxValue {
+		return fmt.Errorf("the value of channel %q at version %d is %d bytes: %w of %d bytes (sqlite.WithMaxValueSize); nothing was stored", channel, version, n, ErrValueTooLarge, s.maxValue)
+	}
+	return record.CheckValue(channel, version, n)
+}
+
+// checkWrite is checkValue for the value of a pending write.
+func (s *Saver) checkWrite(channel string, n int) error {
+	if s.maxValue < checkpoint.MaxValueSize && n > s.maxValue {
+		return fmt.Errorf("the write to channel %q is %d bytes: %w of %d bytes (sqlite.WithMaxValueSize); nothing was stored", channel, n, ErrValueTooLarge, s.maxValue)
+	}
+	return record.CheckWrite(channel, n)
 }

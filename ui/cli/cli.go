@@ -360,7 +360,9 @@ func cmdThreads(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph,
 	unreadable := 0
 	for _, ti := range infos {
 		g, _ := ti.LatestMeta.Extra[engine.MetaGraph].(string)
-		if *graph != "" && g != *graph {
+		// A thread whose listing row is damaged may be of any graph: it
+		// is listed whatever -graph says, never hidden.
+		if *graph != "" && g != *graph && ti.Err == nil {
 			continue
 		}
 		tj := ThreadJSON{ThreadID: ti.ThreadID, Graph: g, Checkpoints: ti.Checkpoints, Step: ti.LatestMeta.Step,
@@ -369,7 +371,10 @@ func cmdThreads(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph,
 		if lease != nil {
 			tj.Lease = &LeaseJSON{Owner: lease.Owner, Since: lease.Since, Expires: lease.Expires, Expired: lease.Expired}
 		}
-		if gr := byName[g]; gr != nil {
+		if ti.Err != nil { // its metadata or timestamp is damaged
+			tj.Status, tj.Error = "unreadable", ti.Err.Error()
+			unreadable++
+		} else if gr := byName[g]; gr != nil {
 			snap, err := gr.GetState(ctx, engine.WithThread(ti.ThreadID))
 			if err != nil {
 				// One damaged thread must not hide the others: it is

@@ -3,10 +3,11 @@ package record
 import (
 	"bytes"
 	"compress/flate"
-	"errors"
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/weftstudio/weft/checkpoint"
 )
 
 // Stored values may be compressed. The first byte tells: packDeflate means
@@ -56,8 +57,27 @@ func Pack(b []byte) []byte {
 }
 
 // ErrTooLarge is returned by Unpack for a stored value that is, or
-// decompresses to, more bytes than the limit.
-var ErrTooLarge = errors.New("value is larger than the limit")
+// decompresses to, more bytes than the limit, and by CheckValue and
+// CheckWrite. It is checkpoint.ErrValueTooLarge.
+var ErrTooLarge = checkpoint.ErrValueTooLarge
+
+// CheckValue returns an error wrapping ErrTooLarge, naming the channel, the
+// version, the size and the limit, when a channel value to store is larger
+// than checkpoint.MaxValueSize.
+func CheckValue(channel string, version int64, n int) error {
+	if n <= checkpoint.MaxValueSize {
+		return nil
+	}
+	return fmt.Errorf("the value of channel %q at version %d is %d bytes: %w of %d bytes (checkpoint.MaxValueSize); nothing was stored", channel, version, n, ErrTooLarge, checkpoint.MaxValueSize)
+}
+
+// CheckWrite is CheckValue for the value of a pending write.
+func CheckWrite(channel string, n int) error {
+	if n <= checkpoint.MaxValueSize {
+		return nil
+	}
+	return fmt.Errorf("the write to channel %q is %d bytes: %w of %d bytes (checkpoint.MaxValueSize); nothing was stored", channel, n, ErrTooLarge, checkpoint.MaxValueSize)
+}
 
 // Unpack returns the value of a stored form written by Pack. The result may
 // share memory with b when b was stored raw. A value of more than max bytes
@@ -77,13 +97,12 @@ func Unpack(b []byte, max int) ([]byte, error) {
 		if err := r.(flate.Resetter).Reset(bytes.NewReader(b[1:]), nil); err != nil {
 			return nil, err
 		}
-		var src io.Reader = r
-		if max > 0 {
-			src = io.LimitReader(r, int64(max)+1)
-		}
-		out, err := io.ReadAll(src)
+		out, over, err := inflate(r, len(b), max)
 		if err != nil {
 			return nil, fmt.Errorf("stored value is damaged: %w", err)
+		}
+		if over {
+			return nil, fmt.Errorf("%w: it holds more than %d bytes", ErrTooLarge, max)
 		}
 		b = out
 	}
@@ -91,4 +110,51 @@ func Unpack(b []byte, max int) ([]byte, error) {
 		return nil, fmt.Errorf("%w: it holds more than %d bytes", ErrTooLarge, max)
 	}
 	return b, nil
+}
+
+// inflate reads r to its end, or, when max > 0, until it has read more
+// than max bytes (then over is true and out holds max of them). Its buffer
+// starts at a few times the compressed size n and doubles, capped at max:
+// reading a value takes at most about twice the limit in all, where
+// io.ReadAll (growing by a quarter once large) took five times.
+func inflate(r io.Reader, n, max int) (out []byte, over bool, err error) {
+	out = make([]byte, 0, min(4*n+512, 1<<20))
+	if max > 0 {
+		out = out[:0:min(cap(out), max)]
+	}
+	for {
+		if len(out) == cap(out) {
+			if max > 0 && len(out) >= max {
+				// Full at the limit: one more byte says it is over.
+				var one [1]byte
+				for {
+					k, err := r.Read(one[:])
+					if k > 0 {
+						return out, true, nil
+					}
+					if err == io.EOF {
+						return out, false, nil
+					}
+					if err != nil {
+						return nil, false, err
+					}
+				}
+			}
+			next := 2 * cap(out)
+			if max > 0 && next > max/2 {
+				next = max // not a step short of it, then a second copy
+			}
+			grown := make([]byte, len(out), next)
+			copy(grown, out)
+			out = grown
+		}
+		k, err := r.Read(out[len(out):cap(out)])
+		out = out[:len(out)+k]
+		if err == io.EOF {
+			return out, false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+	}
 }
