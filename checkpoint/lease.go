@@ -32,6 +32,11 @@ type Lease struct {
 	// its holder died or stalled without releasing it. The thread may be
 	// taken over.
 	Expired bool
+	// TookOver is, on a lease HoldLease returned, the lapsed lease of a
+	// run that died holding the thread, which the hold took over:
+	// ReleaseLease puts it back, so that workers still see that a run died
+	// there. nil when the thread was free, and on every other lease.
+	TookOver *Lease
 }
 
 // DefaultLeaseTTL is how long a lease lasts without renewal when
@@ -55,8 +60,15 @@ type Leaser interface {
 	// lapsed but was not taken over is renewed. One released or taken over
 	// since returns a *LeaseLostError.
 	RenewLease(ctx context.Context, l Lease, ttl time.Duration) (Lease, error)
-	// ReleaseLease ends l (its ThreadID and Token). Releasing a lease that
-	// is gone or was taken over is not an error.
+	// HoldLease claims threadID like AcquireLease, for work on the thread
+	// that is not a run (a prune, a delete): runs are kept off it the same
+	// way, but a lapsed lease it takes over (a run died there, and a worker
+	// should continue it) is kept in the returned lease's TookOver, and
+	// ReleaseLease puts it back instead of deleting it.
+	HoldLease(ctx context.Context, threadID, owner string, ttl time.Duration) (Lease, error)
+	// ReleaseLease ends l (its ThreadID and Token): the thread is free
+	// again, or, when l.TookOver is set, holds that lapsed lease again.
+	// Releasing a lease that is gone or was taken over is not an error.
 	ReleaseLease(ctx context.Context, l Lease) error
 	// StopLease asks the holder of threadID's live lease to stop its run,
 	// recording by as who asked, and returns the lease. The holder sees it
@@ -67,6 +79,22 @@ type Leaser interface {
 	// none is given), live and expired (see Lease.Expired), by thread id.
 	// A thread nobody holds has none.
 	Leases(ctx context.Context, threadIDs ...string) ([]Lease, error)
+}
+
+// HoldForPrune returns a PrunePolicy.Hold that holds each thread with l's
+// HoldLease as owner for the prune: a thread a live run holds is skipped
+// (PruneResult.Skipped names its holder), and a lapsed lease of a run that
+// died is put back afterwards, so that a worker still continues that run.
+// Every command that prunes a shared store uses it, so that all honour
+// leases alike.
+func HoldForPrune(l Leaser, owner string) func(ctx context.Context, threadID string) (func(), error) {
+	return func(ctx context.Context, thread string) (func(), error) {
+		lease, err := l.HoldLease(ctx, thread, owner, 0)
+		if err != nil {
+			return nil, err
+		}
+		return func() { _ = l.ReleaseLease(context.WithoutCancel(ctx), lease) }, nil
+	}
 }
 
 // Lease errors. Compare with errors.Is.

@@ -59,6 +59,67 @@ func (s *Saver) AcquireLease(ctx context.Context, threadID, owner string, ttl ti
 	return checkpoint.Lease{}, fmt.Errorf("acquire the lease of thread %q: it was taken and released three times in a row; try again", threadID)
 }
 
+// HoldLease claims threadID for work that is not a run, keeping a lapsed
+// lease it takes over for ReleaseLease to put back; see checkpoint.Leaser.
+func (s *Saver) HoldLease(ctx context.Context, threadID, owner string, ttl time.Duration) (checkpoint.Lease, error) {
+	if err := s.writable(ctx); err != nil {
+		return checkpoint.Lease{}, err
+	}
+	if threadID == "" {
+		return checkpoint.Lease{}, fmt.Errorf("hold lease: %w", checkpoint.ErrNoThread)
+	}
+	l := checkpoint.Lease{ThreadID: threadID, Owner: owner, Token: checkpoint.NewID()}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// The row lock keeps the lapsed lease as read until it is replaced.
+		cur := checkpoint.Lease{ThreadID: threadID}
+		err := tx.QueryRow(ctx, `SELECT owner, token, acquired_at, expires_at, stop_by, expires_at <= clock_timestamp()
+			FROM weft_leases WHERE thread_id = $1 FOR UPDATE`, threadID).
+			Scan(&cur.Owner, &cur.Token, &cur.Since, &cur.Expires, &cur.StopRequested, &cur.Expired)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			// Nobody holds it; another holder may insert first (the
+			// insert then returns nothing).
+			err = tx.QueryRow(ctx, `INSERT INTO weft_leases (thread_id, owner, token, acquired_at, expires_at, stop_by)
+				VALUES ($1, $2, $3, clock_timestamp(), clock_timestamp() + make_interval(secs => $4), '')
+				ON CONFLICT (thread_id) DO NOTHING
+				RETURNING acquired_at, expires_at`, threadID, owner, l.Token, leaseSeconds(ttl)).Scan(&l.Since, &l.Expires)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return errRaced
+			}
+			return err
+		case err != nil:
+			return err
+		case !cur.Expired:
+			return &checkpoint.LeaseHeldError{Lease: cur}
+		}
+		l.TookOver = &cur
+		return tx.QueryRow(ctx, `UPDATE weft_leases SET owner = $2, token = $3, acquired_at = clock_timestamp(),
+				expires_at = clock_timestamp() + make_interval(secs => $4), stop_by = ''
+			WHERE thread_id = $1 RETURNING acquired_at, expires_at`, threadID, owner, l.Token, leaseSeconds(ttl)).Scan(&l.Since, &l.Expires)
+	})
+	switch {
+	case errors.Is(err, checkpoint.ErrLeaseHeld):
+		return checkpoint.Lease{}, err
+	case errors.Is(err, errRaced):
+		// Another holder inserted the row first: it holds the thread now.
+		cur, ok, err := s.leaseOf(ctx, threadID)
+		if err != nil {
+			return checkpoint.Lease{}, fmt.Errorf("hold the lease of thread %q: %w", threadID, err)
+		}
+		if !ok {
+			return checkpoint.Lease{}, fmt.Errorf("hold the lease of thread %q: it was taken and released meanwhile; try again", threadID)
+		}
+		return checkpoint.Lease{}, &checkpoint.LeaseHeldError{Lease: cur}
+	case err != nil:
+		return checkpoint.Lease{}, fmt.Errorf("hold the lease of thread %q: %w", threadID, connErr(err))
+	}
+	return l, nil
+}
+
+// errRaced: another holder inserted a lease row between reading and
+// inserting.
+var errRaced = errors.New("raced")
+
 // leaseOf reads the lease of thread; ok is false when there is none.
 func (s *Saver) leaseOf(ctx context.Context, thread string) (checkpoint.Lease, bool, error) {
 	l := checkpoint.Lease{ThreadID: thread}
@@ -105,7 +166,14 @@ func (s *Saver) ReleaseLease(ctx context.Context, l checkpoint.Lease) error {
 	if err := s.writable(ctx); err != nil {
 		return err
 	}
-	if _, err := s.pool.Exec(ctx, `DELETE FROM weft_leases WHERE thread_id = $1 AND token = $2`, l.ThreadID, l.Token); err != nil {
+	q, args := `DELETE FROM weft_leases WHERE thread_id = $1 AND token = $2`, []any{l.ThreadID, l.Token}
+	if b := l.TookOver; b != nil {
+		// Put the dead run's lease back: workers still continue it.
+		q = `UPDATE weft_leases SET owner = $3, token = $4, acquired_at = $5, expires_at = $6, stop_by = $7
+			WHERE thread_id = $1 AND token = $2`
+		args = append(args, b.Owner, b.Token, b.Since, b.Expires, b.StopRequested)
+	}
+	if _, err := s.pool.Exec(ctx, q, args...); err != nil {
 		return fmt.Errorf("release the lease of thread %q: %w", l.ThreadID, connErr(err))
 	}
 	return nil

@@ -87,6 +87,49 @@ func (s *Saver) AcquireLease(ctx context.Context, threadID, owner string, ttl ti
 	return out, nil
 }
 
+// HoldLease claims threadID for work that is not a run, keeping a lapsed
+// lease it takes over for ReleaseLease to put back; see checkpoint.Leaser.
+func (s *Saver) HoldLease(ctx context.Context, threadID, owner string, ttl time.Duration) (checkpoint.Lease, error) {
+	if threadID == "" {
+		return checkpoint.Lease{}, fmt.Errorf("hold lease: %w", checkpoint.ErrNoThread)
+	}
+	t := now()
+	out := checkpoint.Lease{ThreadID: threadID, Owner: owner, Token: checkpoint.NewID(),
+		Since: time.UnixMilli(ms(t)), Expires: time.UnixMilli(ms(t.Add(leaseTTL(ttl))))}
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		out.TookOver = nil // a retried transaction starts again
+		cur, ok, err := leaseRow(ctx, tx, threadID)
+		if err != nil {
+			return err
+		}
+		if ok && !leaseDead(cur, t) {
+			return &checkpoint.LeaseHeldError{Lease: cur}
+		}
+		if ok {
+			cur.Expired = true
+			out.TookOver = &cur
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO leases (thread_id, owner, token, acquired_at, expires_at, stop_by) VALUES (?1, ?2, ?3, ?4, ?5, '')
+ ON CONFLICT (thread_id) DO UPDATE SET owner = excluded.owner, token = excluded.token,
+  acquired_at = excluded.acquired_at, expires_at = excluded.expires_at, stop_by = ''`,
+			threadID, owner, out.Token, ms(out.Since), ms(out.Expires))
+		return err
+	})
+	if errors.Is(err, checkpoint.ErrLeaseHeld) {
+		return checkpoint.Lease{}, err
+	}
+	if err != nil {
+		return checkpoint.Lease{}, fmt.Errorf("hold the lease of thread %q in %s: %w", threadID, s.path, err)
+	}
+	return out, nil
+}
+
+// leaseDead reports whether l's holder can no longer be running at t: its
+// lease lapsed.
+func leaseDead(l checkpoint.Lease, t time.Time) bool {
+	return !t.Before(l.Expires)
+}
+
 // RenewLease extends l to ttl from now; see checkpoint.Leaser.
 func (s *Saver) RenewLease(ctx context.Context, l checkpoint.Lease, ttl time.Duration) (checkpoint.Lease, error) {
 	var out checkpoint.Lease
@@ -125,6 +168,12 @@ func lostErr(lease, cur checkpoint.Lease, has bool) error {
 // ReleaseLease ends l; see checkpoint.Leaser.
 func (s *Saver) ReleaseLease(ctx context.Context, l checkpoint.Lease) error {
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if b := l.TookOver; b != nil {
+			// Put the dead run's lease back: workers still continue it.
+			_, err := tx.ExecContext(ctx, `UPDATE leases SET owner = ?, token = ?, acquired_at = ?, expires_at = ?, stop_by = ?
+ WHERE thread_id = ? AND token = ?`, b.Owner, b.Token, ms(b.Since), ms(b.Expires), b.StopRequested, l.ThreadID, l.Token)
+			return err
+		}
 		_, err := tx.StmtContext(ctx, s.stmts.releaseLease).ExecContext(ctx, l.ThreadID, l.Token)
 		return err
 	})
