@@ -816,6 +816,37 @@ func cmdPrune(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args [
 	if err != nil {
 		return err
 	}
+	if *older <= 0 && *keep < 0 {
+		return usagef("usage: prune -keep N [THREAD…] | prune -older-than DURATION")
+	}
+	if _, ok := s.(checkpoint.PolicyPruner); ok {
+		// The same path as storage prune: held threads are skipped and
+		// named, dead runs' leases kept.
+		p := checkpoint.PrunePolicy{Threads: pos, AllThreads: len(pos) == 0, KeepLatest: *keep}
+		if *older > 0 {
+			p = checkpoint.PrunePolicy{AllThreads: true, KeepLatest: 1, OlderThan: time.Now().Add(-*older)}
+		}
+		examined := 0
+		p.Progress = func(done, total int) { examined = total }
+		res, err := pruneHeld(ctx, s, p)
+		if err != nil {
+			return err
+		}
+		out := map[string]any{"pruned_threads": examined - len(res.Skipped), "kept_per_thread": *keep}
+		if *older > 0 {
+			out = map[string]any{"deleted_checkpoints": res.Checkpoints, "older_than": older.String()}
+		}
+		if len(res.Skipped) > 0 {
+			out["skipped"] = res.Skipped
+		}
+		if err := printJSON(w, out); err != nil {
+			return err
+		}
+		return skippedErr(res)
+	}
+	if _, ok := s.(checkpoint.Leaser); ok {
+		return errors.New("this store has leases but cannot prune under them")
+	}
 	if *older > 0 {
 		at, ok := s.(ageTrimmer)
 		if !ok {
@@ -826,9 +857,6 @@ func cmdPrune(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args [
 			return err
 		}
 		return printJSON(w, map[string]any{"deleted_checkpoints": n, "older_than": older.String()})
-	}
-	if *keep < 0 {
-		return usagef("usage: prune -keep N [THREAD…] | prune -older-than DURATION")
 	}
 	p, ok := s.(checkpoint.Pruner)
 	if !ok {

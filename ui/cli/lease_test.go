@@ -286,3 +286,96 @@ func TestDeleteRespectsLeases(t *testing.T) {
 		t.Errorf("thread a: %v", err)
 	}
 }
+
+// countCheckpoints is how many checkpoints thread has, in every namespace.
+func countCheckpoints(t *testing.T, s checkpoint.Saver, thread string) int {
+	t.Helper()
+	n := 0
+	for _, err := range s.List(context.Background(), checkpoint.ListOptions{ThreadID: thread}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	return n
+}
+
+// Both prune commands, run over threads whose runs died (lapsed leases),
+// leave those runs for a worker to continue: the prune's hold puts the dead
+// run's lease back.
+func TestPruneKeepsDeadRuns(t *testing.T) {
+	for _, cmd := range [][]string{{"storage", "prune", "-keep", "1"}, {"prune", "-keep", "1"}, {"storage", "prune", "-keep", "100"}} {
+		t.Run(strings.Join(cmd, " "), func(t *testing.T) {
+			dir := t.TempDir()
+			db := filepath.Join(dir, "weft.db")
+			k, g := bankStore(t, db)
+			t.Setenv(ledgerFileVar, filepath.Join(dir, "ledger"))
+			ctx := context.Background()
+			dead := []string{"d1", "d2", "d3"}
+			for i, th := range dead {
+				mustRun(t, g, engine.Values{"amount": i + 1}, engine.WithThread(th), engine.BreakBefore("approve"))
+				if _, err := k.AcquireLease(ctx, th, "gone pid 1 (weft worker)", time.Millisecond); err != nil {
+					t.Fatal(err)
+				}
+			}
+			time.Sleep(5 * time.Millisecond) // the dead runs' leases lapse
+			if _, errs, code := runCLI(t, []*engine.Graph{bankGraph(t)}, append(cmd, "-db", db)...); code != 0 {
+				t.Fatalf("%s: exit %d: %s", cmd, code, errs)
+			}
+			ls, err := k.Leases(ctx)
+			if err != nil || len(ls) != len(dead) {
+				t.Fatalf("leases after the prune: %+v %v, want the %d dead runs'", ls, err, len(dead))
+			}
+			for _, l := range ls {
+				if !l.Expired || l.Owner != "gone pid 1 (weft worker)" {
+					t.Errorf("after the prune, thread %q's lease is %+v, want the dead run's", l.ThreadID, l)
+				}
+			}
+			out, errs, code := runCLI(t, []*engine.Graph{bankGraph(t)}, "worker", "-db", db)
+			var done []cli.ResultJSON
+			if code != 0 || json.Unmarshal([]byte(out), &done) != nil {
+				t.Fatalf("worker: %d %s %s", code, out, errs)
+			}
+			if len(done) != len(dead) {
+				t.Errorf("the worker continued %s; want all of %q", out, dead)
+			}
+		})
+	}
+}
+
+// Both prune commands prune every thread they can, skip the one a run
+// holds, name it with its holder and exit 1.
+func TestPruneSkipsRunningThreads(t *testing.T) {
+	for _, cmd := range [][]string{{"storage", "prune", "-keep", "1"}, {"prune", "-keep", "1"}, {"storage", "prune", "-older-than", "0d"}, {"prune", "-older-than", "1ns"}} {
+		t.Run(strings.Join(cmd, " "), func(t *testing.T) {
+			dir := t.TempDir()
+			db := filepath.Join(dir, "weft.db")
+			k, g := bankStore(t, db)
+			t.Setenv(ledgerFileVar, filepath.Join(dir, "ledger"))
+			ctx := context.Background()
+			for i, th := range []string{"a", "b", "c"} {
+				mustRun(t, g, engine.Values{"amount": i + 1}, engine.WithThread(th))
+				mustRun(t, g, engine.Command{Resume: "approve"}, engine.WithThread(th))
+			}
+			before := countCheckpoints(t, k, "b")
+			if before < 2 {
+				t.Fatalf("thread b has %d checkpoints; the test needs more than one", before)
+			}
+			if _, err := k.AcquireLease(ctx, "b", "desk pid 9 (weft worker)", time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			out, errs, code := runCLI(t, []*engine.Graph{bankGraph(t)}, append(cmd, "-db", db)...)
+			if code != 1 || !strings.Contains(errs, `"b"`) || !strings.Contains(errs, "desk pid 9 (weft worker)") || !strings.Contains(errs, "skipped") {
+				t.Errorf("%s with b held: exit %d, stderr %q; want 1, naming b and its holder", cmd, code, errs)
+			}
+			if !strings.Contains(out, `"skipped"`) {
+				t.Errorf("%s printed %s; want what it pruned and skipped", cmd, out)
+			}
+			for th, want := range map[string]int{"a": 1, "b": before, "c": 1} {
+				if got := countCheckpoints(t, k, th); got != want {
+					t.Errorf("thread %q has %d checkpoints after the prune, want %d", th, got, want)
+				}
+			}
+		})
+	}
+}
