@@ -11,7 +11,9 @@ import (
 // at a time advances a thread, whichever process it is in. A run acquires
 // the lease before it loads the thread, renews it while it lives and
 // releases it when it ends. A holder that dies stops renewing: its lease
-// lapses at Expires, and only then may another run take the thread over.
+// lapses at Expires, and only then may another run take the thread over,
+// unless the holder ran on the same machine and its process is gone: then
+// at once.
 type Lease struct {
 	ThreadID string
 	// Owner says who holds the lease, for people: host, process id and
@@ -32,6 +34,15 @@ type Lease struct {
 	// its holder died or stalled without releasing it. The thread may be
 	// taken over.
 	Expired bool
+	// Holder identifies the holding process for the savers (host, boot,
+	// pid namespace, pid and start time), so that a holder on the same
+	// machine whose process ended is recognised at once instead of being
+	// waited out; opaque, "" when unknown.
+	Holder string
+	// Ended is set by Leases, with Expired, on a lease whose holder is
+	// known to have ended before its lease lapsed, saying so: "the run by
+	// pid 4242 on this host ended without finishing". "" otherwise.
+	Ended string
 	// TookOver is, on a lease HoldLease returned, the lapsed lease of a
 	// run that died holding the thread, which the hold took over:
 	// ReleaseLease puts it back, so that workers still see that a run died
@@ -52,7 +63,8 @@ type Leaser interface {
 	// AcquireLease claims threadID for owner for ttl (DefaultLeaseTTL when
 	// ttl <= 0). When another live lease holds the thread it returns a
 	// *LeaseHeldError (wrapping ErrLeaseHeld) and changes nothing; an
-	// expired lease is taken over.
+	// expired lease, or one whose holder was a process of this machine
+	// that has ended, is taken over.
 	AcquireLease(ctx context.Context, threadID, owner string, ttl time.Duration) (Lease, error)
 	// RenewLease extends l (its ThreadID and Token) to ttl from now
 	// (DefaultLeaseTTL when ttl <= 0) and returns it as stored, with

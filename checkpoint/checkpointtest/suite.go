@@ -97,6 +97,7 @@ func Run(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver) {
 		{"safety", safetyCases()},
 		{"lease", leaseCases()},
 		{"conflict", conflictCases()},
+		{"lease_holder", holderCases()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/internal/proc"
 )
 
 // Leases live in weft_leases (migrations/0004_leases.sql), one row per
@@ -31,17 +32,17 @@ func (s *Saver) AcquireLease(ctx context.Context, threadID, owner string, ttl ti
 	if threadID == "" {
 		return checkpoint.Lease{}, fmt.Errorf("acquire lease: %w", checkpoint.ErrNoThread)
 	}
-	l := checkpoint.Lease{ThreadID: threadID, Owner: owner, Token: checkpoint.NewID()}
+	l := checkpoint.Lease{ThreadID: threadID, Owner: owner, Token: checkpoint.NewID(), Holder: proc.Of(ctx)}
 	// The insert takes the row, or an expired one over; a live holder's row
 	// is left alone and the insert returns nothing. The holder may release
 	// between that and reading its row: then try again.
 	for range 3 {
-		err := s.pool.QueryRow(ctx, `INSERT INTO weft_leases AS l (thread_id, owner, token, acquired_at, expires_at, stop_by)
-			VALUES ($1, $2, $3, clock_timestamp(), clock_timestamp() + make_interval(secs => $4), '')
+		err := s.pool.QueryRow(ctx, `INSERT INTO weft_leases AS l (thread_id, owner, token, acquired_at, expires_at, stop_by, holder)
+			VALUES ($1, $2, $3, clock_timestamp(), clock_timestamp() + make_interval(secs => $4), '', $5)
 			ON CONFLICT (thread_id) DO UPDATE SET owner = EXCLUDED.owner, token = EXCLUDED.token,
-				acquired_at = EXCLUDED.acquired_at, expires_at = EXCLUDED.expires_at, stop_by = ''
+				acquired_at = EXCLUDED.acquired_at, expires_at = EXCLUDED.expires_at, stop_by = '', holder = EXCLUDED.holder
 			WHERE l.expires_at <= clock_timestamp()
-			RETURNING acquired_at, expires_at`, threadID, owner, l.Token, leaseSeconds(ttl)).Scan(&l.Since, &l.Expires)
+			RETURNING acquired_at, expires_at`, threadID, owner, l.Token, leaseSeconds(ttl), l.Holder).Scan(&l.Since, &l.Expires)
 		if err == nil {
 			return l, nil
 		}
@@ -51,6 +52,21 @@ func (s *Saver) AcquireLease(ctx context.Context, threadID, owner string, ttl ti
 		cur, ok, err := s.leaseOf(ctx, threadID)
 		if err != nil {
 			return checkpoint.Lease{}, fmt.Errorf("acquire the lease of thread %q: %w", threadID, err)
+		}
+		if ok && proc.Gone(cur.Holder) {
+			// Its holder's process ended on this machine: take it over
+			// now, unless someone else took it meanwhile.
+			err := s.pool.QueryRow(ctx, `UPDATE weft_leases SET owner = $2, token = $3, acquired_at = clock_timestamp(),
+					expires_at = clock_timestamp() + make_interval(secs => $4), stop_by = '', holder = $5
+				WHERE thread_id = $1 AND token = $6
+				RETURNING acquired_at, expires_at`, threadID, owner, l.Token, leaseSeconds(ttl), l.Holder, cur.Token).Scan(&l.Since, &l.Expires)
+			if err == nil {
+				return l, nil
+			}
+			if !errors.Is(err, pgx.ErrNoRows) {
+				return checkpoint.Lease{}, fmt.Errorf("acquire the lease of thread %q: %w", threadID, connErr(err))
+			}
+			continue
 		}
 		if ok {
 			return checkpoint.Lease{}, &checkpoint.LeaseHeldError{Lease: cur}
@@ -68,34 +84,35 @@ func (s *Saver) HoldLease(ctx context.Context, threadID, owner string, ttl time.
 	if threadID == "" {
 		return checkpoint.Lease{}, fmt.Errorf("hold lease: %w", checkpoint.ErrNoThread)
 	}
-	l := checkpoint.Lease{ThreadID: threadID, Owner: owner, Token: checkpoint.NewID()}
+	l := checkpoint.Lease{ThreadID: threadID, Owner: owner, Token: checkpoint.NewID(), Holder: proc.Of(ctx)}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// The row lock keeps the lapsed lease as read until it is replaced.
 		cur := checkpoint.Lease{ThreadID: threadID}
-		err := tx.QueryRow(ctx, `SELECT owner, token, acquired_at, expires_at, stop_by, expires_at <= clock_timestamp()
+		err := tx.QueryRow(ctx, `SELECT owner, token, acquired_at, expires_at, stop_by, expires_at <= clock_timestamp(), holder
 			FROM weft_leases WHERE thread_id = $1 FOR UPDATE`, threadID).
-			Scan(&cur.Owner, &cur.Token, &cur.Since, &cur.Expires, &cur.StopRequested, &cur.Expired)
+			Scan(&cur.Owner, &cur.Token, &cur.Since, &cur.Expires, &cur.StopRequested, &cur.Expired, &cur.Holder)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			// Nobody holds it; another holder may insert first (the
 			// insert then returns nothing).
-			err = tx.QueryRow(ctx, `INSERT INTO weft_leases (thread_id, owner, token, acquired_at, expires_at, stop_by)
-				VALUES ($1, $2, $3, clock_timestamp(), clock_timestamp() + make_interval(secs => $4), '')
+			err = tx.QueryRow(ctx, `INSERT INTO weft_leases (thread_id, owner, token, acquired_at, expires_at, stop_by, holder)
+				VALUES ($1, $2, $3, clock_timestamp(), clock_timestamp() + make_interval(secs => $4), '', $5)
 				ON CONFLICT (thread_id) DO NOTHING
-				RETURNING acquired_at, expires_at`, threadID, owner, l.Token, leaseSeconds(ttl)).Scan(&l.Since, &l.Expires)
+				RETURNING acquired_at, expires_at`, threadID, owner, l.Token, leaseSeconds(ttl), l.Holder).Scan(&l.Since, &l.Expires)
 			if errors.Is(err, pgx.ErrNoRows) {
 				return errRaced
 			}
 			return err
 		case err != nil:
 			return err
-		case !cur.Expired:
+		case !cur.Expired && !proc.Gone(cur.Holder):
 			return &checkpoint.LeaseHeldError{Lease: cur}
 		}
+		cur.Expired, cur.Ended = true, proc.Ended(cur.Holder)
 		l.TookOver = &cur
 		return tx.QueryRow(ctx, `UPDATE weft_leases SET owner = $2, token = $3, acquired_at = clock_timestamp(),
-				expires_at = clock_timestamp() + make_interval(secs => $4), stop_by = ''
-			WHERE thread_id = $1 RETURNING acquired_at, expires_at`, threadID, owner, l.Token, leaseSeconds(ttl)).Scan(&l.Since, &l.Expires)
+				expires_at = clock_timestamp() + make_interval(secs => $4), stop_by = '', holder = $5
+			WHERE thread_id = $1 RETURNING acquired_at, expires_at`, threadID, owner, l.Token, leaseSeconds(ttl), l.Holder).Scan(&l.Since, &l.Expires)
 	})
 	switch {
 	case errors.Is(err, checkpoint.ErrLeaseHeld):
@@ -123,8 +140,8 @@ var errRaced = errors.New("raced")
 // leaseOf reads the lease of thread; ok is false when there is none.
 func (s *Saver) leaseOf(ctx context.Context, thread string) (checkpoint.Lease, bool, error) {
 	l := checkpoint.Lease{ThreadID: thread}
-	err := s.pool.QueryRow(ctx, `SELECT owner, token, acquired_at, expires_at, stop_by, expires_at <= clock_timestamp()
-		FROM weft_leases WHERE thread_id = $1`, thread).Scan(&l.Owner, &l.Token, &l.Since, &l.Expires, &l.StopRequested, &l.Expired)
+	err := s.pool.QueryRow(ctx, `SELECT owner, token, acquired_at, expires_at, stop_by, expires_at <= clock_timestamp(), holder
+		FROM weft_leases WHERE thread_id = $1`, thread).Scan(&l.Owner, &l.Token, &l.Since, &l.Expires, &l.StopRequested, &l.Expired, &l.Holder)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return checkpoint.Lease{}, false, nil
 	}
@@ -169,9 +186,9 @@ func (s *Saver) ReleaseLease(ctx context.Context, l checkpoint.Lease) error {
 	q, args := `DELETE FROM weft_leases WHERE thread_id = $1 AND token = $2`, []any{l.ThreadID, l.Token}
 	if b := l.TookOver; b != nil {
 		// Put the dead run's lease back: workers still continue it.
-		q = `UPDATE weft_leases SET owner = $3, token = $4, acquired_at = $5, expires_at = $6, stop_by = $7
+		q = `UPDATE weft_leases SET owner = $3, token = $4, acquired_at = $5, expires_at = $6, stop_by = $7, holder = $8
 			WHERE thread_id = $1 AND token = $2`
-		args = append(args, b.Owner, b.Token, b.Since, b.Expires, b.StopRequested)
+		args = append(args, b.Owner, b.Token, b.Since, b.Expires, b.StopRequested, b.Holder)
 	}
 	if _, err := s.pool.Exec(ctx, q, args...); err != nil {
 		return fmt.Errorf("release the lease of thread %q: %w", l.ThreadID, connErr(err))
@@ -205,7 +222,7 @@ func (s *Saver) StopLease(ctx context.Context, threadID, by string) (checkpoint.
 // Leases returns the leases of threadIDs, or of every thread; see
 // checkpoint.Leaser.
 func (s *Saver) Leases(ctx context.Context, threadIDs ...string) ([]checkpoint.Lease, error) {
-	q := `SELECT thread_id, owner, token, acquired_at, expires_at, stop_by, expires_at <= clock_timestamp() FROM weft_leases`
+	q := `SELECT thread_id, owner, token, acquired_at, expires_at, stop_by, expires_at <= clock_timestamp(), holder FROM weft_leases`
 	var args []any
 	if len(threadIDs) > 0 {
 		q += ` WHERE thread_id = ANY($1)`
@@ -217,7 +234,11 @@ func (s *Saver) Leases(ctx context.Context, threadIDs ...string) ([]checkpoint.L
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (checkpoint.Lease, error) {
 		var l checkpoint.Lease
-		err := r.Scan(&l.ThreadID, &l.Owner, &l.Token, &l.Since, &l.Expires, &l.StopRequested, &l.Expired)
+		err := r.Scan(&l.ThreadID, &l.Owner, &l.Token, &l.Since, &l.Expires, &l.StopRequested, &l.Expired, &l.Holder)
+		if err == nil && !l.Expired {
+			l.Ended = proc.Ended(l.Holder)
+			l.Expired = l.Ended != ""
+		}
 		return l, err
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/internal/proc"
 )
 
 var _ checkpoint.Leaser = (*Saver)(nil)
@@ -25,10 +26,13 @@ var now = time.Now
 const (
 	// sqlAcquireLease takes thread ?1's lease, or an expired one over (at
 	// time ?4); a live holder's row is left alone and no row changes.
-	sqlAcquireLease = `INSERT INTO leases (thread_id, owner, token, acquired_at, expires_at, stop_by) VALUES (?1, ?2, ?3, ?4, ?5, '')
+	sqlAcquireLease = `INSERT INTO leases (thread_id, owner, token, acquired_at, expires_at, stop_by, holder) VALUES (?1, ?2, ?3, ?4, ?5, '', ?6)
  ON CONFLICT (thread_id) DO UPDATE SET owner = excluded.owner, token = excluded.token,
-  acquired_at = excluded.acquired_at, expires_at = excluded.expires_at, stop_by = ''
+  acquired_at = excluded.acquired_at, expires_at = excluded.expires_at, stop_by = '', holder = excluded.holder
  WHERE leases.expires_at <= ?4`
+	// sqlTakeOverLease takes over lease ?7 of thread ?1, whose holder ended.
+	sqlTakeOverLease = `UPDATE leases SET owner = ?2, token = ?3, acquired_at = ?4, expires_at = ?5, stop_by = '', holder = ?6
+ WHERE thread_id = ?1 AND token = ?7`
 	sqlReleaseLease = `DELETE FROM leases WHERE thread_id = ? AND token = ?`
 )
 
@@ -44,8 +48,8 @@ func ms(t time.Time) int64 { return t.UnixMilli() }
 // leaseRow reads the lease of thread in tx; ok is false when there is none.
 func leaseRow(ctx context.Context, tx *sql.Tx, thread string) (l checkpoint.Lease, ok bool, err error) {
 	var since, expires int64
-	err = tx.QueryRowContext(ctx, `SELECT owner, token, acquired_at, expires_at, stop_by FROM leases WHERE thread_id = ?`, thread).
-		Scan(&l.Owner, &l.Token, &since, &expires, &l.StopRequested)
+	err = tx.QueryRowContext(ctx, `SELECT owner, token, acquired_at, expires_at, stop_by, holder FROM leases WHERE thread_id = ?`, thread).
+		Scan(&l.Owner, &l.Token, &since, &expires, &l.StopRequested, &l.Holder)
 	if errors.Is(err, sql.ErrNoRows) {
 		return checkpoint.Lease{}, false, nil
 	}
@@ -62,10 +66,10 @@ func (s *Saver) AcquireLease(ctx context.Context, threadID, owner string, ttl ti
 		return checkpoint.Lease{}, fmt.Errorf("acquire lease: %w", checkpoint.ErrNoThread)
 	}
 	t := now()
-	out := checkpoint.Lease{ThreadID: threadID, Owner: owner, Token: checkpoint.NewID(),
+	out := checkpoint.Lease{ThreadID: threadID, Owner: owner, Token: checkpoint.NewID(), Holder: proc.Of(ctx),
 		Since: time.UnixMilli(ms(t)), Expires: time.UnixMilli(ms(t.Add(leaseTTL(ttl))))}
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.StmtContext(ctx, s.stmts.acquireLease).ExecContext(ctx, threadID, owner, out.Token, ms(out.Since), ms(out.Expires))
+		res, err := tx.StmtContext(ctx, s.stmts.acquireLease).ExecContext(ctx, threadID, owner, out.Token, ms(out.Since), ms(out.Expires), out.Holder)
 		if err != nil {
 			return err
 		}
@@ -74,6 +78,12 @@ func (s *Saver) AcquireLease(ctx context.Context, threadID, owner string, ttl ti
 		}
 		cur, _, err := leaseRow(ctx, tx, threadID)
 		if err != nil {
+			return err
+		}
+		if proc.Gone(cur.Holder) {
+			// Its holder's process ended on this machine: no need to wait
+			// for the lease to lapse.
+			_, err := tx.ExecContext(ctx, sqlTakeOverLease, threadID, owner, out.Token, ms(out.Since), ms(out.Expires), out.Holder, cur.Token)
 			return err
 		}
 		return &checkpoint.LeaseHeldError{Lease: cur}
@@ -94,7 +104,7 @@ func (s *Saver) HoldLease(ctx context.Context, threadID, owner string, ttl time.
 		return checkpoint.Lease{}, fmt.Errorf("hold lease: %w", checkpoint.ErrNoThread)
 	}
 	t := now()
-	out := checkpoint.Lease{ThreadID: threadID, Owner: owner, Token: checkpoint.NewID(),
+	out := checkpoint.Lease{ThreadID: threadID, Owner: owner, Token: checkpoint.NewID(), Holder: proc.Of(ctx),
 		Since: time.UnixMilli(ms(t)), Expires: time.UnixMilli(ms(t.Add(leaseTTL(ttl))))}
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		out.TookOver = nil // a retried transaction starts again
@@ -106,13 +116,13 @@ func (s *Saver) HoldLease(ctx context.Context, threadID, owner string, ttl time.
 			return &checkpoint.LeaseHeldError{Lease: cur}
 		}
 		if ok {
-			cur.Expired = true
+			cur.Expired, cur.Ended = true, proc.Ended(cur.Holder)
 			out.TookOver = &cur
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO leases (thread_id, owner, token, acquired_at, expires_at, stop_by) VALUES (?1, ?2, ?3, ?4, ?5, '')
+		_, err = tx.ExecContext(ctx, `INSERT INTO leases (thread_id, owner, token, acquired_at, expires_at, stop_by, holder) VALUES (?1, ?2, ?3, ?4, ?5, '', ?6)
  ON CONFLICT (thread_id) DO UPDATE SET owner = excluded.owner, token = excluded.token,
-  acquired_at = excluded.acquired_at, expires_at = excluded.expires_at, stop_by = ''`,
-			threadID, owner, out.Token, ms(out.Since), ms(out.Expires))
+  acquired_at = excluded.acquired_at, expires_at = excluded.expires_at, stop_by = '', holder = excluded.holder`,
+			threadID, owner, out.Token, ms(out.Since), ms(out.Expires), out.Holder)
 		return err
 	})
 	if errors.Is(err, checkpoint.ErrLeaseHeld) {
@@ -125,9 +135,9 @@ func (s *Saver) HoldLease(ctx context.Context, threadID, owner string, ttl time.
 }
 
 // leaseDead reports whether l's holder can no longer be running at t: its
-// lease lapsed.
+// lease lapsed, or its process of this machine ended.
 func leaseDead(l checkpoint.Lease, t time.Time) bool {
-	return !t.Before(l.Expires)
+	return !t.Before(l.Expires) || proc.Gone(l.Holder)
 }
 
 // RenewLease extends l to ttl from now; see checkpoint.Leaser.
@@ -170,8 +180,8 @@ func (s *Saver) ReleaseLease(ctx context.Context, l checkpoint.Lease) error {
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if b := l.TookOver; b != nil {
 			// Put the dead run's lease back: workers still continue it.
-			_, err := tx.ExecContext(ctx, `UPDATE leases SET owner = ?, token = ?, acquired_at = ?, expires_at = ?, stop_by = ?
- WHERE thread_id = ? AND token = ?`, b.Owner, b.Token, ms(b.Since), ms(b.Expires), b.StopRequested, l.ThreadID, l.Token)
+			_, err := tx.ExecContext(ctx, `UPDATE leases SET owner = ?, token = ?, acquired_at = ?, expires_at = ?, stop_by = ?, holder = ?
+ WHERE thread_id = ? AND token = ?`, b.Owner, b.Token, ms(b.Since), ms(b.Expires), b.StopRequested, b.Holder, l.ThreadID, l.Token)
 			return err
 		}
 		_, err := tx.StmtContext(ctx, s.stmts.releaseLease).ExecContext(ctx, l.ThreadID, l.Token)
@@ -215,7 +225,7 @@ func (s *Saver) StopLease(ctx context.Context, threadID, by string) (checkpoint.
 // Leases returns the leases of threadIDs, or of every thread; see
 // checkpoint.Leaser.
 func (s *Saver) Leases(ctx context.Context, threadIDs ...string) ([]checkpoint.Lease, error) {
-	q := `SELECT thread_id, owner, token, acquired_at, expires_at, stop_by FROM leases`
+	q := `SELECT thread_id, owner, token, acquired_at, expires_at, stop_by, holder FROM leases`
 	args := make([]any, len(threadIDs))
 	if len(threadIDs) > 0 {
 		q += ` WHERE thread_id IN (?` + strings.Repeat(`, ?`, len(threadIDs)-1) + `)`
@@ -235,11 +245,15 @@ func (s *Saver) Leases(ctx context.Context, threadIDs ...string) ([]checkpoint.L
 		for rows.Next() {
 			var l checkpoint.Lease
 			var since, expires int64
-			if err := rows.Scan(&l.ThreadID, &l.Owner, &l.Token, &since, &expires, &l.StopRequested); err != nil {
+			if err := rows.Scan(&l.ThreadID, &l.Owner, &l.Token, &since, &expires, &l.StopRequested, &l.Holder); err != nil {
 				return err
 			}
 			l.Since, l.Expires = time.UnixMilli(since), time.UnixMilli(expires)
 			l.Expired = !t.Before(l.Expires)
+			if !l.Expired {
+				l.Ended = proc.Ended(l.Holder)
+				l.Expired = l.Ended != ""
+			}
 			out = append(out, l)
 		}
 		return rows.Err()

@@ -328,6 +328,9 @@ type LeaseJSON struct {
 	Since   time.Time `json:"since"`
 	Expires time.Time `json:"expires"`
 	Expired bool      `json:"expired,omitempty"` // its run died: the thread may be continued
+	// Ended says how the run is known to have died before its lease
+	// lapsed: "the run by pid N on this host ended without finishing".
+	Ended string `json:"ended,omitempty"`
 }
 
 func cmdThreads(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, args []string, w io.Writer) error {
@@ -367,7 +370,7 @@ func cmdThreads(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph,
 			Source: string(ti.LatestMeta.Source), UpdatedAt: ti.UpdatedAt}
 		lease := leases[ti.ThreadID]
 		if lease != nil {
-			tj.Lease = &LeaseJSON{Owner: lease.Owner, Since: lease.Since, Expires: lease.Expires, Expired: lease.Expired}
+			tj.Lease = &LeaseJSON{Owner: lease.Owner, Since: lease.Since, Expires: lease.Expires, Expired: lease.Expired, Ended: lease.Ended}
 		}
 		if gr := byName[g]; gr != nil {
 			snap, err := gr.GetState(ctx, engine.WithThread(ti.ThreadID))

@@ -1,13 +1,16 @@
 package cli_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -377,5 +380,59 @@ func TestPruneSkipsRunningThreads(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A run killed on this machine is dead at once: threads shows its thread as
+// ended, not running, and a worker continues it without waiting for its
+// lease (an hour) to lapse.
+func TestKilledHolderIsDeadAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "weft.db")
+	_, g := bankStore(t, db)
+	t.Setenv(ledgerFileVar, filepath.Join(dir, "ledger"))
+	mustRun(t, g, engine.Values{"amount": 2}, engine.WithThread("killed"), engine.BreakBefore("approve"))
+	cmd := exec.Command(os.Args[0], db)
+	cmd.Env = append(os.Environ(), holdVar+"=killed")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(stdout).ReadString('\n')
+	if line != "held\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the holder said %q", line)
+	}
+	pid := cmd.Process.Pid
+	// While it lives, the thread is running.
+	status := func() cli.ThreadJSON {
+		t.Helper()
+		out, errs, code := runCLI(t, []*engine.Graph{bankGraph(t)}, "threads", "-db", db)
+		var threads []cli.ThreadJSON
+		if code != 0 || json.Unmarshal([]byte(out), &threads) != nil || len(threads) != 1 {
+			t.Fatalf("threads: %d %s %s", code, out, errs)
+		}
+		return threads[0]
+	}
+	if th := status(); th.Status != string(engine.StatusRunning) || th.Lease == nil || th.Lease.Expired {
+		t.Errorf("while its holder lives: %+v", th)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	want := fmt.Sprintf("the run by pid %d on this host ended without finishing", pid)
+	if th := status(); th.Status != string(engine.StatusPaused) || th.Lease == nil || !th.Lease.Expired || th.Lease.Ended != want {
+		t.Errorf("once its holder is killed: %+v, lease %+v; want paused, the lease expired and %q", th, th.Lease, want)
+	}
+	out, errs, code := runCLI(t, []*engine.Graph{bankGraph(t)}, "worker", "-db", db)
+	var done []cli.ResultJSON
+	if code != 0 || json.Unmarshal([]byte(out), &done) != nil {
+		t.Fatalf("worker: %d %s %s", code, out, errs)
+	}
+	if len(done) != 1 || done[0].ThreadID != "killed" || len(done[0].Interrupts) != 1 {
+		t.Errorf("the worker ran %s; want the killed run's thread continued to its question", out)
 	}
 }
