@@ -16,7 +16,9 @@ import (
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/sqlite"
+	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/internal/testenv"
 	"github.com/weftstudio/weft/ui/cli"
 )
 
@@ -434,5 +436,62 @@ func TestKilledHolderIsDeadAtOnce(t *testing.T) {
 	}
 	if len(done) != 1 || done[0].ThreadID != "killed" || len(done[0].Interrupts) != 1 {
 		t.Errorf("the worker ran %s; want the killed run's thread continued to its question", out)
+	}
+}
+
+// The same on PostgreSQL, with named threads (the store is shared with
+// other tests): both prune commands keep dead runs for the worker, and skip
+// and name a thread a run holds.
+func TestPruneLeasesPostgres(t *testing.T) {
+	dsn := os.Getenv("WEFT_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		if testenv.ServicesRequired() {
+			t.Fatal("WEFT_TEST_POSTGRES_DSN is not set, and the PostgreSQL tests must run here (CI or scripts/dev.sh test)")
+		}
+		t.Skip(`no PostgreSQL: run eval "$(bash scripts/pg-test-server.sh start)" first`)
+	}
+	t.Setenv(ledgerFileVar, filepath.Join(t.TempDir(), "ledger"))
+	s, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	l := s.(checkpoint.Leaser)
+	g := bankGraph(t).WithSaver(s)
+	for _, cmd := range [][]string{{"storage", "prune", "-keep", "1"}, {"prune", "-keep", "1"}} {
+		prefix := fmt.Sprintf("cli-prune-%s-%d-", cmd[0], time.Now().UnixNano())
+		dead, held, free := prefix+"dead", prefix+"held", prefix+"free"
+		mustRun(t, g, engine.Values{"amount": 1}, engine.WithThread(dead), engine.BreakBefore("approve"))
+		for _, th := range []string{held, free} {
+			mustRun(t, g, engine.Values{"amount": 2}, engine.WithThread(th))
+			mustRun(t, g, engine.Command{Resume: "approve"}, engine.WithThread(th))
+		}
+		if _, err := l.AcquireLease(ctx, dead, "gone pid 1 (weft worker)", time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		holder, err := l.AcquireLease(ctx, held, "desk pid 9 (weft worker)", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond) // the dead run's lease lapses
+		before := countCheckpoints(t, s, held)
+		_, errs, code := runCLI(t, []*engine.Graph{bankGraph(t)}, append(cmd, "-store", dsn, dead, held, free)...)
+		if code != 1 || !strings.Contains(errs, held) || !strings.Contains(errs, "desk pid 9 (weft worker)") {
+			t.Errorf("%s with %s held: exit %d, stderr %q; want 1, naming it and its holder", cmd, held, code, errs)
+		}
+		if got := countCheckpoints(t, s, free); got != 1 {
+			t.Errorf("%s: %s has %d checkpoints, want 1", cmd, free, got)
+		}
+		if got := countCheckpoints(t, s, held); got != before {
+			t.Errorf("%s: the held thread has %d checkpoints, want %d", cmd, got, before)
+		}
+		if ls, err := l.Leases(ctx, dead); err != nil || len(ls) != 1 || !ls[0].Expired || ls[0].Owner != "gone pid 1 (weft worker)" {
+			t.Errorf("%s: the dead run's lease after the prune: %+v %v", cmd, ls, err)
+		}
+		l.ReleaseLease(ctx, holder)
+		out, errs, code := runCLI(t, []*engine.Graph{bankGraph(t)}, "worker", "-store", dsn)
+		if code != 0 || !strings.Contains(out, dead) {
+			t.Errorf("%s: the worker did not continue the dead run %s: %d %s %s", cmd, dead, code, out, errs)
+		}
 	}
 }
