@@ -30,9 +30,9 @@ type Lease struct {
 	// StopRequested names who asked the holder to stop its run (StopLease);
 	// "" when nobody did.
 	StopRequested string
-	// Expired is set by Leases on a lease that had lapsed when it was read:
-	// its holder died or stalled without releasing it. The thread may be
-	// taken over.
+	// Expired is set by Leases on a lease that had lapsed when it was read,
+	// or whose holder is known to have ended (Ended): its holder died or
+	// stalled without releasing it. The thread may be taken over.
 	Expired bool
 	// Holder identifies the holding process for the savers (host, boot,
 	// pid namespace, pid and start time), so that a holder on the same

@@ -1,6 +1,7 @@
 package checkpointtest
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,6 +22,7 @@ func holderCases() []testCase {
 		{name: "live_holder_waited_out", run: holderLive},
 		{name: "remote_holder_waited_out", run: holderRemote},
 		{name: "hold_over_ended_holder_keeps_it", run: holderHold},
+		{name: "ended_holder_has_no_run_to_stop", run: holderStop},
 	}
 	for i := range cs {
 		cs[i].needs = func(s checkpoint.Saver) bool { return leaser(s) && sharedStore(s) }
@@ -130,4 +132,15 @@ func holderHold(t *testing.T, s checkpoint.Saver) {
 		t.Fatal(err)
 	}
 	expectEnded(t, l, th, lease, pid)
+}
+
+func holderStop(t *testing.T, s checkpoint.Saver) {
+	l := s.(checkpoint.Leaser)
+	th := newThread("holder")
+	id, pid, kill := child(t)
+	heldBy(t, l, th, id, pid)
+	kill()
+	if _, err := l.StopLease(t.Context(), th, "ops"); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Fatalf("StopLease of a run whose process ended: %v, want ErrNotFound (no run to stop)", err)
+	}
 }

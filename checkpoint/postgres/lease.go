@@ -208,10 +208,12 @@ func (s *Saver) StopLease(ctx context.Context, threadID, by string) (checkpoint.
 	out := checkpoint.Lease{ThreadID: threadID}
 	err := s.pool.QueryRow(ctx, `UPDATE weft_leases SET stop_by = $2
 		WHERE thread_id = $1 AND expires_at > clock_timestamp()
-		RETURNING owner, token, acquired_at, expires_at, stop_by`, threadID, by).
-		Scan(&out.Owner, &out.Token, &out.Since, &out.Expires, &out.StopRequested)
+		RETURNING owner, token, acquired_at, expires_at, stop_by, holder`, threadID, by).
+		Scan(&out.Owner, &out.Token, &out.Since, &out.Expires, &out.StopRequested, &out.Holder)
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
+	case errors.Is(err, pgx.ErrNoRows), err == nil && proc.Gone(out.Holder):
+		// (A holder that ended keeps the request: harmless, a takeover
+		// clears it.)
 		return checkpoint.Lease{}, fmt.Errorf("thread %q has no run to stop: %w", threadID, checkpoint.ErrNotFound)
 	case err != nil:
 		return checkpoint.Lease{}, fmt.Errorf("stop the run of thread %q: %w", threadID, connErr(err))

@@ -205,7 +205,7 @@ func (s *Saver) StopLease(ctx context.Context, threadID, by string) (checkpoint.
 		if err != nil {
 			return err
 		}
-		if !ok || !now().Before(cur.Expires) {
+		if !ok || leaseDead(cur, now()) {
 			return fmt.Errorf("thread %q has no run to stop: %w", threadID, checkpoint.ErrNotFound)
 		}
 		cur.StopRequested = by
