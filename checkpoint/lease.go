@@ -75,8 +75,11 @@ type Leaser interface {
 	// HoldLease claims threadID like AcquireLease, for work on the thread
 	// that is not a run (a prune, a delete): runs are kept off it the same
 	// way, but a lapsed lease it takes over (a run died there, and a worker
-	// should continue it) is kept in the returned lease's TookOver, and
-	// ReleaseLease puts it back instead of deleting it.
+	// should continue it) is kept, in the store and in the returned
+	// lease's TookOver, and ReleaseLease puts it back instead of deleting
+	// it. A hold whose holder is killed lapses like a run's lease; Leases
+	// then shows the dead run it took over, or nothing (a hold is no run).
+	// A saver whose leases live in one process keeps it in TookOver only.
 	HoldLease(ctx context.Context, threadID, owner string, ttl time.Duration) (Lease, error)
 	// ReleaseLease ends l (its ThreadID and Token): the thread is free
 	// again, or, when l.TookOver is set, holds that lapsed lease again.

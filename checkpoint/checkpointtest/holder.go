@@ -23,6 +23,7 @@ func holderCases() []testCase {
 		{name: "remote_holder_waited_out", run: holderRemote},
 		{name: "hold_over_ended_holder_keeps_it", run: holderHold},
 		{name: "ended_holder_has_no_run_to_stop", run: holderStop},
+		{name: "killed_hold_leaves_the_dead_run_only", run: holderKilledHold},
 	}
 	for i := range cs {
 		cs[i].needs = func(s checkpoint.Saver) bool { return leaser(s) && sharedStore(s) }
@@ -143,4 +144,32 @@ func holderStop(t *testing.T, s checkpoint.Saver) {
 	if _, err := l.StopLease(t.Context(), th, "ops"); !errors.Is(err, checkpoint.ErrNotFound) {
 		t.Fatalf("StopLease of a run whose process ended: %v, want ErrNotFound (no run to stop)", err)
 	}
+}
+
+// A hold whose holder was killed (it lapses unreleased) was no run: it
+// leaves the dead run it took over, or nothing.
+func holderKilledHold(t *testing.T, s checkpoint.Saver) {
+	l := s.(checkpoint.Leaser)
+	died, free := newThread("holder"), newThread("holder")
+	dead := lapsed(t, l, died, "desk pid 1 (weft worker)")
+	for _, th := range []string{died, free} {
+		if _, err := l.HoldLease(t.Context(), th, "pruner", shortTTL); err != nil {
+			t.Fatalf("HoldLease(%s): %v", th, err)
+		}
+	}
+	time.Sleep(2 * shortTTL) // the holds lapse, as a killed prune's do
+	expectDeadRun(t, l, died, dead)
+	if got := leasesOf(t, l, free); len(got) != 0 {
+		t.Fatalf("a killed hold of a free thread left %+v, want nothing", got)
+	}
+	// The next hold still finds the dead run, and puts it back.
+	hold, err := l.HoldLease(t.Context(), died, "pruner", time.Minute)
+	if err != nil || hold.TookOver == nil || hold.TookOver.Token != dead.Token {
+		t.Fatalf("HoldLease after a killed hold = %+v, %v; want it to take over %+v", hold, err, dead)
+	}
+	if err := l.ReleaseLease(t.Context(), hold); err != nil {
+		t.Fatal(err)
+	}
+	expectDeadRun(t, l, died, dead)
+	mustAcquire(t, l, free, "run", time.Minute)
 }

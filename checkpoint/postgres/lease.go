@@ -40,7 +40,7 @@ func (s *Saver) AcquireLease(ctx context.Context, threadID, owner string, ttl ti
 		err := s.pool.QueryRow(ctx, `INSERT INTO weft_leases AS l (thread_id, owner, token, acquired_at, expires_at, stop_by, holder)
 			VALUES ($1, $2, $3, clock_timestamp(), clock_timestamp() + make_interval(secs => $4), '', $5)
 			ON CONFLICT (thread_id) DO UPDATE SET owner = EXCLUDED.owner, token = EXCLUDED.token,
-				acquired_at = EXCLUDED.acquired_at, expires_at = EXCLUDED.expires_at, stop_by = '', holder = EXCLUDED.holder
+				acquired_at = EXCLUDED.acquired_at, expires_at = EXCLUDED.expires_at, stop_by = '', holder = EXCLUDED.holder, hold = false, dead = ''
 			WHERE l.expires_at <= clock_timestamp()
 			RETURNING acquired_at, expires_at`, threadID, owner, l.Token, leaseSeconds(ttl), l.Holder).Scan(&l.Since, &l.Expires)
 		if err == nil {
@@ -57,7 +57,7 @@ func (s *Saver) AcquireLease(ctx context.Context, threadID, owner string, ttl ti
 			// Its holder's process ended on this machine: take it over
 			// now, unless someone else took it meanwhile.
 			err := s.pool.QueryRow(ctx, `UPDATE weft_leases SET owner = $2, token = $3, acquired_at = clock_timestamp(),
-					expires_at = clock_timestamp() + make_interval(secs => $4), stop_by = '', holder = $5
+					expires_at = clock_timestamp() + make_interval(secs => $4), stop_by = '', holder = $5, hold = false, dead = ''
 				WHERE thread_id = $1 AND token = $6
 				RETURNING acquired_at, expires_at`, threadID, owner, l.Token, leaseSeconds(ttl), l.Holder, cur.Token).Scan(&l.Since, &l.Expires)
 			if err == nil {
@@ -88,15 +88,17 @@ func (s *Saver) HoldLease(ctx context.Context, threadID, owner string, ttl time.
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// The row lock keeps the lapsed lease as read until it is replaced.
 		cur := checkpoint.Lease{ThreadID: threadID}
-		err := tx.QueryRow(ctx, `SELECT owner, token, acquired_at, expires_at, stop_by, expires_at <= clock_timestamp(), holder
+		var hold bool
+		var dead string
+		err := tx.QueryRow(ctx, `SELECT owner, token, acquired_at, expires_at, stop_by, expires_at <= clock_timestamp(), holder, hold, dead
 			FROM weft_leases WHERE thread_id = $1 FOR UPDATE`, threadID).
-			Scan(&cur.Owner, &cur.Token, &cur.Since, &cur.Expires, &cur.StopRequested, &cur.Expired, &cur.Holder)
+			Scan(&cur.Owner, &cur.Token, &cur.Since, &cur.Expires, &cur.StopRequested, &cur.Expired, &cur.Holder, &hold, &dead)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			// Nobody holds it; another holder may insert first (the
 			// insert then returns nothing).
-			err = tx.QueryRow(ctx, `INSERT INTO weft_leases (thread_id, owner, token, acquired_at, expires_at, stop_by, holder)
-				VALUES ($1, $2, $3, clock_timestamp(), clock_timestamp() + make_interval(secs => $4), '', $5)
+			err = tx.QueryRow(ctx, `INSERT INTO weft_leases (thread_id, owner, token, acquired_at, expires_at, stop_by, holder, hold, dead)
+				VALUES ($1, $2, $3, clock_timestamp(), clock_timestamp() + make_interval(secs => $4), '', $5, true, '')
 				ON CONFLICT (thread_id) DO NOTHING
 				RETURNING acquired_at, expires_at`, threadID, owner, l.Token, leaseSeconds(ttl), l.Holder).Scan(&l.Since, &l.Expires)
 			if errors.Is(err, pgx.ErrNoRows) {
@@ -108,11 +110,17 @@ func (s *Saver) HoldLease(ctx context.Context, threadID, owner string, ttl time.
 		case !cur.Expired && !proc.Gone(cur.Holder):
 			return &checkpoint.LeaseHeldError{Lease: cur}
 		}
-		cur.Expired, cur.Ended = true, proc.Ended(cur.Holder)
-		l.TookOver = &cur
+		if hold { // a hold that lapsed (its holder was killed): keep the run it took over
+			if l.TookOver, err = proc.DecodeDead(threadID, dead); err != nil {
+				return err
+			}
+		} else {
+			cur.Expired, cur.Ended = true, proc.Ended(cur.Holder)
+			l.TookOver = &cur
+		}
 		return tx.QueryRow(ctx, `UPDATE weft_leases SET owner = $2, token = $3, acquired_at = clock_timestamp(),
-				expires_at = clock_timestamp() + make_interval(secs => $4), stop_by = '', holder = $5
-			WHERE thread_id = $1 RETURNING acquired_at, expires_at`, threadID, owner, l.Token, leaseSeconds(ttl), l.Holder).Scan(&l.Since, &l.Expires)
+				expires_at = clock_timestamp() + make_interval(secs => $4), stop_by = '', holder = $5, hold = true, dead = $6
+			WHERE thread_id = $1 RETURNING acquired_at, expires_at`, threadID, owner, l.Token, leaseSeconds(ttl), l.Holder, proc.EncodeDead(l.TookOver)).Scan(&l.Since, &l.Expires)
 	})
 	switch {
 	case errors.Is(err, checkpoint.ErrLeaseHeld):
@@ -186,7 +194,7 @@ func (s *Saver) ReleaseLease(ctx context.Context, l checkpoint.Lease) error {
 	q, args := `DELETE FROM weft_leases WHERE thread_id = $1 AND token = $2`, []any{l.ThreadID, l.Token}
 	if b := l.TookOver; b != nil {
 		// Put the dead run's lease back: workers still continue it.
-		q = `UPDATE weft_leases SET owner = $3, token = $4, acquired_at = $5, expires_at = $6, stop_by = $7, holder = $8
+		q = `UPDATE weft_leases SET owner = $3, token = $4, acquired_at = $5, expires_at = $6, stop_by = $7, holder = $8, hold = false, dead = ''
 			WHERE thread_id = $1 AND token = $2`
 		args = append(args, b.Owner, b.Token, b.Since, b.Expires, b.StopRequested, b.Holder)
 	}
@@ -224,7 +232,7 @@ func (s *Saver) StopLease(ctx context.Context, threadID, by string) (checkpoint.
 // Leases returns the leases of threadIDs, or of every thread; see
 // checkpoint.Leaser.
 func (s *Saver) Leases(ctx context.Context, threadIDs ...string) ([]checkpoint.Lease, error) {
-	q := `SELECT thread_id, owner, token, acquired_at, expires_at, stop_by, expires_at <= clock_timestamp(), holder FROM weft_leases`
+	q := `SELECT thread_id, owner, token, acquired_at, expires_at, stop_by, expires_at <= clock_timestamp(), holder, hold, dead FROM weft_leases`
 	var args []any
 	if len(threadIDs) > 0 {
 		q += ` WHERE thread_id = ANY($1)`
@@ -234,17 +242,37 @@ func (s *Saver) Leases(ctx context.Context, threadIDs ...string) ([]checkpoint.L
 	if err != nil {
 		return nil, fmt.Errorf("read the leases: %w", connErr(err))
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (checkpoint.Lease, error) {
+	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (checkpoint.Lease, error) {
 		var l checkpoint.Lease
-		err := r.Scan(&l.ThreadID, &l.Owner, &l.Token, &l.Since, &l.Expires, &l.StopRequested, &l.Expired, &l.Holder)
-		if err == nil && !l.Expired {
+		var hold bool
+		var dead string
+		err := r.Scan(&l.ThreadID, &l.Owner, &l.Token, &l.Since, &l.Expires, &l.StopRequested, &l.Expired, &l.Holder, &hold, &dead)
+		if err != nil {
+			return l, err
+		}
+		if !l.Expired {
 			l.Ended = proc.Ended(l.Holder)
 			l.Expired = l.Ended != ""
 		}
-		return l, err
+		if hold && l.Expired {
+			// A hold whose holder was killed was no run: what it stands
+			// for is the dead run it took over, if any (ThreadID "": none).
+			d, err := proc.DecodeDead(l.ThreadID, dead)
+			if err != nil || d == nil {
+				return checkpoint.Lease{}, err
+			}
+			l = *d
+		}
+		return l, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read the leases: %w", connErr(err))
+	}
+	out := all[:0]
+	for _, l := range all {
+		if l.ThreadID != "" {
+			out = append(out, l)
+		}
 	}
 	return out, nil
 }

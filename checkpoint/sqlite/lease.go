@@ -28,10 +28,10 @@ const (
 	// time ?4); a live holder's row is left alone and no row changes.
 	sqlAcquireLease = `INSERT INTO leases (thread_id, owner, token, acquired_at, expires_at, stop_by, holder) VALUES (?1, ?2, ?3, ?4, ?5, '', ?6)
  ON CONFLICT (thread_id) DO UPDATE SET owner = excluded.owner, token = excluded.token,
-  acquired_at = excluded.acquired_at, expires_at = excluded.expires_at, stop_by = '', holder = excluded.holder
+  acquired_at = excluded.acquired_at, expires_at = excluded.expires_at, stop_by = '', holder = excluded.holder, hold = 0, dead = ''
  WHERE leases.expires_at <= ?4`
 	// sqlTakeOverLease takes over lease ?7 of thread ?1, whose holder ended.
-	sqlTakeOverLease = `UPDATE leases SET owner = ?2, token = ?3, acquired_at = ?4, expires_at = ?5, stop_by = '', holder = ?6
+	sqlTakeOverLease = `UPDATE leases SET owner = ?2, token = ?3, acquired_at = ?4, expires_at = ?5, stop_by = '', holder = ?6, hold = 0, dead = ''
  WHERE thread_id = ?1 AND token = ?7`
 	sqlReleaseLease = `DELETE FROM leases WHERE thread_id = ? AND token = ?`
 )
@@ -116,13 +116,24 @@ func (s *Saver) HoldLease(ctx context.Context, threadID, owner string, ttl time.
 			return &checkpoint.LeaseHeldError{Lease: cur}
 		}
 		if ok {
-			cur.Expired, cur.Ended = true, proc.Ended(cur.Holder)
-			out.TookOver = &cur
+			var hold bool
+			var dead string
+			if err := tx.QueryRowContext(ctx, `SELECT hold, dead FROM leases WHERE thread_id = ?`, threadID).Scan(&hold, &dead); err != nil {
+				return err
+			}
+			if hold { // a hold that lapsed (its holder was killed): keep the run it took over
+				if out.TookOver, err = proc.DecodeDead(threadID, dead); err != nil {
+					return err
+				}
+			} else {
+				cur.Expired, cur.Ended = true, proc.Ended(cur.Holder)
+				out.TookOver = &cur
+			}
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO leases (thread_id, owner, token, acquired_at, expires_at, stop_by, holder) VALUES (?1, ?2, ?3, ?4, ?5, '', ?6)
+		_, err = tx.ExecContext(ctx, `INSERT INTO leases (thread_id, owner, token, acquired_at, expires_at, stop_by, holder, hold, dead) VALUES (?1, ?2, ?3, ?4, ?5, '', ?6, 1, ?7)
  ON CONFLICT (thread_id) DO UPDATE SET owner = excluded.owner, token = excluded.token,
-  acquired_at = excluded.acquired_at, expires_at = excluded.expires_at, stop_by = '', holder = excluded.holder`,
-			threadID, owner, out.Token, ms(out.Since), ms(out.Expires), out.Holder)
+  acquired_at = excluded.acquired_at, expires_at = excluded.expires_at, stop_by = '', holder = excluded.holder, hold = 1, dead = excluded.dead`,
+			threadID, owner, out.Token, ms(out.Since), ms(out.Expires), out.Holder, proc.EncodeDead(out.TookOver))
 		return err
 	})
 	if errors.Is(err, checkpoint.ErrLeaseHeld) {
@@ -180,7 +191,7 @@ func (s *Saver) ReleaseLease(ctx context.Context, l checkpoint.Lease) error {
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if b := l.TookOver; b != nil {
 			// Put the dead run's lease back: workers still continue it.
-			_, err := tx.ExecContext(ctx, `UPDATE leases SET owner = ?, token = ?, acquired_at = ?, expires_at = ?, stop_by = ?, holder = ?
+			_, err := tx.ExecContext(ctx, `UPDATE leases SET owner = ?, token = ?, acquired_at = ?, expires_at = ?, stop_by = ?, holder = ?, hold = 0, dead = ''
  WHERE thread_id = ? AND token = ?`, b.Owner, b.Token, ms(b.Since), ms(b.Expires), b.StopRequested, b.Holder, l.ThreadID, l.Token)
 			return err
 		}
@@ -225,7 +236,7 @@ func (s *Saver) StopLease(ctx context.Context, threadID, by string) (checkpoint.
 // Leases returns the leases of threadIDs, or of every thread; see
 // checkpoint.Leaser.
 func (s *Saver) Leases(ctx context.Context, threadIDs ...string) ([]checkpoint.Lease, error) {
-	q := `SELECT thread_id, owner, token, acquired_at, expires_at, stop_by, holder FROM leases`
+	q := `SELECT thread_id, owner, token, acquired_at, expires_at, stop_by, holder, hold, dead FROM leases`
 	args := make([]any, len(threadIDs))
 	if len(threadIDs) > 0 {
 		q += ` WHERE thread_id IN (?` + strings.Repeat(`, ?`, len(threadIDs)-1) + `)`
@@ -245,7 +256,9 @@ func (s *Saver) Leases(ctx context.Context, threadIDs ...string) ([]checkpoint.L
 		for rows.Next() {
 			var l checkpoint.Lease
 			var since, expires int64
-			if err := rows.Scan(&l.ThreadID, &l.Owner, &l.Token, &since, &expires, &l.StopRequested, &l.Holder); err != nil {
+			var hold bool
+			var dead string
+			if err := rows.Scan(&l.ThreadID, &l.Owner, &l.Token, &since, &expires, &l.StopRequested, &l.Holder, &hold, &dead); err != nil {
 				return err
 			}
 			l.Since, l.Expires = time.UnixMilli(since), time.UnixMilli(expires)
@@ -253,6 +266,18 @@ func (s *Saver) Leases(ctx context.Context, threadIDs ...string) ([]checkpoint.L
 			if !l.Expired {
 				l.Ended = proc.Ended(l.Holder)
 				l.Expired = l.Ended != ""
+			}
+			if hold && l.Expired {
+				// A hold whose holder was killed was no run: what it
+				// stands for is the dead run it took over, if any.
+				d, err := proc.DecodeDead(l.ThreadID, dead)
+				if err != nil {
+					return err
+				}
+				if d == nil {
+					continue
+				}
+				l = *d
 			}
 			out = append(out, l)
 		}
