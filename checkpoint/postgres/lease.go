@@ -242,6 +242,7 @@ func (s *Saver) Leases(ctx context.Context, threadIDs ...string) ([]checkpoint.L
 	if err != nil {
 		return nil, fmt.Errorf("read the leases: %w", connErr(err))
 	}
+	ended := proc.EndedMemo()
 	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (checkpoint.Lease, error) {
 		var l checkpoint.Lease
 		var hold bool
@@ -251,7 +252,7 @@ func (s *Saver) Leases(ctx context.Context, threadIDs ...string) ([]checkpoint.L
 			return l, err
 		}
 		if !l.Expired {
-			l.Ended = proc.Ended(l.Holder)
+			l.Ended = ended(l.Holder)
 			l.Expired = l.Ended != ""
 		}
 		if hold && l.Expired {

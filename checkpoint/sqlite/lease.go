@@ -252,7 +252,7 @@ func (s *Saver) Leases(ctx context.Context, threadIDs ...string) ([]checkpoint.L
 			return err
 		}
 		defer rows.Close()
-		t := now()
+		t, ended := now(), proc.EndedMemo()
 		for rows.Next() {
 			var l checkpoint.Lease
 			var since, expires int64
@@ -264,7 +264,7 @@ func (s *Saver) Leases(ctx context.Context, threadIDs ...string) ([]checkpoint.L
 			l.Since, l.Expires = time.UnixMilli(since), time.UnixMilli(expires)
 			l.Expired = !t.Before(l.Expires)
 			if !l.Expired {
-				l.Ended = proc.Ended(l.Holder)
+				l.Ended = ended(l.Holder)
 				l.Expired = l.Ended != ""
 			}
 			if hold && l.Expired {

@@ -57,6 +57,9 @@ func Identity(pid int, start string) string {
 // time. A holder elsewhere, or one that cannot be told, is not gone: its
 // lease is waited out.
 func Gone(id string) bool {
+	if id == Self() {
+		return false // this process, asking
+	}
 	pid, ok := Local(id)
 	if !ok {
 		return false
@@ -148,4 +151,18 @@ func Ended(id string) string {
 	}
 	pid, _ := Local(id)
 	return fmt.Sprintf("the run by pid %d on this host ended without finishing", pid)
+}
+
+// EndedMemo returns Ended remembering its answers, for reading many leases
+// at once: the holders of many are often one process.
+func EndedMemo() func(id string) string {
+	m := map[string]string{}
+	return func(id string) string {
+		if e, ok := m[id]; ok {
+			return e
+		}
+		e := Ended(id)
+		m[id] = e
+		return e
+	}
 }
