@@ -11,7 +11,9 @@ import (
 // at a time advances a thread, whichever process it is in. A run acquires
 // the lease before it loads the thread, renews it while it lives and
 // releases it when it ends. A holder that dies stops renewing: its lease
-// lapses at Expires, and only then may another run take the thread over.
+// lapses at Expires, and only then may another run take the thread over,
+// unless the holder ran on the same machine and its process is gone: then
+// at once.
 type Lease struct {
 	ThreadID string
 	// Owner says who holds the lease, for people: host, process id and
@@ -28,10 +30,24 @@ type Lease struct {
 	// StopRequested names who asked the holder to stop its run (StopLease);
 	// "" when nobody did.
 	StopRequested string
-	// Expired is set by Leases on a lease that had lapsed when it was read:
-	// its holder died or stalled without releasing it. The thread may be
-	// taken over.
+	// Expired is set by Leases on a lease that had lapsed when it was read,
+	// or whose holder is known to have ended (Ended): its holder died or
+	// stalled without releasing it. The thread may be taken over.
 	Expired bool
+	// Holder identifies the holding process for the savers (host, boot,
+	// pid namespace, pid and start time), so that a holder on the same
+	// machine whose process ended is recognised at once instead of being
+	// waited out; opaque, "" when unknown.
+	Holder string
+	// Ended is set by Leases, with Expired, on a lease whose holder is
+	// known to have ended before its lease lapsed, saying so: "the run by
+	// pid 4242 on this host ended without finishing". "" otherwise.
+	Ended string
+	// TookOver is, on a lease HoldLease returned, the lapsed lease of a
+	// run that died holding the thread, which the hold took over:
+	// ReleaseLease puts it back, so that workers still see that a run died
+	// there. nil when the thread was free, and on every other lease.
+	TookOver *Lease
 }
 
 // DefaultLeaseTTL is how long a lease lasts without renewal when
@@ -47,7 +63,8 @@ type Leaser interface {
 	// AcquireLease claims threadID for owner for ttl (DefaultLeaseTTL when
 	// ttl <= 0). When another live lease holds the thread it returns a
 	// *LeaseHeldError (wrapping ErrLeaseHeld) and changes nothing; an
-	// expired lease is taken over.
+	// expired lease, or one whose holder was a process of this machine
+	// that has ended, is taken over.
 	AcquireLease(ctx context.Context, threadID, owner string, ttl time.Duration) (Lease, error)
 	// RenewLease extends l (its ThreadID and Token) to ttl from now
 	// (DefaultLeaseTTL when ttl <= 0) and returns it as stored, with
@@ -55,8 +72,18 @@ type Leaser interface {
 	// lapsed but was not taken over is renewed. One released or taken over
 	// since returns a *LeaseLostError.
 	RenewLease(ctx context.Context, l Lease, ttl time.Duration) (Lease, error)
-	// ReleaseLease ends l (its ThreadID and Token). Releasing a lease that
-	// is gone or was taken over is not an error.
+	// HoldLease claims threadID like AcquireLease, for work on the thread
+	// that is not a run (a prune, a delete): runs are kept off it the same
+	// way, but a lapsed lease it takes over (a run died there, and a worker
+	// should continue it) is kept, in the store and in the returned
+	// lease's TookOver, and ReleaseLease puts it back instead of deleting
+	// it. A hold whose holder is killed lapses like a run's lease; Leases
+	// then shows the dead run it took over, or nothing (a hold is no run).
+	// A saver whose leases live in one process keeps it in TookOver only.
+	HoldLease(ctx context.Context, threadID, owner string, ttl time.Duration) (Lease, error)
+	// ReleaseLease ends l (its ThreadID and Token): the thread is free
+	// again, or, when l.TookOver is set, holds that lapsed lease again.
+	// Releasing a lease that is gone or was taken over is not an error.
 	ReleaseLease(ctx context.Context, l Lease) error
 	// StopLease asks the holder of threadID's live lease to stop its run,
 	// recording by as who asked, and returns the lease. The holder sees it
@@ -67,6 +94,22 @@ type Leaser interface {
 	// none is given), live and expired (see Lease.Expired), by thread id.
 	// A thread nobody holds has none.
 	Leases(ctx context.Context, threadIDs ...string) ([]Lease, error)
+}
+
+// HoldForPrune returns a PrunePolicy.Hold that holds each thread with l's
+// HoldLease as owner for the prune: a thread a live run holds is skipped
+// (PruneResult.Skipped names its holder), and a lapsed lease of a run that
+// died is put back afterwards, so that a worker still continues that run.
+// Every command that prunes a shared store uses it, so that all honour
+// leases alike.
+func HoldForPrune(l Leaser, owner string) func(ctx context.Context, threadID string) (func(), error) {
+	return func(ctx context.Context, thread string) (func(), error) {
+		lease, err := l.HoldLease(ctx, thread, owner, 0)
+		if err != nil {
+			return nil, err
+		}
+		return func() { _ = l.ReleaseLease(context.WithoutCancel(ctx), lease) }, nil
+	}
 }
 
 // Lease errors. Compare with errors.Is.

@@ -238,10 +238,12 @@ type PrunePolicy struct {
 	Progress func(done, total int)
 	// Hold, when not nil, is called before each thread is pruned and must
 	// keep runs off the thread until release is called (after the thread
-	// is pruned, or failed to be): claiming its lease, for example. An
-	// error stops the prune before that thread, with the error wrapped (a
-	// run elsewhere is advancing it; pruning under it could delete the
-	// checkpoint it is about to extend). nil prunes without asking.
+	// is pruned, or failed to be): HoldForPrune, for example. A thread it
+	// refuses with an error wrapping ErrLeaseHeld (a run elsewhere is
+	// advancing it; pruning under it could delete the checkpoint it is
+	// about to extend) is skipped and named in PruneResult.Skipped; any
+	// other error stops the prune before that thread, wrapped. nil prunes
+	// without asking.
 	Hold func(ctx context.Context, threadID string) (release func(), err error)
 }
 
@@ -253,6 +255,16 @@ type PruneResult struct {
 	Values      int64      `json:"values"`
 	Writes      int64      `json:"writes"`
 	Bytes       ByteCounts `json:"bytes"`
+	// Skipped are the threads not pruned because a run held them
+	// (PrunePolicy.Hold refused them), in the order met; nil when none.
+	Skipped []SkippedThread `json:"skipped,omitempty"`
+}
+
+// SkippedThread is a thread a prune left alone.
+type SkippedThread struct {
+	ThreadID string `json:"thread_id"`
+	// Reason says why, naming the run that holds it and since when.
+	Reason string `json:"reason"`
 }
 
 // PolicyPruner is an optional Saver capability: prune by count and age

@@ -33,7 +33,9 @@ func WithLeaseOwner(owner string) RunOption {
 
 // WithLeaseTTL sets how long the run's lease outlives the run if its
 // process dies (default checkpoint.DefaultLeaseTTL, 30 s): another run may
-// take the thread over only then. A live run renews it every third of d.
+// take the thread over only then, or at once when it runs on the same
+// machine and sees that the process is gone. A live run renews it every
+// third of d.
 // 0 or less keeps the default.
 func WithLeaseTTL(d time.Duration) RunOption {
 	return func(c *runConfig) { c.lease.ttl = d }

@@ -25,6 +25,10 @@ func leaseCases() []testCase {
 		{name: "kept_apart_from_checkpoints", run: leaseApart},
 		{name: "concurrent_acquire_one_wins", run: leaseConcurrent},
 		{name: "rejects_missing_thread_id", run: leaseNoThread},
+		{name: "hold_keeps_dead_run", run: leaseHoldKeepsDead},
+		{name: "hold_of_free_thread_frees_it", run: leaseHoldFree},
+		{name: "hold_refused_while_run_holds", run: leaseHoldRefused},
+		{name: "prune_skips_runs_keeps_dead_runs", run: leasePrune},
 	}
 	for i := range cs {
 		cs[i].needs, cs[i].capability = leaser, "checkpoint.Leaser"
@@ -447,4 +451,109 @@ func conflictBatch(t *testing.T, s checkpoint.Saver) {
 	})
 	expectConflict(t, err, th, b.ID, c.ID, "late")
 	expectNotFound(t, s, checkpoint.Ref{ThreadID: th, CheckpointID: c.ID})
+}
+
+// lapsed acquires a lease on thread for owner and waits until it lapses,
+// as a run that died leaves it.
+func lapsed(t *testing.T, l checkpoint.Leaser, thread, owner string) checkpoint.Lease {
+	t.Helper()
+	lease := mustAcquire(t, l, thread, owner, shortTTL)
+	time.Sleep(2 * shortTTL)
+	return lease
+}
+
+// expectDeadRun fails unless thread's only lease is dead, lapsed and not
+// taken over.
+func expectDeadRun(t *testing.T, l checkpoint.Leaser, thread string, dead checkpoint.Lease) {
+	t.Helper()
+	got := leasesOf(t, l, thread)
+	if len(got) != 1 || got[0].Token != dead.Token || got[0].Owner != dead.Owner || !got[0].Expired ||
+		!got[0].Since.Equal(dead.Since) {
+		t.Fatalf("Leases(%q) = %+v, want the dead run's lapsed lease %+v", thread, got, dead)
+	}
+}
+
+// A hold takes a dead run's lease over, keeping runs off the thread, and
+// puts it back when released, so that a worker still sees the dead run.
+func leaseHoldKeepsDead(t *testing.T, s checkpoint.Saver) {
+	l := s.(checkpoint.Leaser)
+	th := newThread("lease")
+	dead := lapsed(t, l, th, "desk pid 1 (weft worker)")
+	hold, err := l.HoldLease(t.Context(), th, "pruner", time.Minute)
+	if err != nil {
+		t.Fatalf("HoldLease over a lapsed lease: %v", err)
+	}
+	if hold.Owner != "pruner" || hold.Token == "" || hold.Token == dead.Token || hold.TookOver == nil || hold.TookOver.Token != dead.Token {
+		t.Fatalf("hold = %+v, want pruner's lease that took over %+v", hold, dead)
+	}
+	_, err = l.AcquireLease(t.Context(), th, "run", time.Minute)
+	expectHeld(t, err, th, "pruner")
+	if got := leasesOf(t, l, th); len(got) != 1 || got[0].Token != hold.Token || got[0].Expired || got[0].TookOver != nil {
+		t.Fatalf("while held, Leases = %+v, want the live hold", got)
+	}
+	if err := l.ReleaseLease(t.Context(), hold); err != nil {
+		t.Fatalf("ReleaseLease: %v", err)
+	}
+	expectDeadRun(t, l, th, dead)
+	// The dead run is continued as before.
+	mustAcquire(t, l, th, "worker", time.Minute)
+}
+
+func leaseHoldFree(t *testing.T, s checkpoint.Saver) {
+	l := s.(checkpoint.Leaser)
+	th := newThread("lease")
+	hold, err := l.HoldLease(t.Context(), th, "pruner", time.Minute)
+	if err != nil || hold.TookOver != nil || hold.Owner != "pruner" {
+		t.Fatalf("HoldLease of a free thread = %+v, %v", hold, err)
+	}
+	if err := l.ReleaseLease(t.Context(), hold); err != nil {
+		t.Fatalf("ReleaseLease: %v", err)
+	}
+	if got := leasesOf(t, l, th); len(got) != 0 {
+		t.Fatalf("after releasing the hold, Leases = %+v, want none", got)
+	}
+	if _, err := l.HoldLease(t.Context(), "", "pruner", 0); !errors.Is(err, checkpoint.ErrNoThread) {
+		t.Fatalf("HoldLease of thread \"\": %v, want ErrNoThread", err)
+	}
+}
+
+func leaseHoldRefused(t *testing.T, s checkpoint.Saver) {
+	l := s.(checkpoint.Leaser)
+	th := newThread("lease")
+	run := mustAcquire(t, l, th, "desk pid 9 (weft run)", time.Minute)
+	_, err := l.HoldLease(t.Context(), th, "pruner", time.Minute)
+	expectHeld(t, err, th, "desk pid 9 (weft run)")
+	if got := leasesOf(t, l, th); len(got) != 1 || got[0].Token != run.Token {
+		t.Fatalf("after a refused hold, Leases = %+v, want the run's", got)
+	}
+}
+
+// A prune under HoldForPrune prunes the threads it can, names the one a run
+// holds, and leaves a dead run's lease as it found it.
+func leasePrune(t *testing.T, s checkpoint.Saver) {
+	pr, ok := s.(checkpoint.PolicyPruner)
+	if !ok {
+		t.Skip("the saver cannot prune by policy")
+	}
+	l := s.(checkpoint.Leaser)
+	dead, live, free := newThread("prune-dead"), newThread("prune-live"), newThread("prune-free")
+	cd, cl, cf := chain(t, s, dead, "", 3), chain(t, s, live, "", 3), chain(t, s, free, "", 3)
+	mustAcquire(t, l, live, "desk pid 9 (weft worker)", time.Minute)
+	died := lapsed(t, l, dead, "desk pid 1 (weft worker)")
+	res, err := pr.PruneBy(t.Context(), checkpoint.PrunePolicy{Threads: []string{dead, live, free}, KeepLatest: 1,
+		Hold: checkpoint.HoldForPrune(l, "pruner")})
+	if err != nil {
+		t.Fatalf("PruneBy: %v", err)
+	}
+	if res.Threads != 2 || len(res.Skipped) != 1 || res.Skipped[0].ThreadID != live ||
+		!strings.Contains(res.Skipped[0].Reason, "is being run by desk pid 9 (weft worker)") {
+		t.Errorf("result %+v, want 2 threads pruned and %s skipped, naming its holder", res, live)
+	}
+	expectList(t, s, checkpoint.ListOptions{ThreadID: dead}, cd[2:])
+	expectList(t, s, checkpoint.ListOptions{ThreadID: live}, rev(cl...))
+	expectList(t, s, checkpoint.ListOptions{ThreadID: free}, cf[2:])
+	expectDeadRun(t, l, dead, died)
+	if got := leasesOf(t, l, free); len(got) != 0 {
+		t.Errorf("after the prune, the free thread has leases %+v", got)
+	}
 }

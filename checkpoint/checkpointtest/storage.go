@@ -337,6 +337,7 @@ func policyCases() []testCase {
 		{name: "result_matches_storage_report", run: policyResultMatchesReport},
 		{name: "rejects_negative_keep", run: policyNegative},
 		{name: "hold_refused_stops_before_the_thread", run: policyHold},
+		{name: "held_thread_skipped_and_named", run: policyHeldSkipped},
 	}
 	for i := range cs {
 		cs[i].needs, cs[i].capability = policyPruner, "checkpoint.PolicyPruner"
@@ -436,7 +437,7 @@ func policyAllThreads(t *testing.T, s checkpoint.Saver) {
 func policyZero(t *testing.T, s checkpoint.Saver) {
 	thread := newThread("policy")
 	c := chain(t, s, thread, "", 3)
-	if res := pruneBy(t, s, checkpoint.PrunePolicy{}); res != (checkpoint.PruneResult{}) {
+	if res := pruneBy(t, s, checkpoint.PrunePolicy{}); !reflect.DeepEqual(res, checkpoint.PruneResult{}) {
 		t.Errorf("zero policy deleted %+v", res)
 	}
 	pruneBy(t, s, checkpoint.PrunePolicy{Threads: []string{thread}, KeepLatest: 3})
@@ -468,7 +469,7 @@ func policyResultMatchesReport(t *testing.T, s checkpoint.Saver) {
 	if got := (checkpoint.PruneResult{Threads: 1, Checkpoints: before.Checkpoints - after.Checkpoints,
 		Values: before.Values - after.Values, Writes: before.Writes - after.Writes,
 		Bytes: checkpoint.ByteCounts{Headers: before.Bytes.Headers - after.Bytes.Headers,
-			Values: before.Bytes.Values - after.Bytes.Values, Writes: before.Bytes.Writes - after.Bytes.Writes}}); got != res {
+			Values: before.Bytes.Values - after.Bytes.Values, Writes: before.Bytes.Writes - after.Bytes.Writes}}); !reflect.DeepEqual(got, res) {
 		t.Errorf("PruneBy says it deleted %+v; the report lost %+v", res, got)
 	}
 	if res.Checkpoints != 4 {
@@ -500,6 +501,30 @@ func policyHold(t *testing.T, s checkpoint.Saver) {
 	expectList(t, s, checkpoint.ListOptions{ThreadID: a}, ca[2:])
 	expectList(t, s, checkpoint.ListOptions{ThreadID: b}, rev(cb...))
 	expectList(t, s, checkpoint.ListOptions{ThreadID: c}, rev(cc...))
+}
+
+// A thread Hold refuses as held by a run is skipped and named; the others
+// are pruned.
+func policyHeldSkipped(t *testing.T, s checkpoint.Saver) {
+	a, b, c := newThread("hold-a"), newThread("hold-b"), newThread("hold-c")
+	ca, cb, cc := chain(t, s, a, "", 3), chain(t, s, b, "", 3), chain(t, s, c, "", 3)
+	res, err := s.(checkpoint.PolicyPruner).PruneBy(t.Context(), checkpoint.PrunePolicy{Threads: []string{a, b, c}, KeepLatest: 1,
+		Hold: func(_ context.Context, thread string) (func(), error) {
+			if thread == b {
+				return nil, &checkpoint.LeaseHeldError{Lease: checkpoint.Lease{ThreadID: b, Owner: "desk pid 7 (weft worker)"}}
+			}
+			return func() {}, nil
+		}})
+	if err != nil {
+		t.Fatalf("PruneBy with thread %s held: %v, want the others pruned", b, err)
+	}
+	if res.Threads != 2 || len(res.Skipped) != 1 || res.Skipped[0].ThreadID != b ||
+		!strings.Contains(res.Skipped[0].Reason, "is being run by desk pid 7 (weft worker)") {
+		t.Errorf("result %+v, want 2 threads pruned and %s skipped, naming its holder", res, b)
+	}
+	expectList(t, s, checkpoint.ListOptions{ThreadID: a}, ca[2:])
+	expectList(t, s, checkpoint.ListOptions{ThreadID: b}, rev(cb...))
+	expectList(t, s, checkpoint.ListOptions{ThreadID: c}, cc[2:])
 }
 
 func policyNegative(t *testing.T, s checkpoint.Saver) {

@@ -101,6 +101,7 @@ func Run(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver) {
 		{"lease", leaseCases()},
 		{"conflict", conflictCases()},
 		{"limits", limitCases()},
+		{"lease_holder", holderCases()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

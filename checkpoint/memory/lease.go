@@ -60,6 +60,35 @@ func (s *Saver) AcquireLease(ctx context.Context, threadID, owner string, ttl ti
 	return lease, nil
 }
 
+// HoldLease claims threadID for work that is not a run, keeping a lapsed
+// lease it takes over for ReleaseLease to put back; see checkpoint.Leaser.
+func (s *Saver) HoldLease(ctx context.Context, threadID, owner string, ttl time.Duration) (checkpoint.Lease, error) {
+	if err := s.check(ctx); err != nil {
+		return checkpoint.Lease{}, err
+	}
+	if threadID == "" {
+		return checkpoint.Lease{}, fmt.Errorf("hold lease: %w", checkpoint.ErrNoThread)
+	}
+	l := &s.leases
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.clock()
+	cur, had := l.m[threadID]
+	if had && now.Before(cur.Expires) {
+		return checkpoint.Lease{}, &checkpoint.LeaseHeldError{Lease: cur}
+	}
+	if l.m == nil {
+		l.m = map[string]checkpoint.Lease{}
+	}
+	lease := checkpoint.Lease{ThreadID: threadID, Owner: owner, Token: checkpoint.NewID(), Since: now, Expires: now.Add(ttlOrDefault(ttl))}
+	if had {
+		cur.Expired = true
+		lease.TookOver = &cur
+	}
+	l.m[threadID] = checkpoint.Lease{ThreadID: threadID, Owner: owner, Token: lease.Token, Since: lease.Since, Expires: lease.Expires}
+	return lease, nil
+}
+
 // RenewLease extends lease to ttl from now; see checkpoint.Leaser.
 func (s *Saver) RenewLease(ctx context.Context, lease checkpoint.Lease, ttl time.Duration) (checkpoint.Lease, error) {
 	if err := s.check(ctx); err != nil {
@@ -96,7 +125,12 @@ func (s *Saver) ReleaseLease(ctx context.Context, lease checkpoint.Lease) error 
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if cur, ok := l.m[lease.ThreadID]; ok && cur.Token == lease.Token {
-		delete(l.m, lease.ThreadID)
+		if back := lease.TookOver; back != nil {
+			l.m[lease.ThreadID] = checkpoint.Lease{ThreadID: back.ThreadID, Owner: back.Owner, Token: back.Token,
+				Since: back.Since, Expires: back.Expires, StopRequested: back.StopRequested}
+		} else {
+			delete(l.m, lease.ThreadID)
+		}
 	}
 	return nil
 }

@@ -328,6 +328,9 @@ type LeaseJSON struct {
 	Since   time.Time `json:"since"`
 	Expires time.Time `json:"expires"`
 	Expired bool      `json:"expired,omitempty"` // its run died: the thread may be continued
+	// Ended says how the run is known to have died before its lease
+	// lapsed: "the run by pid N on this host ended without finishing".
+	Ended string `json:"ended,omitempty"`
 }
 
 func cmdThreads(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, args []string, w io.Writer) error {
@@ -369,7 +372,7 @@ func cmdThreads(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph,
 			Source: string(ti.LatestMeta.Source), UpdatedAt: ti.UpdatedAt}
 		lease := leases[ti.ThreadID]
 		if lease != nil {
-			tj.Lease = &LeaseJSON{Owner: lease.Owner, Since: lease.Since, Expires: lease.Expires, Expired: lease.Expired}
+			tj.Lease = &LeaseJSON{Owner: lease.Owner, Since: lease.Since, Expires: lease.Expires, Expired: lease.Expired, Ended: lease.Ended}
 		}
 		if ti.Err != nil { // its metadata or timestamp is damaged
 			tj.Status, tj.Error = "unreadable", ti.Err.Error()
@@ -821,6 +824,37 @@ func cmdPrune(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args [
 	if err != nil {
 		return err
 	}
+	if *older <= 0 && *keep < 0 {
+		return usagef("usage: prune -keep N [THREAD…] | prune -older-than DURATION")
+	}
+	if _, ok := s.(checkpoint.PolicyPruner); ok {
+		// The same path as storage prune: held threads are skipped and
+		// named, dead runs' leases kept.
+		p := checkpoint.PrunePolicy{Threads: pos, AllThreads: len(pos) == 0, KeepLatest: *keep}
+		if *older > 0 {
+			p = checkpoint.PrunePolicy{AllThreads: true, KeepLatest: 1, OlderThan: time.Now().Add(-*older)}
+		}
+		examined := 0
+		p.Progress = func(done, total int) { examined = total }
+		res, err := pruneHeld(ctx, s, p)
+		if err != nil {
+			return err
+		}
+		out := map[string]any{"pruned_threads": examined - len(res.Skipped), "kept_per_thread": *keep}
+		if *older > 0 {
+			out = map[string]any{"deleted_checkpoints": res.Checkpoints, "older_than": older.String()}
+		}
+		if len(res.Skipped) > 0 {
+			out["skipped"] = res.Skipped
+		}
+		if err := printJSON(w, out); err != nil {
+			return err
+		}
+		return skippedErr(res)
+	}
+	if _, ok := s.(checkpoint.Leaser); ok {
+		return errors.New("this store has leases but cannot prune under them")
+	}
 	if *older > 0 {
 		at, ok := s.(ageTrimmer)
 		if !ok {
@@ -831,9 +865,6 @@ func cmdPrune(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args [
 			return err
 		}
 		return printJSON(w, map[string]any{"deleted_checkpoints": n, "older_than": older.String()})
-	}
-	if *keep < 0 {
-		return usagef("usage: prune -keep N [THREAD…] | prune -older-than DURATION")
 	}
 	p, ok := s.(checkpoint.Pruner)
 	if !ok {

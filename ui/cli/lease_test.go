@@ -1,19 +1,24 @@
 package cli_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/sqlite"
+	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/internal/testenv"
 	"github.com/weftstudio/weft/ui/cli"
 )
 
@@ -284,5 +289,209 @@ func TestDeleteRespectsLeases(t *testing.T) {
 	}
 	if _, err := k.Get(ctx, checkpoint.Ref{ThreadID: "a"}); err != nil {
 		t.Errorf("thread a: %v", err)
+	}
+}
+
+// countCheckpoints is how many checkpoints thread has, in every namespace.
+func countCheckpoints(t *testing.T, s checkpoint.Saver, thread string) int {
+	t.Helper()
+	n := 0
+	for _, err := range s.List(context.Background(), checkpoint.ListOptions{ThreadID: thread}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	return n
+}
+
+// Both prune commands, run over threads whose runs died (lapsed leases),
+// leave those runs for a worker to continue: the prune's hold puts the dead
+// run's lease back.
+func TestPruneKeepsDeadRuns(t *testing.T) {
+	for _, cmd := range [][]string{{"storage", "prune", "-keep", "1"}, {"prune", "-keep", "1"}, {"storage", "prune", "-keep", "100"}} {
+		t.Run(strings.Join(cmd, " "), func(t *testing.T) {
+			dir := t.TempDir()
+			db := filepath.Join(dir, "weft.db")
+			k, g := bankStore(t, db)
+			t.Setenv(ledgerFileVar, filepath.Join(dir, "ledger"))
+			ctx := context.Background()
+			dead := []string{"d1", "d2", "d3"}
+			for i, th := range dead {
+				mustRun(t, g, engine.Values{"amount": i + 1}, engine.WithThread(th), engine.BreakBefore("approve"))
+				if _, err := k.AcquireLease(ctx, th, "gone pid 1 (weft worker)", time.Millisecond); err != nil {
+					t.Fatal(err)
+				}
+			}
+			time.Sleep(5 * time.Millisecond) // the dead runs' leases lapse
+			if _, errs, code := runCLI(t, []*engine.Graph{bankGraph(t)}, append(cmd, "-db", db)...); code != 0 {
+				t.Fatalf("%s: exit %d: %s", cmd, code, errs)
+			}
+			ls, err := k.Leases(ctx)
+			if err != nil || len(ls) != len(dead) {
+				t.Fatalf("leases after the prune: %+v %v, want the %d dead runs'", ls, err, len(dead))
+			}
+			for _, l := range ls {
+				if !l.Expired || l.Owner != "gone pid 1 (weft worker)" {
+					t.Errorf("after the prune, thread %q's lease is %+v, want the dead run's", l.ThreadID, l)
+				}
+			}
+			out, errs, code := runCLI(t, []*engine.Graph{bankGraph(t)}, "worker", "-db", db)
+			var done []cli.ResultJSON
+			if code != 0 || json.Unmarshal([]byte(out), &done) != nil {
+				t.Fatalf("worker: %d %s %s", code, out, errs)
+			}
+			if len(done) != len(dead) {
+				t.Errorf("the worker continued %s; want all of %q", out, dead)
+			}
+		})
+	}
+}
+
+// Both prune commands prune every thread they can, skip the one a run
+// holds, name it with its holder and exit 1.
+func TestPruneSkipsRunningThreads(t *testing.T) {
+	for _, cmd := range [][]string{{"storage", "prune", "-keep", "1"}, {"prune", "-keep", "1"}, {"storage", "prune", "-older-than", "0d"}, {"prune", "-older-than", "1ns"}} {
+		t.Run(strings.Join(cmd, " "), func(t *testing.T) {
+			dir := t.TempDir()
+			db := filepath.Join(dir, "weft.db")
+			k, g := bankStore(t, db)
+			t.Setenv(ledgerFileVar, filepath.Join(dir, "ledger"))
+			ctx := context.Background()
+			for i, th := range []string{"a", "b", "c"} {
+				mustRun(t, g, engine.Values{"amount": i + 1}, engine.WithThread(th))
+				mustRun(t, g, engine.Command{Resume: "approve"}, engine.WithThread(th))
+			}
+			before := countCheckpoints(t, k, "b")
+			if before < 2 {
+				t.Fatalf("thread b has %d checkpoints; the test needs more than one", before)
+			}
+			if _, err := k.AcquireLease(ctx, "b", "desk pid 9 (weft worker)", time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			out, errs, code := runCLI(t, []*engine.Graph{bankGraph(t)}, append(cmd, "-db", db)...)
+			if code != 1 || !strings.Contains(errs, `"b"`) || !strings.Contains(errs, "desk pid 9 (weft worker)") || !strings.Contains(errs, "skipped") {
+				t.Errorf("%s with b held: exit %d, stderr %q; want 1, naming b and its holder", cmd, code, errs)
+			}
+			if !strings.Contains(out, `"skipped"`) {
+				t.Errorf("%s printed %s; want what it pruned and skipped", cmd, out)
+			}
+			for th, want := range map[string]int{"a": 1, "b": before, "c": 1} {
+				if got := countCheckpoints(t, k, th); got != want {
+					t.Errorf("thread %q has %d checkpoints after the prune, want %d", th, got, want)
+				}
+			}
+		})
+	}
+}
+
+// A run killed on this machine is dead at once: threads shows its thread as
+// ended, not running, and a worker continues it without waiting for its
+// lease (an hour) to lapse.
+func TestKilledHolderIsDeadAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "weft.db")
+	_, g := bankStore(t, db)
+	t.Setenv(ledgerFileVar, filepath.Join(dir, "ledger"))
+	mustRun(t, g, engine.Values{"amount": 2}, engine.WithThread("killed"), engine.BreakBefore("approve"))
+	cmd := exec.Command(os.Args[0], db)
+	cmd.Env = append(os.Environ(), holdVar+"=killed")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(stdout).ReadString('\n')
+	if line != "held\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the holder said %q", line)
+	}
+	pid := cmd.Process.Pid
+	// While it lives, the thread is running.
+	status := func() cli.ThreadJSON {
+		t.Helper()
+		out, errs, code := runCLI(t, []*engine.Graph{bankGraph(t)}, "threads", "-db", db)
+		var threads []cli.ThreadJSON
+		if code != 0 || json.Unmarshal([]byte(out), &threads) != nil || len(threads) != 1 {
+			t.Fatalf("threads: %d %s %s", code, out, errs)
+		}
+		return threads[0]
+	}
+	if th := status(); th.Status != string(engine.StatusRunning) || th.Lease == nil || th.Lease.Expired {
+		t.Errorf("while its holder lives: %+v", th)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	want := fmt.Sprintf("the run by pid %d on this host ended without finishing", pid)
+	if th := status(); th.Status != string(engine.StatusPaused) || th.Lease == nil || !th.Lease.Expired || th.Lease.Ended != want {
+		t.Errorf("once its holder is killed: %+v, lease %+v; want paused, the lease expired and %q", th, th.Lease, want)
+	}
+	out, errs, code := runCLI(t, []*engine.Graph{bankGraph(t)}, "worker", "-db", db)
+	var done []cli.ResultJSON
+	if code != 0 || json.Unmarshal([]byte(out), &done) != nil {
+		t.Fatalf("worker: %d %s %s", code, out, errs)
+	}
+	if len(done) != 1 || done[0].ThreadID != "killed" || len(done[0].Interrupts) != 1 {
+		t.Errorf("the worker ran %s; want the killed run's thread continued to its question", out)
+	}
+}
+
+// The same on PostgreSQL, with named threads (the store is shared with
+// other tests): both prune commands keep dead runs for the worker, and skip
+// and name a thread a run holds.
+func TestPruneLeasesPostgres(t *testing.T) {
+	dsn := os.Getenv("WEFT_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		if testenv.ServicesRequired() {
+			t.Fatal("WEFT_TEST_POSTGRES_DSN is not set, and the PostgreSQL tests must run here (CI or scripts/dev.sh test)")
+		}
+		t.Skip(`no PostgreSQL: run eval "$(bash scripts/pg-test-server.sh start)" first`)
+	}
+	t.Setenv(ledgerFileVar, filepath.Join(t.TempDir(), "ledger"))
+	s, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	l := s.(checkpoint.Leaser)
+	g := bankGraph(t).WithSaver(s)
+	for _, cmd := range [][]string{{"storage", "prune", "-keep", "1"}, {"prune", "-keep", "1"}} {
+		prefix := fmt.Sprintf("cli-prune-%s-%d-", cmd[0], time.Now().UnixNano())
+		dead, held, free := prefix+"dead", prefix+"held", prefix+"free"
+		mustRun(t, g, engine.Values{"amount": 1}, engine.WithThread(dead), engine.BreakBefore("approve"))
+		for _, th := range []string{held, free} {
+			mustRun(t, g, engine.Values{"amount": 2}, engine.WithThread(th))
+			mustRun(t, g, engine.Command{Resume: "approve"}, engine.WithThread(th))
+		}
+		if _, err := l.AcquireLease(ctx, dead, "gone pid 1 (weft worker)", time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		holder, err := l.AcquireLease(ctx, held, "desk pid 9 (weft worker)", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond) // the dead run's lease lapses
+		before := countCheckpoints(t, s, held)
+		_, errs, code := runCLI(t, []*engine.Graph{bankGraph(t)}, append(cmd, "-store", dsn, dead, held, free)...)
+		if code != 1 || !strings.Contains(errs, held) || !strings.Contains(errs, "desk pid 9 (weft worker)") {
+			t.Errorf("%s with %s held: exit %d, stderr %q; want 1, naming it and its holder", cmd, held, code, errs)
+		}
+		if got := countCheckpoints(t, s, free); got != 1 {
+			t.Errorf("%s: %s has %d checkpoints, want 1", cmd, free, got)
+		}
+		if got := countCheckpoints(t, s, held); got != before {
+			t.Errorf("%s: the held thread has %d checkpoints, want %d", cmd, got, before)
+		}
+		if ls, err := l.Leases(ctx, dead); err != nil || len(ls) != 1 || !ls[0].Expired || ls[0].Owner != "gone pid 1 (weft worker)" {
+			t.Errorf("%s: the dead run's lease after the prune: %+v %v", cmd, ls, err)
+		}
+		l.ReleaseLease(ctx, holder)
+		out, errs, code := runCLI(t, []*engine.Graph{bankGraph(t)}, "worker", "-store", dsn)
+		if code != 0 || !strings.Contains(out, dead) {
+			t.Errorf("%s: the worker did not continue the dead run %s: %d %s %s", cmd, dead, code, out, errs)
+		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/sqlite"
 	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/ui/cli"
@@ -32,9 +33,25 @@ import (
 const (
 	childVar = "WEFT_TEST_CLI_CHILD"
 	gateVar  = "WEFT_TEST_CLI_GATE"
+	// holdVar makes the test binary hold the lease of the thread it names
+	// in the store named by its first argument, then wait to be killed.
+	holdVar = "WEFT_TEST_CLI_HOLD"
 )
 
 func TestMain(m *testing.M) {
+	if thread := os.Getenv(holdVar); thread != "" {
+		// Hold thread's lease in the store os.Args[1] until killed.
+		s, err := sqlite.Open(os.Args[1])
+		if err == nil {
+			_, err = s.AcquireLease(context.Background(), thread, engine.DefaultLeaseOwner(), time.Hour)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		fmt.Println("held")
+		select {}
+	}
 	if os.Getenv(childVar) == "1" {
 		if gate := os.Getenv(gateVar); gate != "" {
 			os.WriteFile(filepath.Join(gate, fmt.Sprintf("ready-%d", os.Getpid())), nil, 0o644)

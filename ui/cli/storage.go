@@ -116,19 +116,7 @@ func storagePrune(ctx context.Context, s checkpoint.Saver, args []string, w io.W
 			p.KeepLatest = 1 // by age alone, every thread keeps its newest: it can still be resumed
 		}
 	}
-	if l, ok := s.(checkpoint.Leaser); ok {
-		// A thread another run holds is not pruned under it: its run
-		// fails the prune, clearly, instead of losing checkpoints it reads.
-		p.Hold = func(ctx context.Context, thread string) (func(), error) {
-			lease, err := l.AcquireLease(ctx, thread, engine.DefaultLeaseOwner(), 0)
-			if err != nil {
-				return nil, err
-			}
-			return func() { _ = l.ReleaseLease(context.WithoutCancel(ctx), lease) }, nil
-		}
-	}
-	pr, ok := s.(checkpoint.PolicyPruner)
-	if !ok {
+	if _, ok := s.(checkpoint.PolicyPruner); !ok {
 		return errors.New("this store cannot prune by policy; use weft prune -keep N")
 	}
 	if len(pos) > 0 {
@@ -142,7 +130,7 @@ func storagePrune(ctx context.Context, s checkpoint.Saver, args []string, w io.W
 	}
 	examined := 0
 	p.Progress = func(done, total int) { examined = total }
-	res, err := pr.PruneBy(ctx, p)
+	res, err := pruneHeld(ctx, s, p)
 	if err != nil {
 		return err
 	}
@@ -150,7 +138,40 @@ func storagePrune(ctx context.Context, s checkpoint.Saver, args []string, w io.W
 	if !p.OlderThan.IsZero() {
 		out.OlderThan = &p.OlderThan
 	}
-	return printJSON(w, out)
+	if err := printJSON(w, out); err != nil {
+		return err
+	}
+	return skippedErr(res)
+}
+
+// pruneHeld prunes s by p, each thread under a hold on its lease when the
+// store has leases (checkpoint.HoldForPrune): a thread a run holds is
+// skipped, not pruned under the run, and a dead run's lease stays for a
+// worker to continue it. Both prune commands prune through it.
+func pruneHeld(ctx context.Context, s checkpoint.Saver, p checkpoint.PrunePolicy) (checkpoint.PruneResult, error) {
+	pr, ok := s.(checkpoint.PolicyPruner)
+	if !ok {
+		return checkpoint.PruneResult{}, errors.New("this store cannot prune by policy")
+	}
+	if l, ok := s.(checkpoint.Leaser); ok {
+		p.Hold = checkpoint.HoldForPrune(l, engine.DefaultLeaseOwner())
+	}
+	return pr.PruneBy(ctx, p)
+}
+
+// skippedErr is the error of a prune that skipped threads runs held: it
+// names each with its holder, so that the command exits 1 after printing
+// what it did prune. nil when none was skipped.
+func skippedErr(res checkpoint.PruneResult) error {
+	if len(res.Skipped) == 0 {
+		return nil
+	}
+	why := make([]string, len(res.Skipped))
+	for i, sk := range res.Skipped {
+		why[i] = sk.Reason
+	}
+	return fmt.Errorf("skipped %d thread(s) a run holds, pruned the others: %s; prune again once they finish",
+		len(res.Skipped), strings.Join(why, "; "))
 }
 
 // VacuumJSON is what storage vacuum prints.

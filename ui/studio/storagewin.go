@@ -604,7 +604,7 @@ func (c *storageConsole) end(text string) {
 }
 
 // prune prunes by p in the background, a thread at a time, showing how
-// far it is; a thread another process runs stops it with a clear error.
+// far it is; a thread another process runs is skipped and named.
 func (c *storageConsole) prune(p checkpoint.PrunePolicy) {
 	pr, ok := c.saver.(checkpoint.PolicyPruner)
 	if !ok {
@@ -617,14 +617,9 @@ func (c *storageConsole) prune(p checkpoint.PrunePolicy) {
 		}
 	}
 	if l, ok := c.saver.(checkpoint.Leaser); ok {
-		// A thread a run holds is not pruned under it.
-		p.Hold = func(ctx context.Context, thread string) (func(), error) {
-			lease, err := l.AcquireLease(ctx, thread, engine.DefaultLeaseOwner()+" (storage console)", 0)
-			if err != nil {
-				return nil, err
-			}
-			return func() { _ = l.ReleaseLease(context.WithoutCancel(ctx), lease) }, nil
-		}
+		// A thread a run holds is skipped, and a dead run's lease kept for
+		// a worker: the same hold as weft's prune commands.
+		p.Hold = checkpoint.HoldForPrune(l, engine.DefaultLeaseOwner()+" (storage console)")
 	}
 	goBG(c.sess, func() (checkpoint.PruneResult, error) {
 		return pr.PruneBy(ctx, p)
@@ -632,6 +627,9 @@ func (c *storageConsole) prune(p checkpoint.PrunePolicy) {
 		text := fmt.Sprintf("Pruned %s of %s: %s, %s, %s of rows. The file keeps its size until Vacuum.",
 			plural(int(res.Checkpoints), "checkpoint"), plural(res.Threads, "thread"), plural(int(res.Values), "value"),
 			plural(int(res.Writes), "write"), byteSize64(res.Bytes.Total()))
+		if n := len(res.Skipped); n > 0 {
+			text += fmt.Sprintf(" Skipped %s a run holds: %s.", plural(n, "thread"), res.Skipped[0].Reason)
+		}
 		var held *checkpoint.LeaseHeldError
 		switch {
 		case errors.As(err, &held):

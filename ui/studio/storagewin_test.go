@@ -114,7 +114,7 @@ func TestStorageConsole(t *testing.T) {
 	}
 	free := c.sum.FreeBytes
 
-	// A thread another process runs stops the prune, saying so.
+	// A thread another process runs is skipped, and named.
 	lease, err := saver.AcquireLease(context.Background(), "small", "worker-7 pid 99 (weft worker)", time.Minute)
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +126,7 @@ func TestStorageConsole(t *testing.T) {
 	})
 	act(c.confirm.Confirm)
 	idle(t, s)
-	if !strings.HasPrefix(c.status.Text, "Stopped: ") || !strings.Contains(c.status.Text, "worker-7") {
+	if !strings.HasPrefix(c.status.Text, "Pruned ") || !strings.Contains(c.status.Text, "Skipped 1 thread a run holds") || !strings.Contains(c.status.Text, "worker-7") {
 		t.Errorf("prune under a held lease: %q", c.status.Text)
 	}
 	if err := saver.ReleaseLease(context.Background(), lease); err != nil {

@@ -7,6 +7,7 @@ package report
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -252,7 +253,8 @@ func Channels(values, writes map[string]Sizes) []checkpoint.ChannelBytes {
 
 // PruneEach prunes threads one by one with pruneThread, for a saver's
 // PolicyPruner: it asks p.Hold before each thread and releases after,
-// adds up the results and reports progress. On an error it returns what
+// adds up the results and reports progress. A thread Hold refuses as held
+// by a run is skipped and named in the result. On any other error it returns what
 // was pruned until then, and the error naming the thread.
 func PruneEach(ctx context.Context, p checkpoint.PrunePolicy, threads []string, where string,
 	pruneThread func(thread string) (checkpoint.PruneResult, error)) (checkpoint.PruneResult, error) {
@@ -264,7 +266,16 @@ func PruneEach(ctx context.Context, p checkpoint.PrunePolicy, threads []string, 
 		release := func() {}
 		if p.Hold != nil {
 			var err error
-			if release, err = p.Hold(ctx, tid); err != nil {
+			release, err = p.Hold(ctx, tid)
+			if errors.Is(err, checkpoint.ErrLeaseHeld) {
+				// A run holds it: prune the others, and say which was left.
+				res.Skipped = append(res.Skipped, checkpoint.SkippedThread{ThreadID: tid, Reason: err.Error()})
+				if p.Progress != nil {
+					p.Progress(i+1, len(threads))
+				}
+				continue
+			}
+			if err != nil {
 				return res, fmt.Errorf("prune thread %q%s: not pruned: %w", tid, where, err)
 			}
 		}
