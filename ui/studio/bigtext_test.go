@@ -295,3 +295,39 @@ func TestBoundText(t *testing.T) {
 		}
 	}
 }
+
+// Help → About names the build.
+func TestHelpAbout(t *testing.T) {
+	s := newStudio(t, nil)
+	menu := s.Window().MainMenu()
+	help := menu.Items[len(menu.Items)-1]
+	item := help.Items[len(help.Items)-1]
+	if item.Label != "About Weft Studio" {
+		t.Fatalf("last Help item %q", item.Label)
+	}
+	act(item.Action)
+	top := s.Window().Canvas().Overlays().Top()
+	if top == nil {
+		t.Fatal("About opened nothing")
+	}
+	var texts []string
+	var walk func(fyne.CanvasObject)
+	walk = func(o fyne.CanvasObject) {
+		switch x := o.(type) {
+		case *canvas.Text:
+			texts = append(texts, x.Text)
+		case *fyne.Container:
+			for _, c := range x.Objects {
+				walk(c)
+			}
+		case fyne.Widget:
+			for _, c := range test.WidgetRenderer(x).Objects() {
+				walk(c)
+			}
+		}
+	}
+	walk(top)
+	if all := strings.Join(texts, "\n"); !strings.Contains(all, "Weft Studio ") || !strings.Contains(all, "built with go") {
+		t.Errorf("About says %q", all)
+	}
+}
