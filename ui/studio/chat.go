@@ -129,29 +129,22 @@ func (c *chatView) add(m engine.Message, isNew, streaming bool, node string, res
 	}
 	body := container.NewVBox(tags)
 	if m.Content != "" {
-		text := widget.NewLabel(m.Content)
-		text.Wrapping = fyne.TextWrapWord
-		body.Add(text)
+		body.Add(newValueView(roleName(m.Role)+" message", m.Content, false))
 	}
 	if len(m.ToolCalls) > 0 {
 		acc := widget.NewAccordion()
 		for _, tc := range m.ToolCalls {
 			detail := container.NewVBox()
-			args := widget.NewLabel(prettyArgs(tc.Args))
-			args.TextStyle.Monospace = true
-			args.Wrapping = fyne.TextWrapWord
 			detail.Add(mutedLabel("arguments"))
-			detail.Add(args)
+			detail.Add(newValueView(tc.Name+" arguments", prettyArgs(tc.Args), true))
 			// Titles stay short (an accordion's title does not wrap, and
 			// a wide one would push the panel's divider); the details
 			// wrap.
 			title := tc.Name + "(" + oneLine(tc.Args, 16) + ")"
 			line += " {call " + tc.Name + " " + oneLine(tc.Args, 60)
 			if r, ok := results[tc.ID]; ok {
-				res := widget.NewLabel(r.Content)
-				res.Wrapping = fyne.TextWrapWord
 				detail.Add(mutedLabel("result"))
-				detail.Add(res)
+				detail.Add(newValueView(tc.Name+" result", r.Content, false))
 				title += " → " + oneLine(r.Content, 24)
 				line += " → " + oneLine(r.Content, 100)
 			} else {

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -319,22 +320,46 @@ func channelDiffRow(t *timeline, d inspect.ChannelDiff) fyne.CanvasObject {
 func wordDiff(ops []inspect.WordOp, mine string) fyne.CanvasObject {
 	rt := widget.NewRichText()
 	rt.Wrapping = fyne.TextWrapWord
-	color := theme.ColorNameError
+	color, side := theme.ColorNameError, "A"
 	if mine == "+" {
-		color = theme.ColorNameSuccess
+		color, side = theme.ColorNameSuccess, "B"
 	}
+	// The words both share are kept only around the changes, and the
+	// side is drawn up to previewRunes: the whole of it shows with Show all.
+	budget := previewRunes
+	var full strings.Builder
+	cut := false
 	for _, op := range ops {
-		switch op.Op {
-		case "=":
-			rt.Segments = append(rt.Segments, &widget.TextSegment{Style: widget.RichTextStyleInline, Text: op.Text})
-		case mine:
-			st := widget.RichTextStyleStrong
-			st.ColorName = color
-			rt.Segments = append(rt.Segments, &widget.TextSegment{Style: st, Text: op.Text})
+		if op.Op != "=" && op.Op != mine {
+			continue
 		}
+		full.WriteString(op.Text)
+		if budget <= 0 {
+			cut = true
+			continue
+		}
+		text := op.Text
+		st := widget.RichTextStyleInline
+		if op.Op == "=" {
+			text = elide(text, 80)
+		} else {
+			st = widget.RichTextStyleStrong
+			st.ColorName = color
+		}
+		shown, c := boundText(text, budget, previewLines)
+		cut = cut || c || len(text) != len(op.Text)
+		budget -= utf8.RuneCountInString(shown)
+		if c {
+			budget = 0
+			shown += " …"
+		}
+		rt.Segments = append(rt.Segments, &widget.TextSegment{Style: st, Text: shown})
 	}
 	rt.Refresh()
-	return rt
+	if !cut {
+		return rt
+	}
+	return container.NewVBox(rt, moreBar(side+" value", full.String()))
 }
 
 // valueText shows JSON data as wrapped JSON, shortened.

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -85,8 +87,34 @@ func (s *Studio) menus() *fyne.MainMenu {
 	help := fyne.NewMenu("Help", fyne.NewMenuItem("Keyboard shortcuts", func() {
 		dialog.ShowInformation("Keyboard shortcuts",
 			"F5  Run to the next interrupt, breakpoint or the end\nF10  Step one super-step\nShift+F10  Step into: the next phase of a super-step (plan, each task, barrier, apply)\nF6  Pause\nEsc  Cancel the run\nF9  Break on every node\n← →  Previous / next checkpoint on the branch\nCtrl+N  New thread\nCtrl+O  Open store\nCtrl+R  Reload the store\nCtrl+Q  Quit\n\nThese keys work wherever the focus is; a text field keeps ← → for itself.\nRight-click a node for breakpoints before or after it, with a condition if you like.", s.win)
-	}))
+	}), fyne.NewMenuItem("About Weft Studio", s.about))
 	return fyne.NewMainMenu(file, run, view, help)
+}
+
+// about shows the build's version: the module version the binary was
+// built at (or its VCS revision), and the Go version.
+func (s *Studio) about() {
+	dialog.ShowInformation("About Weft Studio", aboutText(), s.win)
+}
+
+// aboutText says which build this is, from the binary's build info.
+func aboutText() string {
+	ver, rev, goVer := "(devel)", "", runtime.Version()
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			ver = bi.Main.Version
+		}
+		for _, st := range bi.Settings {
+			if st.Key == "vcs.revision" {
+				rev = st.Value
+			}
+		}
+	}
+	text := "Weft Studio " + ver
+	if rev != "" {
+		text += "\nrevision " + rev
+	}
+	return text + "\nbuilt with " + goVer
 }
 
 // installShortcuts binds the window's keys for when nothing has the focus

@@ -28,7 +28,7 @@ type inspector struct {
 	tree     *keyTree
 	chat     *chatView
 	calls    *callsView
-	json     *widget.RichText
+	json     *textViewer
 	diff     *keyList
 	vers     *keyList
 	tasks    *keyList
@@ -61,7 +61,8 @@ type tnode struct {
 type diffRow struct {
 	Channel string
 	change
-	By string // "research ×3 via append"
+	By    string // "research ×3 via append"
+	shown string // text(), worked out once: values may be megabytes
 }
 
 const sep = "\x1f"
@@ -123,8 +124,7 @@ func newInspector(m *model, a *actions) *inspector {
 		in.selCh = ch
 		in.markStale(in.tabs.Items[in.tabIndex("JSON")])
 	}
-	in.json = widget.NewRichText()
-	in.json.Wrapping = fyne.TextWrapOff
+	in.json = newTextViewer("State")
 	in.diff = newKeyList(a.key, func() int { return len(in.changes) },
 		func() fyne.CanvasObject {
 			kind := widget.NewLabel("changed")
@@ -151,7 +151,7 @@ func newInspector(m *model, a *actions) *inspector {
 			kind.Importance = map[string]widget.Importance{"added": widget.SuccessImportance, "removed": widget.DangerImportance, "changed": widget.WarningImportance}[r.Kind]
 			kind.Refresh()
 			left.Objects[1].(*widget.Label).SetText(r.Path)
-			top.Objects[0].(*widget.Label).SetText(r.text())
+			top.Objects[0].(*widget.Label).SetText(r.shown)
 			o.(*fyne.Container).Objects[1].(*widget.Label).SetText(r.By)
 		})
 	in.vers = newKeyList(a.key, func() int { return len(in.verRows) },
@@ -248,7 +248,7 @@ func (in *inspector) setTabs() {
 	items = append(items, in.callsTab,
 		container.NewTabItem("Diff", in.diff),
 		container.NewTabItem("Tasks", container.NewBorder(container.NewHBox(in.whatIfB), nil, nil, nil, in.tasks)),
-		container.NewTabItem("JSON", container.NewScroll(in.json)),
+		container.NewTabItem("JSON", in.json),
 		container.NewTabItem("Versions", in.vers),
 	)
 	in.tabs.SetItems(items)
@@ -382,7 +382,9 @@ func (in *inspector) show(v *view) {
 				if by == "" {
 					by = "written"
 				}
-				in.changes = append(in.changes, diffRow{Channel: ch.Name, change: c, By: by + " via " + reducerName(ch)})
+				r := diffRow{Channel: ch.Name, change: c, By: by + " via " + reducerName(ch)}
+				r.shown = r.text()
+				in.changes = append(in.changes, r)
 				changedPaths[c.Path] = true
 			}
 		}
@@ -564,8 +566,11 @@ func (in *inspector) showJSON() {
 	default:
 		text = ""
 	}
-	in.json.Segments = []widget.RichTextSegment{&widget.TextSegment{Style: widget.RichTextStyleCodeBlock, Text: text}}
-	in.json.Refresh()
+	in.json.title = "State"
+	if in.selCh != "" {
+		in.json.title = in.selCh
+	}
+	in.json.set(text)
 }
 
 // showChat shows the Messages channel of the shown checkpoint as a
@@ -682,7 +687,7 @@ func taskRows(snap *engine.Snapshot) [][2]string {
 			state, detail = "failed", oneLine(t.Error, 160)
 		case len(t.Interrupts) > 0:
 			q, _, _ := splitPayload(t.Interrupts[0].Value)
-			state, detail = "waiting for an answer", q
+			state, detail = "waiting for an answer", oneLine(q, 160)
 		case len(t.Result) > 0:
 			var names []string
 			for _, w := range t.Result {

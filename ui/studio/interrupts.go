@@ -160,8 +160,8 @@ func (p *interruptPanel) newCard(it engine.PendingInterrupt, several bool) *inte
 		c.reason.Show()
 		body.Add(c.reason)
 	}
-	q := widget.NewLabelWithStyle(pl.question, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	q.Wrapping = fyne.TextWrapWord
+	q := newValueView("question", pl.question, false)
+	q.label.TextStyle.Bold = true
 	body.Add(q)
 	c.answer = newKeyEntry(p.a.key, false)
 	c.answer.SetPlaceHolder(answerPlaceholder(pl))
@@ -190,8 +190,7 @@ func (p *interruptPanel) newCard(it engine.PendingInterrupt, several bool) *inte
 	}
 	for _, f := range pl.fields {
 		key := widget.NewLabelWithStyle(f.key, fyne.TextAlignLeading, fyne.TextStyle{Italic: true})
-		val := widget.NewLabel(f.value)
-		val.Wrapping = fyne.TextWrapWord
+		val := newValueView(f.key, f.value, false)
 		if f.long {
 			box := container.NewVScroll(val)
 			min := canvas.NewRectangle(theme.Color(theme.ColorNameInputBackground))

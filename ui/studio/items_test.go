@@ -139,8 +139,8 @@ func TestInterruptCard(t *testing.T) {
 	objs := card.Content.(*fyne.Container).Objects
 	ri := slices.Index(objs, fyne.CanvasObject(c.reason))
 	qi := slices.IndexFunc(objs, func(o fyne.CanvasObject) bool {
-		l, ok := o.(*widget.Label)
-		return ok && strings.HasPrefix(l.Text, "Approve this draft")
+		v, ok := o.(*valueView)
+		return ok && strings.HasPrefix(v.label.Text, "Approve this draft")
 	})
 	if ri < 0 || qi < 0 || ri > qi {
 		t.Errorf("reason at %d, question at %d: the reason must come first", ri, qi)

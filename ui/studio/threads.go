@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -435,12 +436,24 @@ func compactJSON(js string) string {
 
 // oneLine shortens s to one line of at most n runes.
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	r := []rune(s)
-	if len(r) > n {
-		return string(r[:n-1]) + "…"
+	// It reads only as far as it keeps: the text may be megabytes.
+	out := make([]rune, 0, min(n+1, len(s)))
+	space := false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			space = len(out) > 0
+			continue
+		}
+		if space {
+			out = append(out, ' ')
+			space = false
+		}
+		out = append(out, r)
+		if len(out) > n {
+			return string(out[:n-1]) + "…"
+		}
 	}
-	return s
+	return string(out)
 }
 
 // tightVBox stacks objects vertically without padding.
