@@ -2,25 +2,50 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/postgres"
 	"github.com/weftstudio/weft/checkpoint/sqlite"
 	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/internal/testenv"
 )
 
 // A thread written by a host whose clock is 60 s ahead, then continued by
 // one with the right clock: each node runs once per step, the new
 // checkpoints become the head and the history's id order is the chain's.
 func TestClockAheadThenRightClock(t *testing.T) {
-	s, err := sqlite.Open(filepath.Join(t.TempDir(), "skew.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	t.Run("sqlite", func(t *testing.T) {
+		s, err := sqlite.Open(filepath.Join(t.TempDir(), "skew.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		clockAheadThenRight(t, s)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		dsn := os.Getenv("WEFT_TEST_POSTGRES_DSN")
+		if dsn == "" {
+			if testenv.ServicesRequired() {
+				t.Fatal("WEFT_TEST_POSTGRES_DSN is not set, and the PostgreSQL tests must run here")
+			}
+			t.Skip(`no PostgreSQL: run eval "$(bash scripts/pg-test-server.sh start)" first`)
+		}
+		s, err := postgres.Open(context.Background(), dsn, postgres.WithSchema(fmt.Sprintf("weft_skew_%d_%d", os.Getpid(), time.Now().UnixNano())))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		clockAheadThenRight(t, s)
+	})
+}
+
+func clockAheadThenRight(t *testing.T, s checkpoint.Saver) {
 	n := engine.LastValue[int]("n")
 	var runs atomic.Int32
 	b := engine.NewGraph("skew", n)
