@@ -379,6 +379,39 @@ func NewID() string {
 	return uuid.Must(uuid.NewV7FromReader(&idRandom)).String()
 }
 
+// NewIDAfter returns a new checkpoint id for a checkpoint written at now
+// whose parent has id parent ("" for none): a UUIDv7 of now when that sorts
+// after parent, else parent's time plus one tick (its 60 time bits plus
+// one; parent a UUIDv6 or v7). A writer whose clock is behind the one that
+// wrote the parent (another host, a restored VM, NTP stepping back) so
+// still writes a child that sorts after its parent, and the order of a
+// thread's checkpoints by id is the order of its chain whatever the clocks.
+// A parent that is not a UUIDv6 or v7 gets an id of now.
+func NewIDAfter(parent string, now time.Time) string {
+	var u uuid.UUID
+	ms := uint64(now.UnixMilli())
+	seq := uint64(now.Nanosecond()%1e6) * 4096 / 1e6
+	u[0], u[1], u[2], u[3], u[4], u[5] = byte(ms>>40), byte(ms>>32), byte(ms>>24), byte(ms>>16), byte(ms>>8), byte(ms)
+	u[6], u[7] = 0x70|byte(seq>>8), byte(seq)
+	if _, err := idRandom.Read(u[8:]); err != nil {
+		panic(err)
+	}
+	u[8] = 0x80 | u[8]&0x3f
+	id := u.String()
+	if parent == "" || id > parent {
+		return id
+	}
+	p, err := uuid.Parse(parent)
+	if err != nil || (p.Version() != 6 && p.Version() != 7) {
+		return id
+	}
+	t := uint64(p[0])<<52 | uint64(p[1])<<44 | uint64(p[2])<<36 | uint64(p[3])<<28 | uint64(p[4])<<20 | uint64(p[5])<<12 | uint64(p[6]&0x0f)<<8 | uint64(p[7])
+	t++
+	u[0], u[1], u[2], u[3], u[4], u[5] = byte(t>>52), byte(t>>44), byte(t>>36), byte(t>>28), byte(t>>20), byte(t>>12)
+	u[6], u[7] = p[6]&0xf0|byte(t>>8)&0x0f, byte(t)
+	return u.String()
+}
+
 // idRandom serves the random bits of ids from a buffer filled from
 // crypto/rand 512 bytes at a time: one system call per 32 ids rather than
 // one per id, which was a visible share of a checkpoint's cost.

@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -47,5 +48,32 @@ func TestPooledRandomServesFreshBits(t *testing.T) {
 	}
 	if !bytes.Equal(r.buf[:r.off], make([]byte, r.off)) {
 		t.Fatal("served bytes are still in the buffer")
+	}
+}
+
+// NewIDAfter sorts after its parent whatever the clock: a parent minted a
+// minute ahead, a UUIDv6 parent (LangGraph's), and a parent whose time bits
+// carry over all get children that sort after them and are valid UUIDs of
+// the parent's version.
+func TestNewIDAfterSortsAfterParent(t *testing.T) {
+	now := time.Now()
+	ahead := NewIDAfter("", now.Add(time.Minute))
+	for _, parent := range []string{ahead, "1ef8c1a4-2b3c-6d4e-8f00-112233445566", "01a23710-5823-7fff-96d5-3f90c270af8a"} {
+		prev := parent
+		for range 5 {
+			id := NewIDAfter(prev, now)
+			if id <= prev {
+				t.Fatalf("NewIDAfter(%s) = %s, which does not sort after it", prev, id)
+			}
+			u, err := uuid.Parse(id)
+			p, _ := uuid.Parse(parent)
+			if err != nil || u.Version() != p.Version() || u.Variant() != uuid.RFC4122 {
+				t.Fatalf("NewIDAfter(%s) = %s: not a UUID of version %d (%v)", prev, id, p.Version(), err)
+			}
+			prev = id
+		}
+	}
+	if id := NewIDAfter(NewIDAfter("", now.Add(-time.Minute)), now); id[:13] != NewIDAfter("", now)[:13] {
+		t.Errorf("a parent in the past: id %s is not of now", id)
 	}
 }

@@ -16,6 +16,10 @@ import (
 	"github.com/weftstudio/weft/checkpoint"
 )
 
+// clock is the time checkpoints are stamped and their ids minted with;
+// tests replace it to play a host whose clock is ahead or behind.
+var clock = time.Now
+
 // encodeWrites serializes writes for PutWrites, channel by channel.
 func (rt *runtime) encodeWrites(ws []cwrite) ([]checkpoint.Write, error) {
 	out := make([]checkpoint.Write, 0, len(ws))
@@ -163,7 +167,11 @@ func (rt *runtime) put(source checkpoint.Source, tasks []string) error {
 	g := rt.g
 	reuse := rt.reusePut()
 	sc := rt.scratchFor(reuse)
-	cp := checkpoint.Checkpoint{V: checkpoint.FormatVersion, ID: checkpoint.NewID(), TS: time.Now().UTC()}
+	// The id sorts after the parent's whatever this machine's clock says
+	// (checkpoint.NewIDAfter): the head and history order of a thread
+	// follow its chain, not the clocks of the hosts that wrote it.
+	at := clock()
+	cp := checkpoint.Checkpoint{V: checkpoint.FormatVersion, ID: checkpoint.NewIDAfter(rt.cpRef.CheckpointID, at), TS: at.UTC()}
 	// With reuse the maps are the run's previous checkpoint's, updated below
 	// where versions changed (a run only ever adds nodes to rt.seen);
 	// otherwise, and at a run's first checkpoint, they are filled from

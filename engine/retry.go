@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math/rand/v2"
 	"time"
+
+	"github.com/weftstudio/weft/checkpoint"
 )
 
 // This file is a task's retry policy: when another attempt is worth it and
@@ -35,6 +37,11 @@ func retryable(p *RetryPolicy, err error) bool {
 	var ne *NodeError
 	if errors.As(err, &ne) && ne.Panic {
 		return p.RetryOn != nil && p.RetryOn(err)
+	}
+	if errors.Is(err, checkpoint.ErrConflict) {
+		// Another writer advanced the thread (or a subgraph's): running
+		// the node again would only store the same step again.
+		return false
 	}
 	if p.RetryOn != nil {
 		return p.RetryOn(err)

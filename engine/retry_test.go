@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/memory"
 	"github.com/weftstudio/weft/engine"
 )
@@ -110,5 +111,27 @@ func TestStopCheckPausesBetweenSteps(t *testing.T) {
 	res, err = g.Invoke(ctx, nil, th)
 	if err != nil || !res.Done || !slices.Equal(log.Get(engine.StateOf(res.Values)), []string{"a", "b", "c"}) {
 		t.Fatalf("continued run: %+v, %v", res, err)
+	}
+}
+
+// A node that fails with a saver's conflict (a subgraph whose thread another
+// writer advanced) is not retried: running it again would store the step
+// again.
+func TestRetryNeverRetriesConflict(t *testing.T) {
+	n := engine.LastValue[int]("n")
+	var runs atomic.Int32
+	b := engine.NewGraph("conflict", n)
+	b.AddNode("put", func(context.Context, engine.State) (engine.Output, error) {
+		runs.Add(1)
+		return nil, fmt.Errorf("subgraph: %w", &checkpoint.ConflictError{ThreadID: "t", ParentID: "a", HeadID: "b", CheckpointID: "c"})
+	}, engine.WithRetry(engine.RetryPolicy{MaxAttempts: 3}))
+	b.AddEdge(engine.START, "put")
+	g := compile(t, b)
+	_, err := g.Invoke(context.Background(), engine.Values{"n": 1})
+	if !errors.Is(err, checkpoint.ErrConflict) {
+		t.Fatalf("err = %v, want a conflict", err)
+	}
+	if got := runs.Load(); got != 1 {
+		t.Errorf("node ran %d times, want 1", got)
 	}
 }

@@ -68,11 +68,13 @@
 // it runs a node, so the conflicts above only catch a holder that stalled
 // past its lease.
 //
-// Checkpoint ids are UUIDv7, so "newest" is "created last" only while the
-// clocks of the machines writing one thread agree to within the time a step
-// takes. Put refuses a child whose id sorts before its parent's head (a clock
-// that went backwards) rather than store a checkpoint that would never be
-// the latest.
+// The head is the greatest checkpoint id. Writers mint each id after its
+// parent's (checkpoint.NewIDAfter, as the engine does), so along a chain
+// the id order is the chain's order whatever the writers' clocks say. Put
+// refuses a child whose id sorts before its parent's head rather than store
+// a checkpoint that would never be the latest. A branch started from an
+// older checkpoint by a writer whose clock is behind the head's may still
+// sort below the head.
 //
 // # Reading
 //
