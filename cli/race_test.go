@@ -22,8 +22,8 @@ import (
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/sqlite"
 	"github.com/weftstudio/weft/checkpoint/store"
+	"github.com/weftstudio/weft/cli"
 	"github.com/weftstudio/weft/engine"
-	"github.com/weftstudio/weft/ui/cli"
 )
 
 // childVar makes the test binary act as the weft binary with the bank graph:
