@@ -46,6 +46,9 @@ check_format() {
 run_tests() {
   check_format
   go vet ./...
+  # Dead code and the mistakes vet misses; a deliberate exception carries a
+  # //lint:ignore with its reason.
+  go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
   # Every test runs here: one whose service is missing fails instead of
   # skipping (internal/testenv).
   export WEFT_TEST_SERVICES=required
