@@ -155,7 +155,7 @@ func TestPlanTasks(t *testing.T) {
 		return tasks[0].id
 	}
 	base := stepIDs{needed: true, cpID: "cp", step: 1}
-	if id(base) != id(base) || id(base) == id(stepIDs{needed: true, cpID: "cp2", step: 1}) || id(base) == id(stepIDs{needed: true, cpID: "cp", step: 2}) {
+	if first, again := id(base), id(base); first != again || id(base) == id(stepIDs{needed: true, cpID: "cp2", step: 1}) || id(base) == id(stepIDs{needed: true, cpID: "cp", step: 2}) {
 		t.Error("task ids must be stable for a step and differ across checkpoints and steps")
 	}
 	if id(stepIDs{}) != "" {

@@ -20,6 +20,7 @@ func noop(context.Context, engine.State) (engine.Output, error) { return nil, ni
 func TestCompileErrors(t *testing.T) {
 	k := engine.LastValue[string]("k")
 	other := engine.LastValue[string]("other")
+	//lint:ignore U1000 the field is never used: the case is a struct whose only field is unexported
 	type hidden struct{ secret string }
 	cases := []struct {
 		name  string
@@ -84,6 +85,7 @@ func TestNodePanicIsAnErrorNamingTheNode(t *testing.T) {
 	k := engine.LastValue[string]("k")
 	g := compile(t, engine.NewGraph("p", k).AddNode("boom", func(context.Context, engine.State) (engine.Output, error) {
 		var m map[string]int
+		//lint:ignore SA5000 the node must panic
 		m["x"] = 1 // a nil-map write panics
 		return nil, nil
 	}).AddEdge(engine.START, "boom"))

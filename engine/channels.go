@@ -226,6 +226,7 @@ func (c *reducer) update(vals []any) (bool, error) {
 		}
 		nv, err := c.op(c.v, v)
 		if err != nil {
+			//lint:ignore ST1005 LangGraph's own wording, as in the other channels' errors
 			return false, fmt.Errorf("At key '%s': reducer: %w", c.name, err)
 		}
 		c.v = nv

@@ -175,10 +175,7 @@ func (b *orcBuilder) build(spec *omap, prefix string, parent *orcGraph) (*engine
 		case nil:
 			// Without a path map LangGraph lets the route reach any node.
 			opts = append(opts, engine.Targets(append(slices.Clone(g.nodes), engine.END)...))
-			var sendable []string
-			for _, n := range g.nodes {
-				sendable = append(sendable, n)
-			}
+			sendable := slices.Clone(g.nodes)
 			if len(sendable) > 0 {
 				opts = append(opts, engine.SendsTo(sendable...))
 			}

@@ -162,6 +162,7 @@ func TestForkIgnoresPendingWrites(t *testing.T) {
 	}
 }
 
+//lint:ignore ST1005 the oracle scenario's message, compared as is
 var errNotGood = errors.New("I'm not good")
 
 // §11 scenario 11: after a failure, resuming skips the task that finished.

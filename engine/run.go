@@ -167,7 +167,6 @@ type task struct {
 	restored bool // writes came from pending writes: do not run
 	ran      bool // the node ran in this step (err says how it ended)
 	err      error
-	ints     []PendingInterrupt
 	resume   []any
 	// resumeNew is set when the task consumed a new answer, so its resume
 	// list must be stored.

@@ -29,6 +29,8 @@ func (r *replayer) ReplayToolCall(context.Context, engine.ToolCall) (*engine.Cal
 
 // runNode calls m once in a node of a graph with a saver and returns the
 // reply, the streamed pieces and what the task recorded.
+//
+//lint:ignore ST1008 the reply and its error are one result, the rest what it left
 func runNode(t *testing.T, ctx context.Context, m model.ChatModel) (*model.Reply, error, []engine.Message, []engine.CallRecord) {
 	t.Helper()
 	var reply *model.Reply

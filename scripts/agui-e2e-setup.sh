@@ -3,15 +3,15 @@
 #
 # Usage: bash scripts/agui-e2e-setup.sh
 #
-# Runs `npm ci` in ui/agui/e2e, which installs exactly what package-lock.json
+# Runs `npm ci` in agui/e2e, which installs exactly what package-lock.json
 # pins: @ag-ui/client 1.0.x as "agui-new" and 0.0.59 as "agui-old". After it,
-# `go test ./ui/agui/` runs TestE2EClients, which drives the Go server with
+# `go test ./agui/` runs TestE2EClients, which drives the Go server with
 # both clients under Node; without node_modules that test skips (or fails
 # when CI=true). Needs Node (>= 18) and npm on PATH, and the npm registry.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-dir="$root/ui/agui/e2e"
+dir="$root/agui/e2e"
 
 for tool in node npm; do
 	if ! command -v "$tool" >/dev/null 2>&1; then

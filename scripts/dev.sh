@@ -46,6 +46,9 @@ check_format() {
 run_tests() {
   check_format
   go vet ./...
+  # Dead code and the mistakes vet misses; a deliberate exception carries a
+  # //lint:ignore with its reason.
+  go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
   # Every test runs here: one whose service is missing fails instead of
   # skipping (internal/testenv).
   export WEFT_TEST_SERVICES=required
@@ -71,7 +74,7 @@ run_tests() {
   # budget at its deadline with a bare "context deadline exceeded" and no
   # failing input (golang/go#75804, fixed in Go 1.27).
   go test -run '^$' -fuzz '^FuzzOpenStore$' -fuzztime 8000x -fuzzminimizetime 10x ./checkpoint/sqlite
-  go test -run '^$' -fuzz '^FuzzImportBundle$' -fuzztime 120000x -fuzzminimizetime 10x ./ui/bundle
+  go test -run '^$' -fuzz '^FuzzImportBundle$' -fuzztime 120000x -fuzzminimizetime 10x ./checkpoint/bundle
   go test -run '^$' -fuzz '^FuzzUnpack$' -fuzztime 200000x -fuzzminimizetime 10x ./checkpoint/internal/record
   # The Eino adapter is a module of its own (Eino stays out of Weft's build).
   (cd model/eino && go vet ./... && go test -count=1 ./...)

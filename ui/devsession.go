@@ -8,7 +8,7 @@ import (
 
 	"fyne.io/fyne/v2"
 
-	"github.com/weftstudio/weft/ui/dev"
+	"github.com/weftstudio/weft/devloop"
 	"github.com/weftstudio/weft/ui/studio"
 )
 
@@ -17,7 +17,7 @@ import (
 // names (every second and when it closes, so a crash loses at most a
 // second), shows builds and their errors in the Build tab, and saves and
 // quits when a new build takes over.
-func devSession(a fyne.App, s *studio.Studio, p *dev.Program, restore bool, last studio.Session, store func() string) {
+func devSession(a fyne.App, s *studio.Studio, p *devloop.Program, restore bool, last studio.Session, store func() string) {
 	built := studio.Build{N: p.Build, Running: p.Build, At: p.BuiltAt, OK: true}
 	s.ShowBuild(built)
 	var saved studio.Session
@@ -35,7 +35,7 @@ func devSession(a fyne.App, s *studio.Studio, p *dev.Program, restore bool, last
 	}
 	if restore {
 		s.Restore(last, func(err error) {
-			m := dev.Message{Type: dev.MsgShown, PID: os.Getpid()}
+			m := devloop.Message{Type: devloop.MsgShown, PID: os.Getpid()}
 			if err != nil {
 				m.Err = err.Error()
 			} else if !p.BuiltAt.IsZero() {
@@ -57,23 +57,23 @@ func devSession(a fyne.App, s *studio.Studio, p *dev.Program, restore bool, last
 			fyne.Do(save)
 		}
 	}()
-	go p.Listen(func(m dev.Message) {
+	go p.Listen(func(m devloop.Message) {
 		fyne.Do(func() {
 			switch m.Type {
-			case dev.MsgBuilding:
+			case devloop.MsgBuilding:
 				s.ShowBuild(studio.Build{N: m.Build, Running: p.Build, At: m.At, Building: true})
-			case dev.MsgFailed:
+			case devloop.MsgFailed:
 				b := studio.Build{N: m.Build, Running: p.Build, At: m.At, Output: m.Output}
 				for _, e := range m.Errors {
 					b.Errors = append(b.Errors, studio.BuildError{File: e.File, Path: e.Path, Line: e.Line, Col: e.Col, Msg: e.Msg})
 				}
 				s.ShowBuild(b)
-			case dev.MsgUnchanged:
+			case devloop.MsgUnchanged:
 				s.ShowBuild(built)
-			case dev.MsgQuit:
+			case devloop.MsgQuit:
 				tick.Stop()
 				save()
-				_ = p.Send(dev.Message{Type: dev.MsgSaved})
+				_ = p.Send(devloop.Message{Type: devloop.MsgSaved})
 				a.Quit()
 			}
 		})

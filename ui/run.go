@@ -31,7 +31,7 @@ import (
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/store"
-	"github.com/weftstudio/weft/ui/dev"
+	"github.com/weftstudio/weft/devloop"
 	"github.com/weftstudio/weft/ui/studio"
 )
 
@@ -70,7 +70,18 @@ func Run(graphs ...studio.Graph) error {
 
 // ErrNoDisplay is returned by Run and RunWith when there is no display to
 // open the window on.
-var ErrNoDisplay = errors.New("no display to open the studio window on (DISPLAY and WAYLAND_DISPLAY are not set)")
+// It has a NoDisplay method, so a caller that does not link the window
+// (the headless commands' Main) can recognise it.
+var ErrNoDisplay error = noDisplay{}
+
+type noDisplay struct{}
+
+func (noDisplay) Error() string {
+	return "no display to open the studio window on (DISPLAY and WAYLAND_DISPLAY are not set)"
+}
+
+// NoDisplay reports that the error is ErrNoDisplay.
+func (noDisplay) NoDisplay() bool { return true }
 
 // hasDisplay reports whether a window can be opened: on Linux and the BSDs
 // GLFW needs an X11 or Wayland display; elsewhere the system always has
@@ -106,7 +117,7 @@ func RunWith(o Options, graphs ...studio.Graph) error {
 		o.Store = "weft.db"
 	}
 	// Run by weft dev: the window reopens where the last build's was.
-	prog, err := dev.Connect()
+	prog, err := devloop.Connect()
 	if err != nil {
 		return err
 	}

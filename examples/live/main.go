@@ -14,10 +14,12 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/weftstudio/weft/cli"
+	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/examples"
 	_ "github.com/weftstudio/weft/internal/early" // before Graphviz and Fyne initialise: see its doc
 	"github.com/weftstudio/weft/model/provider"
-	"github.com/weftstudio/weft/ui/cli"
+	"github.com/weftstudio/weft/ui"
 	"github.com/weftstudio/weft/ui/studio"
 )
 
@@ -36,9 +38,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "live:", err)
 		os.Exit(1)
 	}
-	graphs := make([]studio.Graph, len(demos))
-	for i, d := range demos {
-		graphs[i] = studio.Graph{Graph: d.Graph, Description: d.Description, Example: d.Example}
+	var graphs []*engine.Graph
+	var shown []studio.Graph
+	for _, d := range demos {
+		graphs = append(graphs, d.Graph)
+		shown = append(shown, studio.Graph{Graph: d.Graph, Description: d.Description, Example: d.Example})
 	}
-	os.Exit(cli.Main(graphs...))
+	os.Exit(cli.Main(cli.Env{Graphs: graphs}, func() error { return ui.Run(shown...) }))
 }

@@ -28,10 +28,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/bundle"
 	"github.com/weftstudio/weft/checkpoint/memory"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/replay"
-	"github.com/weftstudio/weft/ui/bundle"
 )
 
 // Check imports the thread bundle at bundlePath into a memory store,

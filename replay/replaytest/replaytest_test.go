@@ -14,12 +14,12 @@ import (
 	"testing"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/bundle"
 	"github.com/weftstudio/weft/checkpoint/memory"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/examples"
 	"github.com/weftstudio/weft/replay"
 	"github.com/weftstudio/weft/replay/replaytest"
-	"github.com/weftstudio/weft/ui/bundle"
 )
 
 var update = flag.Bool("update", false, "record the bundles under testdata/ again")

@@ -293,8 +293,10 @@ func TestThemeChangeRecolours(t *testing.T) {
 	gv, w := newView(t, layout(t, cycleTopo(), render.DOTOptions{}))
 	r := nodeRect(t, gv, "agent")
 	probe := at(gv, render.Point{X: r.X + r.W/2, Y: r.Y + 4})
+	//lint:ignore SA1019 the test needs each variant whatever the user prefers
 	test.ApplyTheme(t, theme.LightTheme())
 	light := colourAt(w.Canvas().Capture(), probe)
+	//lint:ignore SA1019 as above
 	test.ApplyTheme(t, theme.DarkTheme())
 	dark := colourAt(w.Canvas().Capture(), probe)
 	if light == dark {

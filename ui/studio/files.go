@@ -20,10 +20,10 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/bundle"
 	"github.com/weftstudio/weft/checkpoint/crypt"
 	"github.com/weftstudio/weft/checkpoint/sqlite"
 	"github.com/weftstudio/weft/render"
-	"github.com/weftstudio/weft/ui/bundle"
 )
 
 // menus builds the main menu: File · Run · View · Help. Every action's

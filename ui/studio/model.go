@@ -247,12 +247,6 @@ func (m *model) setThread(id string) {
 	m.changed(chThread)
 }
 
-// reloadThread gives the current thread a fresh scope, to read it again.
-func (m *model) reloadThread() {
-	m.sc = newScope(m.sc.thread)
-	m.changed(chThread)
-}
-
 // threadRow returns the thread list's row of id; the zero row when the
 // list does not hold it.
 func (m *model) threadRow(id string) threadRow {

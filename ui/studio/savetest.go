@@ -160,10 +160,12 @@ func (s *Studio) saveTest(thread string, f *saveTestForm) {
 // aside), with an error for people when there are none or they disagree.
 func goPackage(dir string) (string, error) {
 	if dir == "" {
+		//lint:ignore ST1005 a sentence the Save-as-test dialog shows as it is
 		return "", errors.New("Choose the folder of the package the test belongs to.")
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
+		//lint:ignore ST1005 a sentence the Save-as-test dialog shows as it is
 		return "", fmt.Errorf("Cannot read %s: %v", dir, err)
 	}
 	name := ""
@@ -178,11 +180,13 @@ func goPackage(dir string) (string, error) {
 			continue
 		}
 		if name != "" && f.Name.Name != name {
+			//lint:ignore ST1005 a sentence the Save-as-test dialog shows as it is
 			return "", fmt.Errorf("%s holds packages %s and %s: choose one package's folder.", dir, name, f.Name.Name)
 		}
 		name = f.Name.Name
 	}
 	if name == "" {
+		//lint:ignore ST1005 a sentence the Save-as-test dialog shows as it is
 		return "", fmt.Errorf("%s holds no Go package: choose the folder of your program (or of the package that builds the graph).", dir)
 	}
 	return name, nil

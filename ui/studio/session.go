@@ -609,15 +609,6 @@ func (s *session) decodeInput(data []byte) (engine.Values, error) {
 	return g.DecodeValues(data)
 }
 
-// graphInfo returns the selected graph's static description.
-func (s *session) graphInfo() (name string, nodes []string, chans []engine.ChannelInfo, topo *engine.Topology) {
-	g, _ := s.current()
-	if g == nil {
-		return "", nil, nil, nil
-	}
-	return g.Name(), g.Nodes(), g.Channels(), g.Topology()
-}
-
 // describeErr turns an engine error into what the Errors tab shows.
 func describeErr(err error) (node, msg string) {
 	var ne *engine.NodeError

@@ -569,9 +569,6 @@ func (s *Studio) loadMarks(first, last int) {
 // which the run passes on to the subgraph.
 func (s *Studio) toggleBreakpoint(node string, after bool) { s.m.toggleBreakpoint(node, after) }
 
-// selectCheckpoint time-travels to checkpoint id.
-func (s *Studio) selectCheckpoint(id string) { s.m.selectCheckpoint(id) }
-
 // travel selects the checkpoint before (dir < 0) or after the selected one
 // on its branch.
 func (s *Studio) travel(dir int) {

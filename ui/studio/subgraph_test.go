@@ -2,6 +2,7 @@ package studio
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -261,10 +262,7 @@ func TestSubgraphCheckpointOpensInInspector(t *testing.T) {
 	if !strings.HasPrefix(s.insp.title.Text, "Subgraph summarize · Step 1 · loop · gather") {
 		t.Errorf("title %q", s.insp.title.Text)
 	}
-	var keys []string
-	for _, id := range s.insp.roots {
-		keys = append(keys, id)
-	}
+	keys := slices.Clone(s.insp.roots)
 	if strings.Join(keys, ",") != "facts,subject,summaries" {
 		t.Errorf("the subgraph's channels in State: %v", keys)
 	}

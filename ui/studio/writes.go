@@ -24,9 +24,6 @@ type debugActions struct {
 	replace func(channel string, cur any, done func(v any))
 	whatIf  func()
 	compare func(a, b string)
-	// condDialog asks for the condition of a breakpoint before or after
-	// node.
-	condDialog func(node string, after bool)
 }
 
 // writesEditor lists a step's writes task by task, each with a check

@@ -1,7 +1,6 @@
 package agui
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"flag"
@@ -269,21 +268,4 @@ func checkGolden(t *testing.T, name string, s *stream, parallel ...string) {
 			}
 		}
 	}
-}
-
-// readGolden returns the lines of a golden file.
-func readGolden(t *testing.T, name string) []string {
-	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", name+".jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		out = append(out, sc.Text())
-	}
-	return out
 }

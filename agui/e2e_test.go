@@ -43,7 +43,7 @@ func TestE2EClients(t *testing.T) {
 	dir := "e2e"
 	for _, pkg := range []string{"agui-new", "agui-old"} {
 		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil {
-			skipOrFail(t, "e2e: %s is not installed in ui/agui/e2e/node_modules: run scripts/agui-e2e-setup.sh", pkg)
+			skipOrFail(t, "e2e: %s is not installed in agui/e2e/node_modules: run scripts/agui-e2e-setup.sh", pkg)
 		}
 	}
 	node, err := exec.LookPath("node")

@@ -348,7 +348,7 @@ func TestLegacyResume(t *testing.T) {
 
 	// A JSON text resume is decoded, as the LangGraph integration does.
 	url = ts.URL + "/agents/writing-assistant"
-	s = post(t, url, input("legacy-w", "run-1", "state", map[string]any{"topic": "kelp"}))
+	post(t, url, input("legacy-w", "run-1", "state", map[string]any{"topic": "kelp"}))
 	r = post(t, url, input("legacy-w", "run-2", "forwardedProps", map[string]any{"command": map[string]any{"resume": `{"action":"revise","feedback":"shorter"}`}}))
 	if err := verify(r.lines); err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@
 // Message): the environment variables Env* tell the program where it is
 // and which build it runs. Package ui does the program's side; a program
 // that does not use it is simply stopped and started again.
-package dev
+package devloop
 
 import (
 	"bytes"

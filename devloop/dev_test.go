@@ -1,4 +1,4 @@
-package dev
+package devloop
 
 import (
 	"bytes"
@@ -69,13 +69,13 @@ import (
 	"os"
 	"time"
 
-	"github.com/weftstudio/weft/ui/dev"
+	"github.com/weftstudio/weft/devloop"
 )
 
 const version = "v1"
 
 func main() {
-	p, err := dev.Connect()
+	p, err := devloop.Connect()
 	if err != nil || p == nil {
 		fmt.Println("not run by weft dev:", err)
 		os.Exit(3)
@@ -86,18 +86,18 @@ func main() {
 	if version == "bye" {
 		os.Exit(0) // as when the window is closed
 	}
-	p.Send(dev.Message{Type: dev.MsgShown, PID: os.Getpid(), Took: time.Since(p.BuiltAt)})
-	p.Listen(func(m dev.Message) {
+	p.Send(devloop.Message{Type: devloop.MsgShown, PID: os.Getpid(), Took: time.Since(p.BuiltAt)})
+	p.Listen(func(m devloop.Message) {
 		switch m.Type {
-		case dev.MsgBuilding:
+		case devloop.MsgBuilding:
 			fmt.Printf("%s: building %d\n", version, m.Build)
-		case dev.MsgFailed:
+		case devloop.MsgFailed:
 			fmt.Printf("%s: build %d failed: %d errors, first at line %d\n", version, m.Build, len(m.Errors), m.Errors[0].Line)
-		case dev.MsgUnchanged:
+		case devloop.MsgUnchanged:
 			fmt.Printf("%s: build %d unchanged\n", version, m.Build)
-		case dev.MsgQuit:
+		case devloop.MsgQuit:
 			p.SaveSession(struct{ Version string }{version})
-			p.Send(dev.Message{Type: dev.MsgSaved})
+			p.Send(devloop.Message{Type: devloop.MsgSaved})
 			fmt.Printf("%s: quitting\n", version)
 			os.Exit(0)
 		}

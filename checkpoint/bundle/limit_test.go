@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/bundle"
 	"github.com/weftstudio/weft/checkpoint/sqlite"
-	"github.com/weftstudio/weft/ui/bundle"
 )
 
 // A bundle takes what the store takes: a thread holding a value and a

@@ -11,11 +11,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/weftstudio/weft/agui"
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/bundle"
 	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/engine"
-	"github.com/weftstudio/weft/ui/agui"
-	"github.com/weftstudio/weft/ui/bundle"
 )
 
 func init() {

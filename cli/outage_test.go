@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint/store"
+	"github.com/weftstudio/weft/cli"
 	"github.com/weftstudio/weft/engine"
-	"github.com/weftstudio/weft/ui/cli"
 )
 
 // proxy forwards TCP connections to a server until cut, which drops every

@@ -17,9 +17,9 @@ import (
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/sqlite"
 	"github.com/weftstudio/weft/checkpoint/store"
+	"github.com/weftstudio/weft/cli"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/internal/testenv"
-	"github.com/weftstudio/weft/ui/cli"
 )
 
 // killedAfterWrites wraps a store so that loop checkpoints fail while kill

@@ -7,10 +7,10 @@ import (
 	"os"
 	"os/signal"
 
+	"github.com/weftstudio/weft/agui"
 	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/examples"
-	"github.com/weftstudio/weft/ui/agui"
 )
 
 // Mount a graph in your own server: each thread a client starts is stored

@@ -4,17 +4,17 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/weftstudio/weft/checkpoint/bundle"
 	"github.com/weftstudio/weft/checkpoint/memory"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/examples"
-	"github.com/weftstudio/weft/ui/bundle"
 )
 
 // FuzzImportBundle feeds mutated bundles to Import: each is imported whole
 // or refused with an error, never a panic, and what was imported exports
 // again. Seeds: a real thread (runtime) and the files under testdata/fuzz.
 //
-//	go test -run '^$' -fuzz FuzzImportBundle -fuzztime 120000x -fuzzminimizetime 10x ./ui/bundle
+//	go test -run '^$' -fuzz FuzzImportBundle -fuzztime 120000x -fuzzminimizetime 10x ./checkpoint/bundle
 func FuzzImportBundle(f *testing.F) {
 	src := memory.New()
 	w, err := examples.Writer(src)

@@ -11,11 +11,11 @@ import (
 	"testing"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/bundle"
 	"github.com/weftstudio/weft/checkpoint/memory"
 	"github.com/weftstudio/weft/checkpoint/sqlite"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/examples"
-	"github.com/weftstudio/weft/ui/bundle"
 )
 
 var ctx = context.Background()

@@ -1,4 +1,4 @@
-package dev
+package devloop
 
 import (
 	"io/fs"

@@ -22,8 +22,8 @@ import (
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/sqlite"
 	"github.com/weftstudio/weft/checkpoint/store"
+	"github.com/weftstudio/weft/cli"
 	"github.com/weftstudio/weft/engine"
-	"github.com/weftstudio/weft/ui/cli"
 )
 
 // childVar makes the test binary act as the weft binary with the bank graph:
@@ -343,13 +343,13 @@ func raceWorker(ctx context.Context, env []string, storeFlag, spec, thread strin
 	if err := json.Unmarshal(stdout.Bytes(), &done); err != nil {
 		return 0, fmt.Errorf("worker printed %q: %v", stdout.String(), err)
 	}
-	for _, r := range done {
-		if r.ThreadID == thread && r.Done {
-			return won, nil
-		}
-		return 0, fmt.Errorf("worker ran %+v", r)
+	switch {
+	case len(done) == 0:
+		return idle, nil
+	case len(done) == 1 && done[0].ThreadID == thread && done[0].Done:
+		return won, nil
 	}
-	return idle, nil
+	return 0, fmt.Errorf("worker ran %+v", done)
 }
 
 // raceServe sends an AG-UI resume of thread's interrupt to a weft serve.

@@ -8,9 +8,9 @@ import (
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/store"
+	"github.com/weftstudio/weft/cli"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/inspect"
-	"github.com/weftstudio/weft/ui/cli"
 )
 
 // run stops at data breakpoints and continues; watch and compare read a

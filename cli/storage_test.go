@@ -10,7 +10,7 @@ import (
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/store"
-	"github.com/weftstudio/weft/ui/cli"
+	"github.com/weftstudio/weft/cli"
 )
 
 func TestStorageCommand(t *testing.T) {

@@ -14,9 +14,9 @@ import (
 	"github.com/weftstudio/weft/internal/testenv"
 
 	"github.com/weftstudio/weft/checkpoint/store"
+	"github.com/weftstudio/weft/cli"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/examples"
-	"github.com/weftstudio/weft/ui/cli"
 )
 
 var ctx = context.Background()
