@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Weft's one entry point for people and CI.
 #   bash scripts/dev.sh studio [ARGS]  set up, build and open the studio (./weft.db unless -db names another)
-#   bash scripts/dev.sh test           set up and run the whole test suite: gofmt, go vet, go test (race on engine and checkpoint)
+#   bash scripts/dev.sh test           set up and run the whole test suite: gofmt, go vet, staticcheck, go test (race on engine and checkpoint)
 #   bash scripts/dev.sh smoke          start the real window under Xvfb, check it stays up and draws something
 #   bash scripts/dev.sh bench          run the benchmarks named in the README (not part of test: they take minutes)
 #   bash scripts/dev.sh bench-big      build the 2 GB scale store if missing ($WEFT_BIGSTORE, default /tmp/weft-bigstore.db) and run the scale benchmarks on it
