@@ -71,6 +71,7 @@ type guard struct {
 
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !g.hostAllowed(r.Host) {
+		refuse(w)
 		httpError(w, http.StatusForbidden, "host %q is not allowed: this server answers to loopback names only (start it with -allow-host to add one)", r.Host)
 		return
 	}
@@ -78,6 +79,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if origin != "" {
 		w.Header().Add("Vary", "Origin")
 		if !g.originAllowed(origin) {
+			refuse(w)
 			httpError(w, http.StatusForbidden, "requests from pages at %s are not allowed (start the server with -allow-origin %s to allow them)", origin, origin)
 			return
 		}
@@ -97,12 +99,17 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		scheme, tok, _ := strings.Cut(auth, " ")
 		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(g.token)) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="weft"`)
+			refuse(w)
 			httpError(w, http.StatusUnauthorized, "this server needs a token: send Authorization: Bearer <token>")
 			return
 		}
 	}
 	g.next.ServeHTTP(w, r)
 }
+
+// refuse marks a refused request's connection to be closed after the
+// answer, so a client without the right to ask holds no connection.
+func refuse(w http.ResponseWriter) { w.Header().Set("Connection", "close") }
 
 // hostAllowed checks a request's Host header.
 func (g *guard) hostAllowed(hostport string) bool {

@@ -35,6 +35,7 @@ type config struct {
 	out          io.Writer
 	leaseTTL     time.Duration
 	maxEvent     int
+	limits       ConnLimits
 	// Guard's settings (guard.go).
 	origins []string
 	hosts   []string

@@ -118,7 +118,7 @@ func Serve(ctx context.Context, addr string, saver checkpoint.Saver, graphs []*e
 			fmt.Fprintf(cfg.out, "  %-24s POST %s%s\n", h.Graph(p).Name(), base, p)
 		}
 	}
-	srv := &http.Server{Handler: Guard(mux, opts...), ReadHeaderTimeout: 10 * time.Second}
+	srv, ln := cfg.limits.server(Guard(mux, opts...), ln, h.cfg.maxBody)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -375,9 +375,7 @@ func VersionStep(v int64) int64 { return v >> 32 }
 
 // NewID returns a new checkpoint id: a UUIDv7, so ids sort by creation time.
 // Within one process ids are strictly increasing even within a millisecond.
-func NewID() string {
-	return uuid.Must(uuid.NewV7FromReader(&idRandom)).String()
-}
+func NewID() string { return NewIDAfter("", time.Now()) }
 
 // NewIDAfter returns a new checkpoint id for a checkpoint written at now
 // whose parent has id parent ("" for none): a UUIDv7 of now when that sorts
@@ -387,29 +385,55 @@ func NewID() string {
 // still writes a child that sorts after its parent, and the order of a
 // thread's checkpoints by id is the order of its chain whatever the clocks.
 // A parent that is not a UUIDv6 or v7 gets an id of now.
+//
+// Within a process ids also only grow (as google/uuid's NewV7 does): two
+// ids minted in the same 256 ns, or after the clock stepped back, still
+// sort in the order they were made, so "newest first" across threads is
+// the order they were written.
 func NewIDAfter(parent string, now time.Time) string {
+	ns := now.UnixNano()
+	ms := ns / 1e6
+	t := uint64(ms)<<12 | uint64(ns-ms*1e6)>>8 // 48 bits of ms, 12 of its fraction
+	p, perr := uuid.Parse(parent)
+	known := parent != "" && perr == nil && (p.Version() == 6 || p.Version() == 7)
+	if known && p.Version() == 7 {
+		t = max(t, timeBits(p)+1)
+	}
+	idClock.Lock()
+	t = max(t, idClock.last+1)
+	idClock.last = t
+	idClock.Unlock()
 	var u uuid.UUID
-	ms := uint64(now.UnixMilli())
-	seq := uint64(now.Nanosecond()%1e6) * 4096 / 1e6
-	u[0], u[1], u[2], u[3], u[4], u[5] = byte(ms>>40), byte(ms>>32), byte(ms>>24), byte(ms>>16), byte(ms>>8), byte(ms)
-	u[6], u[7] = 0x70|byte(seq>>8), byte(seq)
+	putTimeBits(&u, t, 0x70)
 	if _, err := idRandom.Read(u[8:]); err != nil {
 		panic(err)
 	}
 	u[8] = 0x80 | u[8]&0x3f
 	id := u.String()
-	if parent == "" || id > parent {
+	if !known || id > parent {
 		return id
 	}
-	p, err := uuid.Parse(parent)
-	if err != nil || (p.Version() != 6 && p.Version() != 7) {
-		return id
-	}
-	t := uint64(p[0])<<52 | uint64(p[1])<<44 | uint64(p[2])<<36 | uint64(p[3])<<28 | uint64(p[4])<<20 | uint64(p[5])<<12 | uint64(p[6]&0x0f)<<8 | uint64(p[7])
-	t++
-	u[0], u[1], u[2], u[3], u[4], u[5] = byte(t>>52), byte(t>>44), byte(t>>36), byte(t>>28), byte(t>>20), byte(t>>12)
-	u[6], u[7] = p[6]&0xf0|byte(t>>8)&0x0f, byte(t)
+	// A UUIDv6 parent (LangGraph's) whose time sorts after now: the next
+	// tick of its own version.
+	putTimeBits(&u, timeBits(p)+1, p[6]&0xf0)
 	return u.String()
+}
+
+// idClock is the 60 time bits of the last id this process minted.
+var idClock struct {
+	sync.Mutex
+	last uint64
+}
+
+// timeBits returns the 60 time bits of a UUIDv6 or v7, in sort order.
+func timeBits(p uuid.UUID) uint64 {
+	return uint64(p[0])<<52 | uint64(p[1])<<44 | uint64(p[2])<<36 | uint64(p[3])<<28 | uint64(p[4])<<20 | uint64(p[5])<<12 | uint64(p[6]&0x0f)<<8 | uint64(p[7])
+}
+
+// putTimeBits writes t as u's 60 time bits under version ver (0x60, 0x70).
+func putTimeBits(u *uuid.UUID, t uint64, ver byte) {
+	u[0], u[1], u[2], u[3], u[4], u[5] = byte(t>>52), byte(t>>44), byte(t>>36), byte(t>>28), byte(t>>20), byte(t>>12)
+	u[6], u[7] = ver|byte(t>>8)&0x0f, byte(t)
 }
 
 // idRandom serves the random bits of ids from a buffer filled from

@@ -55,8 +55,31 @@ func TestPooledRandomServesFreshBits(t *testing.T) {
 // minute ahead, a UUIDv6 parent (LangGraph's), and a parent whose time bits
 // carry over all get children that sort after them and are valid UUIDs of
 // the parent's version.
+// Ids minted one after another sort in that order, even within one
+// clock tick: the thread list's "newest first" depends on it.
+func TestNewIDsGrow(t *testing.T) {
+	prev := NewID()
+	now := time.Now()
+	for i := range 10000 {
+		var id string
+		if i%2 == 0 {
+			id = NewID()
+		} else {
+			id = NewIDAfter("", now) // the same instant every time
+		}
+		if id <= prev {
+			t.Fatalf("id %d %s does not sort after %s", i, id, prev)
+		}
+		prev = id
+	}
+}
+
 func TestNewIDAfterSortsAfterParent(t *testing.T) {
 	now := time.Now()
+	// Before anything ahead was minted: this process's ids only grow.
+	if id := NewIDAfter(NewIDAfter("", now.Add(-time.Minute)), now); id[:13] != NewIDAfter("", now)[:13] {
+		t.Errorf("a parent in the past: id %s is not of now", id)
+	}
 	ahead := NewIDAfter("", now.Add(time.Minute))
 	for _, parent := range []string{ahead, "1ef8c1a4-2b3c-6d4e-8f00-112233445566", "01a23710-5823-7fff-96d5-3f90c270af8a"} {
 		prev := parent
@@ -72,8 +95,5 @@ func TestNewIDAfterSortsAfterParent(t *testing.T) {
 			}
 			prev = id
 		}
-	}
-	if id := NewIDAfter(NewIDAfter("", now.Add(-time.Minute)), now); id[:13] != NewIDAfter("", now)[:13] {
-		t.Errorf("a parent in the past: id %s is not of now", id)
 	}
 }

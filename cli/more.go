@@ -112,6 +112,12 @@ func cmdServe(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, a
 	fs.Var(&hosts, "allow-host", "answer requests for this host name too (besides loopback names); repeat or separate with commas")
 	token := fs.String("token", os.Getenv(agui.TokenEnv), "require Authorization: Bearer TOKEN on every request (default $"+agui.TokenEnv+"); needed to listen beyond loopback")
 	ttl := fs.Duration("lease-ttl", checkpoint.DefaultLeaseTTL, "how long a thread stays claimed if this process dies")
+	d := agui.DefaultConnLimits
+	var lim agui.ConnLimits
+	fs.IntVar(&lim.MaxConns, "max-conns", d.MaxConns, "connections open at once; more wait until one closes")
+	fs.DurationVar(&lim.HeaderTimeout, "header-timeout", d.HeaderTimeout, "how long a client has to send a request's headers")
+	fs.DurationVar(&lim.BodyTimeout, "body-timeout", d.BodyTimeout, "how long a client has to send a request's body (a run's stream has no limit)")
+	fs.DurationVar(&lim.IdleTimeout, "idle-timeout", d.IdleTimeout, "how long a kept-alive connection may wait for its next request")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -119,7 +125,7 @@ func cmdServe(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, a
 	defer stop()
 	ctx, lost := watchStore(ctx, s, storeCheckInterval)
 	err := agui.Serve(ctx, *addr, s, graphs, agui.WithOutput(w), agui.WithAllowedOrigins(origins...),
-		agui.WithAllowedHosts(hosts...), agui.WithToken(*token), agui.WithLeaseTTL(*ttl))
+		agui.WithAllowedHosts(hosts...), agui.WithToken(*token), agui.WithLeaseTTL(*ttl), agui.WithConnLimits(lim))
 	if cause := lost(); cause != nil {
 		return cause
 	}

@@ -111,7 +111,7 @@ func main() {
 // that makes the same program does not restart it; a program that exits
 // by itself (its window closed) ends weft dev.
 func TestDevLoop(t *testing.T) {
-	repo, err := filepath.Abs("../..")
+	repo, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestDevLoop(t *testing.T) {
 // A package that is not a main package is refused, naming it.
 func TestDevRefusesLibrary(t *testing.T) {
 	err := Run(context.Background(), Options{Package: ".", Dir: "."})
-	if err == nil || !strings.Contains(err.Error(), "is package dev, not a main package") {
+	if err == nil || !strings.Contains(err.Error(), "is package devloop, not a main package") {
 		t.Fatalf("err %v", err)
 	}
 }
