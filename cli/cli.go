@@ -170,6 +170,8 @@ func Run(ctx context.Context, args []string, env Env) int {
 		graphs[i] = g.WithSaver(s)
 	}
 	ctx = context.WithValue(ctx, stderrKey{}, env.Stderr)
+	ctx, unwatch := stopOnSignals(ctx, args[0])
+	defer unwatch()
 	if err := cmd.Run(ctx, s, graphs, rest, env.Stdout); err != nil {
 		fmt.Fprintf(env.Stderr, "weft %s: %v\n", args[0], err)
 		var ue *usageError
@@ -796,7 +798,7 @@ func cmdResume(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, 
 	case st.Done():
 		return fmt.Errorf("thread %q is done: there is nothing to continue", thread)
 	}
-	res, err := g.Invoke(ctx, input, engine.WithThread(thread), engine.WithClaim(claim))
+	res, err := g.Invoke(ctx, input, engine.WithThread(thread), engine.WithClaim(claim), stopAtBoundary(ctx))
 	if err != nil {
 		return err
 	}
@@ -963,7 +965,7 @@ func cmdWorker(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, 
 			wait = min(max(2*wait, time.Second), 30*time.Second)
 			warnf(ctx, "weft worker: %v; retrying in %v", err, wait)
 		}
-		if *watch <= 0 {
+		if *watch <= 0 || stopRequested(ctx) {
 			break
 		}
 		pause := *watch
@@ -995,6 +997,9 @@ func workOnce(ctx context.Context, s checkpoint.Saver, tl checkpoint.ThreadListe
 		return err
 	}
 	for _, ti := range infos {
+		if stopRequested(ctx) {
+			return nil // a signal: no new thread
+		}
 		name, _ := ti.LatestMeta.Extra[engine.MetaGraph].(string)
 		g := byName[name]
 		if g == nil {
@@ -1066,16 +1071,25 @@ func runWork(ctx context.Context, s checkpoint.Saver, g *engine.Graph, thread st
 	if err != nil {
 		return nil, err
 	}
-	defer claim.Release()
 	// Another worker may have done the work between the listing and the
 	// claim.
 	if ok, err := hasWork(ctx, s, g, thread, lease); err != nil || !ok {
+		claim.Release()
 		if err == nil {
 			err = errNoWork
 		}
 		return nil, err
 	}
-	return g.Invoke(ctx, nil, engine.WithThread(thread), engine.WithClaim(claim))
+	res, err := g.Invoke(ctx, nil, engine.WithThread(thread), engine.WithClaim(claim), stopAtBoundary(ctx))
+	if stopRequested(ctx) && err == nil && len(res.Interrupts) == 0 && len(res.Next) > 0 {
+		// Stopped by a signal between steps: the lease is left to lapse,
+		// so the next worker continues the thread from the step stored.
+		claim.Abandon()
+		warnf(ctx, "weft worker: thread %q stopped before %v; the next worker continues it", thread, res.Next)
+		return res, nil
+	}
+	claim.Release()
+	return res, err
 }
 
 // cmdDelete deletes threads, each under its lease so that no run writes to

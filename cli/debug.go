@@ -79,7 +79,7 @@ func cmdRun(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, arg
 	}
 	var condErr error
 	bs.Err = func(b inspect.Breakpoint, err error) { condErr = fmt.Errorf("breakpoint %q: %w", b.Spec, err) }
-	res, err := g.Invoke(ctx, in, engine.WithThread(*thread), engine.WithPhases(bs.Phases()))
+	res, err := g.Invoke(ctx, in, engine.WithThread(*thread), engine.WithPhases(bs.Phases()), stopAtBoundary(ctx))
 	if err != nil {
 		return err
 	}

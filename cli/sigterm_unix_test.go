@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -137,3 +138,94 @@ type exitError struct {
 }
 
 func (e *exitError) Error() string { return e.err.Error() + ": " + e.stderr }
+
+// TestWorkerStopsOnSignal: SIGTERM, or SIGINT to a worker started with
+// SIGINT ignored (a script's background job), reaches `weft worker -watch`
+// in the middle of the transfer step. The step finishes and is stored, the
+// worker exits 0 without starting audit, and the next worker continues the
+// thread from there without moving the money again.
+func TestWorkerStopsOnSignal(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		sig       syscall.Signal
+		ignoreINT bool
+	}{{"SIGTERM", syscall.SIGTERM, false}, {"SIGINT ignored at start", syscall.SIGINT, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			db := filepath.Join(dir, "weft.db")
+			ledger := filepath.Join(dir, "ledger")
+			env := []string{ledgerFileVar + "=" + ledger, slowVar + "=1s"}
+			s, err := store.Open(context.Background(), db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := bankGraph(t).WithSaver(s).Invoke(context.Background(), engine.Values{"amount": 9}, engine.WithThread("t")); err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+			if out, err := weft(context.Background(), env, "answer", "t", "-answer", `"approve"`, "-db", db).CombinedOutput(); err != nil {
+				t.Fatalf("answer: %v %s", err, out)
+			}
+
+			cmd := weft(context.Background(), env, "worker", "-watch", "50ms", "-db", db)
+			if c.ignoreINT {
+				args := append([]string{"-c", `trap "" INT; exec "$@"`, "sh"}, cmd.Args...)
+				sh := exec.Command("sh", args...)
+				sh.Env = cmd.Env
+				cmd = sh
+			}
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			for deadline := time.Now().Add(30 * time.Second); ledgerLines(t, ledger) == 0; time.Sleep(5 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					t.Fatalf("the worker never started the transfer: %s", stderr.String())
+				}
+			}
+			cmd.Process.Signal(c.sig) // inside the transfer
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			select {
+			case err := <-exited:
+				if err != nil {
+					t.Fatalf("worker on %s: %v\n%s", c.name, err, stderr.String())
+				}
+			case <-time.After(30 * time.Second): // only ends a hung test
+				cmd.Process.Kill()
+				t.Fatalf("the worker ignored %s: %s", c.name, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), "stopping at the next step boundary") {
+				t.Errorf("the worker did not say how it stopped: %s", stderr.String())
+			}
+			s, err = store.Open(context.Background(), db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			snap, err := bankGraph(t).WithSaver(s).GetState(context.Background(), engine.WithThread("t"))
+			s.Close()
+			if err != nil || strings.Join(snap.Next, ",") != "audit" {
+				t.Fatalf("after %s the thread should wait before audit, its transfer stored: %v next %v", c.name, err, snap.Next)
+			}
+
+			out, err := weft(context.Background(), env, "worker", "-db", db).CombinedOutput()
+			if err != nil || !strings.Contains(string(out), `"thread_id": "t"`) {
+				t.Fatalf("the next worker did not continue the thread: %v %s", err, out)
+			}
+			if n := ledgerLines(t, ledger); n != 1 {
+				t.Fatalf("%d transfers, want 1", n)
+			}
+			s, err = store.Open(context.Background(), db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			snap, err = bankGraph(t).WithSaver(s).GetState(context.Background(), engine.WithThread("t"))
+			s.Close()
+			if err != nil || len(snap.Next) != 0 {
+				t.Fatalf("the thread did not finish: %v next %v", err, snap.Next)
+			}
+		})
+	}
+}

@@ -239,6 +239,25 @@ func (c *Claim) Release() error {
 	return c.released
 }
 
+// Abandon gives the claim up without releasing its lease, which then
+// lapses at its expiry (at once, for a holder on this machine whose process
+// has ended), so the thread reads as a run that stopped mid-way and a
+// worker continues it. A worker stopped by a signal uses it: the runs it
+// paused at a step boundary are to be picked up, not left as if paused on
+// purpose. Later calls of Release or Abandon do nothing.
+func (c *Claim) Abandon() {
+	c.release.Do(func() {
+		defer c.cancel(errReleased)
+		if c.leaser == nil {
+			return
+		}
+		c.mu.Lock() // waits for a renewal in progress
+		c.ended = true
+		c.timer.Stop()
+		c.mu.Unlock()
+	})
+}
+
 // claimRun claims the run's thread when the saver offers leases (the root
 // graph of a run only: subgraphs run under their parent's claim) and
 // returns the run's context, which ends if the claim is lost, and end,
