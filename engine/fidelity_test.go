@@ -790,3 +790,57 @@ func TestReplayOfAnOlderUpdate(t *testing.T) {
 		t.Errorf("the branch does not start with a fork of the update: %+v, %v", hist[1], err)
 	}
 }
+
+// F22: an input update of a new thread is step -1, as in LangGraph (and as a
+// run's input), so the run that follows starts at step 0; a node update of a
+// new thread stays step 0. Both UpdateState and BulkUpdateState.
+func TestInputUpdateOfNewThreadIsStepMinusOne(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	g, err := engine.NewGraph("u", log).
+		AddNode("a", logNode(log, "a")).
+		AddNode("b", logNode(log, "b")).
+		AddEdge(engine.START, "a").AddEdge("a", "b").
+		Compile(engine.WithSaver(memory.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := func(th engine.RunOption) []int {
+		t.Helper()
+		hist, err := g.History(ctx, checkpoint.ListOptions{}, th)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []int
+		for i := len(hist) - 1; i >= 0; i-- {
+			out = append(out, hist[i].Metadata.Step)
+		}
+		return out
+	}
+	one := engine.WithThread("single")
+	if _, err := g.UpdateState(ctx, engine.Updates(log.Add("in")), engine.AsInput, one); err != nil {
+		t.Fatal(err)
+	}
+	bulk := engine.WithThread("bulk")
+	if _, err := g.BulkUpdateState(ctx, [][]engine.StateUpdate{{{Values: engine.Updates(log.Add("in")), AsNode: engine.AsInput}}}, bulk); err != nil {
+		t.Fatal(err)
+	}
+	for name, th := range map[string]engine.RunOption{"UpdateState": one, "BulkUpdateState": bulk} {
+		if got := steps(th); !slices.Equal(got, []int{-1}) {
+			t.Errorf("%s as input on a new thread: steps %v, want [-1]", name, got)
+		}
+		if _, err := g.Invoke(ctx, nil, th); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := steps(th), []int{-1, 0, 1, 2}; !slices.Equal(got, want) {
+			t.Errorf("%s as input then Invoke: steps %v, want %v", name, got, want)
+		}
+	}
+	node := engine.WithThread("node")
+	if _, err := g.UpdateState(ctx, engine.Updates(log.Add("x")), "a", node); err != nil {
+		t.Fatal(err)
+	}
+	if got := steps(node); !slices.Equal(got, []int{0}) {
+		t.Errorf("node update of a new thread: steps %v, want [0]", got)
+	}
+}
