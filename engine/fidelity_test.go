@@ -844,3 +844,61 @@ func TestInputUpdateOfNewThreadIsStepMinusOne(t *testing.T) {
 		t.Errorf("node update of a new thread: steps %v, want [0]", got)
 	}
 }
+
+// A task whose conditional edge fails after its node's writes were made
+// stores those writes with its error, as both LangGraphs do: the state
+// update and the static edge count (the task is done, not next), the
+// failing route adds none of its writes (its key before the bad Send
+// included), and a resume applies the writes without running the node
+// again: b runs, c does not.
+func TestFailedTaskKeepsWritesMadeBeforeItsError(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	calls := 0
+	g, err := engine.NewGraph("f", log).
+		AddNode("a", func(context.Context, engine.State) (engine.Output, error) {
+			calls++
+			return engine.Updates(log.Add("a")), nil
+		}).
+		AddNode("b", logNode(log, "b")).
+		AddNode("c", logNode(log, "c")).
+		AddEdge(engine.START, "a").AddEdge("a", "b").
+		AddConditionalEdges("a", func(context.Context, engine.State) (engine.Route, error) {
+			r := engine.To("c")
+			r.Sends = []engine.Send{{Node: engine.END}}
+			return r, nil
+		}, engine.Targets("c"), engine.SendsTo("c")).
+		Compile(engine.WithSaver(memory.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := engine.WithThread("t")
+	var iu *engine.InvalidUpdateError
+	if _, err := g.Invoke(ctx, engine.Values{}, th); !errors.As(err, &iu) {
+		t.Fatalf("Invoke: err = %v, want the InvalidUpdateError of the Send to END", err)
+	}
+	ranFirst := calls
+	snap, err := g.GetState(ctx, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := snap.Values["log"].([]string); !slices.Equal(v, []string{"a"}) {
+		t.Errorf("values after the failure: log %v, want [a] (a's write stored with its error)", v)
+	}
+	if len(snap.Next) != 0 {
+		t.Errorf("next after the failure: %v, want none (a counts as done)", snap.Next)
+	}
+	if len(snap.Tasks) != 1 || snap.Tasks[0].Name != "a" || snap.Tasks[0].Error == "" || len(snap.Tasks[0].Result) != 1 {
+		t.Errorf("tasks after the failure: %+v, want a with its error and its one state write", snap.Tasks)
+	}
+	res, err := g.Invoke(ctx, nil, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := res.Values["log"].([]string); !slices.Equal(v, []string{"a", "b"}) {
+		t.Errorf("values after the resume: log %v, want [a b]", v)
+	}
+	if calls != ranFirst {
+		t.Errorf("a ran %d more times on resume, want 0: its stored writes make it done", calls-ranFirst)
+	}
+}
