@@ -31,9 +31,6 @@
 //   - Command input: a Command given as input always resumes the thread
 //     (PregelLoop._first); LangGraph.js writes an input checkpoint first
 //     when it carries no resume value.
-//   - Failed tasks: a task that fails stores its error and nothing else
-//     (PregelRunner.commit); LangGraph.js also stores the writes it made
-//     before failing.
 //
 // # Deliberate differences from LangGraph
 //
@@ -65,6 +62,12 @@
 //     LangGraph does not retry the ValueError and KeyError it raises for
 //     the ones it has; an InvalidUpdateError (a Send to END) is retried, as
 //     in LangGraph.
+//
+// A task that fails stores its error with the writes its node made before
+// the error (its state update, say, when a conditional edge then fails), as
+// both LangGraphs do: the task counts as done, so it is not next and a
+// resume applies those writes instead of running it again. Each writer is
+// all or nothing: a failing Command or route adds none of its own writes.
 //
 // # Observing a run
 //

@@ -790,3 +790,115 @@ func TestReplayOfAnOlderUpdate(t *testing.T) {
 		t.Errorf("the branch does not start with a fork of the update: %+v, %v", hist[1], err)
 	}
 }
+
+// F22: an input update of a new thread is step -1, as in LangGraph (and as a
+// run's input), so the run that follows starts at step 0; a node update of a
+// new thread stays step 0. Both UpdateState and BulkUpdateState.
+func TestInputUpdateOfNewThreadIsStepMinusOne(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	g, err := engine.NewGraph("u", log).
+		AddNode("a", logNode(log, "a")).
+		AddNode("b", logNode(log, "b")).
+		AddEdge(engine.START, "a").AddEdge("a", "b").
+		Compile(engine.WithSaver(memory.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := func(th engine.RunOption) []int {
+		t.Helper()
+		hist, err := g.History(ctx, checkpoint.ListOptions{}, th)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []int
+		for i := len(hist) - 1; i >= 0; i-- {
+			out = append(out, hist[i].Metadata.Step)
+		}
+		return out
+	}
+	one := engine.WithThread("single")
+	if _, err := g.UpdateState(ctx, engine.Updates(log.Add("in")), engine.AsInput, one); err != nil {
+		t.Fatal(err)
+	}
+	bulk := engine.WithThread("bulk")
+	if _, err := g.BulkUpdateState(ctx, [][]engine.StateUpdate{{{Values: engine.Updates(log.Add("in")), AsNode: engine.AsInput}}}, bulk); err != nil {
+		t.Fatal(err)
+	}
+	for name, th := range map[string]engine.RunOption{"UpdateState": one, "BulkUpdateState": bulk} {
+		if got := steps(th); !slices.Equal(got, []int{-1}) {
+			t.Errorf("%s as input on a new thread: steps %v, want [-1]", name, got)
+		}
+		if _, err := g.Invoke(ctx, nil, th); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := steps(th), []int{-1, 0, 1, 2}; !slices.Equal(got, want) {
+			t.Errorf("%s as input then Invoke: steps %v, want %v", name, got, want)
+		}
+	}
+	node := engine.WithThread("node")
+	if _, err := g.UpdateState(ctx, engine.Updates(log.Add("x")), "a", node); err != nil {
+		t.Fatal(err)
+	}
+	if got := steps(node); !slices.Equal(got, []int{0}) {
+		t.Errorf("node update of a new thread: steps %v, want [0]", got)
+	}
+}
+
+// A task whose conditional edge fails after its node's writes were made
+// stores those writes with its error, as both LangGraphs do: the state
+// update and the static edge count (the task is done, not next), the
+// failing route adds none of its writes (its key before the bad Send
+// included), and a resume applies the writes without running the node
+// again: b runs, c does not.
+func TestFailedTaskKeepsWritesMadeBeforeItsError(t *testing.T) {
+	ctx := context.Background()
+	log := engine.List[string]("log")
+	calls := 0
+	g, err := engine.NewGraph("f", log).
+		AddNode("a", func(context.Context, engine.State) (engine.Output, error) {
+			calls++
+			return engine.Updates(log.Add("a")), nil
+		}).
+		AddNode("b", logNode(log, "b")).
+		AddNode("c", logNode(log, "c")).
+		AddEdge(engine.START, "a").AddEdge("a", "b").
+		AddConditionalEdges("a", func(context.Context, engine.State) (engine.Route, error) {
+			r := engine.To("c")
+			r.Sends = []engine.Send{{Node: engine.END}}
+			return r, nil
+		}, engine.Targets("c"), engine.SendsTo("c")).
+		Compile(engine.WithSaver(memory.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := engine.WithThread("t")
+	var iu *engine.InvalidUpdateError
+	if _, err := g.Invoke(ctx, engine.Values{}, th); !errors.As(err, &iu) {
+		t.Fatalf("Invoke: err = %v, want the InvalidUpdateError of the Send to END", err)
+	}
+	ranFirst := calls
+	snap, err := g.GetState(ctx, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := snap.Values["log"].([]string); !slices.Equal(v, []string{"a"}) {
+		t.Errorf("values after the failure: log %v, want [a] (a's write stored with its error)", v)
+	}
+	if len(snap.Next) != 0 {
+		t.Errorf("next after the failure: %v, want none (a counts as done)", snap.Next)
+	}
+	if len(snap.Tasks) != 1 || snap.Tasks[0].Name != "a" || snap.Tasks[0].Error == "" || len(snap.Tasks[0].Result) != 1 {
+		t.Errorf("tasks after the failure: %+v, want a with its error and its one state write", snap.Tasks)
+	}
+	res, err := g.Invoke(ctx, nil, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := res.Values["log"].([]string); !slices.Equal(v, []string{"a", "b"}) {
+		t.Errorf("values after the resume: log %v, want [a b]", v)
+	}
+	if calls != ranFirst {
+		t.Errorf("a ran %d more times on resume, want 0: its stored writes make it done", calls-ranFirst)
+	}
+}

@@ -323,10 +323,18 @@ func (rt *runtime) commit(ctx context.Context, t *task) {
 		// A sibling failed and this task was cancelled: it will run again.
 		return
 	default:
-		ws = []checkpoint.Write{{Channel: checkpoint.Error, Value: encodeTaskError(t.err)}}
+		// The writes made before the error are stored with it, as in
+		// LangGraph (PregelRunner.commit): the task counts as done, so a
+		// resume applies them and does not run it again.
+		ws, err = rt.encodeWrites(t.writes)
+		ws = append(ws, checkpoint.Write{Channel: checkpoint.Error, Value: encodeTaskError(t.err)})
 	}
 	if err != nil {
-		t.err = &NodeError{Node: t.name, TaskID: t.id, NS: rt.ns, Err: fmt.Errorf("cannot store its writes: %w", err)}
+		serr := fmt.Errorf("cannot store its writes: %w", err)
+		if t.err != nil {
+			serr = errors.Join(t.err, serr) // keep why the task failed
+		}
+		t.err = &NodeError{Node: t.name, TaskID: t.id, NS: rt.ns, Err: serr}
 		ws = []checkpoint.Write{{Channel: checkpoint.Error, Value: encodeTaskError(t.err)}}
 	}
 	if len(t.resume) > 0 && (t.resumeNew || isInterrupt(t.err)) {

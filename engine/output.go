@@ -14,10 +14,20 @@ type parentCommandError struct{ cmd Command }
 func (e *parentCommandError) Error() string { return "command for the parent graph" }
 
 // output turns a node's Output into the task's writes, then runs its edges,
-// conditional edges and joins (LangGraph's writers, in that order).
-func (rt *runtime) output(ctx context.Context, t *task, out Output) error {
+// joins and conditional edges (LangGraph's writers, in that order:
+// StateGraph.compile attaches edges, waiting edges, then branches). Each
+// writer is all or nothing: one that fails adds no writes, while those of
+// the writers before it stay, and are stored with the task's error, as
+// LangGraph's ChannelWrite and PregelRunner.commit do.
+func (rt *runtime) output(ctx context.Context, t *task, out Output) (err error) {
 	g := rt.g
 	n := t.node
+	mark := len(t.writes) // where the writer now running began
+	defer func() {
+		if err != nil {
+			t.writes = t.writes[:mark]
+		}
+	}()
 	addCmd := func(c Command) error {
 		if c.Graph == ParentGraph {
 			return &parentCommandError{c}
@@ -70,7 +80,11 @@ func (rt *runtime) output(ctx context.Context, t *task, out Output) error {
 	for _, c := range n.edges {
 		t.writes = append(t.writes, cwrite{c, nil})
 	}
+	for _, c := range n.joins {
+		t.writes = append(t.writes, cwrite{c, n.name})
+	}
 	for _, b := range n.branches {
+		mark = len(t.writes)
 		route, err := b.fn(ctx, State{r: freshReader{rt, t}})
 		if err != nil {
 			return fmt.Errorf("conditional edge from %q: %w", n.name, err)
@@ -101,9 +115,6 @@ func (rt *runtime) output(ctx context.Context, t *task, out Output) error {
 			}
 			t.writes = append(t.writes, cwrite{g.tasksCh, s})
 		}
-	}
-	for _, c := range n.joins {
-		t.writes = append(t.writes, cwrite{c, n.name})
 	}
 	return nil
 }

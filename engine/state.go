@@ -471,8 +471,9 @@ func (gr *Graph) BulkUpdateState(ctx context.Context, steps [][]StateUpdate, opt
 	tp, err := gr.saver.Get(ctx, checkpoint.Ref{ThreadID: cfg.thread, NS: cfg.ns, CheckpointID: cfg.checkpointID})
 	switch {
 	case errors.Is(err, checkpoint.ErrNotFound) && cfg.checkpointID == "":
-		// As in LangGraph, an update is one step after what it updates: on
-		// an empty thread (nothing at step -1) it is step 0.
+		// As in LangGraph, a node update is one step after what it updates:
+		// on an empty thread (nothing at step -1) it is step 0. An input is
+		// the exception (updateStep): it is the thread's step -1, as a run's.
 		tp = nil
 		rt.step = 0
 	case err != nil:
@@ -534,6 +535,12 @@ func (rt *runtime) updateStep(ctx context.Context, tp *checkpoint.Tuple, ups []S
 		rt.seen["__input__"] = rt.seenFor("__input__")
 		if _, err := rt.apply(tasks); err != nil {
 			return err
+		}
+		if rt.cpRef.CheckpointID == "" {
+			// The thread's first checkpoint is an input: step -1, as
+			// LangGraph's bulk_update_state and a run's input. Step 0
+			// would put every later checkpoint one step too high.
+			rt.step = -1
 		}
 		return rt.put(checkpoint.SourceInput, nil)
 	case AsEnd:
