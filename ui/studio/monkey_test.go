@@ -128,15 +128,14 @@ func monkeyStep(s *Studio, c fyne.Canvas, r *rand.Rand, i int, log func(string, 
 			sel := sels[r.IntN(len(sels))]
 			log("%d tap select %T", i, sel)
 			test.Tap(sel)
-			if pop, ok := c.Overlays().Top().(*widget.PopUpMenu); ok {
-				opts := tappables(pop, func(o fyne.CanvasObject) bool { return strings.HasSuffix(fmt.Sprintf("%T", o), "menuItem") })
+			if pop, ok := c.Focused().(*widget.PopUpMenu); ok {
+				opts := tappables(c.Overlays().Top(), func(o fyne.CanvasObject) bool { return strings.HasSuffix(fmt.Sprintf("%T", o), "menuItem") })
 				if len(opts) > 0 && r.IntN(3) > 0 {
-					log("%d  pick option %d of %d", i, 0, len(opts))
+					log("%d  pick an option of %d", i, len(opts))
 					test.Tap(opts[r.IntN(len(opts))])
 				} else {
 					log("%d  dismiss popup", i)
-					pop.Hide()
-					c.Overlays().Remove(pop)
+					pop.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
 				}
 			}
 		case 6: // switch graph

@@ -173,6 +173,7 @@ func New(a fyne.App, cfg Config) *Studio {
 	s.right = right
 	s.setRightOffset(0.62, true)
 	s.tabs.OnSelected = func(*container.TabItem) {
+		unfocusHidden(s.win.Canvas(), s.tabs)
 		// A tab the user opens gets room to show more than two rows.
 		if right.Offset > 0.5 {
 			s.setRightOffset(0.45, false)
