@@ -47,7 +47,6 @@ type inspector struct {
 	selCh    string
 	shown    *view
 	stale    map[*container.TabItem]bool // tabs whose content waits for them to be opened
-	onRoomy  func()                      // asks for more height (the Calls tab was opened); nil does nothing
 }
 
 // tnode is one row of the state tree.
@@ -194,9 +193,6 @@ func newInspector(m *model, a *actions) *inspector {
 	in.tabs.OnSelected = func(ti *container.TabItem) {
 		if in.stale[ti] {
 			in.refreshTab(ti)
-		}
-		if ti == in.callsTab && in.onRoomy != nil {
-			in.onRoomy() // a call's request and reply need height
 		}
 	}
 	in.whatIfB = newKeyButton(a.key, "What if… drop or replace these writes", theme.ViewRefreshIcon(), func() {

@@ -85,9 +85,6 @@ type Studio struct {
 
 	content fyne.CanvasObject
 	right   *container.Split // inspector over the bottom tabs
-	// rightSet is the offset the studio last gave right; an offset other
-	// than it means the user moved the divider, and the studio leaves it.
-	rightSet float64
 
 	marksLoading map[string]bool // checkpoint ids whose marks are being read
 	stopWatch    context.CancelFunc
@@ -148,7 +145,6 @@ func New(a fyne.App, cfg Config) *Studio {
 	s.gp.onErr = s.showError
 	s.gp.view.OnToggleBreakpoint = s.toggleBreakpoint
 	s.insp = newInspector(s.m, s.acts)
-	s.insp.onRoomy = func() { s.setRightOffset(0.8, false) }
 	s.tl = newTimelinePanel(s.m)
 	s.tl.onVisible = s.loadMarks
 	s.ip = newInterruptPanel(s.m, s.acts)
@@ -171,13 +167,9 @@ func New(a fyne.App, cfg Config) *Studio {
 	// right column, and the timeline runs along the bottom.
 	right := container.NewVSplit(s.insp.obj, s.tabs)
 	s.right = right
-	s.setRightOffset(0.62, true)
+	right.Offset = 0.62
 	s.tabs.OnSelected = func(*container.TabItem) {
 		unfocusHidden(s.win.Canvas(), s.tabs)
-		// A tab the user opens gets room to show more than two rows.
-		if right.Offset > 0.5 {
-			s.setRightOffset(0.45, false)
-		}
 	}
 	centre := container.NewHSplit(s.gp.obj, right)
 	centre.Offset = 0.56
@@ -191,7 +183,6 @@ func New(a fyne.App, cfg Config) *Studio {
 			sp.Offset = v
 		}
 	}
-	s.rightSet = right.Offset
 	body := container.NewBorder(nil, s.tl.obj, nil, nil, main)
 	s.content = container.NewBorder(s.tb.obj, s.sb.obj, nil, nil, body)
 	s.win.SetContent(s.content)
@@ -251,24 +242,10 @@ func (s *Studio) onChange(c part) {
 		defer then()
 	}
 	if c&chInterrupts != 0 && len(sc.pending()) > 0 {
-		// A question waits: show it, with room for the answer.
+		// A question waits: show it. The dividers stay where the user put
+		// them: a moving one moves every click target under the pointer.
 		s.tabs.SelectIndex(0)
-		s.setRightOffset(0.4, false)
-	} else if c&(chView|chThread) != 0 && len(sc.pending()) == 0 && s.right.Offset < 0.5 {
-		s.setRightOffset(0.62, false)
 	}
-}
-
-// setRightOffset moves the divider between the inspector and the bottom
-// tabs, unless the user has moved it (force moves it anyway).
-func (s *Studio) setRightOffset(o float64, force bool) {
-	if !force && s.right.Offset != s.rightSet {
-		return // the user's size stays
-	}
-	if s.right.Offset != o {
-		s.right.SetOffset(o)
-	}
-	s.rightSet = s.right.Offset
 }
 
 // layout lays out a topology on the render goroutine for the graph panel.
