@@ -113,6 +113,10 @@ type Studio struct {
 // then arrives in one frame.
 const busyDelay = 120 * time.Millisecond
 
+// panelMaxH caps the height the inspector and the bottom tabs each ask
+// the window for, so toolbar, both, timeline and status bar fit 768 px.
+const panelMaxH = 250
+
 // New builds the studio window for cfg on a: content, menus and keyboard
 // shortcuts, sized 1280×800, with the studio's theme. It selects the first
 // graph and its newest thread. Show the window with Window().Show() (or
@@ -165,7 +169,10 @@ func New(a fyne.App, cfg Config) *Studio {
 	// The graph is drawn top to bottom, so it gets the full height of the
 	// middle; the inspector and the Interrupt/Events/Errors tabs share the
 	// right column, and the timeline runs along the bottom.
-	right := container.NewVSplit(s.insp.obj, s.tabs)
+	// Each half asks for at most a third of a 768 px screen: a tall panel
+	// (a wrapped text in the Build tab, a question) scrolls in its half
+	// instead of growing the window past the screen.
+	right := container.NewVSplit(s.insp.obj, capped(s.tabs, panelMaxH))
 	s.right = right
 	right.Offset = 0.62
 	s.tabs.OnSelected = func(*container.TabItem) {
