@@ -86,8 +86,8 @@ type Reply struct {
 	// ResponseID is the provider's id of the response; "" when it gives none.
 	ResponseID string
 	// Latency runs from the first request to the end of the reply, retries
-	// included; FirstToken to the first streamed piece (0 when the reply was
-	// empty).
+	// included; FirstToken to the first streamed piece carrying text or a
+	// tool call (0 when none came).
 	Latency    time.Duration
 	FirstToken time.Duration
 	// Attempts counts the requests sent.
@@ -326,6 +326,7 @@ func (m *Model) call(ctx context.Context, cfg *config, yield func(Chunk, error) 
 	var (
 		acc        Accumulator
 		firstToken time.Duration
+		streamed   bool // a piece went out: a retry would repeat it
 		res        *Result
 		err        error
 		attempts   int
@@ -341,7 +342,10 @@ func (m *Model) call(ctx context.Context, cfg *config, yield func(Chunk, error) 
 				return
 			}
 			piece := acc.Add(d)
-			if firstToken == 0 {
+			streamed = true
+			// A token is text or a piece of a tool call: providers open
+			// with role-only or empty pieces long before the model answers.
+			if firstToken == 0 && (d.Text != "" || d.Tool) {
 				firstToken = max(time.Since(start), 1)
 			}
 			engine.EmitMessage(ctx, piece)
@@ -354,7 +358,7 @@ func (m *Model) call(ctx context.Context, cfg *config, yield func(Chunk, error) 
 			m.record(ctx, cfg, start, &Reply{Latency: time.Since(start), FirstToken: firstToken, Attempts: attempts, Model: cfg.req.Model}, errStopped)
 			return nil, errStopped
 		}
-		if err == nil || firstToken != 0 || attempts >= cfg.retry.attempts() {
+		if err == nil || streamed || attempts >= cfg.retry.attempts() {
 			break
 		}
 		wait, ok := cfg.retry.wait(err, attempts)

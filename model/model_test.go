@@ -159,3 +159,36 @@ func TestStopReadingCancels(t *testing.T) {
 		t.Errorf("the provider's context after the reader left: %v", err)
 	}
 }
+
+// slowStartProvider streams an empty (role-only) piece at once, then text
+// only after the clock has moved on: the reply's first token is the text.
+type slowStartProvider struct{ start, text time.Time }
+
+func (p *slowStartProvider) Name() string { return "slow-start" }
+
+func (p *slowStartProvider) Stream(ctx context.Context, req *model.Request, out func(model.Delta)) (*model.Result, error) {
+	p.start = time.Now()
+	out(model.Delta{})
+	for time.Since(p.start) < time.Millisecond {
+		time.Sleep(100 * time.Microsecond)
+	}
+	p.text = time.Now()
+	out(model.Delta{Text: "hello"})
+	return &model.Result{FinishReason: model.FinishStop}, nil
+}
+
+// The first-token time counts from the first piece that carries text or a
+// tool call: a role-only piece sent at once is no token.
+func TestFirstTokenIgnoresEmptyPieces(t *testing.T) {
+	p := &slowStartProvider{}
+	reply, err := model.New(p).Generate(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if min := p.text.Sub(p.start); reply.FirstToken < min {
+		t.Errorf("first token at %v, but the text came %v after the request", reply.FirstToken, min)
+	}
+	if reply.Message.Content != "hello" {
+		t.Errorf("reply %q", reply.Message.Content)
+	}
+}

@@ -98,7 +98,6 @@ func (s *Studio) ShowBuild(b Build) {
 		s.m.setNote("")
 		s.flash(fmt.Sprintf("Build #%d failed (%s): the window still runs #%d", b.N, plural(len(b.Errors), "error"), b.Running))
 		s.tabs.Select(s.buildTab)
-		s.setRightOffset(0.45, false)
 	default:
 		s.m.setNote("")
 	}

@@ -112,9 +112,8 @@ func (s *Studio) newDebugUI() {
 			s.releaseStep()
 		}
 		if c&chPhase != 0 && s.m.waiting() != nil {
-			// The phase shows in the Step tab, with room for the writes.
+			// The phase shows in the Step tab.
 			s.selectTab("Step")
-			s.setRightOffset(0.36, false)
 		}
 	})
 }

@@ -47,7 +47,6 @@ type inspector struct {
 	selCh    string
 	shown    *view
 	stale    map[*container.TabItem]bool // tabs whose content waits for them to be opened
-	onRoomy  func()                      // asks for more height (the Calls tab was opened); nil does nothing
 }
 
 // tnode is one row of the state tree.
@@ -115,6 +114,8 @@ func newInspector(m *model, a *actions) *inspector {
 		} else {
 			mark.Hide()
 		}
+		// A reused row keeps the last node's key width otherwise.
+		c.Layout.Layout(c.Objects, c.Size())
 	}
 	in.tree.OnSelected = func(id widget.TreeNodeID) {
 		ch, _, _ := strings.Cut(id, sep)
@@ -195,9 +196,6 @@ func newInspector(m *model, a *actions) *inspector {
 		if in.stale[ti] {
 			in.refreshTab(ti)
 		}
-		if ti == in.callsTab && in.onRoomy != nil {
-			in.onRoomy() // a call's request and reply need height
-		}
 	}
 	in.whatIfB = newKeyButton(a.key, "What if… drop or replace these writes", theme.ViewRefreshIcon(), func() {
 		if a.dbg != nil {
@@ -212,7 +210,9 @@ func newInspector(m *model, a *actions) *inspector {
 	in.rerunB.Disable()
 	in.whatIfB.Disable()
 	header := widget.NewLabelWithStyle("Inspector", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	top := container.NewVBox(container.NewBorder(nil, nil, header, container.NewHBox(in.forkB, in.rerunB)), in.title)
+	// The title wraps: a long one (an error, many next tasks) scrolls in
+	// three lines rather than pushing the tree away and the window taller.
+	top := container.NewVBox(container.NewBorder(nil, nil, header, container.NewHBox(in.forkB, in.rerunB)), capped(in.title, 3*titleLine()))
 	in.obj = container.NewBorder(top, nil, nil, nil, in.tabs)
 	m.subscribe(chGraph|chThread|chView|chRun|chEvents, func(c part) {
 		if c&chGraph != 0 {
@@ -729,4 +729,10 @@ func uniq(names []string) []string {
 		}
 	}
 	return out
+}
+
+// titleLine is the height of one line of the inspector's title.
+func titleLine() float32 {
+	th := theme.Current()
+	return fyne.MeasureText("Mg", th.Size(theme.SizeNameCaptionText), fyne.TextStyle{}).Height + th.Size(theme.SizeNameLineSpacing)
 }

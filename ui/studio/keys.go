@@ -2,6 +2,7 @@ package studio
 
 import (
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 )
 
@@ -141,4 +142,38 @@ func (b *keyButton) TypedKey(ev *fyne.KeyEvent) {
 	if b.keys == nil || !b.keys(ev, false) {
 		b.Button.TypedKey(ev)
 	}
+}
+
+// unfocusHidden takes the focus from a widget in a tab of tabs that is not
+// the selected one. A hidden widget would keep the keys otherwise: Space or
+// ↓ on a hidden Select opens its popup on a canvas the driver has forgotten
+// (it drops the canvas of what it has not drawn for a minute) and Fyne
+// dereferences the nil canvas.
+func unfocusHidden(c fyne.Canvas, tabs *container.AppTabs) {
+	f := c.Focused()
+	if f == nil {
+		return
+	}
+	for _, it := range tabs.Items {
+		if it != tabs.Selected() && holds(it.Content, f) {
+			c.Unfocus()
+			return
+		}
+	}
+}
+
+// holds reports whether o lies in root through containers (the panels
+// place their focusable widgets straight in containers).
+func holds(root fyne.CanvasObject, o fyne.Focusable) bool {
+	if w, ok := o.(fyne.CanvasObject); ok && root == w {
+		return true
+	}
+	if c, ok := root.(*fyne.Container); ok {
+		for _, k := range c.Objects {
+			if holds(k, o) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -5,6 +5,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"github.com/weftstudio/weft/checkpoint/memory"
 )
@@ -77,5 +78,29 @@ func TestKeysWorkWhateverHasFocus(t *testing.T) {
 	}
 	if s.th.search.CursorColumn != 1 {
 		t.Errorf("← in a text field did not move its cursor (column %d)", s.th.search.CursorColumn)
+	}
+}
+
+// A Select keeps no focus once its tab is switched away: Space or ↓ would
+// open its popup over a tab no one sees (on a real driver, on a canvas the
+// driver has forgotten: the nil canvas crash in NewPopUpMenu).
+func TestHiddenSelectLosesFocus(t *testing.T) {
+	s := newStudio(t, nil)
+	c := s.win.Canvas()
+	act(func() { s.selectTab("Events") })
+	act(func() { test.Tap(s.ev.mode) })
+	if _, ok := c.Focused().(*widget.PopUpMenu); !ok {
+		t.Fatalf("focus %T, want the filter's popup", c.Focused())
+	}
+	act(func() { c.Focused().TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape}) })
+	if c.Focused() != s.ev.mode {
+		t.Fatalf("focus %T after a tap on the events filter", c.Focused())
+	}
+	act(func() { s.tabs.SelectIndex(0) })
+	if f := c.Focused(); f != nil {
+		act(func() { f.TypedKey(&fyne.KeyEvent{Name: fyne.KeyDown}) })
+	}
+	if top := c.Overlays().Top(); top != nil {
+		t.Fatalf("a key after the tab switch showed %T over the Interrupts tab", top)
 	}
 }

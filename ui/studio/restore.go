@@ -115,7 +115,6 @@ func (s *Studio) Restore(ss Session, shown func(error)) {
 			sp.SetOffset(v)
 		}
 	}
-	s.rightSet = s.right.Offset
 	selectTab(s.insp.tabs, ss.Inspector)
 	s.restoreBottom = ss.Bottom
 	selectTab(s.tabs, ss.Bottom)

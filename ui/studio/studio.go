@@ -85,9 +85,6 @@ type Studio struct {
 
 	content fyne.CanvasObject
 	right   *container.Split // inspector over the bottom tabs
-	// rightSet is the offset the studio last gave right; an offset other
-	// than it means the user moved the divider, and the studio leaves it.
-	rightSet float64
 
 	marksLoading map[string]bool // checkpoint ids whose marks are being read
 	stopWatch    context.CancelFunc
@@ -115,6 +112,10 @@ type Studio struct {
 // step that ends sooner changes nothing on screen until its result, which
 // then arrives in one frame.
 const busyDelay = 120 * time.Millisecond
+
+// panelMaxH caps the height the inspector and the bottom tabs each ask
+// the window for, so toolbar, both, timeline and status bar fit 768 px.
+const panelMaxH = 250
 
 // New builds the studio window for cfg on a: content, menus and keyboard
 // shortcuts, sized 1280×800, with the studio's theme. It selects the first
@@ -148,7 +149,6 @@ func New(a fyne.App, cfg Config) *Studio {
 	s.gp.onErr = s.showError
 	s.gp.view.OnToggleBreakpoint = s.toggleBreakpoint
 	s.insp = newInspector(s.m, s.acts)
-	s.insp.onRoomy = func() { s.setRightOffset(0.8, false) }
 	s.tl = newTimelinePanel(s.m)
 	s.tl.onVisible = s.loadMarks
 	s.ip = newInterruptPanel(s.m, s.acts)
@@ -169,14 +169,14 @@ func New(a fyne.App, cfg Config) *Studio {
 	// The graph is drawn top to bottom, so it gets the full height of the
 	// middle; the inspector and the Interrupt/Events/Errors tabs share the
 	// right column, and the timeline runs along the bottom.
-	right := container.NewVSplit(s.insp.obj, s.tabs)
+	// Each half asks for at most a third of a 768 px screen: a tall panel
+	// (a wrapped text in the Build tab, a question) scrolls in its half
+	// instead of growing the window past the screen.
+	right := container.NewVSplit(s.insp.obj, capped(s.tabs, panelMaxH))
 	s.right = right
-	s.setRightOffset(0.62, true)
+	right.Offset = 0.62
 	s.tabs.OnSelected = func(*container.TabItem) {
-		// A tab the user opens gets room to show more than two rows.
-		if right.Offset > 0.5 {
-			s.setRightOffset(0.45, false)
-		}
+		unfocusHidden(s.win.Canvas(), s.tabs)
 	}
 	centre := container.NewHSplit(s.gp.obj, right)
 	centre.Offset = 0.56
@@ -190,7 +190,6 @@ func New(a fyne.App, cfg Config) *Studio {
 			sp.Offset = v
 		}
 	}
-	s.rightSet = right.Offset
 	body := container.NewBorder(nil, s.tl.obj, nil, nil, main)
 	s.content = container.NewBorder(s.tb.obj, s.sb.obj, nil, nil, body)
 	s.win.SetContent(s.content)
@@ -250,24 +249,10 @@ func (s *Studio) onChange(c part) {
 		defer then()
 	}
 	if c&chInterrupts != 0 && len(sc.pending()) > 0 {
-		// A question waits: show it, with room for the answer.
+		// A question waits: show it. The dividers stay where the user put
+		// them: a moving one moves every click target under the pointer.
 		s.tabs.SelectIndex(0)
-		s.setRightOffset(0.4, false)
-	} else if c&(chView|chThread) != 0 && len(sc.pending()) == 0 && s.right.Offset < 0.5 {
-		s.setRightOffset(0.62, false)
 	}
-}
-
-// setRightOffset moves the divider between the inspector and the bottom
-// tabs, unless the user has moved it (force moves it anyway).
-func (s *Studio) setRightOffset(o float64, force bool) {
-	if !force && s.right.Offset != s.rightSet {
-		return // the user's size stays
-	}
-	if s.right.Offset != o {
-		s.right.SetOffset(o)
-	}
-	s.rightSet = s.right.Offset
 }
 
 // layout lays out a topology on the render goroutine for the graph panel.

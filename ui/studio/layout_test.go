@@ -1,0 +1,96 @@
+package studio
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+
+	"github.com/weftstudio/weft/checkpoint/memory"
+)
+
+// splitOffsets reads every split the window remembers.
+func splitOffsets(s *Studio) map[string]float64 {
+	o := map[string]float64{}
+	for k, sp := range s.splits {
+		o[k] = sp.Offset
+	}
+	return o
+}
+
+// The dividers stay where they are while the user switches thread and
+// tab and while a question arrives: a moving divider moves every click
+// target under the user's pointer.
+func TestSplitsStayPut(t *testing.T) {
+	s := newStudio(t, memory.New())
+	want := splitOffsets(s)
+	check := func(after string) {
+		t.Helper()
+		for k, v := range splitOffsets(s) {
+			if v != want[k] {
+				t.Errorf("after %s: %s at %.2f, was %.2f", after, k, v, want[k])
+			}
+		}
+	}
+	startThread(t, s, "a")
+	check("starting a thread")
+	startThread(t, s, "b")
+	act(func() { s.m.setThread("a") })
+	idle(t, s)
+	check("switching thread")
+	for i := range s.tabs.Items {
+		act(func() { s.tabs.SelectIndex(i) })
+		check("switching tab " + s.tabs.Items[i].Text)
+	}
+	act(func() { test.Tap(s.tb.run) })
+	idle(t, s)
+	if len(s.m.scope().pending()) == 0 {
+		t.Fatal("no interrupt after Run")
+	}
+	check("an interrupt")
+}
+
+// relayout lays the window out again at 1280×800 (or its minimum, as a
+// real window grows to), twice so wrapped labels settle at their widths.
+func relayout(s *Studio) {
+	for range 2 {
+		act(func() {
+			c := s.win.Content()
+			c.Resize(fyne.NewSize(1280, 800).Max(c.MinSize()))
+		})
+	}
+}
+
+// The window never asks for more than a 1366×768 screen: not for a long
+// inspector header, a failed build with its shape change in the Build tab,
+// nor a question waiting.
+func TestWindowFitsTheScreen(t *testing.T) {
+	s := newStudio(t, memory.New())
+	fits := func(after string) {
+		t.Helper()
+		relayout(s)
+		if m := s.win.Content().MinSize(); m.Width > 1366 || m.Height > 768 {
+			t.Errorf("after %s the window asks for %.0f×%.0f", after, m.Width, m.Height)
+		}
+	}
+	startThread(t, s, "w-1")
+	fits("starting a thread")
+	act(func() {
+		s.insp.title.SetText("This checkpoint could not be read: " + strings.Repeat("a long reason ", 150))
+	})
+	fits("a long header")
+	act(func() {
+		s.ShowBuild(Build{N: 2, Running: 1, At: time.Now(), Errors: []BuildError{{File: "./main.go", Line: 1, Msg: "undefined: x"}}})
+		s.build.change.SetText(strings.Repeat("node added; ", 120))
+		s.build.change.Show()
+	})
+	fits("a shape change on the Build tab")
+	act(func() { test.Tap(s.tb.run) })
+	idle(t, s)
+	if len(s.m.scope().pending()) == 0 {
+		t.Fatal("no interrupt after Run")
+	}
+	fits("an interrupt")
+}
