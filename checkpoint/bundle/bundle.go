@@ -195,6 +195,9 @@ func Import(ctx context.Context, saver checkpoint.Saver, r io.Reader, opts ...Op
 	} else if exists {
 		return "", fmt.Errorf("import thread %q: %w", thread, ErrThreadExists)
 	}
+	if err := validate(b.Checkpoints); err != nil {
+		return "", fmt.Errorf("import thread %q: %w; nothing was imported", thread, err)
+	}
 	slices.SortStableFunc(b.Checkpoints, func(x, y Checkpoint) int { return strings.Compare(x.ID, y.ID) })
 	ops := make([]checkpoint.Op, 0, 2*len(b.Checkpoints))
 	for _, c := range b.Checkpoints {

@@ -179,3 +179,38 @@ func TestImportIsAtomic(t *testing.T) {
 		})
 	}
 }
+
+// A bundle whose parent links loop, dangle or repeat an id is refused
+// before anything is stored, naming the checkpoint (each case failed
+// before: the cycle and the duplicate imported, the dangling parent
+// imported a checkpoint whose history stops short).
+func TestImportRefusesBrokenHistory(t *testing.T) {
+	src := memory.New()
+	w, _ := examples.Writer(src)
+	if _, err := w.Graph.Invoke(ctx, w.Example, engine.WithThread("w")); err != nil {
+		t.Fatal(err)
+	}
+	for name, breakIt := range map[string]func(b *bundle.Bundle){
+		"cycle":     func(b *bundle.Bundle) { b.Checkpoints[0].ParentID = b.Checkpoints[len(b.Checkpoints)-1].ID },
+		"dangling":  func(b *bundle.Bundle) { b.Checkpoints[1].ParentID = "01a00000-0000-7000-8000-000000000000" },
+		"duplicate": func(b *bundle.Bundle) { b.Checkpoints[2].ID = b.Checkpoints[1].ID },
+		"self":      func(b *bundle.Bundle) { b.Checkpoints[1].ParentID = b.Checkpoints[1].ID },
+	} {
+		t.Run(name, func(t *testing.T) {
+			b, err := bundle.Read(ctx, src, "w")
+			if err != nil {
+				t.Fatal(err)
+			}
+			breakIt(b)
+			data, _ := json.Marshal(b)
+			dst := openSQLite(t)
+			_, err = bundle.Import(ctx, dst, bytes.NewReader(data))
+			if !errors.Is(err, bundle.ErrBadHistory) || !strings.Contains(err.Error(), "nothing was imported") {
+				t.Fatalf("err %v, want ErrBadHistory", err)
+			}
+			for tp := range dst.List(ctx, checkpoint.ListOptions{ThreadID: "w"}) {
+				t.Fatalf("a refused import left checkpoint %v", tp.Ref)
+			}
+		})
+	}
+}
