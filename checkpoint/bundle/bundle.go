@@ -228,6 +228,12 @@ func Import(ctx context.Context, saver checkpoint.Saver, r io.Reader, opts ...Op
 		}
 	}
 	if err := store(ctx, saver, thread, ops); err != nil {
+		if ce := (*checkpoint.ConflictError)(nil); errors.As(err, &ce) {
+			// No other writer is involved: the bundle itself has two
+			// branches a store would not write.
+			return "", fmt.Errorf("import thread %q: checkpoint %s continues a step from %s, which is no longer the newest of namespace %q once %s is stored: the bundle holds two branches that each went on running, which no store writes (%w); nothing was imported",
+				thread, ce.CheckpointID, ce.ParentID, ce.NS, ce.HeadID, ErrBadHistory)
+		}
 		return "", fmt.Errorf("import thread %q: %w; nothing was imported", thread, err)
 	}
 	return thread, nil
