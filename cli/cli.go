@@ -1008,7 +1008,7 @@ func workOnce(ctx context.Context, s checkpoint.Saver, tl checkpoint.ThreadListe
 		if l := leases[ti.ThreadID]; l != nil && !l.Expired {
 			continue // being run
 		}
-		if ok, err := hasWork(ctx, s, g, ti.ThreadID, leases[ti.ThreadID]); err != nil || !ok {
+		if ok, err := g.HasWork(ctx, leases[ti.ThreadID], engine.WithThread(ti.ThreadID)); err != nil || !ok {
 			if err != nil {
 				return fmt.Errorf("thread %q: %w", ti.ThreadID, err)
 			}
@@ -1032,37 +1032,6 @@ func workOnce(ctx context.Context, s checkpoint.Saver, tl checkpoint.ThreadListe
 // errNoWork: the thread had work when listed, but not once claimed.
 var errNoWork = errors.New("nothing left to do")
 
-// hasWork reports whether a worker should run thread: an answer waits for
-// it, or a run died in it (lease is its expired lease, or nil).
-func hasWork(ctx context.Context, s checkpoint.Saver, g *engine.Graph, thread string, lease *checkpoint.Lease) (bool, error) {
-	th := engine.WithThread(thread)
-	if ok, err := g.AnswerWaiting(ctx, th); err != nil || ok {
-		return ok, err
-	}
-	tp, err := s.Get(ctx, checkpoint.Ref{ThreadID: thread})
-	if err != nil {
-		return false, err
-	}
-	midStep := false
-	for _, pw := range tp.PendingWrites {
-		switch {
-		case pw.TaskID == checkpoint.NullTaskID:
-		case pw.Channel == checkpoint.Interrupt, pw.Channel == checkpoint.Error:
-			return false, nil // waiting for a person, or failed: not a worker's to retry
-		default:
-			midStep = true
-		}
-	}
-	if !midStep && (lease == nil || !lease.Expired) {
-		return false, nil // paused on purpose (a breakpoint, a stopped client): left alone
-	}
-	snap, err := g.GetState(ctx, th)
-	if err != nil {
-		return false, err
-	}
-	return engine.StatusOf(snap, nil) == engine.StatusPaused, nil
-}
-
 // runWork claims thread, checks it still has work and continues it. lease
 // is the thread's lease when it was listed: an expired one says a run died
 // there (claiming the thread replaced it).
@@ -1073,7 +1042,7 @@ func runWork(ctx context.Context, s checkpoint.Saver, g *engine.Graph, thread st
 	}
 	// Another worker may have done the work between the listing and the
 	// claim.
-	if ok, err := hasWork(ctx, s, g, thread, lease); err != nil || !ok {
+	if ok, err := g.HasWork(ctx, lease, engine.WithThread(thread)); err != nil || !ok {
 		claim.Release()
 		if err == nil {
 			err = errNoWork

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"slices"
 
 	"github.com/weftstudio/weft/checkpoint"
@@ -42,4 +43,44 @@ func StatusOf(snap *Snapshot, lease *checkpoint.Lease) ThreadStatus {
 		return StatusDone
 	}
 	return StatusPaused
+}
+
+// HasWork reports whether a worker should run the thread named with
+// WithThread: an answer stored by SubmitAnswer waits for it, or a run died
+// in it (lease, the thread's lease as checkpoint.Leaser.Leases lists it,
+// is expired) and left it paused between or inside steps. A thread waiting
+// for a person or failed is not a worker's; one paused on purpose (a
+// breakpoint, a stopped client) with no dead run in it is left alone. A
+// nil lease is no lease. The rule lives here, beside StatusOf and
+// AnswerWaiting, so every caller (weft worker first) asks the same one.
+func (gr *Graph) HasWork(ctx context.Context, lease *checkpoint.Lease, opts ...RunOption) (bool, error) {
+	if ok, err := gr.AnswerWaiting(ctx, opts...); err != nil || ok {
+		return ok, err
+	}
+	if gr.saver == nil {
+		return false, nil
+	}
+	cfg := newWriteConfig(opts)
+	tp, err := gr.saver.Get(ctx, checkpoint.Ref{ThreadID: cfg.thread, NS: cfg.ns})
+	if err != nil {
+		return false, err
+	}
+	midStep := false
+	for _, pw := range tp.PendingWrites {
+		switch {
+		case pw.TaskID == checkpoint.NullTaskID:
+		case pw.Channel == checkpoint.Interrupt, pw.Channel == checkpoint.Error:
+			return false, nil // waiting for a person, or failed: not a worker's to retry
+		default:
+			midStep = true
+		}
+	}
+	if !midStep && (lease == nil || !lease.Expired) {
+		return false, nil // paused on purpose: left alone
+	}
+	snap, err := gr.GetState(ctx, opts...)
+	if err != nil {
+		return false, err
+	}
+	return StatusOf(snap, nil) == StatusPaused, nil
 }
