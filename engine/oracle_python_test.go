@@ -1,14 +1,12 @@
 package engine_test
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestOraclePython compares every scenario with Python LangGraph 1.1.3's
@@ -75,36 +73,7 @@ func TestOraclePython(t *testing.T) {
 // pythonDiffs runs one scenario and returns the sorted paths where the
 // engine's document differs from Python's.
 func pythonDiffs(t *testing.T, name string) []string {
-	data, err := os.ReadFile(filepath.Join(oracleDir, "scenarios", name+".json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sv, err := parseOrdered(data)
-	if err != nil {
-		t.Fatalf("scenario: %v", err)
-	}
-	scen, ok := sv.(*omap)
-	if !ok {
-		t.Fatal("scenario is not a JSON object")
-	}
-	expData, err := os.ReadFile(filepath.Join(oracleDir, "python-expected", name+".json"))
-	if err != nil {
-		t.Fatalf("no Python document for %s: %v", name, err)
-	}
-	var exp any
-	if err := json.Unmarshal(expData, &exp); err != nil {
-		t.Fatalf("python-expected/%s.json: %v", name, err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	run, raw, idx, err := runScenario(ctx, name, scen)
-	if err != nil {
-		t.Fatalf("running the scenario: %v", err)
-	}
-	got, err := jsonData(finalize(raw, idx))
-	if err != nil {
-		t.Fatalf("the engine's document is not JSON: %v", err)
-	}
+	run, exp, got := runAgainst(t, name, "python-expected", "record it with the oracle's runner.py")
 	c := newComparer(run.meta)
 	c.cmp("", exp, got)
 	seen := map[string]bool{}

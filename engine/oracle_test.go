@@ -162,41 +162,7 @@ func TestOracle(t *testing.T) {
 }
 
 func runOracleScenario(t *testing.T, name string, entries []allowEntry, dump string) orcOutcome {
-	data, err := os.ReadFile(filepath.Join(oracleDir, "scenarios", name+".json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sv, err := parseOrdered(data)
-	if err != nil {
-		t.Fatalf("scenario: %v", err)
-	}
-	scen, ok := sv.(*omap)
-	if !ok {
-		t.Fatal("scenario is not a JSON object")
-	}
-	expData, err := os.ReadFile(filepath.Join(oracleDir, "expected", name+".json"))
-	if err != nil {
-		t.Fatalf("no recorded output (record it with scripts/oracle-record.sh %s): %v", name, err)
-	}
-	var exp any
-	if err := json.Unmarshal(expData, &exp); err != nil {
-		t.Fatalf("expected/%s.json: %v", name, err)
-	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	run, raw, idx, err := runScenario(ctx, name, scen)
-	if err != nil {
-		var oe orcError
-		if errors.As(err, &oe) {
-			t.Fatalf("scenario bug: %v", err)
-		}
-		t.Fatalf("running the scenario: %v", err)
-	}
-	got, err := jsonData(finalize(raw, idx))
-	if err != nil {
-		t.Fatalf("the engine's document is not JSON: %v", err)
-	}
+	run, exp, got := runAgainst(t, name, "expected", "record it with scripts/oracle-record.sh "+name)
 	if dump != "" {
 		if err := os.WriteFile(filepath.Join(dump, name+".json"), prettyJSON(got), 0o644); err != nil {
 			t.Fatal(err)
@@ -355,4 +321,47 @@ func keys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// runAgainst runs scenario name and returns its run, the reference
+// document recorded under dir (expected/ for LangGraph.js, python-expected/
+// for Python) and the engine's normalized document. hint says how to record
+// a missing reference.
+func runAgainst(t *testing.T, name, dir, hint string) (*orcRun, any, any) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(oracleDir, "scenarios", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv, err := parseOrdered(data)
+	if err != nil {
+		t.Fatalf("scenario: %v", err)
+	}
+	scen, ok := sv.(*omap)
+	if !ok {
+		t.Fatal("scenario is not a JSON object")
+	}
+	expData, err := os.ReadFile(filepath.Join(oracleDir, dir, name+".json"))
+	if err != nil {
+		t.Fatalf("no recorded document in %s (%s): %v", dir, hint, err)
+	}
+	var exp any
+	if err := json.Unmarshal(expData, &exp); err != nil {
+		t.Fatalf("%s/%s.json: %v", dir, name, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	run, raw, idx, err := runScenario(ctx, name, scen)
+	if err != nil {
+		var oe orcError
+		if errors.As(err, &oe) {
+			t.Fatalf("scenario bug: %v", err)
+		}
+		t.Fatalf("running the scenario: %v", err)
+	}
+	got, err := jsonData(finalize(raw, idx))
+	if err != nil {
+		t.Fatalf("the engine's document is not JSON: %v", err)
+	}
+	return run, exp, got
 }
