@@ -361,6 +361,24 @@ func TestServeStopsWhenStoreReplaced(t *testing.T) {
 // listing: threads lists every thread, the damaged one as "unreadable" with
 // its error, and exits 1 saying how many could not be read.
 func TestThreadsListsPastAnUnreadableThread(t *testing.T) {
+	checkThreadsPastDamage(t, nil, `checkpoint = 'damaged'`, "decode checkpoint")
+}
+
+// A damaged metadata or timestamp in a thread's latest row (what the
+// listing itself reads) marks only that thread unreadable, with its
+// reason, even under -graph: threads lists the others and exits 1.
+func TestThreadsListsPastADamagedListingRow(t *testing.T) {
+	graph := []string{"-graph", demoGraphs(t)[0].Name()}
+	checkThreadsPastDamage(t, graph, `metadata = '{"source":'`, "decode metadata")
+	checkThreadsPastDamage(t, graph, `ts = 'yesterday'`, `bad stored timestamp "yesterday"`)
+}
+
+// checkThreadsPastDamage stores two waiting threads, t1 and t2, sets
+// column damage in t1's latest root checkpoint, and checks that threads
+// (with args) lists t1 as unreadable saying says, t2 as waiting, and
+// exits 1 counting one unreadable thread.
+func checkThreadsPastDamage(t *testing.T, args []string, damage, says string) {
+	t.Helper()
 	graphs := demoGraphs(t)
 	db := filepath.Join(t.TempDir(), "weft.db")
 	seed(t, db, graphs)
@@ -376,79 +394,29 @@ func TestThreadsListsPastAnUnreadableThread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := raw.Exec(`UPDATE checkpoints SET checkpoint = 'damaged' WHERE thread_id = 't1'`); err != nil {
+	if _, err := raw.Exec(`UPDATE checkpoints SET ` + damage + ` WHERE thread_id = 't1' AND checkpoint_ns = ''
+		AND checkpoint_id = (SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = 't1' AND checkpoint_ns = '')`); err != nil {
 		t.Fatal(err)
 	}
 	raw.Close()
-	out, errs, code := runCLI(t, graphs, "threads", "-db", db)
+	out, errs, code := runCLI(t, graphs, append([]string{"threads", "-db", db}, args...)...)
 	var threads []cli.ThreadJSON
 	if err := json.Unmarshal([]byte(out), &threads); err != nil || len(threads) != 2 {
-		t.Fatalf("threads printed %q (%v), want both threads", out, err)
+		t.Fatalf("%s: threads printed %q (%v), want both threads", damage, out, err)
 	}
 	for _, th := range threads {
 		switch th.ThreadID {
 		case "t1":
-			if th.Status != "unreadable" || !strings.Contains(th.Error, "decode checkpoint") {
-				t.Errorf("t1: status %q error %q, want unreadable with the decode error", th.Status, th.Error)
+			if th.Status != "unreadable" || !strings.Contains(th.Error, says) {
+				t.Errorf("%s: t1: status %q error %q, want unreadable saying %q", damage, th.Status, th.Error, says)
 			}
 		case "t2":
 			if th.Status != "waiting" || th.Error != "" {
-				t.Errorf("t2: status %q error %q, want waiting", th.Status, th.Error)
+				t.Errorf("%s: t2: status %q error %q, want waiting", damage, th.Status, th.Error)
 			}
 		}
 	}
 	if code != 1 || !strings.Contains(errs, "1 thread could not be read") {
-		t.Errorf("exit %d, stderr %q; want 1 and a line saying 1 thread could not be read", code, errs)
-	}
-}
-
-// A damaged metadata or timestamp in a thread's latest row (what the
-// listing itself reads) marks only that thread unreadable, with its
-// reason, even under -graph: threads lists the others and exits 1.
-func TestThreadsListsPastADamagedListingRow(t *testing.T) {
-	graphs := demoGraphs(t)
-	for _, damage := range []struct{ set, says string }{
-		{`metadata = '{"source":'`, "decode metadata"},
-		{`ts = 'yesterday'`, `bad stored timestamp "yesterday"`},
-	} {
-		db := filepath.Join(t.TempDir(), "weft.db")
-		seed(t, db, graphs)
-		s, err := store.Open(ctx, db)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := graphs[0].WithSaver(s).Invoke(ctx, engine.Values{"topic": "reefs"}, engine.WithThread("t2")); err != nil {
-			t.Fatal(err)
-		}
-		s.Close()
-		raw, err := sql.Open("sqlite", "file:"+db)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := raw.Exec(`UPDATE checkpoints SET ` + damage.set + ` WHERE thread_id = 't1' AND checkpoint_ns = ''
-			AND checkpoint_id = (SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = 't1' AND checkpoint_ns = '')`); err != nil {
-			t.Fatal(err)
-		}
-		raw.Close()
-		out, errs, code := runCLI(t, graphs, "threads", "-db", db, "-graph", graphs[0].Name())
-		var threads []cli.ThreadJSON
-		if err := json.Unmarshal([]byte(out), &threads); err != nil || len(threads) != 2 {
-			t.Fatalf("%s: threads printed %q (%v), want both threads", damage.set, out, err)
-		}
-		for _, th := range threads {
-			switch th.ThreadID {
-			case "t1":
-				if th.Status != "unreadable" || !strings.Contains(th.Error, damage.says) {
-					t.Errorf("%s: t1: status %q error %q, want unreadable saying %q", damage.set, th.Status, th.Error, damage.says)
-				}
-			case "t2":
-				if th.Status != "waiting" || th.Error != "" {
-					t.Errorf("%s: t2: status %q error %q, want waiting", damage.set, th.Status, th.Error)
-				}
-			}
-		}
-		if code != 1 || !strings.Contains(errs, "1 thread could not be read") {
-			t.Errorf("%s: exit %d, stderr %q; want 1 and a line saying 1 thread could not be read", damage.set, code, errs)
-		}
+		t.Errorf("%s: exit %d, stderr %q; want 1 and a line saying 1 thread could not be read", damage, code, errs)
 	}
 }
