@@ -200,14 +200,8 @@ func TestWorkerStopsOnSignal(t *testing.T) {
 			if !strings.Contains(stderr.String(), "stopping at the next step boundary") {
 				t.Errorf("the worker did not say how it stopped: %s", stderr.String())
 			}
-			s, err = store.Open(context.Background(), db)
-			if err != nil {
-				t.Fatal(err)
-			}
-			snap, err := bankGraph(t).WithSaver(s).GetState(context.Background(), engine.WithThread("t"))
-			s.Close()
-			if err != nil || strings.Join(snap.Next, ",") != "audit" {
-				t.Fatalf("after %s the thread should wait before audit, its transfer stored: %v next %v", c.name, err, snap.Next)
+			if next := bankNext(t, db); strings.Join(next, ",") != "audit" {
+				t.Fatalf("after %s the thread should wait before audit, its transfer stored: next %v", c.name, next)
 			}
 
 			out, err := weft(context.Background(), env, "worker", "-db", db).CombinedOutput()
@@ -217,15 +211,25 @@ func TestWorkerStopsOnSignal(t *testing.T) {
 			if n := ledgerLines(t, ledger); n != 1 {
 				t.Fatalf("%d transfers, want 1", n)
 			}
-			s, err = store.Open(context.Background(), db)
-			if err != nil {
-				t.Fatal(err)
-			}
-			snap, err = bankGraph(t).WithSaver(s).GetState(context.Background(), engine.WithThread("t"))
-			s.Close()
-			if err != nil || len(snap.Next) != 0 {
-				t.Fatalf("the thread did not finish: %v next %v", err, snap.Next)
+			if next := bankNext(t, db); len(next) != 0 {
+				t.Fatalf("the thread did not finish: next %v", next)
 			}
 		})
 	}
+}
+
+// bankNext opens the store at db and returns what thread "t" of the bank
+// graph runs next.
+func bankNext(t *testing.T, db string) []string {
+	t.Helper()
+	s, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	snap, err := bankGraph(t).WithSaver(s).GetState(context.Background(), engine.WithThread("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap.Next
 }
