@@ -51,6 +51,11 @@ type Command struct {
 	// ReadOnlyFor, when set, decides ReadOnly from the command's own
 	// arguments, for a command whose subcommands read or write.
 	ReadOnlyFor func(args []string) bool
+	// StopsAtSteps commands run graphs: a first SIGINT or SIGTERM lets
+	// the running step finish and be stored, then they end cleanly
+	// (stopOnSignals); a second stops them at once. The zero value leaves
+	// signals as they are: a command that runs no graph just ends.
+	StopsAtSteps bool
 }
 
 type usageError struct{ msg string }
@@ -63,12 +68,12 @@ var builtins = map[string]Command{
 	"threads": {Summary: "list the store's threads, newest first, with their status: threads [-graph NAME] [-limit N]", Run: cmdThreads, ReadOnly: true},
 	"history": {Summary: "list a thread's checkpoints, newest first: history THREAD [-limit N]", Run: cmdHistory, ReadOnly: true},
 	"state":   {Summary: "show a thread's state: state THREAD [CHECKPOINT]", Run: cmdState, ReadOnly: true},
-	"resume":  {Summary: "answer a thread's interrupt and run on, or without -answer continue a paused thread: resume THREAD [-answer JSON [-id INTERRUPT]]", Run: cmdResume},
+	"resume":  {Summary: "answer a thread's interrupt and run on, or without -answer continue a paused thread: resume THREAD [-answer JSON [-id INTERRUPT]]", Run: cmdResume, StopsAtSteps: true},
 	"prune":   {Summary: "delete old checkpoints: prune -keep N [THREAD…] | prune -older-than 720h", Run: cmdPrune},
 	"delete":  {Summary: "delete threads and all their checkpoints: delete THREAD… [-force]", Run: cmdDelete},
 	"answer":  {Summary: "store an answer for a worker to pick up, without running: answer THREAD -answer JSON [-id INTERRUPT]", Run: cmdAnswer},
-	"worker":  {Summary: "resume threads whose answers wait and continue threads a dead run left, until none is left: worker [-watch 2s]", Run: cmdWorker},
-	"run":     {Summary: "run a graph, or continue a thread, stopping at breakpoints: run GRAPH -input JSON [-break SPEC]… | run -thread ID [-break SPEC]…", Run: cmdRun},
+	"worker":  {Summary: "resume threads whose answers wait and continue threads a dead run left, until none is left: worker [-watch 2s]", Run: cmdWorker, StopsAtSteps: true},
+	"run":     {Summary: "run a graph, or continue a thread, stopping at breakpoints: run GRAPH -input JSON [-break SPEC]… | run -thread ID [-break SPEC]…", Run: cmdRun, StopsAtSteps: true},
 	"watch":   {Summary: "evaluate expressions at every checkpoint of a thread: watch THREAD EXPR…", Run: cmdWatch, ReadOnly: true},
 	"compare": {Summary: "compare two checkpoints of a thread (where they part, steps, state diff): compare THREAD A B", Run: cmdCompare, ReadOnly: true},
 	"replay":  {Summary: "re-run a thread against this binary's code on a scratch copy and report the first checkpoint that differs: replay THREAD [-strict] [-to CHECKPOINT]", Run: cmdReplay, ReadOnly: true},
@@ -170,8 +175,11 @@ func Run(ctx context.Context, args []string, env Env) int {
 		graphs[i] = g.WithSaver(s)
 	}
 	ctx = context.WithValue(ctx, stderrKey{}, env.Stderr)
-	ctx, unwatch := stopOnSignals(ctx, args[0])
-	defer unwatch()
+	if cmd.StopsAtSteps {
+		var unwatch func()
+		ctx, unwatch = stopOnSignals(ctx, args[0])
+		defer unwatch()
+	}
 	if err := cmd.Run(ctx, s, graphs, rest, env.Stdout); err != nil {
 		fmt.Fprintf(env.Stderr, "weft %s: %v\n", args[0], err)
 		var ue *usageError
