@@ -57,12 +57,12 @@ func (l ConnLimits) withDefaults() ConnLimits {
 	return d
 }
 
-// server returns the HTTP server and listener Serve runs with l applied.
-// MaxHeaderBytes keeps a client from sending a megabyte of headers.
-func (l ConnLimits) server(h http.Handler, ln net.Listener, maxBody int64) (*http.Server, net.Listener) {
-	l = l.withDefaults()
+// server returns the HTTP server and listener Serve runs with l (its
+// defaults filled) applied. MaxHeaderBytes keeps a client from sending a
+// megabyte of headers.
+func (l ConnLimits) server(h http.Handler, ln net.Listener) (*http.Server, net.Listener) {
 	srv := &http.Server{
-		Handler:           readBodyFirst(h, l.BodyTimeout, maxBody),
+		Handler:           h,
 		ReadHeaderTimeout: l.HeaderTimeout,
 		IdleTimeout:       l.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,

@@ -107,3 +107,20 @@ func TestRefusedClientKeepsNoConnection(t *testing.T) {
 		t.Fatalf("after a 401 the connection is still open (%v)", err)
 	}
 }
+
+// A client the guard refuses gets its answer without the server reading
+// (or waiting for) its body.
+func TestRefusedClientBodyNotRead(t *testing.T) {
+	base, _ := serveReal(t, "127.0.0.1:0", WithToken("s3cret"), WithConnLimits(ConnLimits{BodyTimeout: time.Minute}))
+	c := dialRaw(t, base)
+	io.WriteString(c, "POST /agents/writing-assistant HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{")
+	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("no answer while the body is pending: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("status %d, want 401 before any body", resp.StatusCode)
+	}
+}

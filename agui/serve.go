@@ -118,7 +118,9 @@ func Serve(ctx context.Context, addr string, saver checkpoint.Saver, graphs []*e
 			fmt.Fprintf(cfg.out, "  %-24s POST %s%s\n", h.Graph(p).Name(), base, p)
 		}
 	}
-	srv, ln := cfg.limits.server(Guard(mux, opts...), ln, h.cfg.maxBody)
+	// The guard answers first: a client it refuses gets no body read.
+	lim := cfg.limits.withDefaults()
+	srv, ln := lim.server(Guard(readBodyFirst(mux, lim.BodyTimeout, h.cfg.maxBody), opts...), ln)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

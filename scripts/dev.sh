@@ -116,7 +116,7 @@ case "${1:-}" in
   smoke) setup; smoke ;;
   bench) setup
     # The studio's scale-store benchmarks are bench-big's: skip them here.
-    go test -run '^$' -bench . -skip 'Studio(OpenStore10kThreads|Timeline100k)$' -benchmem -count 5 ./engine/... ./checkpoint/... ./render/... ./ui/... ./agent/... ./inspect/... ./replay/...
+    go test -run '^$' -bench . -skip 'Studio(OpenStore10kThreads|Timeline100k)$' -benchmem -count 5 ./engine/... ./checkpoint/... ./render/... ./ui/... ./agui/... ./agent/... ./inspect/... ./replay/...
     # The scale benchmarks' in-process variants; the 2 GB ones are bench-big.
     go test -run '^$' -bench 'Small$' -benchmem -count 5 ./scripts/bigstore ;;
   bench-big)
