@@ -24,10 +24,9 @@ type Result struct {
 	Next []string
 	// Done is true when the graph reached its end (no tasks left).
 	Done bool
-	// Breakpoint is "before" or "after" when the run stopped at a static
-	// breakpoint, "step" when it stopped at WithStepLimit or WithStopCheck,
-	// "phase" when a phase hook paused it (WithPhases), and "" otherwise.
-	Breakpoint string
+	// Breakpoint says where a run stopped that was neither done nor
+	// stopped by interrupts; StopNone (the zero value) otherwise.
+	Breakpoint Stop
 	// After names the nodes whose step the run stopped after (Breakpoint
 	// "after"), sorted; nil for any other stop. Next says what runs next.
 	After []string
@@ -41,6 +40,20 @@ type Result struct {
 	// wrote, with their final values: what the parent task writes back.
 	changed []Write
 }
+
+// Stop says why a run stopped short of its end without an interrupt. It
+// is a string so it reads as itself in JSON and logs.
+type Stop string
+
+// The stops of a run. The zero Stop, StopNone, means the run finished or
+// stopped at interrupts.
+const (
+	StopNone   Stop = ""       // done, or stopped at Interrupt calls
+	StopBefore Stop = "before" // a static breakpoint before a node (WithInterruptBefore)
+	StopAfter  Stop = "after"  // a static breakpoint after a node (WithInterruptAfter)
+	StopStep   Stop = "step"   // WithStepLimit or WithStopCheck
+	StopPhase  Stop = "phase"  // a phase hook returned ErrPause (WithPhases)
+)
 
 // Invoke runs the graph to its end, an interrupt, a breakpoint or a step
 // limit, and returns the state. input is Values (or an Update) to start a
