@@ -390,9 +390,7 @@ func (rt *runtime) commit(ctx context.Context, t *task) {
 	put := func() error { return rt.saver.PutWrites(rt.ctx, ref, ws, id, path) }
 	switch {
 	case rt.cfg.durability == DurabilityExit:
-		rt.nullMu.Lock()
-		rt.exitWrite = append(rt.exitWrite, put)
-		rt.nullMu.Unlock()
+		rt.deferWrite(put)
 	case rt.bg != nil:
 		rt.bg.op(&checkpoint.Op{Ref: ref, Writes: ws, TaskID: id, TaskPath: path})
 	default:
