@@ -120,18 +120,17 @@ func (s *Studio) showGraphChange() {
 // the checkpoint shown was written, with "Re-run from here with the new
 // code".
 type buildPanel struct {
-	m       *model
-	obj     fyne.CanvasObject
-	status  *widget.Label
-	change  *widget.Label
-	rerunB  *keyButton
-	list    *keyList
-	errs    []BuildError
-	lines   []string // output lines that are not errors
-	b       Build
-	older   func() []*engine.Topology
-	copied  func(string) // told what a tap copied
-	lastCpy string       // for tests
+	m      *model
+	obj    fyne.CanvasObject
+	status *widget.Label
+	change *widget.Label
+	rerunB *keyButton
+	list   *keyList
+	errs   []BuildError
+	lines  []string // output lines that are not errors
+	b      Build
+	older  func() []*engine.Topology
+	copied func(string) // told what a tap copied
 }
 
 func newBuildPanel(m *model, a *actions, older func() []*engine.Topology) *buildPanel {
@@ -179,7 +178,6 @@ func newBuildPanel(m *model, a *actions, older func() []*engine.Topology) *build
 		if text == "" {
 			return
 		}
-		p.lastCpy = text
 		if a := fyne.CurrentApp(); a != nil {
 			a.Clipboard().SetContent(text)
 		}

@@ -28,11 +28,6 @@ type debugUI struct {
 	// modifiers returns the keyboard modifiers held (Shift+F10 arrives as
 	// F10); nil asks the desktop driver.
 	modifiers func() fyne.KeyModifier
-	valueDlg  *valueForm   // the last value dialog, for tests
-	condDlg   *condForm    // the last condition dialog, for tests
-	whatIf    *whatIfForm  // the last what-if dialog, for tests
-	compare   *compareForm // the last compare dialog, for tests
-	menu      *fyne.Menu   // the last node menu, for tests
 
 	// savedPath is the selected graph's breakpoints file ("" when none is
 	// kept); saved is what it holds.

@@ -71,7 +71,6 @@ type storageConsole struct {
 	busy     bool
 	quiet    bool // the list's selection is being set to match sel
 	cancel   context.CancelFunc
-	confirm  *dialog.ConfirmDialog // the last question asked, for tests
 }
 
 // storageTop is how many of the largest threads and values the console lists.
@@ -568,14 +567,14 @@ func (c *storageConsole) askPrune() {
 // ask asks a question whose yes destroys something (its button says
 // verb, in the danger colour), and runs then on yes.
 func (c *storageConsole) ask(title, question, verb string, then func()) {
-	c.confirm = dialog.NewConfirm(title, question, func(ok bool) {
+	d := dialog.NewConfirm(title, question, func(ok bool) {
 		if ok {
 			then()
 		}
 	}, c.win)
-	c.confirm.SetConfirmText(verb)
-	c.confirm.SetConfirmImportance(widget.DangerImportance)
-	c.confirm.Show()
+	d.SetConfirmText(verb)
+	d.SetConfirmImportance(widget.DangerImportance)
+	d.Show()
 }
 
 // begin starts an operation: the actions are disabled, the progress bar

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"fyne.io/fyne/v2/test"
+
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/sqlite"
 	"github.com/weftstudio/weft/engine"
@@ -97,10 +99,11 @@ func TestStorageConsole(t *testing.T) {
 		c.scope.SetSelected("selected thread")
 		c.askPrune()
 	})
-	if c.confirm == nil {
+	prune := overlayButton(c.win, "Prune")
+	if prune == nil {
 		t.Fatalf("no question before pruning (%q)", c.status.Text)
 	}
-	act(c.confirm.Confirm)
+	act(func() { test.Tap(prune) })
 	idle(t, s)
 	if !strings.HasPrefix(c.status.Text, "Pruned 37 checkpoints of 1 thread") || c.busy || c.progress.Visible() {
 		t.Fatalf("after prune: %q (busy %v)", c.status.Text, c.busy)
@@ -124,7 +127,7 @@ func TestStorageConsole(t *testing.T) {
 		c.scope.SetSelected("every thread")
 		c.askPrune()
 	})
-	act(c.confirm.Confirm)
+	act(func() { test.Tap(overlayButton(c.win, "Prune")) })
 	idle(t, s)
 	if !strings.HasPrefix(c.status.Text, "Pruned ") || !strings.Contains(c.status.Text, "Skipped 1 thread a run holds") || !strings.Contains(c.status.Text, "worker-7") {
 		t.Errorf("prune under a held lease: %q", c.status.Text)
@@ -151,7 +154,7 @@ func TestStorageConsole(t *testing.T) {
 	idle(t, s)
 	sel := c.sel
 	act(c.askDelete)
-	act(c.confirm.Confirm)
+	act(func() { test.Tap(overlayButton(c.win, "Delete")) })
 	idle(t, s)
 	if !strings.HasPrefix(c.status.Text, "Deleted thread "+sel) || c.sum.Threads != 1 || c.sel != "" || !c.deleteB.Disabled() {
 		t.Errorf("after delete: %q, %d threads, selected %q", c.status.Text, c.sum.Threads, c.sel)

@@ -89,13 +89,7 @@ type Studio struct {
 	marksLoading map[string]bool // checkpoint ids whose marks are being read
 	stopWatch    context.CancelFunc
 
-	forkDlg     *forkForm             // the open edit-and-fork dialog, for tests
-	historyDlg  *historyAsk           // the open "run from history?" question, for tests
-	lastExplain string                // the last store explanation shown, for tests
-	openDlg     *openDialog           // the last open-store dialog, for tests
-	deleteDlg   *dialog.ConfirmDialog // the last delete-thread confirmation, for tests
-	importDlg   *widget.Entry         // the rename field of the last import question, for tests
-	afterView   func()                // what to do once the next view is shown
+	afterView func() // what to do once the next view is shown
 
 	// The edit-run loop (restore.go, buildpanel.go).
 	splits        map[string]*container.Split // the panel dividers by preference key
@@ -104,7 +98,6 @@ type Studio struct {
 	restoreBottom string                      // the bottom tab to open once it exists
 	build         *buildPanel                 // the Build tab, once ShowBuild was called
 	buildTab      *container.TabItem
-	saveTestDlg   *saveTestForm   // the last Save as test dialog, for tests
 	storage       *storageConsole // the open storage window
 }
 
@@ -714,13 +707,6 @@ func threadRowOf(sc *scope, v *view, count int) threadRow {
 		Count: count, Status: string(engine.StatusOf(v.Snap, nil)), Latest: v.Snap.Ref.CheckpointID}
 }
 
-// historyAsk is the question asked when Step or Run is pressed while an
-// older checkpoint is shown.
-type historyAsk struct {
-	dlg            dialog.Dialog
-	fromHere, head *widget.Button
-}
-
 // askHistory asks whether a Step or Run pressed on an older checkpoint
 // continues from it (a new branch) or goes to the thread's latest
 // checkpoint and acts there.
@@ -742,19 +728,19 @@ func (s *Studio) askHistory(kind runKind, req runRequest) {
 		"Continue from here: %s from %s as a new branch (the later checkpoints stay).\n"+
 		"Go to latest: show the latest checkpoint and %s from there.", step, verb, step, lower(verb)))
 	q.Wrapping = fyne.TextWrapWord
-	a := &historyAsk{}
+	var dlg dialog.Dialog
 	sel := sc.sel
-	a.fromHere = widget.NewButton("Continue from here", func() {
-		a.dlg.Hide()
+	fromHere := widget.NewButton("Continue from here", func() {
+		dlg.Hide()
 		if s.m.scope() != sc {
 			return
 		}
 		req.Checkpoint = sel
 		s.startRun(kind, req)
 	})
-	a.fromHere.Importance = widget.HighImportance
-	a.head = widget.NewButton("Go to latest", func() {
-		a.dlg.Hide()
+	fromHere.Importance = widget.HighImportance
+	head := widget.NewButton("Go to latest", func() {
+		dlg.Hide()
 		if s.m.scope() != sc {
 			return
 		}
@@ -770,17 +756,11 @@ func (s *Studio) askHistory(kind runKind, req runRequest) {
 			}
 		}
 	})
-	cancel := widget.NewButton("Cancel", func() { a.dlg.Hide() })
-	content := container.NewBorder(nil, container.NewHBox(layoutSpacer(), cancel, a.head, a.fromHere), nil, nil, q)
-	a.dlg = dialog.NewCustomWithoutButtons(verb+" from an older checkpoint?", content, s.win)
-	a.dlg.SetOnClosed(func() {
-		if s.historyDlg == a {
-			s.historyDlg = nil
-		}
-	})
-	a.dlg.Resize(fyne.NewSize(560, 240))
-	s.historyDlg = a
-	a.dlg.Show()
+	cancel := widget.NewButton("Cancel", func() { dlg.Hide() })
+	content := container.NewBorder(nil, container.NewHBox(layoutSpacer(), cancel, head, fromHere), nil, nil, q)
+	dlg = dialog.NewCustomWithoutButtons(verb+" from an older checkpoint?", content, s.win)
+	dlg.Resize(fyne.NewSize(560, 240))
+	dlg.Show()
 }
 
 func lower(s string) string {

@@ -165,10 +165,11 @@ func TestNewcomerFlow(t *testing.T) {
 	// the latest checkpoint to the review interrupt.
 	act(func() { test.Tap(s.tb.run) })
 	idle(t, s)
-	if s.historyDlg == nil {
+	head := overlayButton(s.win, "Go to latest")
+	if head == nil {
 		t.Fatal("Run on an older checkpoint did not ask")
 	}
-	act(func() { test.Tap(s.historyDlg.head) })
+	act(func() { test.Tap(head) })
 	idle(t, s)
 	// Revise, then Approve.
 	if len(s.ip.items) != 1 || len(s.ip.items[0].choices) != 2 || s.ip.items[0].choices[1].Text != "Revise" {
@@ -216,7 +217,7 @@ func TestNewcomerFlow(t *testing.T) {
 		t.Fatal("checkpoint 4 has no outline")
 	}
 	act(func() { s.insp.selCh = "outline"; test.Tap(s.insp.forkB) })
-	f := s.forkDlg
+	f, _ := inOverlays[*forkForm](s.win)
 	if f == nil || f.ch.Selected != "outline" || f.asNode.Selected != "structure" {
 		t.Fatalf("fork dialog %+v", f)
 	}
@@ -360,7 +361,7 @@ func TestForkAndRun(t *testing.T) {
 	act(func() { s.tl.selectAt(1) })
 	idle(t, s)
 	act(func() { s.insp.selCh = "topic"; test.Tap(s.insp.forkB) })
-	f := s.forkDlg
+	f, _ := inOverlays[*forkForm](s.win)
 	act(func() { f.editor.SetText("kelp forests") })
 	act(func() { test.Tap(f.forkRunB) })
 	idle(t, s)

@@ -46,7 +46,6 @@ type timelinePanel struct {
 	// modifiers returns the keyboard modifiers held; nil asks the
 	// desktop driver.
 	modifiers func() fyne.KeyModifier
-	menu      *fyne.Menu // the last context menu, for tests
 }
 
 func newTimelinePanel(m *model) *timelinePanel {
@@ -229,9 +228,8 @@ func (t *timelineStrip) TappedSecondary(ev *fyne.PointEvent) {
 	with := fyne.NewMenuItem("Compare with the selected checkpoint", func() { p.onCompare(sel, id) })
 	with.Disabled = sel == "" || sel == id
 	branches := fyne.NewMenuItem("Compare branches…", func() { p.onCompare(id, "") })
-	p.menu = fyne.NewMenu("", with, branches)
 	if c := fyne.CurrentApp().Driver().CanvasForObject(t); c != nil {
-		widget.ShowPopUpMenuAtPosition(p.menu, c, ev.AbsolutePosition)
+		widget.ShowPopUpMenuAtPosition(fyne.NewMenu("", with, branches), c, ev.AbsolutePosition)
 	}
 }
 

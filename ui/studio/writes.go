@@ -37,7 +37,7 @@ type writesEditor struct {
 	tasks    []engine.TaskState
 	edits    []engine.StepEdit
 	readOnly bool
-	// checks are the write checks, by task index then write index, for tests.
+	// checks are the write checks, by task index then write index.
 	checks   [][]*keyCheck
 	replaceB [][]*keyButton
 	taskC    []*keyCheck
@@ -224,8 +224,9 @@ func channelSummary(tasks []engine.TaskState, edits []engine.StepEdit, chans []e
 	return out
 }
 
-// valueForm is the dialog that edits one value, for tests.
+// valueForm is the dialog that edits one value.
 type valueForm struct {
+	formBody
 	dlg    dialog.Dialog
 	entry  *keyEntry
 	errLbl *widget.Label
@@ -282,9 +283,8 @@ func (s *Studio) valueDialog(title, channel string, cur any, decode func([]byte)
 	f.entry.OnChanged = check
 	check(f.entry.Text)
 	content := container.NewBorder(hint, container.NewVBox(f.errLbl, container.NewHBox(layoutSpacer(), cancel, f.okB)), nil, nil, f.entry)
-	f.dlg = dialog.NewCustomWithoutButtons(title, content, s.win)
+	f.dlg = dialog.NewCustomWithoutButtons(title, f.wrap(f, content), s.win)
 	f.dlg.Resize(fyne.NewSize(560, 360))
-	s.dbg.valueDlg = f
 	f.dlg.Show()
 	s.win.Canvas().Focus(f.entry)
 }
