@@ -80,13 +80,9 @@ func (e BuildError) short() string {
 // status bar. Call it on the UI goroutine.
 func (s *Studio) ShowBuild(b Build) {
 	if s.build == nil {
-		s.build = newBuildPanel(s.m, s.acts, func() []*engine.Topology { return s.older })
-		s.build.copied = s.flash
-		s.buildTab = container.NewTabItem("Build", s.build.obj)
-		s.tabs.Append(s.buildTab)
-		if s.restoreBottom == "Build" {
-			s.tabs.Select(s.buildTab)
-		}
+		p := newBuildPanel(s.m, s.acts, func() []*engine.Topology { return s.older })
+		p.copied = s.flash
+		s.addBuild(p)
 		s.build.set(b)
 		s.showGraphChange()
 	}

@@ -113,18 +113,6 @@ func (s *Studio) newDebugUI() {
 	})
 }
 
-// selectTab opens the bottom tab named name.
-func (s *Studio) selectTab(name string) {
-	for i, ti := range s.tabs.Items {
-		if ti.Text == name {
-			if s.tabs.SelectedIndex() != i {
-				s.tabs.SelectIndex(i)
-			}
-			return
-		}
-	}
-}
-
 // releaseStep lets a step into waiting on a thread no longer shown go on
 // to a clean stop (before its step at the plan, else after it), so that
 // no run waits on a thread nobody sees.

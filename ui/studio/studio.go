@@ -71,20 +71,8 @@ type Studio struct {
 
 	layouter *render.Layouter
 
-	tb   *toolbar
-	th   *threadsPanel
-	gp   *graphPanel
-	insp *inspector
-	tl   *timelinePanel
-	ip   *interruptPanel
-	ev   *eventsPanel
-	errs *errorsPanel
-	sb   *statusBar
-	tabs *container.AppTabs
-	dbg  *debugUI // the debugger's panels and state
-
-	content fyne.CanvasObject
-	right   *container.Split // inspector over the bottom tabs
+	*frame          // the panels and how the window arranges them
+	dbg    *debugUI // the debugger's panels and state
 
 	marksLoading map[string]bool // checkpoint ids whose marks are being read
 	stopWatch    context.CancelFunc
@@ -92,13 +80,9 @@ type Studio struct {
 	afterView func() // what to do once the next view is shown
 
 	// The edit-run loop (restore.go, buildpanel.go).
-	splits        map[string]*container.Split // the panel dividers by preference key
-	older         []*engine.Topology          // graph shapes of earlier sessions (Restore)
-	holdHead      *scope                      // a scope whose head is not selected yet: Restore checks its checkpoint
-	restoreBottom string                      // the bottom tab to open once it exists
-	build         *buildPanel                 // the Build tab, once ShowBuild was called
-	buildTab      *container.TabItem
-	storage       *storageConsole // the open storage window
+	older    []*engine.Topology // graph shapes of earlier sessions (Restore)
+	holdHead *scope             // a scope whose head is not selected yet: Restore checks its checkpoint
+	storage  *storageConsole    // the open storage window
 }
 
 // busyDelay is how long a run goes before the window shows it as busy: a
@@ -124,7 +108,7 @@ func New(a fyne.App, cfg Config) *Studio {
 		}
 	}
 	cfg.Graphs = graphs
-	s := &Studio{app: a, cfg: cfg, sess: &session{}, layouter: render.NewLayouter(), marksLoading: map[string]bool{}}
+	s := &Studio{app: a, cfg: cfg, sess: &session{}, layouter: render.NewLayouter(), frame: &frame{}, marksLoading: map[string]bool{}}
 	s.m = newModel(graphs, cfg.Store, cfg.StoreName)
 	a.Settings().SetTheme(newTheme(a.Settings().Theme()))
 	s.win = a.NewWindow("Weft Studio")
@@ -151,48 +135,13 @@ func New(a fyne.App, cfg Config) *Studio {
 	s.sb.tick = s.m.togglePulse
 	s.newDebugUI()
 
-	s.tabs = container.NewAppTabs(
-		container.NewTabItem("Interrupt", s.ip.obj),
-		container.NewTabItem("Events", s.ev.obj),
-		container.NewTabItem("Errors", s.errs.obj),
-		container.NewTabItem("Step", s.dbg.phase.obj),
-		container.NewTabItem("Watches", s.dbg.watch.obj),
-		container.NewTabItem("Breakpoints", s.dbg.brk.obj),
-	)
-	// The graph is drawn top to bottom, so it gets the full height of the
-	// middle; the inspector and the Interrupt/Events/Errors tabs share the
-	// right column, and the timeline runs along the bottom.
-	// Each half asks for at most a third of a 768 px screen: a tall panel
-	// (a wrapped text in the Build tab, a question) scrolls in its half
-	// instead of growing the window past the screen.
-	right := container.NewVSplit(s.insp.obj, capped(s.tabs, panelMaxH))
-	s.right = right
-	right.Offset = 0.62
-	s.tabs.OnSelected = func(*container.TabItem) {
-		unfocusHidden(s.win.Canvas(), s.tabs)
-	}
-	centre := container.NewHSplit(s.gp.obj, right)
-	centre.Offset = 0.56
-	main := container.NewHSplit(s.th.obj, centre)
-	main.Offset = 0.16
-	// Panel sizes the user chose are remembered between sessions.
 	prefs := a.Preferences()
-	s.splits = map[string]*container.Split{"split_threads": main, "split_graph": centre, "split_right": right}
-	for key, sp := range s.splits {
-		if v := prefs.FloatWithFallback(key, 0); v > 0.05 && v < 0.95 {
-			sp.Offset = v
-		}
-	}
-	body := container.NewBorder(nil, s.tl.obj, nil, nil, main)
-	s.content = container.NewBorder(s.tb.obj, s.sb.obj, nil, nil, body)
-	s.win.SetContent(s.content)
+	s.win.SetContent(s.arrange(s.win.Canvas(), prefs, s.dbg))
 	s.win.SetMainMenu(s.menus())
 	s.installShortcuts()
 	s.win.Resize(fyne.NewSize(1280, 800))
 	s.win.SetOnClosed(func() {
-		prefs.SetFloat("split_threads", main.Offset)
-		prefs.SetFloat("split_graph", centre.Offset)
-		prefs.SetFloat("split_right", right.Offset)
+		s.saveSplits(prefs)
 		if s.stopWatch != nil {
 			s.stopWatch()
 		}
