@@ -116,8 +116,8 @@ func (s *Studio) showGraphChange() {
 // the checkpoint shown was written, with "Re-run from here with the new
 // code".
 type buildPanel struct {
-	m      *model
-	obj    fyne.CanvasObject
+	m *model
+	composite
 	status *widget.Label
 	change *widget.Label
 	rerunB *keyButton
@@ -182,7 +182,7 @@ func newBuildPanel(m *model, a *actions, older func() []*engine.Topology) *build
 		}
 	}
 	top := container.NewVBox(p.status, p.change, container.NewHBox(p.rerunB))
-	p.obj = container.NewBorder(top, nil, nil, nil, p.list)
+	p.compose(p, container.NewBorder(top, nil, nil, nil, p.list))
 	m.subscribe(chGraph|chThread|chSelection|chView|chRun, func(part) { p.showChange() })
 	p.set(Build{})
 	return p

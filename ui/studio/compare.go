@@ -26,7 +26,7 @@ import (
 
 // compareForm is the compare dialog.
 type compareForm struct {
-	formBody
+	composite
 	dlg    dialog.Dialog
 	a, b   *widget.Select
 	ids    []string // the checkpoints the selects offer, in their order
@@ -134,7 +134,7 @@ func (s *Studio) compareDialog(a, b string) {
 	closeB := widget.NewButton("Close", func() { f.dlg.Hide() })
 	content := container.NewBorder(container.NewVBox(pickers, f.status), container.NewHBox(layoutSpacer(), closeB), nil, nil,
 		container.NewVScroll(f.body))
-	f.dlg = dialog.NewCustomWithoutButtons("Compare checkpoints", f.wrap(f, content), s.win)
+	f.dlg = dialog.NewCustomWithoutButtons("Compare checkpoints", f.compose(f, content), s.win)
 	f.dlg.Resize(fyne.NewSize(1120, 680))
 	f.dlg.Show()
 	s.runCompare(sc, f)

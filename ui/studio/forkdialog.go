@@ -16,7 +16,7 @@ import (
 
 // forkForm is the edit-and-fork dialog.
 type forkForm struct {
-	formBody
+	composite
 	dlg    dialog.Dialog
 	ch     *widget.Select
 	asNode *widget.Select
@@ -157,7 +157,7 @@ func (s *Studio) editDialog() {
 	form := widget.NewForm(widget.NewFormItem("Channel", f.ch), widget.NewFormItem("As node", f.asNode))
 	cancel := widget.NewButton("Cancel", func() { f.dlg.Hide() })
 	content := container.NewBorder(container.NewVBox(help, form, f.hint), container.NewVBox(f.errLbl, container.NewHBox(layoutSpacer(), cancel, f.forkB, f.forkRunB)), nil, nil, f.editor)
-	f.dlg = dialog.NewCustomWithoutButtons(fmt.Sprintf("Edit state at step %d and fork", v.Snap.Metadata.Step), f.wrap(f, content), s.win)
+	f.dlg = dialog.NewCustomWithoutButtons(fmt.Sprintf("Edit state at step %d and fork", v.Snap.Metadata.Step), f.compose(f, content), s.win)
 	f.dlg.Resize(fyne.NewSize(640, 520))
 	f.dlg.Show()
 }

@@ -39,12 +39,12 @@ var splitKeys = [...]string{"split_threads", "split_graph", "split_right"}
 // dividers where prefs last had them.
 func (f *frame) arrange(c fyne.Canvas, prefs fyne.Preferences, dbg *debugUI) fyne.CanvasObject {
 	f.tabs = container.NewAppTabs(
-		container.NewTabItem("Interrupt", f.ip.obj),
-		container.NewTabItem("Events", f.ev.obj),
-		container.NewTabItem("Errors", f.errs.obj),
-		container.NewTabItem("Step", dbg.phase.obj),
-		container.NewTabItem("Watches", dbg.watch.obj),
-		container.NewTabItem("Breakpoints", dbg.brk.obj),
+		container.NewTabItem("Interrupt", f.ip),
+		container.NewTabItem("Events", f.ev),
+		container.NewTabItem("Errors", f.errs),
+		container.NewTabItem("Step", dbg.phase),
+		container.NewTabItem("Watches", dbg.watch),
+		container.NewTabItem("Breakpoints", dbg.brk),
 	)
 	// The graph is drawn top to bottom, so it gets the full height of the
 	// middle; the inspector and the Interrupt/Events/Errors tabs share the
@@ -52,12 +52,12 @@ func (f *frame) arrange(c fyne.Canvas, prefs fyne.Preferences, dbg *debugUI) fyn
 	// Each half asks for at most a third of a 768 px screen: a tall panel
 	// (a wrapped text in the Build tab, a question) scrolls in its half
 	// instead of growing the window past the screen.
-	f.right = container.NewVSplit(f.insp.obj, capped(f.tabs, panelMaxH))
+	f.right = container.NewVSplit(f.insp, capped(f.tabs, panelMaxH))
 	f.right.Offset = 0.62
 	f.tabs.OnSelected = func(*container.TabItem) { unfocusHidden(c, f.tabs) }
-	centre := container.NewHSplit(f.gp.obj, f.right)
+	centre := container.NewHSplit(f.gp, f.right)
 	centre.Offset = 0.56
-	main := container.NewHSplit(f.th.obj, centre)
+	main := container.NewHSplit(f.th, centre)
 	main.Offset = 0.16
 	f.splits = map[string]*container.Split{splitKeys[0]: main, splitKeys[1]: centre, splitKeys[2]: f.right}
 	for key, sp := range f.splits {
@@ -65,8 +65,8 @@ func (f *frame) arrange(c fyne.Canvas, prefs fyne.Preferences, dbg *debugUI) fyn
 			sp.Offset = v
 		}
 	}
-	body := container.NewBorder(nil, f.tl.obj, nil, nil, main)
-	return container.NewBorder(f.tb.obj, f.sb.obj, nil, nil, body)
+	body := container.NewBorder(nil, f.tl, nil, nil, main)
+	return container.NewBorder(f.tb, f.sb, nil, nil, body)
 }
 
 // saveSplits remembers where the dividers are, for the next session.
@@ -83,7 +83,7 @@ func (f *frame) selectTab(name string) { selectTab(f.tabs, name) }
 // had it open.
 func (f *frame) addBuild(p *buildPanel) {
 	f.build = p
-	f.buildTab = container.NewTabItem("Build", p.obj)
+	f.buildTab = container.NewTabItem("Build", p)
 	f.tabs.Append(f.buildTab)
 	if f.wantTab == "Build" {
 		f.tabs.Select(f.buildTab)

@@ -46,7 +46,7 @@ func (s *Studio) nodeMenu(id string, _ bool, at fyne.Position) {
 
 // condForm is the condition dialog.
 type condForm struct {
-	formBody
+	composite
 	dlg     dialog.Dialog
 	entry   *keyEntry
 	errLbl  *widget.Label
@@ -119,7 +119,7 @@ func (s *Studio) condDialog(node string, after bool) {
 	check(f.entry.Text)
 	buttons := container.NewHBox(f.removeB, layoutSpacer(), cancel, f.okB)
 	content := container.NewVBox(q, f.entry, f.errLbl, buttons)
-	f.dlg = dialog.NewCustomWithoutButtons(fmt.Sprintf("Break %s %s if…", word, node), f.wrap(f, content), s.win)
+	f.dlg = dialog.NewCustomWithoutButtons(fmt.Sprintf("Break %s %s if…", word, node), f.compose(f, content), s.win)
 	f.dlg.Resize(fyne.NewSize(560, 230))
 	f.dlg.Show()
 	s.win.Canvas().Focus(f.entry)

@@ -20,9 +20,9 @@ import (
 // channel with the reducer that combines them; after apply, the channels
 // that changed. It follows the model's phase stop of the current thread.
 type phasePanel struct {
-	m      *model
-	a      *debugActions
-	obj    fyne.CanvasObject
+	m *model
+	a *debugActions
+	composite
 	title  *widget.Label
 	help   *widget.Label
 	next   *keyButton // Shift+F10: the next phase (or step into, when none waits)
@@ -60,7 +60,7 @@ func newPhasePanel(m *model, a *actions) *phasePanel {
 	p.writes = newWritesEditor(a.key, d.replace, func(e []engine.StepEdit) { m.setEdits(e) })
 	p.body = container.NewVBox()
 	top := container.NewVBox(container.NewHBox(p.next, p.finish, p.runOn), p.title, p.help)
-	p.obj = container.NewBorder(top, nil, nil, nil, container.NewVScroll(p.body))
+	p.compose(p, container.NewBorder(top, nil, nil, nil, container.NewVScroll(p.body)))
 	m.subscribe(chThread|chPhase|chRun|chGraph, func(part) { p.show() })
 	p.show()
 	return p

@@ -22,7 +22,7 @@ import (
 
 // saveTestForm is the File → Save as test dialog.
 type saveTestForm struct {
-	formBody
+	composite
 	dlg    dialog.Dialog
 	dir    *widget.Entry
 	name   *widget.Entry
@@ -113,7 +113,7 @@ func (s *Studio) saveTestDialog() {
 	intro.Wrapping = fyne.TextWrapWord
 	closeB := widget.NewButton("Close", func() { f.dlg.Hide() })
 	content := container.NewBorder(intro, container.NewVBox(f.errLbl, f.done, container.NewHBox(layoutSpacer(), closeB, f.saveB)), nil, nil, form)
-	f.dlg = dialog.NewCustomWithoutButtons("Save thread as a test", f.wrap(f, content), s.win)
+	f.dlg = dialog.NewCustomWithoutButtons("Save thread as a test", f.compose(f, content), s.win)
 	f.dlg.Resize(fyne.NewSize(720, 420))
 	check()
 	f.dlg.Show()

@@ -268,12 +268,12 @@ func TestGoldenPanels(t *testing.T) {
 		s.m.changed(chRun)
 	})
 	for name, obj := range map[string]fyne.CanvasObject{
-		"toolbar.xml":   s.tb.obj,
-		"threads.xml":   s.th.obj,
-		"inspector.xml": s.insp.obj,
-		"timeline.xml":  s.tl.obj,
-		"interrupt.xml": s.ip.obj,
-		"statusbar.xml": s.sb.obj,
+		"toolbar.xml":   s.tb.composed(),
+		"threads.xml":   s.th.composed(),
+		"inspector.xml": s.insp.composed(),
+		"timeline.xml":  s.tl.composed(),
+		"interrupt.xml": s.ip.composed(),
+		"statusbar.xml": s.sb.composed(),
 	} {
 		test.AssertObjectRendersToMarkup(t, name, obj)
 	}

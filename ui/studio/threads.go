@@ -25,8 +25,8 @@ import (
 // the model's thread list, a page at a time (a last row asks for more),
 // and sets the model's thread and thread query.
 type threadsPanel struct {
-	m      *model
-	obj    fyne.CanvasObject
+	m *model
+	composite
 	search *keyEntry
 	list   *keyList
 	empty  fyne.CanvasObject
@@ -102,7 +102,7 @@ func newThreadsPanel(m *model, a *actions) *threadsPanel {
 	start.Importance = widget.HighImportance
 	p.empty = container.NewVBox(placeholder("No threads yet for this graph."), container.NewCenter(start))
 	header := widget.NewLabelWithStyle("Threads", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	p.obj = container.NewBorder(container.NewVBox(header, p.search), nil, nil, nil, container.NewStack(p.list, p.empty))
+	p.compose(p, container.NewBorder(container.NewVBox(header, p.search), nil, nil, nil, container.NewStack(p.list, p.empty)))
 	p.list.Hide()
 	m.subscribe(chThreads|chThread, func(part) { p.filter() })
 	return p

@@ -30,8 +30,8 @@ const (
 // 10,000 checkpoints open and scroll like ten. A tap selects a checkpoint
 // in the model.
 type timelinePanel struct {
-	m      *model
-	obj    fyne.CanvasObject
+	m *model
+	composite
 	strip  *timelineStrip
 	scroll *container.Scroll
 	info   *widget.Label
@@ -60,8 +60,8 @@ func newTimelinePanel(m *model) *timelinePanel {
 	height := canvas.NewRectangle(color.Transparent)
 	height.SetMinSize(fyne.NewSize(0, laneH+laneH/2+2*tlPad))
 	p.height = height
-	p.obj = container.NewBorder(container.NewHBox(title, p.info), nil, nil, nil,
-		container.NewStack(height, p.scroll))
+	p.compose(p, container.NewBorder(container.NewHBox(title, p.info), nil, nil, nil,
+		container.NewStack(height, p.scroll)))
 	m.subscribe(chGraph, func(part) {
 		p.fp = ""
 		if g := m.graph().Graph; g != nil {
@@ -109,7 +109,7 @@ func (p *timelinePanel) fitHeight() {
 	h = min(h+watchRowsH(m), maxTimelineH)
 	if p.height.MinSize().Height != h {
 		p.height.SetMinSize(fyne.NewSize(0, h))
-		p.obj.Refresh()
+		p.Refresh()
 	}
 }
 

@@ -24,7 +24,7 @@ import (
 
 // whatIfForm is the what-if dialog.
 type whatIfForm struct {
-	formBody
+	composite
 	dlg    dialog.Dialog
 	from   string // the checkpoint the step ran from
 	writes *writesEditor
@@ -79,7 +79,7 @@ func (s *Studio) whatIfDialog() {
 	split.Offset = 0.5
 	bottom := container.NewBorder(nil, nil, nil, container.NewHBox(cancel, f.keepB), f.status)
 	content := container.NewBorder(head, bottom, nil, nil, split)
-	f.dlg = dialog.NewCustomWithoutButtons("What if…", f.wrap(f, content), s.win)
+	f.dlg = dialog.NewCustomWithoutButtons("What if…", f.compose(f, content), s.win)
 	f.dlg.Resize(fyne.NewSize(1000, 620))
 	f.dlg.Show()
 	s.recompute(sc, f)

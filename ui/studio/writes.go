@@ -226,7 +226,7 @@ func channelSummary(tasks []engine.TaskState, edits []engine.StepEdit, chans []e
 
 // valueForm is the dialog that edits one value.
 type valueForm struct {
-	formBody
+	composite
 	dlg    dialog.Dialog
 	entry  *keyEntry
 	errLbl *widget.Label
@@ -283,7 +283,7 @@ func (s *Studio) valueDialog(title, channel string, cur any, decode func([]byte)
 	f.entry.OnChanged = check
 	check(f.entry.Text)
 	content := container.NewBorder(hint, container.NewVBox(f.errLbl, container.NewHBox(layoutSpacer(), cancel, f.okB)), nil, nil, f.entry)
-	f.dlg = dialog.NewCustomWithoutButtons(title, f.wrap(f, content), s.win)
+	f.dlg = dialog.NewCustomWithoutButtons(title, f.compose(f, content), s.win)
 	f.dlg.Resize(fyne.NewSize(560, 360))
 	f.dlg.Show()
 	s.win.Canvas().Focus(f.entry)
