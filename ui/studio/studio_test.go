@@ -90,7 +90,7 @@ func init() {
 func startThread(t *testing.T, s *Studio, id string) {
 	t.Helper()
 	act(s.newThreadDialog)
-	f := s.th.form
+	f, _ := inOverlays[*newThreadForm](s.win)
 	if f == nil {
 		t.Fatal("no new-thread dialog")
 	}
@@ -392,7 +392,7 @@ func TestNoGraphsAndRecentInputs(t *testing.T) {
 		t.Errorf("recent inputs %q", recent)
 	}
 	act(s.newThreadDialog)
-	if f := s.th.form; f == nil || len(f.recent.Options) == 0 || f.recent.Disabled() {
+	if f, _ := inOverlays[*newThreadForm](s.win); f == nil || len(f.recent.Options) == 0 || f.recent.Disabled() {
 		t.Error("the new-thread dialog should offer the recent input")
 	}
 }
