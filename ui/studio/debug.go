@@ -62,7 +62,6 @@ func (s *Studio) newDebugActions() *debugActions {
 		phaseGo:  func(mode stepMode, pause bool) { s.continuePhase(mode, pause) },
 		replace:  s.replaceDialog,
 		whatIf:   s.whatIfDialog,
-		compare:  s.compareDialog,
 	}
 }
 

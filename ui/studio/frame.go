@@ -24,7 +24,6 @@ type frame struct {
 	sb   *statusBar
 
 	tabs   *container.AppTabs          // the bottom tabs
-	right  *container.Split            // the inspector over the bottom tabs
 	splits map[string]*container.Split // the dividers by preference key
 
 	build    *buildPanel // the Build tab's panel, once there is a build
@@ -52,14 +51,14 @@ func (f *frame) arrange(c fyne.Canvas, prefs fyne.Preferences, dbg *debugUI) fyn
 	// Each half asks for at most a third of a 768 px screen: a tall panel
 	// (a wrapped text in the Build tab, a question) scrolls in its half
 	// instead of growing the window past the screen.
-	f.right = container.NewVSplit(f.insp, capped(f.tabs, panelMaxH))
-	f.right.Offset = 0.62
+	right := container.NewVSplit(f.insp, capped(f.tabs, panelMaxH))
+	right.Offset = 0.62
 	f.tabs.OnSelected = func(*container.TabItem) { unfocusHidden(c, f.tabs) }
-	centre := container.NewHSplit(f.gp, f.right)
+	centre := container.NewHSplit(f.gp, right)
 	centre.Offset = 0.56
 	main := container.NewHSplit(f.th, centre)
 	main.Offset = 0.16
-	f.splits = map[string]*container.Split{splitKeys[0]: main, splitKeys[1]: centre, splitKeys[2]: f.right}
+	f.splits = map[string]*container.Split{splitKeys[0]: main, splitKeys[1]: centre, splitKeys[2]: right}
 	for key, sp := range f.splits {
 		if v := prefs.FloatWithFallback(key, 0); v > 0.05 && v < 0.95 {
 			sp.Offset = v

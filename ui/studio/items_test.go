@@ -115,11 +115,11 @@ func TestStepOnHistoryAsks(t *testing.T) {
 func TestInterruptCard(t *testing.T) {
 	s := newStudio(t, memory.New())
 	startThread(t, s, "i-1")
-	act(func() { s.right.Offset = 0.3 }) // the user drags the divider
+	act(func() { s.splits["split_right"].Offset = 0.3 }) // the user drags the divider
 	act(func() { test.Tap(s.tb.run) })
 	idle(t, s)
-	if s.right.Offset != 0.3 {
-		t.Errorf("the question moved the divider the user set: %.2f", s.right.Offset)
+	if s.splits["split_right"].Offset != 0.3 {
+		t.Errorf("the question moved the divider the user set: %.2f", s.splits["split_right"].Offset)
 	}
 	c := s.ip.items[0]
 	if !strings.Contains(c.answer.PlaceHolder, `"approve" or "revise"`) {
@@ -146,8 +146,8 @@ func TestInterruptCard(t *testing.T) {
 	if ri < 0 || qi < 0 || ri > qi {
 		t.Errorf("reason at %d, question at %d: the reason must come first", ri, qi)
 	}
-	if s.right.Offset != 0.3 {
-		t.Errorf("answering moved the divider the user set: %.2f", s.right.Offset)
+	if s.splits["split_right"].Offset != 0.3 {
+		t.Errorf("answering moved the divider the user set: %.2f", s.splits["split_right"].Offset)
 	}
 
 	// The agent's transfer question offers its own choices.

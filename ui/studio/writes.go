@@ -23,7 +23,6 @@ type debugActions struct {
 	// is the value written) and calls done with it.
 	replace func(channel string, cur any, done func(v any))
 	whatIf  func()
-	compare func(a, b string)
 }
 
 // writesEditor lists a step's writes task by task, each with a check
