@@ -349,6 +349,11 @@ var (
 	// got none: Put of a Checkpoint with an empty ID, or PutWrites to a Ref
 	// with an empty CheckpointID.
 	ErrNoCheckpoint = errors.New("checkpoint id is empty")
+	// ErrIDBeforeParent is returned by Put of a child of a thread's head
+	// whose id sorts before the head: the id order of a thread is its
+	// chain's order (see NewIDAfter), and such a child would never be the
+	// head. Ids minted by NewIDAfter never get it.
+	ErrIDBeforeParent = errors.New("checkpoint id does not sort after its parent's")
 	// ErrReadOnly is returned by writes to a store opened read-only, for
 	// example a file written by a newer version of Weft.
 	ErrReadOnly = errors.New("checkpoint store is read-only")

@@ -170,8 +170,10 @@ func (rt *runtime) put(source checkpoint.Source, tasks []string) error {
 	// The id sorts after the parent's whatever this machine's clock says
 	// (checkpoint.NewIDAfter): the head and history order of a thread
 	// follow its chain, not the clocks of the hosts that wrote it.
+	// A run standing on an older checkpoint mints after the head as well.
 	at := clock()
-	cp := checkpoint.Checkpoint{V: checkpoint.FormatVersion, ID: checkpoint.NewIDAfter(rt.cpRef.CheckpointID, at), TS: at.UTC()}
+	after := max(rt.cpRef.CheckpointID, rt.headID)
+	cp := checkpoint.Checkpoint{V: checkpoint.FormatVersion, ID: checkpoint.NewIDAfter(after, at), TS: at.UTC()}
 	// With reuse the maps are the run's previous checkpoint's, updated below
 	// where versions changed (a run only ever adds nodes to rt.seen);
 	// otherwise, and at a run's first checkpoint, they are filled from

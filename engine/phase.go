@@ -328,6 +328,9 @@ func (gr *Graph) editedStep(ctx context.Context, edits []StepEdit, opts []RunOpt
 	if err := rt.load(tp); err != nil {
 		return nil, nil, err
 	}
+	if err := rt.noteHead(); err != nil {
+		return nil, nil, err
+	}
 	tasks, err := rt.prepare()
 	if err != nil {
 		return nil, nil, err

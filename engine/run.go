@@ -119,6 +119,9 @@ func (gr *Graph) execute(ctx context.Context, input Input, cfg *runConfig, em *e
 			if err := rt.load(saved); err != nil {
 				return nil, err
 			}
+			if err := rt.noteHead(); err != nil {
+				return nil, err
+			}
 			rt.replay = cfg.checkpointID != "" && cfg.parentRT == nil
 		}
 		ip, inProcess := rt.saver.(checkpoint.InProcess)

@@ -52,6 +52,11 @@ type head struct {
 	cpTime   time.Time
 	pending  []checkpoint.PendingWrite // pending writes of the loaded checkpoint
 	replay   bool                      // replaying an explicit checkpoint: ignore its pending writes
+	// headID is the thread's newest checkpoint when the run stands on an
+	// older one (a replay, a fork, an update at a checkpoint): new ids are
+	// minted after it too, so the run's checkpoints become the head even
+	// when this host's clock is behind the one that wrote it.
+	headID string
 }
 
 // answers are the answers to interrupts a run holds: one for whichever
@@ -296,3 +301,28 @@ func (rt *runtime) load(t *checkpoint.Tuple) error {
 }
 
 func (rt *runtime) seenFor(name string) []int64 { return rt.chanState.seenFor(name, len(rt.g.nodes)) }
+
+// noteHead reads the id of the thread's newest checkpoint when the run was
+// asked to stand on an explicit, maybe older one (see head.headID).
+func (rt *runtime) noteHead() error {
+	if rt.cfg.checkpointID == "" || rt.saver == nil {
+		return nil
+	}
+	ns := rt.cfg.ns
+	if hl, ok := rt.saver.(checkpoint.HeaderLister); ok {
+		hs, err := hl.ListHeaders(rt.ctx, checkpoint.ListOptions{ThreadID: rt.cfg.thread, NS: &ns, Limit: 1})
+		if err != nil {
+			return fmt.Errorf("thread %q: reading its newest checkpoint: %w", rt.cfg.thread, err)
+		}
+		if len(hs) > 0 {
+			rt.headID = hs[0].Ref.CheckpointID
+		}
+		return nil
+	}
+	tp, err := rt.saver.Get(rt.ctx, checkpoint.Ref{ThreadID: rt.cfg.thread, NS: ns})
+	if err != nil {
+		return fmt.Errorf("thread %q: reading its newest checkpoint: %w", rt.cfg.thread, err)
+	}
+	rt.headID = tp.Ref.CheckpointID
+	return nil
+}

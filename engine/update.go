@@ -73,6 +73,9 @@ func (gr *Graph) BulkUpdateState(ctx context.Context, steps [][]StateUpdate, opt
 		if err := rt.load(tp); err != nil {
 			return checkpoint.Ref{}, err
 		}
+		if err := rt.noteHead(); err != nil {
+			return checkpoint.Ref{}, err
+		}
 	}
 	for si, ups := range steps {
 		if len(ups) == 0 {

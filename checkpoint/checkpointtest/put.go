@@ -40,6 +40,7 @@ func putCases() []testCase {
 		{name: "rejects_empty_checkpoint_id", run: putRejectsNoID},
 		{name: "rejects_empty_source", run: putRejectsNoSource},
 		{name: "rejects_unencodable_metadata", run: putRejectsBadMetadata},
+		{name: "rejects_child_sorting_before_parent", run: putRejectsChildBeforeParent},
 	}...)
 	return cs
 }
@@ -456,4 +457,26 @@ func putRejectsBadMetadata(t *testing.T, s checkpoint.Saver) {
 		t.Fatal("Put with a func in metadata: no error")
 	}
 	expectNotFound(t, s, checkpoint.Ref{ThreadID: thread})
+}
+
+// Weft: a child of the head whose id sorts before it is refused with
+// checkpoint.ErrIDBeforeParent and nothing is stored, so a thread's id
+// order stays its chain's order (a child of an older checkpoint may sort
+// anywhere after it: a branch).
+func putRejectsChildBeforeParent(t *testing.T, s checkpoint.Saver) {
+	thread := newThread("put")
+	early := checkpoint.NewIDAfter("", time.Now().Add(-time.Hour))
+	parent := newCP(vals("a", "A"), vers("a", 1))
+	ref := mustPut(t, s, checkpoint.Ref{ThreadID: thread}, parent, inputMD(), parent.ChannelVersions)
+	for _, md := range []checkpoint.Metadata{loopMD(0), updateMD(0)} {
+		child := newCP(vals("a", "B"), vers("a", 2))
+		child.ID = early
+		_, err := s.Put(t.Context(), ref, child, md, vers("a", 2))
+		if !errors.Is(err, checkpoint.ErrIDBeforeParent) {
+			t.Fatalf("Put (source %s) of child %s after the head %s: %v, want ErrIDBeforeParent", md.Source, early, parent.ID, err)
+		}
+	}
+	if n := len(mustList(t, s, checkpoint.ListOptions{ThreadID: thread})); n != 1 {
+		t.Errorf("List returned %d checkpoints, want only the parent", n)
+	}
 }

@@ -21,7 +21,7 @@
 //
 // Every case gets a fresh saver from newSaver, except the generated list
 // combinations, which share one saver filled once. There are 169 cases
-// (put 30, put_writes 19, get 18, list 20, delete_thread 5, prune 11,
+// (put 31, put_writes 19, get 18, list 20, delete_thread 5, prune 11,
 // copy_thread 5, list_threads 4, list_headers 1, stats 1, storage 8,
 // prune_by 8, vacuum 1, search_threads 9, safety 7, lease 11, conflict 6,
 // limits 5) plus the 432 generated list combinations.
@@ -182,6 +182,10 @@ func newCP(values map[string][]byte, versions map[string]int64) checkpoint.Check
 
 func inputMD() checkpoint.Metadata {
 	return checkpoint.Metadata{Source: checkpoint.SourceInput, Step: -1, Parents: map[string]string{}}
+}
+
+func updateMD(step int) checkpoint.Metadata {
+	return checkpoint.Metadata{Source: checkpoint.SourceUpdate, Step: step, Parents: map[string]string{}}
 }
 
 func loopMD(step int) checkpoint.Metadata {

@@ -349,6 +349,9 @@ func (s *Saver) put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Ch
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sp := s.space(parent.ThreadID, parent.NS, true)
+	if h := sp.latest(); h != nil && parent.CheckpointID == h.id && cp.ID < h.id {
+		return checkpoint.Ref{}, fmt.Errorf("put checkpoint %q in thread %q ns %q: %w: its parent %s is the head", cp.ID, parent.ThreadID, parent.NS, checkpoint.ErrIDBeforeParent, h.id)
+	}
 	rec := &stored{id: cp.ID, parentID: parent.CheckpointID, ts: cp.TS.UTC(), hdr: s.names.encodeHeader(&sp.hdrs, &cp)}
 	if mdJSON != nil {
 		rec.md = *mdJSON

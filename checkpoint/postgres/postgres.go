@@ -72,9 +72,10 @@
 // parent's (checkpoint.NewIDAfter, as the engine does), so along a chain
 // the id order is the chain's order whatever the writers' clocks say. Put
 // refuses a child whose id sorts before its parent's head rather than store
-// a checkpoint that would never be the latest. A branch started from an
-// older checkpoint by a writer whose clock is behind the head's may still
-// sort below the head.
+// a checkpoint that would never be the latest (checkpoint.ErrIDBeforeParent).
+// A branch started from an older checkpoint is minted after the head as
+// well (the engine reads the head first), so it becomes the head whatever
+// the clocks.
 //
 // # Reading
 //

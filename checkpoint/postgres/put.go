@@ -77,7 +77,7 @@ func (s *Saver) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Ch
 	case errors.As(err, &pgErr) && pgErr.Code == codeConflict:
 		return checkpoint.Ref{}, &checkpoint.ConflictError{ThreadID: parent.ThreadID, NS: parent.NS, ParentID: parent.CheckpointID, HeadID: pgErr.Detail, CheckpointID: cp.ID}
 	case errors.As(err, &pgErr) && pgErr.Code == codeIDBeforeParent:
-		return checkpoint.Ref{}, where(fmt.Errorf("the new id sorts before its parent's: checkpoint ids are UUIDv7 and must grow; is this machine's clock behind the one that wrote %s?", pgErr.Detail))
+		return checkpoint.Ref{}, where(fmt.Errorf("%w: the head %s sorts after it (is this machine's clock behind the one that wrote it?)", checkpoint.ErrIDBeforeParent, pgErr.Detail))
 	default:
 		return checkpoint.Ref{}, where(err)
 	}

@@ -180,6 +180,17 @@ func (s *Saver) preparePut(parent checkpoint.Ref, cpp *checkpoint.Checkpoint, md
 	}
 	check := md.Source == checkpoint.SourceLoop && parent.CheckpointID != ""
 	run := func(ctx context.Context, tx *sql.Tx) error {
+		if parent.CheckpointID != "" && cp.ID < parent.CheckpointID {
+			// Only a child sorting before its parent can sort before the
+			// head; the lookup is for that rare case.
+			head, _, err := s.head(ctx, tx, parent.ThreadID, parent.NS, cp.ID)
+			if err != nil {
+				return err
+			}
+			if head == parent.CheckpointID {
+				return fmt.Errorf("%w: its parent %s is the head (is this machine's clock behind the one that wrote it?)", checkpoint.ErrIDBeforeParent, head)
+			}
+		}
 		stmt := s.stmts.putCheckpoint
 		if check {
 			stmt = s.stmts.putLoop
