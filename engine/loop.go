@@ -61,7 +61,7 @@ func (rt *runtime) loop() (*Result, error) {
 		}
 		if rt.shouldInterrupt(before, tasks) {
 			rt.emitBreakpoint()
-			return rt.result(tasks, nil, "before", ran, false), nil
+			return rt.result(tasks, rt.breakpointInterrupts(), "before", ran, false), nil
 		}
 		if rt.cfg.stopCheck != nil && ran == 0 && rt.cfg.stopCheck() {
 			return rt.result(tasks, nil, "step", ran, false), nil
@@ -82,10 +82,6 @@ func (rt *runtime) loop() (*Result, error) {
 			return nil, out.failed
 		}
 		if out.paused {
-			ints := out.ints
-			if ints == nil {
-				ints = []PendingInterrupt{} // a subgraph's breakpoint: a stop with no question
-			}
 			if rt.bg != nil {
 				if err := rt.bg.flush(); err != nil {
 					return nil, fmt.Errorf("saving checkpoints: %w", err)
@@ -94,22 +90,10 @@ func (rt *runtime) loop() (*Result, error) {
 			if err := rt.markAnswerUsed(); err != nil {
 				return nil, fmt.Errorf("saving checkpoints: %w", err)
 			}
-			rt.em.emit(Event{Mode: ModeValues, Step: rt.step, Interrupts: ints})
 			if rt.cfg.parentRT != nil {
-				return nil, &InterruptError{Interrupts: ints}
+				return nil, &InterruptError{Interrupts: out.ints}
 			}
-			r := rt.result(tasks, ints, "", ran, false)
-			// The step's finished tasks keep their writes as pending writes
-			// of the checkpoint; as in LangGraph, the result shows them
-			// applied. On copies: the checkpoint stays as it is.
-			vals, changed, err := rt.valuesWith(tasks)
-			if err != nil {
-				return nil, err
-			}
-			if changed {
-				r.Values = vals
-			}
-			return r, nil
+			return rt.pausedResult(tasks, out.ints, ran)
 		}
 		edits, err := rt.barrier(tasks)
 		if err != nil {
@@ -174,7 +158,7 @@ func (rt *runtime) loop() (*Result, error) {
 				return nil, err
 			}
 			rt.emitBreakpoint()
-			r := rt.result(next, nil, "after", ran, len(next) == 0)
+			r := rt.result(next, rt.breakpointInterrupts(), "after", ran, len(next) == 0)
 			r.After = stopped
 			return r, nil
 		}
@@ -288,6 +272,7 @@ func (rt *runtime) restorePending(tasks []*task) error {
 func (rt *runtime) commit(ctx context.Context, t *task) {
 	if t.err == nil || isInterrupt(t.err) {
 		rt.emitUpdate(t, false)
+		rt.emitInterruptValues(t)
 	}
 	if rt.em.on(ModeTasks|ModeDebug) && !t.node.start {
 		ev := &TaskEvent{ID: t.id, Name: t.name, Path: t.path, Done: true, Result: rt.publicWrites(t)}
@@ -392,12 +377,72 @@ func (rt *runtime) emitUpdate(t *task, cached bool) {
 }
 
 // emitBreakpoint reports a stop at a static breakpoint as LangGraph does:
-// an updates event for "__interrupt__" with no interrupts.
+// an updates event for "__interrupt__" with no interrupts and, following
+// LangGraphJS, a values event with none (B1).
 func (rt *runtime) emitBreakpoint() {
 	if rt.cfg.parentRT != nil {
 		return // a subgraph's stop is reported by its parent task, at the root
 	}
 	rt.em.emit(Event{Mode: ModeUpdates, Step: rt.step, Update: &NodeUpdate{Node: "__interrupt__"}})
+	rt.emitBreakpointValues()
+}
+
+// emitBreakpointValues is LangGraph.js's {"__interrupt__": []} values
+// chunk of a run stopped by a breakpoint; Python has none (B1).
+func (rt *runtime) emitBreakpointValues() {
+	if rt.js() && rt.em.on(ModeValues) {
+		rt.em.emit(Event{Mode: ModeValues, Step: rt.step, Interrupts: []PendingInterrupt{}})
+	}
+}
+
+// breakpointInterrupts is a breakpoint's Result.Interrupts: empty but set
+// following LangGraphJS (its invoke returns "__interrupt__": []), nil
+// following Python (B1).
+func (rt *runtime) breakpointInterrupts() []PendingInterrupt {
+	if rt.js() {
+		return []PendingInterrupt{}
+	}
+	return nil
+}
+
+// emitInterruptValues reports a task that stopped at interrupts as both
+// LangGraphs do when the task ends: a values event with its interrupts,
+// and, following Python, the state as of the step's start (B2).
+func (rt *runtime) emitInterruptValues(t *task) {
+	var ie *InterruptError
+	if !rt.em.on(ModeValues) || t.err == nil || !errors.As(t.err, &ie) || len(ie.Interrupts) == 0 {
+		return // a subgraph's breakpoint has no question: its parent reports the stop
+	}
+	ev := Event{Mode: ModeValues, Step: rt.step, Interrupts: ie.Interrupts}
+	if !rt.js() {
+		ev.Values = rt.values()
+	}
+	rt.em.emit(ev)
+}
+
+// pausedResult ends a root run whose step stopped at interrupts (ints;
+// none when a subgraph stopped at a breakpoint). The step's finished tasks
+// keep their writes as pending writes of the checkpoint; as in LangGraph,
+// the last values event and the result show them applied, on copies: the
+// checkpoint stays as it is. Following Python the result always holds the
+// state, as its interrupt's values chunk did (B2).
+func (rt *runtime) pausedResult(tasks []*task, ints []PendingInterrupt, ran int) (*Result, error) {
+	vals, changed, err := rt.valuesWith(tasks)
+	if err != nil {
+		return nil, err
+	}
+	if changed && rt.em.on(ModeValues) {
+		rt.em.emit(Event{Mode: ModeValues, Step: rt.step, Values: vals})
+	}
+	if len(ints) == 0 {
+		ints = rt.breakpointInterrupts()
+		rt.emitBreakpointValues()
+	}
+	r := rt.result(tasks, ints, "", ran, false)
+	if changed || (len(ints) > 0 && !rt.js()) {
+		r.Values = vals
+	}
+	return r, nil
 }
 
 // emitValues reports the state after something changed it (a step that

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/weftstudio/weft/engine"
 )
 
 // TestOraclePython compares every scenario with Python LangGraph 1.1.3's
@@ -73,7 +75,7 @@ func TestOraclePython(t *testing.T) {
 // pythonDiffs runs one scenario and returns the sorted paths where the
 // engine's document differs from Python's.
 func pythonDiffs(t *testing.T, name string) []string {
-	run, exp, got := runAgainst(t, name, "python-expected", "record it with the oracle's runner.py")
+	run, exp, got := runAgainst(t, name, "python-expected", "record it with the oracle's runner.py", engine.LangGraphPython)
 	c := newComparer(run.meta)
 	c.cmp("", exp, got)
 	seen := map[string]bool{}

@@ -26,6 +26,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/weftstudio/weft/engine"
 )
 
 const oracleDir = "testdata/oracle"
@@ -162,7 +164,7 @@ func TestOracle(t *testing.T) {
 }
 
 func runOracleScenario(t *testing.T, name string, entries []allowEntry, dump string) orcOutcome {
-	run, exp, got := runAgainst(t, name, "expected", "record it with scripts/oracle-record.sh "+name)
+	run, exp, got := runAgainst(t, name, "expected", "record it with scripts/oracle-record.sh "+name, engine.LangGraphJS)
 	if dump != "" {
 		if err := os.WriteFile(filepath.Join(dump, name+".json"), prettyJSON(got), 0o644); err != nil {
 			t.Fatal(err)
@@ -325,9 +327,9 @@ func keys(m map[string]bool) []string {
 
 // runAgainst runs scenario name and returns its run, the reference
 // document recorded under dir (expected/ for LangGraph.js, python-expected/
-// for Python) and the engine's normalized document. hint says how to record
-// a missing reference.
-func runAgainst(t *testing.T, name, dir, hint string) (*orcRun, any, any) {
+// for Python) and the engine's normalized document, the graphs compiled to
+// follow ref. hint says how to record a missing reference.
+func runAgainst(t *testing.T, name, dir, hint string, ref engine.Reference) (*orcRun, any, any) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(oracleDir, "scenarios", name+".json"))
 	if err != nil {
@@ -351,7 +353,7 @@ func runAgainst(t *testing.T, name, dir, hint string) (*orcRun, any, any) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	run, raw, idx, err := runScenario(ctx, name, scen)
+	run, raw, idx, err := runScenario(ctx, name, scen, ref)
 	if err != nil {
 		var oe orcError
 		if errors.As(err, &oe) {

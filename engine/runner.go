@@ -128,7 +128,7 @@ func isInterrupt(err error) bool {
 // records them as pending writes.
 func (rt *runtime) exec(ctx context.Context, t *task) {
 	t.ran = true
-	t.err = withRetry(ctx, t.node.retry, func() error {
+	t.err = withRetry(ctx, t.node.retry, rt.reference(), func() error {
 		t.writes = t.writes[:0]
 		return rt.execOnce(ctx, t)
 	})
