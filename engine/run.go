@@ -415,12 +415,21 @@ func (rt *runtime) first(input Input) error {
 			}
 		}
 	}
-	if len(toStore) > 0 && rt.saver != nil {
+	// LangGraph.js takes a Command without an answer as new input (B5):
+	// its writes make an input checkpoint, and what was due stays due.
+	asInput := isCmd && cmd.Resume == nil && cmd.ResumeByID == nil && rt.js()
+	if len(toStore) > 0 && rt.saver != nil && !asInput {
 		if err := rt.saver.PutWrites(rt.ctx, rt.cpRef, toStore, checkpoint.NullTaskID, ""); err != nil {
 			return fmt.Errorf("saving the command: %w", err)
 		}
 	}
 	rt.armed = rt.hasNull || rt.resumeMap != nil
+	if asInput {
+		if err := rt.applyNull(stored); err != nil {
+			return err
+		}
+		return rt.commandInput(nullWrites)
+	}
 	if err := rt.applyNull(append(stored, nullWrites...)); err != nil {
 		return err
 	}
@@ -473,6 +482,21 @@ func (rt *runtime) first(input Input) error {
 		}
 		return nil
 	}
+}
+
+// commandInput is the start of a run whose input is a Command without an
+// answer, following LangGraphJS (B5): the Command's writes are applied as
+// the writes of an input step, stored as an input checkpoint (no values
+// event, as for any input), and the run goes on from there past the
+// breakpoint it stopped at.
+func (rt *runtime) commandInput(ws []cwrite) error {
+	rt.seen["__input__"] = rt.seenFor("__input__")
+	if _, err := rt.apply([]*task{{name: "__input__", writes: ws}}); err != nil {
+		return err
+	}
+	rt.updated = nil // the tasks that were due before stay candidates
+	rt.seen["__interrupt__"] = slices.Clone(rt.ver)
+	return rt.put(checkpoint.SourceInput, nil)
 }
 
 // resumeMap is how answers by interrupt id are stored as a NULL-task write.
@@ -547,8 +571,18 @@ func (rt *runtime) commandWrites(cmd Command) ([]cwrite, []checkpoint.Write, err
 		rt.resumeMap = cmd.ResumeByID
 		answer = resumeMap(cmd.ResumeByID)
 	case cmd.Resume != nil:
-		if n := len(rt.pendingInterruptIDs()); n > 1 {
-			return nil, nil, fmt.Errorf("there are %d pending interrupts: answer each by id with Command.ResumeByID", n)
+		if ids := rt.pendingInterruptIDs(); len(ids) > 1 {
+			if !rt.js() {
+				return nil, nil, fmt.Errorf("there are %d pending interrupts: answer each by id with Command.ResumeByID", len(ids))
+			}
+			// LangGraph.js gives the one answer to every pending interrupt (B3).
+			m := make(map[string]any, len(ids))
+			for _, id := range ids {
+				m[id] = cmd.Resume
+			}
+			rt.resumeMap = m
+			answer = resumeMap(m)
+			break
 		}
 		rt.nullResume, rt.hasNull = cmd.Resume, true
 		answer = cmd.Resume
