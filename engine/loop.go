@@ -336,6 +336,62 @@ func (rt *runtime) commit(ctx context.Context, t *task) {
 		ws = append(ws, checkpoint.Write{Channel: checkpoint.Resume, Value: b})
 	}
 	ws = t.calls.appendTo(ws)
+	if rt.holding {
+		// Stored when the step ends, once it is known whether a sibling
+		// failed (releaseHeld).
+		rt.heldMu.Lock()
+		rt.held = append(rt.held, heldWrites{t, ws})
+		rt.heldMu.Unlock()
+		return
+	}
+	rt.storeTaskWrites(t, ws)
+}
+
+// heldWrites are a finished task's encoded writes, waiting for the end of
+// its step (runtime.holding).
+type heldWrites struct {
+	t  *task
+	ws []checkpoint.Write
+}
+
+// releaseHeld stores the writes held during a step. When a task of the
+// step failed, each sibling that finished stores, following LangGraphJS
+// (B4), only its state writes and an aborted error: LangGraph.js aborts
+// it before its edges, joins and routes write, so what it would have
+// triggered does not run on a resume either.
+func (rt *runtime) releaseHeld(failed bool) {
+	held := rt.held
+	rt.held, rt.holding = nil, false
+	for _, h := range held {
+		ws := h.ws
+		if failed && h.t.err == nil {
+			ws = rt.abortedWrites(h.t)
+		}
+		rt.storeTaskWrites(h.t, ws)
+	}
+}
+
+// abortedWrites are the writes a finished task keeps when a sibling fails,
+// following LangGraphJS: its state writes, its calls and an aborted error.
+func (rt *runtime) abortedWrites(t *task) []checkpoint.Write {
+	var state []cwrite
+	for _, w := range t.writes {
+		if w.ch >= 0 && w.ch < rt.g.nState {
+			state = append(state, w)
+		}
+	}
+	ws, err := rt.encodeWrites(state)
+	if err != nil {
+		ws = nil // they were encoded once already: cannot happen
+	}
+	aborted := &NodeError{Node: t.name, TaskID: t.id, NS: rt.ns, Err: ErrAborted}
+	ws = append(ws, checkpoint.Write{Channel: checkpoint.Error, Value: encodeTaskError(aborted)})
+	return t.calls.appendTo(ws)
+}
+
+// storeTaskWrites stores a finished task's encoded writes as the durability
+// says.
+func (rt *runtime) storeTaskWrites(t *task, ws []checkpoint.Write) {
 	ref, id, path := rt.cpRef, t.id, t.path // the task is reused next step: capture now
 	put := func() error { return rt.saver.PutWrites(rt.ctx, ref, ws, id, path) }
 	switch {

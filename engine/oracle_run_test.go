@@ -796,8 +796,11 @@ var reClass = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*): (?s:(.*))$`)
 // storedErr reads a task's error text back: a scenario node's error text
 // starts with its class name (see orcNodeError).
 func storedErr(text string, kind engine.ErrorKind) map[string]any {
-	if kind == engine.ErrorKindInvalidUpdate {
+	switch kind {
+	case engine.ErrorKindInvalidUpdate:
 		return map[string]any{"error": "InvalidUpdateError", "message": text}
+	case engine.ErrorKindAborted:
+		return map[string]any{"error": "AbortError", "message": "This operation was aborted"}
 	}
 	msg := text
 	if m := reStoredErr.FindStringSubmatch(text); m != nil {

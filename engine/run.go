@@ -115,6 +115,11 @@ type runtime struct {
 	hasNull    bool
 	resumeMap  map[string]any
 	armed      bool // the run started with an answer (given or stored)
+	// holding is set during a step whose tasks' writes are stored when it
+	// ends (releaseHeld); held collects them.
+	holding bool
+	heldMu  sync.Mutex
+	held    []heldWrites
 	// valuesShown is set once the run reports the state (a values event,
 	// streamed or not): its result is that state, as LangGraph's invoke
 	// returns its last values chunk.
