@@ -762,44 +762,58 @@ func TestDurabilityExitOnSQLite(t *testing.T) {
 }
 
 // Replaying a manual update that is no longer the thread's newest
-// checkpoint starts a branch: on a store that refuses loop checkpoints off
-// the head, a fork copy comes first and the run goes on.
+// checkpoint starts a branch, and a store that refuses loop checkpoints off
+// the head lets it go on: following LangGraph.js a fork copy comes first;
+// following Python the run's first checkpoint, a child of the update, is
+// marked Branch.
 func TestReplayOfAnOlderUpdate(t *testing.T) {
-	ctx := context.Background()
-	s, err := sqlite.Open(filepath.Join(t.TempDir(), "replay.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	log := engine.List[string]("log")
-	g, err := engine.NewGraph("replay", log).
-		AddNode("a", logNode(log, "a")).AddNode("b", logNode(log, "b")).
-		AddEdge(engine.START, "a").AddEdge("a", "b").
-		Compile(engine.WithSaver(s), engine.WithInterruptBefore("b"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	th := engine.WithThread("t")
-	if _, err := g.Invoke(ctx, engine.Values{}, th); err != nil {
-		t.Fatal(err)
-	}
-	upd, err := g.UpdateState(ctx, engine.Updates(log.Add("edited")), "a", th)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := g.Invoke(ctx, nil, th); err != nil { // the head moves on past the update
-		t.Fatal(err)
-	}
-	res, err := g.Invoke(ctx, nil, th, engine.WithCheckpoint(upd.CheckpointID))
-	if err != nil {
-		t.Fatalf("replaying the older update: %v", err)
-	}
-	if !res.Done || !slices.Equal(log.Get(engine.StateOf(res.Values)), []string{"a", "edited", "b"}) {
-		t.Errorf("replayed branch: %+v", res)
-	}
-	hist, err := g.History(ctx, checkpoint.ListOptions{Limit: 2}, th)
-	if err != nil || hist[1].Metadata.Source != checkpoint.SourceFork || hist[1].Parent.CheckpointID != upd.CheckpointID {
-		t.Errorf("the branch does not start with a fork of the update: %+v, %v", hist[1], err)
+	for _, ref := range []engine.Reference{engine.LangGraphPython, engine.LangGraphJS} {
+		t.Run(ref.String(), func(t *testing.T) {
+			ctx := context.Background()
+			s, err := sqlite.Open(filepath.Join(t.TempDir(), "replay.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			log := engine.List[string]("log")
+			g, err := engine.NewGraph("replay", log).
+				AddNode("a", logNode(log, "a")).AddNode("b", logNode(log, "b")).
+				AddEdge(engine.START, "a").AddEdge("a", "b").
+				Compile(engine.WithSaver(s), engine.WithInterruptBefore("b"), engine.WithReference(ref))
+			if err != nil {
+				t.Fatal(err)
+			}
+			th := engine.WithThread("t")
+			if _, err := g.Invoke(ctx, engine.Values{}, th); err != nil {
+				t.Fatal(err)
+			}
+			upd, err := g.UpdateState(ctx, engine.Updates(log.Add("edited")), "a", th)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := g.Invoke(ctx, nil, th); err != nil { // the head moves on past the update
+				t.Fatal(err)
+			}
+			res, err := g.Invoke(ctx, nil, th, engine.WithCheckpoint(upd.CheckpointID))
+			if err != nil {
+				t.Fatalf("replaying the older update: %v", err)
+			}
+			if !res.Done || !slices.Equal(log.Get(engine.StateOf(res.Values)), []string{"a", "edited", "b"}) {
+				t.Errorf("replayed branch: %+v", res)
+			}
+			hist, err := g.History(ctx, checkpoint.ListOptions{Limit: 2}, th)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first := hist[1]
+			if ref == engine.LangGraphPython {
+				first = hist[0]
+			}
+			wantSource := map[engine.Reference]checkpoint.Source{engine.LangGraphJS: checkpoint.SourceFork, engine.LangGraphPython: checkpoint.SourceLoop}[ref]
+			if first.Metadata.Source != wantSource || first.Metadata.Branch != (ref == engine.LangGraphPython) || first.Parent.CheckpointID != upd.CheckpointID {
+				t.Errorf("the branch's first checkpoint %+v, want a %s child of the update (Branch with Python)", first, wantSource)
+			}
+		})
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 
 // linearABC is the graph of §11 scenarios 1–3: START → a → b → c with a list
 // reducer; b appends "b<n>" where n counts its calls.
-func linearABC(t *testing.T, saver checkpoint.Saver) (*engine.Graph, *atomic.Int32) {
+func linearABC(t *testing.T, saver checkpoint.Saver, opts ...engine.CompileOption) (*engine.Graph, *atomic.Int32) {
 	value := engine.List[string]("value")
 	var bCalls atomic.Int32
 	g := compile(t, engine.NewGraph("abc", value).
@@ -24,7 +24,7 @@ func linearABC(t *testing.T, saver checkpoint.Saver) (*engine.Graph, *atomic.Int
 			return engine.Updates(value.Add(fmt.Sprintf("b%d", bCalls.Add(1))))
 		})).
 		AddNode("c", node(func(engine.State) engine.Output { return engine.Updates(value.Add("c")) })).
-		AddEdge(engine.START, "a").AddEdge("a", "b").AddEdge("b", "c"), engine.WithSaver(saver))
+		AddEdge(engine.START, "a").AddEdge("a", "b").AddEdge("b", "c"), append(opts, engine.WithSaver(saver))...)
 	return g, &bCalls
 }
 
@@ -74,37 +74,55 @@ func TestLinearHistory(t *testing.T) {
 	}
 }
 
-// §11 scenario 2: replaying from a past checkpoint writes a fork checkpoint
-// first and keeps the old ones.
+// §11 scenario 2: replaying from a past checkpoint keeps the old
+// checkpoints. Following LangGraph.js it writes a fork checkpoint first;
+// following Python (the default) the new checkpoints are children of the
+// replayed one, the first marked Branch (B6).
 func TestReplayBranch(t *testing.T) {
-	g, _ := linearABC(t, memory.New())
-	invoke(t, g, engine.Values{"value": []string{}}, engine.WithThread("1"))
-	snaps, _ := history(t, g, "1")
-	beforeB := findNext(t, snaps, "b")
-	res := invoke(t, g, nil, engine.WithThread("1"), engine.WithCheckpoint(beforeB.Ref.CheckpointID))
-	if got := fmt.Sprint(res.Values["value"]); got != "[a b2 c]" {
-		t.Fatalf("replay value = %s", got)
+	cases := []struct {
+		ref   engine.Reference
+		nexts string
+		// first is the replay's first checkpoint (index in history, newest
+		// first) and its source: a child of the replayed checkpoint.
+		first  int
+		source checkpoint.Source
+		branch bool
+	}{
+		{engine.LangGraphJS, "() (c) (b) () (c) (b) (a) (__start__)", 2, checkpoint.SourceFork, false},
+		{engine.LangGraphPython, "() (c) () (c) (b) (a) (__start__)", 1, checkpoint.SourceLoop, true},
 	}
-	snaps2, rows := history(t, g, "1")
-	var nexts []string
-	for _, r := range rows {
-		nexts = append(nexts, "("+r.next+")")
-	}
-	if got := strings.Join(nexts, " "); got != "() (c) (b) () (c) (b) (a) (__start__)" {
-		t.Errorf("nexts %s", got)
-	}
-	fork := snaps2[2]
-	if fork.Metadata.Source != checkpoint.SourceFork || fork.Parent == nil || fork.Parent.CheckpointID != beforeB.Ref.CheckpointID {
-		t.Errorf("fork checkpoint %+v parent %+v", fork.Metadata, fork.Parent)
-	}
-	for _, old := range snaps {
-		if _, err := g.GetState(ctx, engine.WithThread("1"), engine.WithCheckpoint(old.Ref.CheckpointID)); err != nil {
-			t.Errorf("old checkpoint %s lost: %v", old.Ref.CheckpointID, err)
-		}
-	}
-	st, err := g.GetState(ctx, engine.WithThread("1"))
-	if err != nil || fmt.Sprint(st.Values["value"]) != "[a b2 c]" {
-		t.Errorf("latest state %v, %v", st, err)
+	for _, c := range cases {
+		t.Run(c.ref.String(), func(t *testing.T) {
+			g, _ := linearABC(t, memory.New(), engine.WithReference(c.ref))
+			invoke(t, g, engine.Values{"value": []string{}}, engine.WithThread("1"))
+			snaps, _ := history(t, g, "1")
+			beforeB := findNext(t, snaps, "b")
+			res := invoke(t, g, nil, engine.WithThread("1"), engine.WithCheckpoint(beforeB.Ref.CheckpointID))
+			if got := fmt.Sprint(res.Values["value"]); got != "[a b2 c]" {
+				t.Fatalf("replay value = %s", got)
+			}
+			snaps2, rows := history(t, g, "1")
+			var nexts []string
+			for _, r := range rows {
+				nexts = append(nexts, "("+r.next+")")
+			}
+			if got := strings.Join(nexts, " "); got != c.nexts {
+				t.Errorf("nexts %s, want %s", got, c.nexts)
+			}
+			first := snaps2[c.first]
+			if first.Metadata.Source != c.source || first.Metadata.Branch != c.branch || first.Parent == nil || first.Parent.CheckpointID != beforeB.Ref.CheckpointID {
+				t.Errorf("first checkpoint of the replay %+v parent %+v, want source %s, branch %v, child of %s", first.Metadata, first.Parent, c.source, c.branch, beforeB.Ref.CheckpointID)
+			}
+			for _, old := range snaps {
+				if _, err := g.GetState(ctx, engine.WithThread("1"), engine.WithCheckpoint(old.Ref.CheckpointID)); err != nil {
+					t.Errorf("old checkpoint %s lost: %v", old.Ref.CheckpointID, err)
+				}
+			}
+			st, err := g.GetState(ctx, engine.WithThread("1"))
+			if err != nil || fmt.Sprint(st.Values["value"]) != "[a b2 c]" {
+				t.Errorf("latest state %v, %v", st, err)
+			}
+		})
 	}
 }
 

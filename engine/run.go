@@ -115,6 +115,11 @@ type runtime struct {
 	hasNull    bool
 	resumeMap  map[string]any
 	armed      bool // the run started with an answer (given or stored)
+	// branch is set while a replay that follows Python continues a
+	// checkpoint that is not the thread's newest (startReplay): its first
+	// checkpoint is marked Branch and its first step's task writes are not
+	// stored.
+	branch bool
 	// holding is set during a step whose tasks' writes are stored when it
 	// ends (releaseHeld); held collects them.
 	holding bool
@@ -445,22 +450,7 @@ func (rt *runtime) first(input Input) error {
 		rt.seen["__interrupt__"] = slices.Clone(rt.ver)
 		rt.emitValues()
 		if rt.replay {
-			fork := rt.cpSource != checkpoint.SourceUpdate && rt.cpSource != checkpoint.SourceFork
-			if !fork {
-				// LangGraph continues an update or fork checkpoint as it
-				// is. When it is no longer the thread's newest, the run
-				// still starts a branch: a fork copy first makes that
-				// explicit, as a store that refuses loop checkpoints off
-				// the thread's head requires (checkpoint.ErrConflict).
-				latest, err := rt.saver.Get(rt.ctx, checkpoint.Ref{ThreadID: rt.cfg.thread, NS: rt.ns})
-				if err != nil {
-					return fmt.Errorf("thread %q: %w", rt.cfg.thread, err)
-				}
-				fork = latest.Ref.CheckpointID != rt.cpID || rt.cfg.newBranch
-			}
-			if fork {
-				return rt.put(checkpoint.SourceFork, nil)
-			}
+			return rt.startReplay()
 		}
 		return nil
 	case input == nil:
@@ -502,6 +492,41 @@ func (rt *runtime) commandInput(ws []cwrite) error {
 	rt.updated = nil // the tasks that were due before stay candidates
 	rt.seen["__interrupt__"] = slices.Clone(rt.ver)
 	return rt.put(checkpoint.SourceInput, nil)
+}
+
+// startReplay begins a run from an explicit checkpoint (time travel, B6).
+// Following LangGraphJS, the run first writes a fork copy of a loop or
+// input checkpoint and goes on from the copy; both LangGraphs continue an
+// update or fork checkpoint as it is. Following Python, every checkpoint
+// is continued as it is: the run's next checkpoint is a child of the old
+// one. A fork copy is written anyway when WithNewBranch asks, and, with
+// LangGraphJS, when an update or fork checkpoint is no longer the thread's
+// newest, which makes the branch explicit.
+//
+// Following Python off the thread's head, the run's first checkpoint is
+// marked Branch, which stores that refuse loop checkpoints off the head
+// (checkpoint.ErrConflict) accept, and the replayed step's task writes are
+// not stored: its checkpoint already holds the writes of the run that
+// left it, and a store refuses task writes off the head. So a replayed
+// node that stops at an interrupt leaves nothing to resume, as in Python,
+// whose thread keeps its newest checkpoint then.
+func (rt *runtime) startReplay() error {
+	loop := rt.cpSource != checkpoint.SourceUpdate && rt.cpSource != checkpoint.SourceFork
+	if rt.cfg.newBranch || (loop && rt.js()) {
+		return rt.put(checkpoint.SourceFork, nil)
+	}
+	latest, err := rt.saver.Get(rt.ctx, checkpoint.Ref{ThreadID: rt.cfg.thread, NS: rt.ns})
+	if err != nil {
+		return fmt.Errorf("thread %q: %w", rt.cfg.thread, err)
+	}
+	if latest.Ref.CheckpointID == rt.cpID {
+		return nil
+	}
+	if rt.js() {
+		return rt.put(checkpoint.SourceFork, nil)
+	}
+	rt.branch = true
+	return nil
 }
 
 // resumeMap is how answers by interrupt id are stored as a NULL-task write.
