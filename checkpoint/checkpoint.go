@@ -108,11 +108,6 @@ type Metadata struct {
 	// sorted; empty for input and update checkpoints with no task.
 	Tasks []string       `json:"tasks,omitempty"`
 	Extra map[string]any `json:"extra,omitempty"`
-	// Branch marks a loop checkpoint that deliberately branches from a
-	// checkpoint that is not the newest of its thread: the first step of a
-	// replay that continues an old checkpoint, as Python LangGraph does.
-	// Stores do not refuse it as another writer's (see ErrConflict).
-	Branch bool `json:"branch,omitempty"`
 }
 
 // PendingWrite is one write a task made during the super-step that started

@@ -173,8 +173,7 @@ func (e *LeaseLostError) Unwrap() error { return ErrLeaseLost }
 // between processes (SQLite, PostgreSQL) refuse, with a *ConflictError:
 //
 //   - a Put of a loop checkpoint (the end of a super-step) whose parent is
-//     not the newest checkpoint of its thread and namespace (the head),
-//     unless its Metadata.Branch says it branches from there on purpose;
+//     not the newest checkpoint of its thread and namespace (the head);
 //   - a PutWrites of a task's writes (not NullTaskID's) to a stored
 //     checkpoint that is not the head: the step it belongs to was already
 //     finished by another writer.

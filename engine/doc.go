@@ -46,11 +46,11 @@
 //     input checkpoint first, from which the run goes on.
 //   - B6 Replay: a run with nil input from an explicit checkpoint
 //     (WithCheckpoint). Python: the checkpoint is continued as it is, its
-//     next checkpoint a child of it (marked checkpoint.Metadata.Branch when
-//     it is not the thread's newest); a replayed node that interrupts
-//     leaves the thread's newest checkpoint as it was. LangGraph.js: a fork
-//     copy of a loop or input checkpoint is written first and the run goes
-//     on from the copy. Both continue an update or fork checkpoint as it is.
+//     next checkpoint a child of it. LangGraph.js: a fork copy of a loop or
+//     input checkpoint is written first and the run goes on from the copy;
+//     an update or fork checkpoint is continued as it is. Off the thread's
+//     head Weft writes the fork copy under both references (see Replay off
+//     the head below).
 //   - B7 Update writes: UpdateState as a node. Python: the update's writes
 //     are also stored as the writes of that node's due task on the
 //     checkpoint updated, whose snapshot then shows them as its result.
@@ -78,6 +78,15 @@
 //   - Versions: channel versions are int64: the high half counts steps, the
 //     low half is random, as LangGraph's savers add a random fraction, so
 //     forks never store two values under one (channel, version).
+//   - Replay off the head: a replay of a checkpoint that is no longer the
+//     thread's newest writes a fork copy of it first, following Python too
+//     (Python continues the old checkpoint). The replayed step's task
+//     writes would go to a checkpoint whose step was finished before, which
+//     Weft's stores shared between processes refuse as a late writer's
+//     (checkpoint.ErrConflict), and without them neither a resume nor a
+//     replay check could tell what the step did; Python's own result there
+//     shows it: a replayed node that interrupts leaves the thread's head at
+//     the old run, with nothing to resume.
 //   - Subgraph write-back: a subgraph writes back to its parent only the
 //     shared channels its own nodes wrote (LangGraph writes every output
 //     key), so parallel subgraph runs do not clash on keys they only read

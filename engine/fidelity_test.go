@@ -762,10 +762,9 @@ func TestDurabilityExitOnSQLite(t *testing.T) {
 }
 
 // Replaying a manual update that is no longer the thread's newest
-// checkpoint starts a branch, and a store that refuses loop checkpoints off
-// the head lets it go on: following LangGraph.js a fork copy comes first;
-// following Python the run's first checkpoint, a child of the update, is
-// marked Branch.
+// checkpoint starts a branch: on a store that refuses loop checkpoints off
+// the head, a fork copy comes first and the run goes on, under both
+// references.
 func TestReplayOfAnOlderUpdate(t *testing.T) {
 	for _, ref := range []engine.Reference{engine.LangGraphPython, engine.LangGraphJS} {
 		t.Run(ref.String(), func(t *testing.T) {
@@ -802,16 +801,8 @@ func TestReplayOfAnOlderUpdate(t *testing.T) {
 				t.Errorf("replayed branch: %+v", res)
 			}
 			hist, err := g.History(ctx, checkpoint.ListOptions{Limit: 2}, th)
-			if err != nil {
-				t.Fatal(err)
-			}
-			first := hist[1]
-			if ref == engine.LangGraphPython {
-				first = hist[0]
-			}
-			wantSource := map[engine.Reference]checkpoint.Source{engine.LangGraphJS: checkpoint.SourceFork, engine.LangGraphPython: checkpoint.SourceLoop}[ref]
-			if first.Metadata.Source != wantSource || first.Metadata.Branch != (ref == engine.LangGraphPython) || first.Parent.CheckpointID != upd.CheckpointID {
-				t.Errorf("the branch's first checkpoint %+v, want a %s child of the update (Branch with Python)", first, wantSource)
+			if err != nil || hist[1].Metadata.Source != checkpoint.SourceFork || hist[1].Parent.CheckpointID != upd.CheckpointID {
+				t.Errorf("the branch does not start with a fork of the update: %+v, %v", hist[1], err)
 			}
 		})
 	}

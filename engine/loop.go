@@ -287,8 +287,8 @@ func (rt *runtime) commit(ctx context.Context, t *task) {
 		rt.em.emit(Event{Mode: ModeTasks, Step: rt.step, Task: ev})
 		rt.em.emit(Event{Mode: ModeDebug, Step: rt.step, Task: ev, Debug: "task_result"})
 	}
-	if rt.saver == nil || rt.branch {
-		return // rt.branch: see startReplay
+	if rt.saver == nil {
+		return
 	}
 	var ws []checkpoint.Write
 	var err error

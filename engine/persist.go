@@ -234,8 +234,7 @@ func (rt *runtime) put(source checkpoint.Source, tasks []string) error {
 			rt.parents = map[string]string{} // shared by the run's checkpoints; never modified
 		}
 	}
-	md := checkpoint.Metadata{Source: source, Step: rt.step, Parents: rt.parents, RunID: rt.cfg.runID, Tasks: tasks, Extra: rt.extra, Branch: rt.branch}
-	rt.branch = false
+	md := checkpoint.Metadata{Source: source, Step: rt.step, Parents: rt.parents, RunID: rt.cfg.runID, Tasks: tasks, Extra: rt.extra}
 	if rt.stepExtra != nil {
 		md.Extra = maps.Clone(rt.extra)
 		maps.Copy(md.Extra, rt.stepExtra)

@@ -74,26 +74,12 @@ func TestLinearHistory(t *testing.T) {
 	}
 }
 
-// §11 scenario 2: replaying from a past checkpoint keeps the old
-// checkpoints. Following LangGraph.js it writes a fork checkpoint first;
-// following Python (the default) the new checkpoints are children of the
-// replayed one, the first marked Branch (B6).
+// §11 scenario 2: replaying from a past checkpoint writes a fork
+// checkpoint first and keeps the old ones, under both references (B6).
 func TestReplayBranch(t *testing.T) {
-	cases := []struct {
-		ref   engine.Reference
-		nexts string
-		// first is the replay's first checkpoint (index in history, newest
-		// first) and its source: a child of the replayed checkpoint.
-		first  int
-		source checkpoint.Source
-		branch bool
-	}{
-		{engine.LangGraphJS, "() (c) (b) () (c) (b) (a) (__start__)", 2, checkpoint.SourceFork, false},
-		{engine.LangGraphPython, "() (c) () (c) (b) (a) (__start__)", 1, checkpoint.SourceLoop, true},
-	}
-	for _, c := range cases {
-		t.Run(c.ref.String(), func(t *testing.T) {
-			g, _ := linearABC(t, memory.New(), engine.WithReference(c.ref))
+	for _, ref := range []engine.Reference{engine.LangGraphPython, engine.LangGraphJS} {
+		t.Run(ref.String(), func(t *testing.T) {
+			g, _ := linearABC(t, memory.New(), engine.WithReference(ref))
 			invoke(t, g, engine.Values{"value": []string{}}, engine.WithThread("1"))
 			snaps, _ := history(t, g, "1")
 			beforeB := findNext(t, snaps, "b")
@@ -106,12 +92,12 @@ func TestReplayBranch(t *testing.T) {
 			for _, r := range rows {
 				nexts = append(nexts, "("+r.next+")")
 			}
-			if got := strings.Join(nexts, " "); got != c.nexts {
-				t.Errorf("nexts %s, want %s", got, c.nexts)
+			if got := strings.Join(nexts, " "); got != "() (c) (b) () (c) (b) (a) (__start__)" {
+				t.Errorf("nexts %s", got)
 			}
-			first := snaps2[c.first]
-			if first.Metadata.Source != c.source || first.Metadata.Branch != c.branch || first.Parent == nil || first.Parent.CheckpointID != beforeB.Ref.CheckpointID {
-				t.Errorf("first checkpoint of the replay %+v parent %+v, want source %s, branch %v, child of %s", first.Metadata, first.Parent, c.source, c.branch, beforeB.Ref.CheckpointID)
+			fork := snaps2[2]
+			if fork.Metadata.Source != checkpoint.SourceFork || fork.Parent == nil || fork.Parent.CheckpointID != beforeB.Ref.CheckpointID {
+				t.Errorf("fork checkpoint %+v parent %+v", fork.Metadata, fork.Parent)
 			}
 			for _, old := range snaps {
 				if _, err := g.GetState(ctx, engine.WithThread("1"), engine.WithCheckpoint(old.Ref.CheckpointID)); err != nil {
@@ -121,6 +107,40 @@ func TestReplayBranch(t *testing.T) {
 			st, err := g.GetState(ctx, engine.WithThread("1"))
 			if err != nil || fmt.Sprint(st.Values["value"]) != "[a b2 c]" {
 				t.Errorf("latest state %v, %v", st, err)
+			}
+		})
+	}
+}
+
+// Replaying the thread's newest checkpoint: following Python the run
+// continues it as it is; following LangGraph.js it writes a fork copy
+// first (B6).
+func TestReplayOfTheHead(t *testing.T) {
+	cases := []struct {
+		ref   engine.Reference
+		nexts string
+	}{
+		{engine.LangGraphPython, "() (c) (b) (a) (__start__)"},
+		{engine.LangGraphJS, "() (c) (b) (b) (a) (__start__)"},
+	}
+	for _, c := range cases {
+		t.Run(c.ref.String(), func(t *testing.T) {
+			g, _ := linearABC(t, memory.New(), engine.WithReference(c.ref))
+			res := invoke(t, g, engine.Values{"value": []string{}}, engine.WithThread("1"), engine.WithStepLimit(2))
+			if res.Done || res.Ref.CheckpointID == "" {
+				t.Fatalf("step-limited run: %+v", res)
+			}
+			res = invoke(t, g, nil, engine.WithThread("1"), engine.WithCheckpoint(res.Ref.CheckpointID))
+			if got := fmt.Sprint(res.Values["value"]); !res.Done || got != "[a b1 c]" {
+				t.Fatalf("replay: %+v", res)
+			}
+			_, rows := history(t, g, "1")
+			var nexts []string
+			for _, r := range rows {
+				nexts = append(nexts, "("+r.next+")")
+			}
+			if got := strings.Join(nexts, " "); got != c.nexts {
+				t.Errorf("nexts %s, want %s", got, c.nexts)
 			}
 		})
 	}

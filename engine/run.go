@@ -118,11 +118,6 @@ type runtime struct {
 	hasNull    bool
 	resumeMap  map[string]any
 	armed      bool // the run started with an answer (given or stored)
-	// branch is set while a replay that follows Python continues a
-	// checkpoint that is not the thread's newest (startReplay): its first
-	// checkpoint is marked Branch and its first step's task writes are not
-	// stored.
-	branch bool
 	// holding is set during a step whose tasks' writes are stored when it
 	// ends (releaseHeld); held collects them.
 	holding bool
@@ -499,20 +494,17 @@ func (rt *runtime) commandInput(ws []cwrite) error {
 
 // startReplay begins a run from an explicit checkpoint (time travel, B6).
 // Following LangGraphJS, the run first writes a fork copy of a loop or
-// input checkpoint and goes on from the copy; both LangGraphs continue an
-// update or fork checkpoint as it is. Following Python, every checkpoint
-// is continued as it is: the run's next checkpoint is a child of the old
-// one. A fork copy is written anyway when WithNewBranch asks, and, with
-// LangGraphJS, when an update or fork checkpoint is no longer the thread's
-// newest, which makes the branch explicit.
+// input checkpoint and goes on from the copy; following Python, it
+// continues any checkpoint as it is, its next checkpoint a child of the
+// old one. Both LangGraphs continue an update or fork checkpoint as it is.
 //
-// Following Python off the thread's head, the run's first checkpoint is
-// marked Branch, which stores that refuse loop checkpoints off the head
-// (checkpoint.ErrConflict) accept, and the replayed step's task writes are
-// not stored: its checkpoint already holds the writes of the run that
-// left it, and a store refuses task writes off the head. So a replayed
-// node that stops at an interrupt leaves nothing to resume, as in Python,
-// whose thread keeps its newest checkpoint then.
+// Off the thread's head, Weft writes the fork copy first under both
+// references (a deliberate difference from Python): the replayed step's
+// task writes belong to a checkpoint whose step was finished before, which
+// the stores shared between processes refuse as a late writer's
+// (checkpoint.ErrConflict), and without them neither a resume nor a replay
+// check could tell what that step did. WithNewBranch asks for the copy
+// whatever the checkpoint is.
 func (rt *runtime) startReplay() error {
 	loop := rt.cpSource != checkpoint.SourceUpdate && rt.cpSource != checkpoint.SourceFork
 	if rt.cfg.newBranch || (loop && rt.js()) {
@@ -522,13 +514,9 @@ func (rt *runtime) startReplay() error {
 	if err != nil {
 		return fmt.Errorf("thread %q: %w", rt.cfg.thread, err)
 	}
-	if latest.Ref.CheckpointID == rt.cpID {
-		return nil
-	}
-	if rt.js() {
+	if latest.Ref.CheckpointID != rt.cpID {
 		return rt.put(checkpoint.SourceFork, nil)
 	}
-	rt.branch = true
 	return nil
 }
 

@@ -389,16 +389,7 @@ func conflictBranches(t *testing.T, s checkpoint.Saver) {
 	// The fork is the head: the old branch cannot advance, the fork can.
 	_, err := s.Put(t.Context(), a, newCP(nil, nil), loopMD(1), nil)
 	expectConflict(t, err, th, a.CheckpointID, f.CheckpointID, "")
-	f1 := mustPut(t, s, f, newCP(nil, nil), loopMD(1), nil)
-	// A loop checkpoint marked Branch (a replay that continues an old
-	// checkpoint) branches from it as a fork does, and is the head then.
-	br := mustPut(t, s, a, newCP(nil, nil), checkpoint.Metadata{Source: checkpoint.SourceLoop, Step: 1, Branch: true}, nil)
-	if tp, err := s.Get(t.Context(), br); err != nil || !tp.Metadata.Branch {
-		t.Fatalf("Get of the Branch checkpoint: %+v, %v; want Metadata.Branch", tp, err)
-	}
-	_, err = s.Put(t.Context(), f1, newCP(nil, nil), loopMD(2), nil)
-	expectConflict(t, err, th, f1.CheckpointID, br.CheckpointID, "")
-	mustPut(t, s, br, newCP(nil, nil), loopMD(2), nil)
+	mustPut(t, s, f, newCP(nil, nil), loopMD(1), nil)
 	// A loop checkpoint with no parent starts a branch of its own.
 	mustPut(t, s, checkpoint.Ref{ThreadID: th}, newCP(nil, nil), loopMD(0), nil)
 }

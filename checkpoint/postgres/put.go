@@ -67,7 +67,7 @@ func (s *Saver) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Ch
 	}
 
 	_, err = s.pool.Exec(ctx, `SELECT weft_put($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-		parent.ThreadID, parent.NS, cp.ID, parentID, (md.Source == checkpoint.SourceLoop && !md.Branch) || (s.strictInput && md.Source == checkpoint.SourceInput),
+		parent.ThreadID, parent.NS, cp.ID, parentID, md.Source == checkpoint.SourceLoop || (s.strictInput && md.Source == checkpoint.SourceInput),
 		tsMicro, tsNanos, string(header), string(mdJSON), chans, vers, blobs)
 	var pgErr *pgconn.PgError
 	switch {

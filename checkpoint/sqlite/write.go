@@ -178,7 +178,7 @@ func (s *Saver) preparePut(parent checkpoint.Ref, cpp *checkpoint.Checkpoint, md
 	if parent.CheckpointID != "" {
 		parentID = parent.CheckpointID
 	}
-	check := md.Source == checkpoint.SourceLoop && parent.CheckpointID != "" && !md.Branch
+	check := md.Source == checkpoint.SourceLoop && parent.CheckpointID != ""
 	run := func(ctx context.Context, tx *sql.Tx) error {
 		stmt := s.stmts.putCheckpoint
 		if check {
