@@ -49,11 +49,12 @@
 //     next checkpoint a child of it. LangGraph.js: a fork copy of a loop or
 //     input checkpoint is written first and the run goes on from the copy;
 //     an update or fork checkpoint is continued as it is. Off the thread's
-//     head Weft writes the fork copy under both references (see Replay off
+//     head Weft writes the fork copy under both references (see Writes off
 //     the head below).
 //   - B7 Update writes: UpdateState as a node. Python: the update's writes
 //     are also stored as the writes of that node's due task on the
-//     checkpoint updated, whose snapshot then shows them as its result.
+//     checkpoint updated, whose snapshot then shows them as its result
+//     (when it is the thread's newest: see Writes off the head).
 //     LangGraph.js: they are only applied in the new checkpoint.
 //   - B8 Default retry-on: a retry policy without RetryOn. Python: errors
 //     that declare (ClassifiedError) a class Python's default_retry_on does
@@ -78,15 +79,15 @@
 //   - Versions: channel versions are int64: the high half counts steps, the
 //     low half is random, as LangGraph's savers add a random fraction, so
 //     forks never store two values under one (channel, version).
-//   - Replay off the head: a replay of a checkpoint that is no longer the
-//     thread's newest writes a fork copy of it first, following Python too
-//     (Python continues the old checkpoint). The replayed step's task
-//     writes would go to a checkpoint whose step was finished before, which
-//     Weft's stores shared between processes refuse as a late writer's
-//     (checkpoint.ErrConflict), and without them neither a resume nor a
-//     replay check could tell what the step did; Python's own result there
-//     shows it: a replayed node that interrupts leaves the thread's head at
-//     the old run, with nothing to resume.
+//   - Writes off the head: no task writes go to a checkpoint that is no
+//     longer the thread's newest, following Python too, as Weft's stores
+//     shared between processes refuse them there as a late writer's
+//     (checkpoint.ErrConflict). So a replay of such a checkpoint writes a
+//     fork copy of it first (Python continues the old checkpoint: without
+//     the replayed step's writes neither a resume nor a replay check could
+//     tell what the step did, and Python's own result shows it, a replayed
+//     node that interrupts leaving nothing to resume), and an update of
+//     such a checkpoint does not store its writes as the due task's (B7).
 //   - Subgraph write-back: a subgraph writes back to its parent only the
 //     shared channels its own nodes wrote (LangGraph writes every output
 //     key), so parallel subgraph runs do not clash on keys they only read

@@ -499,7 +499,8 @@ func (rt *runtime) commandInput(ws []cwrite) error {
 // old one. Both LangGraphs continue an update or fork checkpoint as it is.
 //
 // Off the thread's head, Weft writes the fork copy first under both
-// references (a deliberate difference from Python): the replayed step's
+// references (a deliberate difference from Python, see the package
+// documentation's Writes off the head): the replayed step's
 // task writes belong to a checkpoint whose step was finished before, which
 // the stores shared between processes refuse as a late writer's
 // (checkpoint.ErrConflict), and without them neither a resume nor a replay

@@ -613,11 +613,20 @@ func (rt *runtime) updateStep(ctx context.Context, tp *checkpoint.Tuple, ups []S
 // the tasks due at the checkpoint they are applied to, as Python's
 // update_state does (B7): the update is what those nodes did, so that
 // checkpoint's snapshot shows their result. Each update takes the next due
-// task of its node; one whose node is not due (or a thread without a
-// checkpoint) stores nothing. Sends are not stored: Python keeps them for
-// the new checkpoint only.
+// task of its node; one whose node is not due stores nothing. Sends are
+// not stored: Python keeps them for the new checkpoint only. Nor is
+// anything stored on a checkpoint that is not the thread's newest (an
+// update that forks the past): the stores shared between processes refuse
+// task writes there as a late writer's (checkpoint.ErrConflict).
 func (rt *runtime) storeUpdateWrites(updates []*task) error {
 	if rt.cpRef.CheckpointID == "" {
+		return nil
+	}
+	latest, err := rt.saver.Get(rt.ctx, checkpoint.Ref{ThreadID: rt.cfg.thread, NS: rt.ns})
+	if err != nil {
+		return err
+	}
+	if latest.Ref.CheckpointID != rt.cpID {
 		return nil
 	}
 	due, err := rt.prepare()
