@@ -108,7 +108,7 @@ type oracleReference struct {
 }
 
 var (
-	oracleJS     = oracleReference{engine.LangGraphJS, "expected", "LangGraph.js", "record it with the oracle's runner.mjs"}
+	oracleJS     = oracleReference{engine.LangGraphJS, "expected", "LangGraph.js", "record it with scripts/oracle-record.sh"}
 	oraclePython = oracleReference{engine.LangGraphPython, "python-expected", "Python LangGraph", "record it with the oracle's runner.py"}
 )
 
