@@ -268,9 +268,16 @@ type TopicKey[E any] struct{ s *chanSpec }
 
 // Topic declares a Topic channel of E values.
 func Topic[E any](name string, accumulate bool) TopicKey[E] {
-	s := &chanSpec{name: name, kind: "topic", codec: topicCodec[E]{}}
+	return TopicKey[E]{topicSpec[E](name, accumulate, topicCodec[E]{}, typedCodec[[]E]{})}
+}
+
+// topicSpec is the spec of a topic of E values. writes codes a write (one
+// E or several), list the []E the channel stores. The engine's own Send
+// packets are a topic too (tasksSpec), with the graph's Send codec for both.
+func topicSpec[E any](name string, accumulate bool, writes, list codec) *chanSpec {
+	s := &chanSpec{name: name, kind: "topic", codec: writes}
 	s.newCh = func() channel {
-		return &topic{name: name, codec: typedCodec[[]E]{}, accumulate: accumulate,
+		return &topic{name: name, codec: list, accumulate: accumulate,
 			spread: func(v any) ([]any, bool) {
 				l, ok := v.([]E)
 				if !ok {
@@ -292,7 +299,7 @@ func Topic[E any](name string, accumulate bool) TopicKey[E] {
 				return out
 			}}
 	}
-	return TopicKey[E]{s}
+	return s
 }
 
 // Name returns the channel's name.

@@ -14,65 +14,16 @@ import (
 	"github.com/weftstudio/weft/checkpoint"
 )
 
-// loop runs super-steps until the graph is done or stops.
+// loop runs super-steps until the graph is done or stops, split where
+// LangGraph's loop splits: tick plans the next step and stops before it,
+// the runner (runStep) runs its tasks, afterTick applies and stores their
+// writes and stops after it. Each returns a Result when the run stops there.
 func (rt *runtime) loop() (*Result, error) {
-	g := rt.g
-	ran := 0
-	firstTick := true
+	lp := &loopState{firstTick: true}
 	for {
-		if err := rt.ctx.Err(); err != nil {
-			return nil, err
-		}
-		if rt.bg != nil {
-			if err := rt.bg.failed(); err != nil {
-				return nil, fmt.Errorf("saving checkpoints: %w", err)
-			}
-		}
-		if rt.step > rt.stop {
-			return nil, &RecursionLimitError{Limit: rt.cfg.limit}
-		}
-		tasks, err := rt.prepare()
-		if err != nil {
-			return nil, err
-		}
-		if rt.saver != nil && rt.em.on(ModeCheckpoints|ModeDebug) {
-			snap, err := rt.snapshot(tasks)
-			if err != nil {
-				return nil, err
-			}
-			rt.em.emit(Event{Mode: ModeCheckpoints, Step: rt.step - 1, State: snap})
-			rt.em.emit(Event{Mode: ModeDebug, Step: rt.step - 1, State: snap, Debug: "checkpoint"})
-		}
-		if len(tasks) == 0 {
-			return rt.result(nil, nil, "", ran, true), nil
-		}
-		if (rt.cfg.stepLimit > 0 && ran >= rt.cfg.stepLimit) || (rt.cfg.stopCheck != nil && ran > 0 && rt.cfg.stopCheck()) {
-			return rt.result(tasks, nil, "step", ran, false), nil
-		}
-		if firstTick && !rt.replay {
-			if err := rt.restorePending(tasks); err != nil {
-				return nil, err
-			}
-		}
-		firstTick = false
-		before := rt.g.before
-		if rt.cfg.beforeSet {
-			before = rt.cfg.before
-		}
-		if rt.shouldInterrupt(before, tasks) {
-			rt.emitBreakpoint()
-			return rt.result(tasks, rt.breakpointInterrupts(), "before", ran, false), nil
-		}
-		if rt.cfg.stopCheck != nil && ran == 0 && rt.cfg.stopCheck() {
-			return rt.result(tasks, nil, "step", ran, false), nil
-		}
-		if rt.cfg.phases != nil {
-			ts, trig := rt.phaseTasks(tasks)
-			if err := rt.phase(&PhaseInfo{Phase: PhasePlan, Tasks: ts, Triggers: trig, Values: rt.values()}); errors.Is(err, ErrPause) {
-				return rt.result(tasks, nil, "phase", ran, false), nil
-			} else if err != nil {
-				return nil, err
-			}
+		tasks, res, err := rt.tick(lp)
+		if err != nil || res != nil {
+			return res, err
 		}
 		out, err := rt.runStep(tasks)
 		if err != nil {
@@ -82,87 +33,192 @@ func (rt *runtime) loop() (*Result, error) {
 			return nil, out.failed
 		}
 		if out.paused {
-			if rt.bg != nil {
-				if err := rt.bg.flush(); err != nil {
-					return nil, fmt.Errorf("saving checkpoints: %w", err)
-				}
-			}
-			if err := rt.markAnswerUsed(); err != nil {
-				return nil, fmt.Errorf("saving checkpoints: %w", err)
-			}
-			if rt.cfg.parentRT != nil {
-				return nil, &InterruptError{Interrupts: out.ints}
-			}
-			return rt.pausedResult(tasks, out.ints, ran)
+			return rt.stopAtInterrupts(tasks, out.ints, lp.ran)
 		}
-		edits, err := rt.barrier(tasks)
+		if res, err := rt.afterTick(lp, tasks); err != nil || res != nil {
+			return res, err
+		}
+	}
+}
+
+// loopState is what the loop carries from one step to the next.
+type loopState struct {
+	ran       int  // super-steps executed by this run
+	firstTick bool // the next tick is the run's first: restore pending writes
+}
+
+// tick checks that the run may go on, plans the next step's tasks and stops
+// before running them: done, a step limit or stop check, a static
+// breakpoint before, or a phase hook pausing at the plan.
+func (rt *runtime) tick(lp *loopState) ([]*task, *Result, error) {
+	if err := rt.ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	if rt.bg != nil {
+		if err := rt.bg.failed(); err != nil {
+			return nil, nil, fmt.Errorf("saving checkpoints: %w", err)
+		}
+	}
+	if rt.step > rt.stop {
+		return nil, nil, &RecursionLimitError{Limit: rt.cfg.limit}
+	}
+	tasks, err := rt.prepare()
+	if err != nil {
+		return nil, nil, err
+	}
+	if rt.saver != nil && rt.em.on(ModeCheckpoints|ModeDebug) {
+		snap, err := rt.snapshot(tasks)
 		if err != nil {
-			return nil, phaseErr(err, PhaseBarrier)
+			return nil, nil, err
 		}
-		source := checkpoint.SourceLoop
-		if edits != nil {
-			// What runs next follows edited writes: the step's checkpoint
-			// is a fork that says so; the tasks' stored writes stay true.
-			source, rt.stepExtra = checkpoint.SourceFork, map[string]any{MetaEdits: edits}
+		rt.em.emit(Event{Mode: ModeCheckpoints, Step: rt.step - 1, State: snap})
+		rt.em.emit(Event{Mode: ModeDebug, Step: rt.step - 1, State: snap, Debug: "checkpoint"})
+	}
+	if len(tasks) == 0 {
+		return nil, rt.result(nil, nil, StopNone, lp.ran, true), nil
+	}
+	if (rt.cfg.stepLimit > 0 && lp.ran >= rt.cfg.stepLimit) || (rt.cfg.stopCheck != nil && lp.ran > 0 && rt.cfg.stopCheck()) {
+		return nil, rt.result(tasks, nil, StopStep, lp.ran, false), nil
+	}
+	if lp.firstTick && !rt.replay {
+		if err := rt.restorePending(tasks); err != nil {
+			return nil, nil, err
 		}
-		updated, err := rt.apply(tasks)
-		if err != nil {
-			return nil, err
+	}
+	lp.firstTick = false
+	before := rt.g.before
+	if rt.cfg.beforeSet {
+		before = rt.cfg.before
+	}
+	if rt.shouldInterrupt(before, tasks) {
+		rt.emitBreakpoint()
+		return nil, rt.result(tasks, rt.breakpointInterrupts(), StopBefore, lp.ran, false), nil
+	}
+	if rt.cfg.stopCheck != nil && lp.ran == 0 && rt.cfg.stopCheck() {
+		return nil, rt.result(tasks, nil, StopStep, lp.ran, false), nil
+	}
+	if rt.cfg.phases != nil {
+		ts, trig := rt.phaseTasks(tasks)
+		if err := rt.phase(&PhaseInfo{Phase: PhasePlan, Tasks: ts, Triggers: trig, Values: rt.values()}); errors.Is(err, ErrPause) {
+			return nil, rt.result(tasks, nil, StopPhase, lp.ran, false), nil
+		} else if err != nil {
+			return nil, nil, err
 		}
-		// The step is applied: with durability exit its writes live in the
-		// final checkpoint; only an unfinished step's writes are stored.
-		rt.exitWrite = rt.exitWrite[:0]
-		ran++
+	}
+	return tasks, nil, nil
+}
+
+// stopAtInterrupts ends a run whose step stopped at interrupts (ints;
+// none when a subgraph stopped at a breakpoint): the answers it used are
+// marked, and a subgraph's stop handed to its parent (each interrupted
+// task was reported as it stopped, emitInterruptValues). The step's
+// finished tasks keep their writes as pending writes of the checkpoint; as
+// in LangGraph, the last values event and the result show them applied, on
+// copies: the checkpoint stays as it is. Following Python the result
+// always holds the state, as its interrupt's values chunk did (B2).
+func (rt *runtime) stopAtInterrupts(tasks []*task, ints []PendingInterrupt, ran int) (*Result, error) {
+	if rt.bg != nil {
+		if err := rt.bg.flush(); err != nil {
+			return nil, fmt.Errorf("saving checkpoints: %w", err)
+		}
+	}
+	if err := rt.markAnswerUsed(); err != nil {
+		return nil, fmt.Errorf("saving checkpoints: %w", err)
+	}
+	if rt.cfg.parentRT != nil {
+		return nil, &InterruptError{Interrupts: ints}
+	}
+	vals, changed, err := rt.valuesWith(tasks)
+	if err != nil {
+		return nil, err
+	}
+	if changed && rt.em.on(ModeValues) {
+		rt.em.emit(Event{Mode: ModeValues, Step: rt.step, Values: vals})
+	}
+	if len(ints) == 0 {
+		ints = rt.breakpointInterrupts()
+		rt.emitBreakpointValues()
+	}
+	r := rt.result(tasks, ints, StopNone, ran, false)
+	if changed || (len(ints) > 0 && !rt.js()) {
+		r.Values = vals
+	}
+	return r, nil
+}
+
+// afterTick finishes a step whose tasks all ran: the barrier phase, the
+// writes applied, the checkpoint stored; then it stops after the step when
+// a phase hook pauses at the apply or a static breakpoint after matches.
+func (rt *runtime) afterTick(lp *loopState, tasks []*task) (*Result, error) {
+	g := rt.g
+	edits, err := rt.barrier(tasks)
+	if err != nil {
+		return nil, phaseErr(err, PhaseBarrier)
+	}
+	source := checkpoint.SourceLoop
+	if edits != nil {
+		// What runs next follows edited writes: the step's checkpoint
+		// is a fork that says so; the tasks' stored writes stay true.
+		source, rt.stepExtra = checkpoint.SourceFork, map[string]any{MetaEdits: edits}
+	}
+	updated, err := rt.apply(tasks)
+	if err != nil {
+		return nil, err
+	}
+	// The step is applied: with durability exit its writes live in the
+	// final checkpoint; only an unfinished step's writes are stored.
+	rt.exitWrite = rt.exitWrite[:0]
+	lp.ran++
+	for _, c := range updated {
+		if c < g.nState {
+			rt.emitValues()
+			break
+		}
+	}
+	var names []string
+	if rt.saver != nil {
+		names = taskNames(tasks)
+	}
+	if err := rt.put(source, names); err != nil {
+		return nil, err
+	}
+	if rt.cfg.phases != nil {
+		ts, trig := rt.phaseTasks(tasks)
+		p := &PhaseInfo{Phase: PhaseApply, Tasks: ts, Triggers: trig, Values: rt.values()}
 		for _, c := range updated {
 			if c < g.nState {
-				rt.emitValues()
-				break
+				p.Updated = append(p.Updated, g.specs[c].name)
 			}
 		}
-		var names []string
-		if rt.saver != nil {
-			names = taskNames(tasks)
-		}
-		if err := rt.put(source, names); err != nil {
-			return nil, err
-		}
-		if rt.cfg.phases != nil {
-			ts, trig := rt.phaseTasks(tasks)
-			p := &PhaseInfo{Phase: PhaseApply, Tasks: ts, Triggers: trig, Values: rt.values()}
-			for _, c := range updated {
-				if c < g.nState {
-					p.Updated = append(p.Updated, g.specs[c].name)
-				}
-			}
-			if err := rt.phase(p); errors.Is(err, ErrPause) {
-				next, err := rt.prepare()
-				if err != nil {
-					return nil, err
-				}
-				return rt.result(next, nil, "phase", ran, len(next) == 0), nil
-			} else if err != nil {
-				return nil, err
-			}
-		}
-		after := rt.g.after
-		if rt.cfg.afterSet {
-			after = rt.cfg.after
-		}
-		if rt.shouldInterrupt(after, tasks) {
-			stopped := names
-			if stopped == nil { // no saver: not needed until now
-				stopped = taskNames(tasks)
-			}
+		if err := rt.phase(p); errors.Is(err, ErrPause) {
 			next, err := rt.prepare()
 			if err != nil {
 				return nil, err
 			}
-			rt.emitBreakpoint()
-			r := rt.result(next, rt.breakpointInterrupts(), "after", ran, len(next) == 0)
-			r.After = stopped
-			return r, nil
+			return rt.result(next, nil, StopPhase, lp.ran, len(next) == 0), nil
+		} else if err != nil {
+			return nil, err
 		}
 	}
+	after := rt.g.after
+	if rt.cfg.afterSet {
+		after = rt.cfg.after
+	}
+	if !rt.shouldInterrupt(after, tasks) {
+		return nil, nil
+	}
+	stopped := names
+	if stopped == nil { // no saver: not needed until now
+		stopped = taskNames(tasks)
+	}
+	next, err := rt.prepare()
+	if err != nil {
+		return nil, err
+	}
+	rt.emitBreakpoint()
+	r := rt.result(next, rt.breakpointInterrupts(), StopAfter, lp.ran, len(next) == 0)
+	r.After = stopped
+	return r, nil
 }
 
 // taskNames returns the sorted names of tasks, each once (a new slice).
@@ -476,31 +532,6 @@ func (rt *runtime) emitInterruptValues(t *task) {
 	rt.em.emit(ev)
 }
 
-// pausedResult ends a root run whose step stopped at interrupts (ints;
-// none when a subgraph stopped at a breakpoint). The step's finished tasks
-// keep their writes as pending writes of the checkpoint; as in LangGraph,
-// the last values event and the result show them applied, on copies: the
-// checkpoint stays as it is. Following Python the result always holds the
-// state, as its interrupt's values chunk did (B2).
-func (rt *runtime) pausedResult(tasks []*task, ints []PendingInterrupt, ran int) (*Result, error) {
-	vals, changed, err := rt.valuesWith(tasks)
-	if err != nil {
-		return nil, err
-	}
-	if changed && rt.em.on(ModeValues) {
-		rt.em.emit(Event{Mode: ModeValues, Step: rt.step, Values: vals})
-	}
-	if len(ints) == 0 {
-		ints = rt.breakpointInterrupts()
-		rt.emitBreakpointValues()
-	}
-	r := rt.result(tasks, ints, "", ran, false)
-	if changed || (len(ints) > 0 && !rt.js()) {
-		r.Values = vals
-	}
-	return r, nil
-}
-
 // emitValues reports the state after something changed it (a step that
 // updated a state channel, or the start of a resume); the run's result
 // holds the state of its last such event.
@@ -545,7 +576,7 @@ func stateValues(g *Graph, ch []channel) Values {
 	return out
 }
 
-func (rt *runtime) result(next []*task, ints []PendingInterrupt, bp string, ran int, done bool) *Result {
+func (rt *runtime) result(next []*task, ints []PendingInterrupt, bp Stop, ran int, done bool) *Result {
 	r := &Result{Values: Values{}, Interrupts: ints, Breakpoint: bp, Steps: ran, Done: done}
 	if rt.valuesShown {
 		r.Values = rt.values()

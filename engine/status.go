@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/weftstudio/weft/checkpoint"
@@ -83,4 +84,33 @@ func (gr *Graph) HasWork(ctx context.Context, lease *checkpoint.Lease, opts ...R
 		return false, err
 	}
 	return StatusOf(snap, nil) == StatusPaused, nil
+}
+
+// AnswerWaiting reports whether the thread's latest checkpoint holds an
+// answer stored by SubmitAnswer that no run has used yet: work for a
+// worker.
+func (gr *Graph) AnswerWaiting(ctx context.Context, opts ...RunOption) (bool, error) {
+	cfg := newWriteConfig(opts)
+	if gr.saver == nil {
+		return false, nil
+	}
+	tp, err := gr.saver.Get(ctx, checkpoint.Ref{ThreadID: cfg.thread, NS: cfg.ns})
+	if err != nil {
+		return false, err
+	}
+	answered, interrupted := false, false
+	for _, pw := range tp.PendingWrites {
+		switch {
+		case pw.TaskID == checkpoint.NullTaskID && pw.Channel == checkpoint.Resume:
+			v, err := decodeLoose(pw.Value)
+			if err != nil {
+				return false, fmt.Errorf("thread %q: stored answer: %w", cfg.thread, err)
+			}
+			_, used := v.(answerUsed)
+			answered = !used
+		case pw.Channel == checkpoint.Interrupt:
+			interrupted = true
+		}
+	}
+	return answered && interrupted, nil
 }

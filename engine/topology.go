@@ -1,6 +1,14 @@
 package engine
 
-import "reflect"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+)
 
 // Topology is the shape of a compiled graph, for renderers and the studio:
 // nodes, edges with their kind and label, and nested subgraphs. It holds no
@@ -93,3 +101,95 @@ const (
 	START = "__start__"
 	END   = "__end__"
 )
+
+func (gr *Graph) buildTopology(g *StateGraph) Topology {
+	t := Topology{Name: g.name}
+	t.Nodes = append(t.Nodes, TopoNode{Name: START, Kind: NodeStart})
+	for _, n := range gr.nodes {
+		if n.start {
+			continue
+		}
+		tn := TopoNode{Name: n.name, Deferred: n.deferred, Retry: n.retry != nil && n.retry.MaxAttempts > 1}
+		if n.sub != nil {
+			st := n.sub.topo
+			tn.Subgraph = &st
+		}
+		t.Nodes = append(t.Nodes, tn)
+	}
+	t.Nodes = append(t.Nodes, TopoNode{Name: END, Kind: NodeEnd})
+	seen := map[TopoEdge]bool{}
+	add := func(e TopoEdge) {
+		if !seen[e] {
+			seen[e] = true
+			t.Edges = append(t.Edges, e)
+		}
+	}
+	for _, e := range g.edges {
+		add(TopoEdge{From: e.from, To: e.to, Kind: EdgeStatic})
+	}
+	for _, j := range g.joins {
+		sorted := slices.Clone(j.from)
+		slices.Sort(sorted)
+		group := strings.Join(sorted, "+") + ":" + j.to
+		for _, f := range sorted {
+			add(TopoEdge{From: f, To: j.to, Kind: EdgeJoin, Join: group})
+		}
+	}
+	for _, b := range g.branches {
+		for k, to := range b.pathMap {
+			label := k
+			if k == to {
+				label = ""
+			}
+			add(TopoEdge{From: b.from, To: to, Kind: EdgeConditional, Label: label})
+		}
+		for _, to := range b.targets {
+			add(TopoEdge{From: b.from, To: to, Kind: EdgeConditional})
+		}
+		for _, to := range b.sends {
+			add(TopoEdge{From: b.from, To: to, Kind: EdgeSend})
+		}
+	}
+	for _, d := range g.nodes {
+		for _, to := range d.destinations {
+			add(TopoEdge{From: d.name, To: to, Kind: EdgeCommand})
+		}
+	}
+	// A node with no way out ends the graph when it finishes: draw that as
+	// an edge to END rather than leave a dead end.
+	hasOut := map[string]bool{}
+	for _, e := range t.Edges {
+		hasOut[e.From] = true
+	}
+	for _, n := range t.Nodes {
+		if n.Kind == NodeNormal && !hasOut[n.Name] {
+			add(TopoEdge{From: n.Name, To: END, Kind: EdgeStatic})
+		}
+	}
+	sort.Slice(t.Edges, func(i, j int) bool {
+		a, b := t.Edges[i], t.Edges[j]
+		if a.From != b.From {
+			return a.From < b.From
+		}
+		if a.To != b.To {
+			return a.To < b.To
+		}
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		return a.Label < b.Label
+	})
+	for i := 0; i < gr.nState; i++ {
+		t.Channels = append(t.Channels, gr.specs[i].info())
+	}
+	sort.Slice(t.Channels, func(i, j int) bool { return t.Channels[i].Name < t.Channels[j].Name })
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	_ = enc.Encode(struct {
+		N []TopoNode
+		E []TopoEdge
+		C []ChannelInfo
+	}{t.Nodes, t.Edges, t.Channels})
+	t.Fingerprint = hex.EncodeToString(h.Sum(nil))[:16]
+	return t
+}

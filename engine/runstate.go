@@ -1,0 +1,250 @@
+package engine
+
+// This file holds one run's state (runtime), its tasks, and loading a
+// checkpoint into it; loop.go sequences the steps over it.
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/weftstudio/weft/checkpoint"
+)
+
+// runtime is one run of a graph: its channels, versions and the bookkeeping
+// of LangGraph's Pregel loop (semantics reference §2.5).
+type runtime struct {
+	g     *Graph
+	ctx   context.Context
+	cfg   *runConfig
+	saver checkpoint.Saver
+	em    *emitter
+	ns    string
+
+	chanState
+	savedVer []int64 // versions at the last stored checkpoint
+	updated  []int   // channels updated by the last apply; nil when unknown
+	step     int
+	stop     int
+
+	cpID     string         // id of the checkpoint the current step starts from
+	cpRef    checkpoint.Ref // the latest checkpoint (CheckpointID "" before the first)
+	cpSource checkpoint.Source
+	cpMeta   checkpoint.Metadata // the latest checkpoint's, for the checkpoints stream
+	cpParent checkpoint.Ref      // zero for the thread's first checkpoint
+	cpTime   time.Time
+	pending  []checkpoint.PendingWrite // pending writes of the loaded checkpoint
+	replay   bool                      // replaying an explicit checkpoint: ignore its pending writes
+
+	nullMu     sync.Mutex
+	nullResume any
+	hasNull    bool
+	resumeMap  map[string]any
+	armed      bool // the run started with an answer (given or stored)
+	// holding is set during a step whose tasks' writes are stored when it
+	// ends (releaseHeld); held collects them.
+	holding bool
+	heldMu  sync.Mutex
+	held    []heldWrites
+	// valuesShown is set once the run reports the state (a values event,
+	// streamed or not): its result is that state, as LangGraph's invoke
+	// returns its last values chunk.
+	valuesShown bool
+	// stepExtra is added to the metadata of the next checkpoint only (the
+	// edits a fork was made with); editDesc describes those edits.
+	stepExtra map[string]any
+	editDesc  []map[string]any
+
+	extra     map[string]any    // metadata Extra of every checkpoint of the run
+	parents   map[string]string // metadata Parents of every checkpoint of the run
+	bg        *bgWriter
+	exitWrite []func() error // durability exit: writes of the step in progress
+	exitCP    *deferredPut   // durability exit: the checkpoint to store at the end
+	scratch   *putScratch    // what put rebuilds for each checkpoint; nil before the first
+	stepBufs
+}
+
+// stepBufs are buffers a runtime reuses from step to step (and History from
+// snapshot to snapshot, see renewRuntime).
+type stepBufs struct {
+	pool taskPool
+	algo algoBufs
+	todo []*task
+}
+
+// reset empties the buffers for a new run, keeping their memory; tasks
+// handed out become free.
+func (b *stepBufs) reset() {
+	b.pool.recycle()
+	b.pool.buf, b.todo = b.pool.buf[:0], b.todo[:0]
+	b.algo.reset()
+}
+
+type cwrite struct {
+	ch int
+	v  any
+}
+
+type task struct {
+	node     *node
+	name     string
+	push     bool
+	idx      int
+	triggers []int
+	arg      any
+	id       string
+	path     string
+	writes   []cwrite
+	restored bool // writes came from pending writes: do not run
+	ran      bool // the node ran in this step (err says how it ended)
+	err      error
+	resume   []any
+	// resumeNew is set when the task consumed a new answer, so its resume
+	// list must be stored.
+	resumeNew bool
+	// bump forces a step bump in apply even without triggers (manual
+	// updates), so ephemeral triggers of pending tasks are cleared.
+	bump  bool
+	calls callLog // model and tool calls recorded by the task (RecordCall)
+}
+
+// done reports whether the task finished with writes in the current step
+// (it ran, or its writes were restored): it no longer counts as next.
+func (t *task) done() bool {
+	return (t.restored || t.ran) && t.err == nil
+}
+
+func (t *task) ns(rt *runtime) string {
+	if rt.ns == "" {
+		return t.name + ":" + t.id
+	}
+	return rt.ns + "|" + t.name + ":" + t.id
+}
+
+func (t *task) interruptID() string { return hashID("interrupt", t.path, t.id) }
+
+func (gr *Graph) newRuntime(ctx context.Context, cfg *runConfig, em *emitter) (*runtime, error) {
+	rt := &runtime{g: gr, ctx: ctx, cfg: cfg, saver: gr.saver, em: em, ns: cfg.ns}
+	if cfg.parentRT != nil {
+		rt.saver = cfg.parentRT.saver
+		rt.resumeMap = cfg.parentRT.resumeMap
+	}
+	if rt.saver != nil && cfg.thread == "" {
+		return nil, fmt.Errorf("graph %q has a saver: give the run a thread with engine.WithThread", gr.name)
+	}
+	n := len(gr.specs)
+	rt.ch = make([]channel, n)
+	for i, s := range gr.specs {
+		rt.ch[i] = s.newCh()
+	}
+	vers := make([]int64, 2*n) // one allocation: snapshots build many runtimes
+	rt.ver, rt.savedVer = vers[:n:n], vers[n:]
+	rt.seen = make(map[string][]int64, len(gr.nodes)+2)
+	rt.cpRef = checkpoint.Ref{ThreadID: cfg.thread, NS: cfg.ns}
+	return rt, nil
+}
+
+// renewRuntime resets rt, a runtime newRuntime made for gr and cfg's
+// thread, for another checkpoint, keeping its buffers: History rebuilds a
+// thousand snapshots in a row, and a fresh runtime each time was most of
+// what that allocated. Nothing may hold on to rt's tasks or channels.
+func (gr *Graph) renewRuntime(ctx context.Context, cfg *runConfig, rt *runtime) *runtime {
+	bufs := rt.stepBufs
+	bufs.reset()
+	*rt = runtime{g: gr, ctx: ctx, cfg: cfg, saver: rt.saver, em: rt.em, ns: cfg.ns,
+		chanState: chanState{ch: rt.ch, ver: rt.ver, seen: rt.seen, seenBlock: rt.seenBlock}, savedVer: rt.savedVer, stepBufs: bufs}
+	for i, s := range gr.specs {
+		rt.ch[i] = s.newCh()
+	}
+	clear(rt.ver)
+	clear(rt.savedVer)
+	clear(rt.seen)
+	rt.cpRef = checkpoint.Ref{ThreadID: cfg.thread, NS: cfg.ns}
+	return rt
+}
+
+// prepare plans the next super-step from the runtime's channels; the
+// previous step's tasks are recycled.
+func (rt *runtime) prepare() ([]*task, error) {
+	rt.pool.recycle()
+	return planTasks(rt.g, &rt.chanState, rt.updated, rt.stepIDs(), &rt.pool, &rt.algo)
+}
+
+// apply commits tasks' writes to the runtime's channels and remembers which
+// channels changed, for the next prepare.
+func (rt *runtime) apply(tasks []*task) ([]int, error) {
+	updated, err := applyWrites(rt.g, &rt.chanState, tasks, &rt.algo)
+	if err != nil {
+		return nil, err
+	}
+	rt.updated = updated
+	return updated, nil
+}
+
+// applyNull applies writes of the NULL task (a Command given as input) to
+// the loaded checkpoint. They add to what was planned there: afterwards
+// every node is a planning candidate again, not only those they trigger.
+func (rt *runtime) applyNull(ws []cwrite) error {
+	if len(ws) == 0 {
+		return nil
+	}
+	if _, err := rt.apply([]*task{{name: "__null__", writes: ws}}); err != nil {
+		return err
+	}
+	rt.updated = nil
+	return nil
+}
+
+func (rt *runtime) stepIDs() stepIDs {
+	return stepIDs{needed: rt.saver != nil || rt.em != nil, cpID: rt.cpID, ns: rt.ns, step: rt.step}
+}
+
+// load restores the checkpoint tuple into the runtime's channels.
+func (rt *runtime) load(t *checkpoint.Tuple) error {
+	g := rt.g
+	cp := t.Checkpoint
+	for name, v := range cp.ChannelVersions {
+		i, ok := g.chanIdx[name]
+		if !ok {
+			return fmt.Errorf("checkpoint %s has channel %q, which graph %q does not declare", cp.ID, name, g.name)
+		}
+		rt.ver[i] = v
+	}
+	for name, b := range cp.ChannelValues {
+		i, ok := g.chanIdx[name]
+		if !ok {
+			return fmt.Errorf("checkpoint %s has channel %q, which graph %q does not declare", cp.ID, name, g.name)
+		}
+		if err := rt.ch[i].load(b); err != nil {
+			return fmt.Errorf("checkpoint %s, channel %q: cannot decode stored value: %w", cp.ID, name, err)
+		}
+	}
+	for node, m := range cp.VersionsSeen {
+		s := make([]int64, len(g.specs))
+		for name, v := range m {
+			if i, ok := g.chanIdx[name]; ok {
+				s[i] = v
+			}
+		}
+		rt.seen[node] = s
+	}
+	copy(rt.savedVer, rt.ver)
+	rt.cpID = cp.ID
+	rt.cpRef = t.Ref
+	rt.cpSource = t.Metadata.Source
+	rt.cpMeta, rt.cpTime, rt.cpParent = t.Metadata, cp.TS, checkpoint.Ref{}
+	if t.Parent != nil {
+		rt.cpParent = *t.Parent
+	}
+	rt.step = t.Metadata.Step + 1
+	rt.pending = t.PendingWrites
+	// Which channels changed is not taken from the checkpoint: a manual
+	// update may complete nothing new yet leave a node due (a join whose
+	// barrier was already full), so after loading every node is a candidate,
+	// as in LangGraph's _first.
+	rt.updated = nil
+	return nil
+}
+
+func (rt *runtime) seenFor(name string) []int64 { return rt.chanState.seenFor(name, len(rt.g.nodes)) }
