@@ -79,15 +79,16 @@
 //   - Versions: channel versions are int64: the high half counts steps, the
 //     low half is random, as LangGraph's savers add a random fraction, so
 //     forks never store two values under one (channel, version).
-//   - Writes off the head: no task writes go to a checkpoint that is no
-//     longer the thread's newest, following Python too, as Weft's stores
-//     shared between processes refuse them there as a late writer's
+//   - Writes off the head: under both references, no task writes go to a
+//     checkpoint that is no longer the thread's newest, where Weft's stores
+//     shared between processes refuse them as a late writer's
 //     (checkpoint.ErrConflict). So a replay of such a checkpoint writes a
-//     fork copy of it first (Python continues the old checkpoint: without
-//     the replayed step's writes neither a resume nor a replay check could
-//     tell what the step did, and Python's own result shows it, a replayed
-//     node that interrupts leaving nothing to resume), and an update of
-//     such a checkpoint does not store its writes as the due task's (B7).
+//     fork copy of it first, where Python continues the old checkpoint
+//     (without the replayed step's writes neither a resume nor a replay
+//     check could tell what the step did; Python's own result shows it: a
+//     replayed node that interrupts leaves nothing to resume), and an
+//     update of such a checkpoint does not store its writes as the due
+//     task's (B7).
 //   - Subgraph write-back: a subgraph writes back to its parent only the
 //     shared channels its own nodes wrote (LangGraph writes every output
 //     key), so parallel subgraph runs do not clash on keys they only read
