@@ -96,12 +96,5 @@ func (rt *runtime) takeNullResume() (any, bool) {
 	if p := rt.cfg.parentRT; p != nil {
 		return p.takeNullResume()
 	}
-	rt.nullMu.Lock()
-	defer rt.nullMu.Unlock()
-	if !rt.hasNull {
-		return nil, false
-	}
-	v := rt.nullResume
-	rt.nullResume, rt.hasNull = nil, false
-	return v, true
+	return rt.answers.takeNull()
 }

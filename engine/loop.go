@@ -395,9 +395,7 @@ func (rt *runtime) commit(ctx context.Context, t *task) {
 	if rt.holding {
 		// Stored when the step ends, once it is known whether a sibling
 		// failed (releaseHeld).
-		rt.heldMu.Lock()
-		rt.held = append(rt.held, heldWrites{t, ws})
-		rt.heldMu.Unlock()
+		rt.hold(t, ws)
 		return
 	}
 	rt.storeTaskWrites(t, ws)
@@ -452,9 +450,7 @@ func (rt *runtime) storeTaskWrites(t *task, ws []checkpoint.Write) {
 	put := func() error { return rt.saver.PutWrites(rt.ctx, ref, ws, id, path) }
 	switch {
 	case rt.cfg.durability == DurabilityExit:
-		rt.nullMu.Lock()
-		rt.exitWrite = append(rt.exitWrite, put)
-		rt.nullMu.Unlock()
+		rt.deferWrite(put)
 	case rt.bg != nil:
 		rt.bg.op(&checkpoint.Op{Ref: ref, Writes: ws, TaskID: id, TaskPath: path})
 	default:

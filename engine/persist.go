@@ -235,10 +235,9 @@ func (rt *runtime) put(source checkpoint.Source, tasks []string) error {
 		}
 	}
 	md := checkpoint.Metadata{Source: source, Step: rt.step, Parents: rt.parents, RunID: rt.cfg.runID, Tasks: tasks, Extra: rt.extra}
-	if rt.stepExtra != nil {
+	if extra := rt.takeExtra(); extra != nil {
 		md.Extra = maps.Clone(rt.extra)
-		maps.Copy(md.Extra, rt.stepExtra)
-		rt.stepExtra = nil
+		maps.Copy(md.Extra, extra)
 	}
 	parent := rt.cpRef
 	rt.cpMeta, rt.cpTime, rt.cpParent = md, cp.TS, parent

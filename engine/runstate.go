@@ -23,11 +23,27 @@ type runtime struct {
 	ns    string
 
 	chanState
-	savedVer []int64 // versions at the last stored checkpoint
-	updated  []int   // channels updated by the last apply; nil when unknown
-	step     int
-	stop     int
+	updated []int // channels updated by the last apply; nil when unknown
+	step    int
+	stop    int
 
+	head        // the checkpoint the run stands on
+	answers     // answers to interrupts the run was given or found stored
+	forkEdit    // a what-if fork's edits, for the next checkpoint
+	persistence // how the run stores checkpoints and writes
+	// valuesShown is set once the run reports the state (a values event,
+	// streamed or not): its result is that state, as LangGraph's invoke
+	// returns its last values chunk.
+	valuesShown bool
+
+	extra   map[string]any    // metadata Extra of every checkpoint of the run
+	parents map[string]string // metadata Parents of every checkpoint of the run
+	stepBufs
+}
+
+// head is the checkpoint a run stands on: the one its current step starts
+// from. The zero head stands on nothing (a thread's first run).
+type head struct {
 	cpID     string         // id of the checkpoint the current step starts from
 	cpRef    checkpoint.Ref // the latest checkpoint (CheckpointID "" before the first)
 	cpSource checkpoint.Source
@@ -36,33 +52,77 @@ type runtime struct {
 	cpTime   time.Time
 	pending  []checkpoint.PendingWrite // pending writes of the loaded checkpoint
 	replay   bool                      // replaying an explicit checkpoint: ignore its pending writes
+}
 
-	nullMu     sync.Mutex
+// answers are the answers to interrupts a run holds: one for whichever
+// interrupt asks first (a plain resume, taken once) and answers by
+// interrupt id. The zero answers hold none.
+type answers struct {
+	nullMu     sync.Mutex // tasks of one step take the plain resume concurrently
 	nullResume any
 	hasNull    bool
 	resumeMap  map[string]any
 	armed      bool // the run started with an answer (given or stored)
-	// holding is set during a step whose tasks' writes are stored when it
-	// ends (releaseHeld); held collects them.
-	holding bool
-	heldMu  sync.Mutex
-	held    []heldWrites
-	// valuesShown is set once the run reports the state (a values event,
-	// streamed or not): its result is that state, as LangGraph's invoke
-	// returns its last values chunk.
-	valuesShown bool
-	// stepExtra is added to the metadata of the next checkpoint only (the
-	// edits a fork was made with); editDesc describes those edits.
-	stepExtra map[string]any
-	editDesc  []map[string]any
+}
 
-	extra     map[string]any    // metadata Extra of every checkpoint of the run
-	parents   map[string]string // metadata Parents of every checkpoint of the run
-	bg        *bgWriter
+// takeNull takes the plain resume, if there is one left.
+func (a *answers) takeNull() (any, bool) {
+	a.nullMu.Lock()
+	defer a.nullMu.Unlock()
+	if !a.hasNull {
+		return nil, false
+	}
+	v := a.nullResume
+	a.nullResume, a.hasNull = nil, false
+	return v, true
+}
+
+// forkEdit is what a what-if fork (ForkEdited, phase edits) adds to the
+// next checkpoint's metadata. The zero forkEdit adds nothing.
+type forkEdit struct {
+	stepExtra map[string]any   // added to the next checkpoint's metadata only
+	editDesc  []map[string]any // the edits, as stored under MetaEdits
+}
+
+// takeExtra returns the metadata to add to the checkpoint being stored,
+// once.
+func (f *forkEdit) takeExtra() map[string]any {
+	m := f.stepExtra
+	f.stepExtra = nil
+	return m
+}
+
+// persistence is how a run stores what it writes: in the background, at
+// the end (durability exit) or at once. The zero persistence stores at
+// once and has stored nothing yet.
+type persistence struct {
+	savedVer  []int64   // versions at the last stored checkpoint
+	bg        *bgWriter // background writer (durability async); nil otherwise
+	exitMu    sync.Mutex
 	exitWrite []func() error // durability exit: writes of the step in progress
 	exitCP    *deferredPut   // durability exit: the checkpoint to store at the end
 	scratch   *putScratch    // what put rebuilds for each checkpoint; nil before the first
-	stepBufs
+	// holding is set during a step whose tasks' writes are stored when it
+	// ends (releaseHeld, following LangGraphJS); held collects them.
+	holding bool
+	heldMu  sync.Mutex
+	held    []heldWrites
+}
+
+// hold keeps a finished task's encoded writes for the end of its step;
+// tasks of one step call it concurrently.
+func (p *persistence) hold(t *task, ws []checkpoint.Write) {
+	p.heldMu.Lock()
+	p.held = append(p.held, heldWrites{t, ws})
+	p.heldMu.Unlock()
+}
+
+// deferWrite keeps a task's write for the end of the run (durability
+// exit); tasks of one step call it concurrently.
+func (p *persistence) deferWrite(put func() error) {
+	p.exitMu.Lock()
+	p.exitWrite = append(p.exitWrite, put)
+	p.exitMu.Unlock()
 }
 
 // stepBufs are buffers a runtime reuses from step to step (and History from
@@ -153,7 +213,8 @@ func (gr *Graph) renewRuntime(ctx context.Context, cfg *runConfig, rt *runtime) 
 	bufs := rt.stepBufs
 	bufs.reset()
 	*rt = runtime{g: gr, ctx: ctx, cfg: cfg, saver: rt.saver, em: rt.em, ns: cfg.ns,
-		chanState: chanState{ch: rt.ch, ver: rt.ver, seen: rt.seen, seenBlock: rt.seenBlock}, savedVer: rt.savedVer, stepBufs: bufs}
+		chanState:   chanState{ch: rt.ch, ver: rt.ver, seen: rt.seen, seenBlock: rt.seenBlock},
+		persistence: persistence{savedVer: rt.savedVer}, stepBufs: bufs}
 	for i, s := range gr.specs {
 		rt.ch[i] = s.newCh()
 	}

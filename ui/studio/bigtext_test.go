@@ -95,7 +95,7 @@ func TestBigValuesDrawBounded(t *testing.T) {
 	a := &actions{}
 	in := newInspector(m, a)
 	ip := newInterruptPanel(m, a)
-	w := test.NewTempWindow(t, container.NewHSplit(in.obj, ip.obj))
+	w := test.NewTempWindow(t, container.NewHSplit(in, ip))
 	w.Resize(fyne.NewSize(1280, 800))
 	ask := map[string]any{"question": big, "draft": big, "options": []any{"approve", "revise"}}
 	parent := &engine.Snapshot{Values: engine.Values{"topic": "x", "draft": "short"}}
@@ -137,7 +137,7 @@ func TestBigValuesDrawBounded(t *testing.T) {
 		t.Errorf("the JSON tab holds %s, want %s", byteSize(len(in.json.text)), byteSize(len(want)))
 	}
 	// The interrupt's question: a preview, Copy copies the whole.
-	q := findValueView(ip.obj, big)
+	q := findValueView(ip, big)
 	if q == nil {
 		t.Fatal("no cut preview of the question in the interrupt card")
 	}

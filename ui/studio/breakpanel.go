@@ -21,9 +21,9 @@ import (
 // and checked as it is typed. The breakpoint that stopped the thread's
 // last run is marked.
 type breakPanel struct {
-	m     *model
-	keys  keyFunc
-	obj   fyne.CanvasObject
+	m    *model
+	keys keyFunc
+	composite
 	entry *keyEntry
 	addB  *keyButton
 	check *widget.Label
@@ -79,7 +79,7 @@ func newBreakPanel(m *model, a *actions) *breakPanel {
 	})
 	p.empty = placeholder("No breakpoints. Right-click a node on the graph, or type one above.")
 	top := container.NewVBox(container.NewBorder(nil, nil, nil, p.addB, p.entry), p.check)
-	p.obj = container.NewBorder(top, nil, nil, nil, container.NewStack(p.empty, p.list))
+	p.compose(p, container.NewBorder(top, nil, nil, nil, container.NewStack(p.empty, p.list)))
 	m.subscribe(chGraph|chThread|chBreakpoints|chDebug|chRun, func(c part) {
 		if c&(chGraph|chDebug) != 0 {
 			p.checkEntry()

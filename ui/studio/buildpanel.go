@@ -80,13 +80,9 @@ func (e BuildError) short() string {
 // status bar. Call it on the UI goroutine.
 func (s *Studio) ShowBuild(b Build) {
 	if s.build == nil {
-		s.build = newBuildPanel(s.m, s.acts, func() []*engine.Topology { return s.older })
-		s.build.copied = s.flash
-		s.buildTab = container.NewTabItem("Build", s.build.obj)
-		s.tabs.Append(s.buildTab)
-		if s.restoreBottom == "Build" {
-			s.tabs.Select(s.buildTab)
-		}
+		p := newBuildPanel(s.m, s.acts, func() []*engine.Topology { return s.older })
+		p.copied = s.flash
+		s.addBuild(p)
 		s.build.set(b)
 		s.showGraphChange()
 	}
@@ -120,18 +116,17 @@ func (s *Studio) showGraphChange() {
 // the checkpoint shown was written, with "Re-run from here with the new
 // code".
 type buildPanel struct {
-	m       *model
-	obj     fyne.CanvasObject
-	status  *widget.Label
-	change  *widget.Label
-	rerunB  *keyButton
-	list    *keyList
-	errs    []BuildError
-	lines   []string // output lines that are not errors
-	b       Build
-	older   func() []*engine.Topology
-	copied  func(string) // told what a tap copied
-	lastCpy string       // for tests
+	m *model
+	composite
+	status *widget.Label
+	change *widget.Label
+	rerunB *keyButton
+	list   *keyList
+	errs   []BuildError
+	lines  []string // output lines that are not errors
+	b      Build
+	older  func() []*engine.Topology
+	copied func(string) // told what a tap copied
 }
 
 func newBuildPanel(m *model, a *actions, older func() []*engine.Topology) *buildPanel {
@@ -179,7 +174,6 @@ func newBuildPanel(m *model, a *actions, older func() []*engine.Topology) *build
 		if text == "" {
 			return
 		}
-		p.lastCpy = text
 		if a := fyne.CurrentApp(); a != nil {
 			a.Clipboard().SetContent(text)
 		}
@@ -188,7 +182,7 @@ func newBuildPanel(m *model, a *actions, older func() []*engine.Topology) *build
 		}
 	}
 	top := container.NewVBox(p.status, p.change, container.NewHBox(p.rerunB))
-	p.obj = container.NewBorder(top, nil, nil, nil, p.list)
+	p.compose(p, container.NewBorder(top, nil, nil, nil, p.list))
 	m.subscribe(chGraph|chThread|chSelection|chView|chRun, func(part) { p.showChange() })
 	p.set(Build{})
 	return p

@@ -342,18 +342,6 @@ func (c *callsView) copyRecord() {
 	}
 }
 
-// text returns the call shown in full as plain text, for tests.
-func (c *callsView) text() string {
-	var b strings.Builder
-	for _, s := range c.detail.Segments {
-		b.WriteString(s.Textual())
-		if !s.Inline() {
-			b.WriteString("\n")
-		}
-	}
-	return b.String()
-}
-
 // rowText is a row's two lines.
 func (c *callsView) rowText(r callRow) (head, detail string) {
 	g := c.groups[r.group]

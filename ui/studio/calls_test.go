@@ -257,3 +257,15 @@ func TestCallUnits(t *testing.T) {
 		}
 	}
 }
+
+// text returns the call the view shows in full, as plain text.
+func (c *callsView) text() string {
+	var b strings.Builder
+	for _, s := range c.detail.Segments {
+		b.WriteString(s.Textual())
+		if !s.Inline() {
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}

@@ -32,12 +32,20 @@ func messagesChannel(chans []engine.ChannelInfo) string {
 // new, and messages still streaming (tokens arriving) at the end.
 type chatView struct {
 	widget.BaseWidget
-	box    *fyne.Container
-	scroll *container.Scroll
-	empty  *widget.Label
-	// bubbles holds, for tests, one line per message shown:
-	// "role: text" with "[new]" or "[streaming]" marks and tool calls.
-	bubbles []string
+	box     *fyne.Container
+	scroll  *container.Scroll
+	empty   *widget.Label
+	bubbles []bubble // the messages shown, in order
+}
+
+// bubble is one message the chat shows and how: marked new in the step,
+// or still streaming from node; its tool calls' results, by call id, are
+// drawn under the calls.
+type bubble struct {
+	msg             engine.Message
+	isNew, streamed bool
+	node            string
+	results         map[string]engine.Message
 }
 
 func newChatView() *chatView {
@@ -83,7 +91,7 @@ func (c *chatView) set(msgs, before []engine.Message, live []streamMsg) {
 		if m.Role == engine.RoleTool && attached[m.ToolCallID] {
 			continue // shown under its call
 		}
-		c.add(m, !old[m.ID] && before != nil, false, "", results)
+		c.add(bubble{msg: m, isNew: !old[m.ID] && before != nil, results: results})
 	}
 	for _, s := range live {
 		if shown[s.ID] {
@@ -93,7 +101,7 @@ func (c *chatView) set(msgs, before []engine.Message, live []streamMsg) {
 		if role == "" {
 			role = engine.RoleAssistant
 		}
-		c.add(engine.Message{ID: s.ID, Role: role, Content: s.Text}, false, true, s.Node, nil)
+		c.add(bubble{msg: engine.Message{ID: s.ID, Role: role, Content: s.Text}, streamed: true, node: s.Node})
 	}
 	if len(c.bubbles) == 0 {
 		c.empty.Show()
@@ -109,23 +117,21 @@ func (c *chatView) set(msgs, before []engine.Message, live []streamMsg) {
 }
 
 // add appends one bubble.
-func (c *chatView) add(m engine.Message, isNew, streaming bool, node string, results map[string]engine.Message) {
-	line := m.Role + ": " + oneLine(m.Content, 200)
+func (c *chatView) add(b bubble) {
+	m := b.msg
 	head := widget.NewLabelWithStyle(roleName(m.Role), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	tags := container.NewHBox(head)
 	if m.Name != "" {
 		tags.Add(mutedLabel(m.Name))
 	}
-	if isNew {
+	if b.isNew {
 		n := widget.NewLabel("new in this step")
 		n.Importance = widget.SuccessImportance
 		n.SizeName = theme.SizeNameCaptionText
 		tags.Add(n)
-		line += " [new]"
 	}
-	if streaming {
-		tags.Add(mutedLabel("streaming · " + node))
-		line += " [streaming]"
+	if b.streamed {
+		tags.Add(mutedLabel("streaming · " + b.node))
 	}
 	body := container.NewVBox(tags)
 	if m.Content != "" {
@@ -141,16 +147,13 @@ func (c *chatView) add(m engine.Message, isNew, streaming bool, node string, res
 			// a wide one would push the panel's divider); the details
 			// wrap.
 			title := tc.Name + "(" + oneLine(tc.Args, 16) + ")"
-			line += " {call " + tc.Name + " " + oneLine(tc.Args, 60)
-			if r, ok := results[tc.ID]; ok {
+			if r, ok := b.results[tc.ID]; ok {
 				detail.Add(mutedLabel("result"))
 				detail.Add(newValueView(tc.Name+" result", r.Content, false))
 				title += " → " + oneLine(r.Content, 24)
-				line += " → " + oneLine(r.Content, 100)
 			} else {
 				detail.Add(mutedLabel("no result yet"))
 			}
-			line += "}"
 			acc.Append(widget.NewAccordionItem(oneLine(title, 44), detail))
 		}
 		body.Add(acc)
@@ -166,7 +169,7 @@ func (c *chatView) add(m engine.Message, isNew, streaming bool, node string, res
 		row = container.NewBorder(nil, nil, indent, nil, bubble)
 	}
 	c.box.Add(row)
-	c.bubbles = append(c.bubbles, line)
+	c.bubbles = append(c.bubbles, b)
 }
 
 func mutedLabel(s string) *widget.Label {

@@ -22,7 +22,7 @@ func TestChatShowsConversation(t *testing.T) {
 	idle(t, s)
 	step(t, s) // agent: asks for two tools
 	act(func() { s.insp.tabs.Select(s.insp.chatTab) })
-	b := s.insp.chat.bubbles
+	b := bubbleLines(s.insp.chat)
 	if len(b) != 2 || !strings.HasPrefix(b[0], "user: Check my balance") || strings.Contains(b[0], "[new]") {
 		t.Fatalf("bubbles %q", b)
 	}
@@ -35,7 +35,7 @@ func TestChatShowsConversation(t *testing.T) {
 	act(func() { test.Tap(s.ip.items[0].choices[0]) })
 	idle(t, s)
 	act(func() { s.insp.tabs.Select(s.insp.chatTab) })
-	b = s.insp.chat.bubbles
+	b = bubbleLines(s.insp.chat)
 	joined := strings.Join(b, "\n")
 	if !strings.Contains(joined, "{call get_balance {} → Balance: 1000.}") || !strings.Contains(joined, "→ Sent 250 to Alice.}") {
 		t.Errorf("tool results not under their calls:\n%s", joined)
@@ -85,9 +85,34 @@ func TestStreamedTokensGrouped(t *testing.T) {
 		s.m.update(obs.flush)
 		s.insp.tabs.Select(s.insp.chatTab)
 	})
-	b := s.insp.chat.bubbles
+	b := bubbleLines(s.insp.chat)
 	if last := b[len(b)-1]; !strings.HasPrefix(last, "assistant: Tide pools") || !strings.Contains(last, "[streaming]") {
 		t.Errorf("live bubble %q", last)
 	}
 	act(func() { s.m.endRun(0); sc.stream = nil })
+}
+
+// bubbleLines is the chat as text, one line per message shown: "role:
+// text" with "[new]" or "[streaming]" marks and its tool calls, each with
+// its result when there is one.
+func bubbleLines(c *chatView) []string {
+	var lines []string
+	for _, b := range c.bubbles {
+		line := b.msg.Role + ": " + oneLine(b.msg.Content, 200)
+		if b.isNew {
+			line += " [new]"
+		}
+		if b.streamed {
+			line += " [streaming]"
+		}
+		for _, tc := range b.msg.ToolCalls {
+			line += " {call " + tc.Name + " " + oneLine(tc.Args, 60)
+			if r, ok := b.results[tc.ID]; ok {
+				line += " → " + oneLine(r.Content, 100)
+			}
+			line += "}"
+		}
+		lines = append(lines, line)
+	}
+	return lines
 }

@@ -26,12 +26,13 @@ import (
 
 // compareForm is the compare dialog.
 type compareForm struct {
+	composite
 	dlg    dialog.Dialog
 	a, b   *widget.Select
 	ids    []string // the checkpoints the selects offer, in their order
 	status *widget.Label
 	body   *fyne.Container
-	cmp    *inspect.Comparison // the comparison shown, for tests
+	cmp    *inspect.Comparison // the comparison shown
 	seq    int
 	quiet  bool
 }
@@ -133,9 +134,8 @@ func (s *Studio) compareDialog(a, b string) {
 	closeB := widget.NewButton("Close", func() { f.dlg.Hide() })
 	content := container.NewBorder(container.NewVBox(pickers, f.status), container.NewHBox(layoutSpacer(), closeB), nil, nil,
 		container.NewVScroll(f.body))
-	f.dlg = dialog.NewCustomWithoutButtons("Compare checkpoints", content, s.win)
+	f.dlg = dialog.NewCustomWithoutButtons("Compare checkpoints", f.compose(f, content), s.win)
 	f.dlg.Resize(fyne.NewSize(1120, 680))
-	s.dbg.compare = f
 	f.dlg.Show()
 	s.runCompare(sc, f)
 }
@@ -176,13 +176,14 @@ func (s *Studio) runCompare(sc *scope, f *compareForm) {
 			return
 		}
 		f.cmp = c
-		s.showCompare(sc, f, c)
+		s.showCompare(sc, f)
 	})
 }
 
-// showCompare shows a comparison: the ancestor, the steps of each branch
+// showCompare shows f's comparison: the ancestor, the steps of each branch
 // since, and the channels that differ.
-func (s *Studio) showCompare(sc *scope, f *compareForm, c *inspect.Comparison) {
+func (s *Studio) showCompare(sc *scope, f *compareForm) {
+	c := f.cmp
 	t := sc.tl
 	switch {
 	case c.A == c.B:

@@ -48,7 +48,7 @@ func TestCompareBranches(t *testing.T) {
 	if sc.sel != mainHead {
 		t.Error("Ctrl+click moved the selection")
 	}
-	f := s.dbg.compare
+	f, _ := inOverlays[*compareForm](s.win)
 	if f == nil || f.cmp == nil {
 		t.Fatal("no comparison")
 	}
@@ -108,7 +108,7 @@ func TestCompareBranches(t *testing.T) {
 	}
 	// The timeline's context menu offers the comparison too.
 	act(func() { s.tl.strip.TappedSecondary(&fyne.PointEvent{Position: centre(col, lane)}) })
-	if m := s.tl.menu; m == nil || m.Items[0].Label != "Compare with the selected checkpoint" || m.Items[0].Disabled {
+	if m := overlayMenu(s.win); m == nil || m[0].Label != "Compare with the selected checkpoint" || m[0].Disabled {
 		t.Errorf("timeline menu %+v", m)
 	}
 }

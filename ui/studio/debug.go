@@ -28,11 +28,6 @@ type debugUI struct {
 	// modifiers returns the keyboard modifiers held (Shift+F10 arrives as
 	// F10); nil asks the desktop driver.
 	modifiers func() fyne.KeyModifier
-	valueDlg  *valueForm   // the last value dialog, for tests
-	condDlg   *condForm    // the last condition dialog, for tests
-	whatIf    *whatIfForm  // the last what-if dialog, for tests
-	compare   *compareForm // the last compare dialog, for tests
-	menu      *fyne.Menu   // the last node menu, for tests
 
 	// savedPath is the selected graph's breakpoints file ("" when none is
 	// kept); saved is what it holds.
@@ -67,7 +62,6 @@ func (s *Studio) newDebugActions() *debugActions {
 		phaseGo:  func(mode stepMode, pause bool) { s.continuePhase(mode, pause) },
 		replace:  s.replaceDialog,
 		whatIf:   s.whatIfDialog,
-		compare:  s.compareDialog,
 	}
 }
 
@@ -116,18 +110,6 @@ func (s *Studio) newDebugUI() {
 			s.selectTab("Step")
 		}
 	})
-}
-
-// selectTab opens the bottom tab named name.
-func (s *Studio) selectTab(name string) {
-	for i, ti := range s.tabs.Items {
-		if ti.Text == name {
-			if s.tabs.SelectedIndex() != i {
-				s.tabs.SelectIndex(i)
-			}
-			return
-		}
-	}
 }
 
 // releaseStep lets a step into waiting on a thread no longer shown go on

@@ -104,13 +104,13 @@ func TestForeignStoreExplained(t *testing.T) {
 	idle(t, s)
 	act(func() { s.OpenStore(foreign) })
 	idle(t, s)
-	if !strings.Contains(s.lastExplain, "another application") || s.m.storeName != "first.db" {
-		t.Errorf("foreign file: %q (store %s)", s.lastExplain, s.m.storeName)
+	if said := overlayText(s.win); !strings.Contains(said, "another application") || s.m.storeName != "first.db" {
+		t.Errorf("foreign file: %q (store %s)", said, s.m.storeName)
 	}
 	act(func() { s.OpenStore(garbage) })
 	idle(t, s)
-	if !strings.Contains(s.lastExplain, "not a database") || s.m.storeName != "first.db" {
-		t.Errorf("garbage file: %q", s.lastExplain)
+	if said := overlayText(s.win); !strings.Contains(said, "not a database") || s.m.storeName != "first.db" {
+		t.Errorf("garbage file: %q", said)
 	}
 	// A good store switches.
 	good := filepath.Join(dir, "weft.db")

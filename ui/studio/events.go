@@ -65,8 +65,8 @@ type streamMsg struct {
 // streamed messages (one row per message, growing as tokens arrive),
 // checkpoints.
 type eventsPanel struct {
-	m      *model
-	obj    fyne.CanvasObject
+	m *model
+	composite
 	list   *keyList
 	mode   *keySelect
 	node   *keyEntry
@@ -115,7 +115,7 @@ func newEventsPanel(m *model, a *actions) *eventsPanel {
 	clear := newKeyButton(a.key, "Clear", theme.ContentClearIcon(), m.clearEvents)
 	clear.Importance = widget.LowImportance
 	bar := container.NewBorder(nil, nil, container.NewHBox(widget.NewLabel("Show"), p.mode), clear, p.node)
-	p.obj = container.NewBorder(bar, nil, nil, nil, p.list)
+	p.compose(p, container.NewBorder(bar, nil, nil, nil, p.list))
 	m.subscribe(chThread|chEvents, func(part) { p.filter() })
 	return p
 }
@@ -211,8 +211,8 @@ func writeNames(ws []engine.Write) string {
 // errorsPanel lists the current thread's failures: the thread and node,
 // the error and the task's input.
 type errorsPanel struct {
-	m    *model
-	obj  fyne.CanvasObject
+	m *model
+	composite
 	list *keyList
 	none *widget.Label
 }
@@ -252,7 +252,7 @@ func newErrorsPanel(m *model, a *actions) *errorsPanel {
 			p.list.SetItemHeight(i, box.MinSize().Height)
 		})
 	p.none = placeholder("No errors in this thread. A node's failure shows here with its error and input; the studio keeps running.")
-	p.obj = container.NewStack(p.none, p.list)
+	p.compose(p, container.NewStack(p.none, p.list))
 	p.list.Hide()
 	m.subscribe(chThread|chErrors, func(part) {
 		if len(m.scope().errors) == 0 {

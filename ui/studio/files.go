@@ -186,15 +186,6 @@ func (s *Studio) openStoreDialog() {
 	d.Resize(fyne.NewSize(620, 200))
 	d.Show()
 	s.win.Canvas().Focus(entry)
-	s.openDlg = &openDialog{dlg: d, entry: entry}
-}
-
-// openDialog is the open-store dialog, for tests.
-type openDialog struct {
-	dlg   dialog.Dialog
-	entry *widget.Entry
-	// create is the "create it?" question, when one was asked.
-	create *dialog.ConfirmDialog
 }
 
 // openStoreAsking opens spec, first asking before a file that does not
@@ -211,9 +202,6 @@ func (s *Studio) openStoreAsking(spec string) {
 				}, s.win)
 			c.SetConfirmText("Create")
 			c.Show()
-			if s.openDlg != nil {
-				s.openDlg.create = c
-			}
 			return
 		}
 	}
@@ -263,7 +251,6 @@ func (s *Studio) explainDialog(spec string, err error) {
 	msg.Wrapping = fyne.TextWrapWord
 	d := dialog.NewCustom("Cannot open this store", "OK", msg, s.win)
 	d.Resize(fyne.NewSize(520, 260))
-	s.lastExplain = msg.Text
 	d.Show()
 }
 
@@ -349,7 +336,6 @@ func (s *Studio) deleteThreadDialog() {
 	d.SetConfirmText("Delete")
 	d.SetDismissText("Keep it")
 	d.SetConfirmImportance(widget.DangerImportance)
-	s.deleteDlg = d
 	d.Show()
 }
 
@@ -418,7 +404,6 @@ func (s *Studio) importThread(data []byte, rename string) {
 					}
 				}, s.win)
 			d.Resize(fyne.NewSize(460, 180)) // room for the whole id
-			s.importDlg = e
 			d.Show()
 			return
 		}

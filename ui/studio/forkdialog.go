@@ -16,6 +16,7 @@ import (
 
 // forkForm is the edit-and-fork dialog.
 type forkForm struct {
+	composite
 	dlg    dialog.Dialog
 	ch     *widget.Select
 	asNode *widget.Select
@@ -156,13 +157,7 @@ func (s *Studio) editDialog() {
 	form := widget.NewForm(widget.NewFormItem("Channel", f.ch), widget.NewFormItem("As node", f.asNode))
 	cancel := widget.NewButton("Cancel", func() { f.dlg.Hide() })
 	content := container.NewBorder(container.NewVBox(help, form, f.hint), container.NewVBox(f.errLbl, container.NewHBox(layoutSpacer(), cancel, f.forkB, f.forkRunB)), nil, nil, f.editor)
-	f.dlg = dialog.NewCustomWithoutButtons(fmt.Sprintf("Edit state at step %d and fork", v.Snap.Metadata.Step), content, s.win)
-	f.dlg.SetOnClosed(func() {
-		if s.forkDlg == f {
-			s.forkDlg = nil
-		}
-	})
+	f.dlg = dialog.NewCustomWithoutButtons(fmt.Sprintf("Edit state at step %d and fork", v.Snap.Metadata.Step), f.compose(f, content), s.win)
 	f.dlg.Resize(fyne.NewSize(640, 520))
-	s.forkDlg = f
 	f.dlg.Show()
 }

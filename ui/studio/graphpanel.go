@@ -18,8 +18,8 @@ import (
 // expanded subgraphs included), zoom buttons and the legend. It lays out
 // the model's graph and follows its view, live tasks and breakpoints.
 type graphPanel struct {
-	m      *model
-	obj    fyne.CanvasObject
+	m *model
+	composite
 	view   *graphview.GraphView
 	title  *widget.Label
 	hint   *widget.Label
@@ -47,7 +47,7 @@ func newGraphPanel(m *model, a *actions, layout func(*engine.Topology, render.DO
 	// the panel (the view pans and zooms itself).
 	clip := container.NewScroll(p.view)
 	clip.Direction = container.ScrollNone
-	p.obj = container.NewBorder(header, graphview.NewLegend(), nil, nil, clip)
+	p.compose(p, container.NewBorder(header, graphview.NewLegend(), nil, nil, clip))
 	m.subscribe(chGraph|chThread|chView|chLive|chBreakpoints|chRun|chPhase, func(c part) {
 		if c&chGraph != 0 {
 			p.doLayout()

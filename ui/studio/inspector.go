@@ -21,9 +21,9 @@ import (
 // planned tasks, a JSON view and channel versions. It shows the model's
 // selected view and empties itself when the thread or graph changes.
 type inspector struct {
-	m        *model
-	a        *actions
-	obj      fyne.CanvasObject
+	m *model
+	a *actions
+	composite
 	title    *widget.Label
 	tree     *keyTree
 	chat     *chatView
@@ -213,7 +213,7 @@ func newInspector(m *model, a *actions) *inspector {
 	// The title wraps: a long one (an error, many next tasks) scrolls in
 	// three lines rather than pushing the tree away and the window taller.
 	top := container.NewVBox(container.NewBorder(nil, nil, header, container.NewHBox(in.forkB, in.rerunB)), capped(in.title, 3*titleLine()))
-	in.obj = container.NewBorder(top, nil, nil, nil, in.tabs)
+	in.compose(in, container.NewBorder(top, nil, nil, nil, in.tabs))
 	m.subscribe(chGraph|chThread|chView|chRun|chEvents, func(c part) {
 		if c&chGraph != 0 {
 			in.setTabs()

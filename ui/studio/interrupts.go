@@ -24,9 +24,9 @@ import (
 // built again only when the questions change, so a half-typed answer
 // survives unrelated updates.
 type interruptPanel struct {
-	m       *model
-	a       *actions
-	obj     fyne.CanvasObject
+	m *model
+	a *actions
+	composite
 	cards   *fyne.Container
 	empty   *widget.Label
 	resumeB *keyButton
@@ -56,7 +56,7 @@ func newInterruptPanel(m *model, a *actions) *interruptPanel {
 	p.leaveB = newKeyButton(a.key, "Leave for workers", theme.MailSendIcon(), p.leave)
 	p.leaveB.Importance = widget.LowImportance
 	p.leaveB.Hide()
-	p.obj = container.NewBorder(nil, nil, nil, nil, container.NewStack(p.empty, container.NewVScroll(p.cards)))
+	p.compose(p, container.NewBorder(nil, nil, nil, nil, container.NewStack(p.empty, container.NewVScroll(p.cards))))
 	m.subscribe(chThread|chInterrupts|chView|chRun, func(c part) {
 		ints := m.scope().pending()
 		p.setEmptyText()

@@ -94,10 +94,11 @@ func TestStepOnHistoryAsks(t *testing.T) {
 	older := s.m.scope().sel
 	act(func() { pressKey(s.win, fyne.KeyF10) })
 	idle(t, s)
-	if s.historyDlg == nil || s.m.scope().tl.count() != count {
+	fromHere := overlayButton(s.win, "Continue from here")
+	if fromHere == nil || s.m.scope().tl.count() != count {
 		t.Fatalf("F10 on an older checkpoint did not ask (timeline %d → %d)", count, s.m.scope().tl.count())
 	}
-	act(func() { test.Tap(s.historyDlg.fromHere) })
+	act(func() { test.Tap(fromHere) })
 	idle(t, s)
 	sc := s.m.scope()
 	// A fork checkpoint copies the one shown, then the step.
@@ -114,11 +115,11 @@ func TestStepOnHistoryAsks(t *testing.T) {
 func TestInterruptCard(t *testing.T) {
 	s := newStudio(t, memory.New())
 	startThread(t, s, "i-1")
-	act(func() { s.right.Offset = 0.3 }) // the user drags the divider
+	act(func() { s.splits["split_right"].Offset = 0.3 }) // the user drags the divider
 	act(func() { test.Tap(s.tb.run) })
 	idle(t, s)
-	if s.right.Offset != 0.3 {
-		t.Errorf("the question moved the divider the user set: %.2f", s.right.Offset)
+	if s.splits["split_right"].Offset != 0.3 {
+		t.Errorf("the question moved the divider the user set: %.2f", s.splits["split_right"].Offset)
 	}
 	c := s.ip.items[0]
 	if !strings.Contains(c.answer.PlaceHolder, `"approve" or "revise"`) {
@@ -145,8 +146,8 @@ func TestInterruptCard(t *testing.T) {
 	if ri < 0 || qi < 0 || ri > qi {
 		t.Errorf("reason at %d, question at %d: the reason must come first", ri, qi)
 	}
-	if s.right.Offset != 0.3 {
-		t.Errorf("answering moved the divider the user set: %.2f", s.right.Offset)
+	if s.splits["split_right"].Offset != 0.3 {
+		t.Errorf("answering moved the divider the user set: %.2f", s.splits["split_right"].Offset)
 	}
 
 	// The agent's transfer question offers its own choices.
@@ -228,20 +229,21 @@ func TestStoreDialogs(t *testing.T) {
 	s.Window().Resize(fyne.NewSize(1280, 800))
 	idle(t, s)
 	act(s.openStoreDialog)
-	d := s.openDlg
-	if w := d.entry.Size().Width; w < 400 {
+	entry, _ := inOverlays[*widget.Entry](s.win)
+	if w := entry.Size().Width; w < 400 {
 		t.Errorf("the path field is %.0f px wide", w)
 	}
 	path := filepath.Join(dir, "new.db")
-	act(func() { d.entry.SetText(path); d.entry.OnSubmitted(path) })
+	act(func() { entry.SetText(path); entry.OnSubmitted(path) })
 	idle(t, s)
-	if d.create == nil {
+	create := overlayButton(s.win, "Create")
+	if create == nil {
 		t.Fatal("Enter on a missing file did not ask before creating it")
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) || s.m.storeName != "first.db" {
 		t.Fatalf("the store was created or switched before the answer (%v, %s)", err, s.m.storeName)
 	}
-	act(func() { d.create.Confirm() })
+	act(func() { test.Tap(create) })
 	idle(t, s)
 	if s.m.storeName != "new.db" {
 		t.Fatalf("after Create: store %q", s.m.storeName)
@@ -273,7 +275,7 @@ func TestImportAndExportDialogs(t *testing.T) {
 	data := buf.Bytes()
 	act(func() { s.importThread(data, "") })
 	idle(t, s)
-	e := s.importDlg
+	e, _ := inOverlays[*widget.Entry](s.win)
 	if e == nil {
 		t.Fatal("no rename question")
 	}

@@ -162,11 +162,15 @@ func unfocusHidden(c fyne.Canvas, tabs *container.AppTabs) {
 	}
 }
 
-// holds reports whether o lies in root through containers (the panels
-// place their focusable widgets straight in containers).
+// holds reports whether o lies in root through containers and panels
+// (composites, which draw a composition of containers; the panels place
+// their focusable widgets straight in containers).
 func holds(root fyne.CanvasObject, o fyne.Focusable) bool {
 	if w, ok := o.(fyne.CanvasObject); ok && root == w {
 		return true
+	}
+	if p, ok := root.(interface{ composed() fyne.CanvasObject }); ok {
+		return holds(p.composed(), o)
 	}
 	if c, ok := root.(*fyne.Container); ok {
 		for _, k := range c.Objects {

@@ -1,6 +1,7 @@
 package studio
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -32,6 +33,7 @@ const (
 	chWatch                        // watch values (at the selection or along the thread)
 	chSubSel                       // a subgraph checkpoint was picked on a sub-lane, or left
 	chThreadQuery                  // the thread list asks the store for other threads (a search, more)
+	chStorage                      // what the storage window read of the store, or an operation on it began or ended
 
 	chAll part = 1<<iota - 1
 )
@@ -64,8 +66,9 @@ type model struct {
 	brk         breakpoints
 	dbg         debugSet // the graph's watches and expression breakpoints
 	note        string
+	storage     storageState // what the storage window shows of the store
 
-	subs    []subscriber
+	subs    []*subscriber
 	depth   int
 	pending part
 }
@@ -137,9 +140,16 @@ func newModel(graphs []Graph, store checkpoint.Saver, storeName string) *model {
 	return m
 }
 
-// subscribe calls fn after every update that changes a part in mask.
-func (m *model) subscribe(mask part, fn func(part)) {
-	m.subs = append(m.subs, subscriber{mask, fn})
+// subscribe calls fn after every update that changes a part in mask,
+// until the returned func is called (a window that closes stops
+// listening).
+func (m *model) subscribe(mask part, fn func(part)) (unsubscribe func()) {
+	s := &subscriber{mask, fn}
+	m.subs = append(m.subs, s)
+	return func() {
+		s.mask = 0 // a flush going on skips it
+		m.subs = slices.DeleteFunc(slices.Clone(m.subs), func(x *subscriber) bool { return x == s })
+	}
 }
 
 // update runs fn and then tells listeners, once, everything it changed.
@@ -203,7 +213,8 @@ func (m *model) setStore(s checkpoint.Saver, name string) {
 	m.store, m.storeName = s, name
 	m.threads, m.moreThreads, m.threadQ.Limit = nil, false, 0
 	m.sc = newScope("")
-	m.changed(chStore | chThreads | chThread)
+	m.storage = storageState{}
+	m.changed(chStore | chThreads | chThread | chStorage)
 }
 
 // setGraph selects graph i: its breakpoints are the ones it was compiled

@@ -41,13 +41,12 @@ func (s *Studio) nodeMenu(id string, _ bool, at fyne.Position) {
 			items = append(items, it)
 		}
 	}
-	menu := fyne.NewMenu("", items...)
-	s.dbg.menu = menu
-	widget.ShowPopUpMenuAtPosition(menu, s.win.Canvas(), at)
+	widget.ShowPopUpMenuAtPosition(fyne.NewMenu("", items...), s.win.Canvas(), at)
 }
 
-// condForm is the condition dialog, for tests.
+// condForm is the condition dialog.
 type condForm struct {
+	composite
 	dlg     dialog.Dialog
 	entry   *keyEntry
 	errLbl  *widget.Label
@@ -120,9 +119,8 @@ func (s *Studio) condDialog(node string, after bool) {
 	check(f.entry.Text)
 	buttons := container.NewHBox(f.removeB, layoutSpacer(), cancel, f.okB)
 	content := container.NewVBox(q, f.entry, f.errLbl, buttons)
-	f.dlg = dialog.NewCustomWithoutButtons(fmt.Sprintf("Break %s %s if…", word, node), content, s.win)
+	f.dlg = dialog.NewCustomWithoutButtons(fmt.Sprintf("Break %s %s if…", word, node), f.compose(f, content), s.win)
 	f.dlg.Resize(fyne.NewSize(560, 230))
-	s.dbg.condDlg = f
 	f.dlg.Show()
 	s.win.Canvas().Focus(f.entry)
 }

@@ -30,7 +30,7 @@ func TestPanelsStandAlone(t *testing.T) {
 	tl := newTimelinePanel(m)
 	ip := newInterruptPanel(m, a)
 	sb := newStatusBar(m)
-	w := test.NewTempWindow(t, container.NewVBox(tb.obj, tl.obj, ip.obj, sb.obj))
+	w := test.NewTempWindow(t, container.NewVBox(tb, tl, ip, sb))
 	w.Resize(fyne.NewSize(900, 700))
 
 	test.Tap(tb.step)

@@ -9,6 +9,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/memory"
@@ -98,7 +99,7 @@ func TestStepIntoChosenOrder(t *testing.T) {
 		t.Fatalf("pending %v, next %s", ids, stop.Next)
 	}
 	// The user runs the last task first, then the first.
-	act(func() { test.Tap(s.dbg.phase.runNext[ids[2]]) })
+	act(func() { test.Tap(runNextOf(t, s.dbg.phase, taskLabel(stop.Info.Tasks, ids[2]))) })
 	act(func() {
 		if s.m.waiting().Next != ids[2] || s.gp.view.Highlight().Badges["research"] != "0/3" {
 			t.Errorf("picked %s, badge %q", s.m.waiting().Next, s.gp.view.Highlight().Badges["research"])
@@ -186,7 +187,7 @@ func TestStepIntoBarrierEditForks(t *testing.T) {
 	}
 	// Replace the draft through the dialog; drop the feedback write.
 	act(func() { test.Tap(w.replaceB[0][draft]) })
-	f := s.dbg.valueDlg
+	f, _ := inOverlays[*valueForm](s.win)
 	if f == nil {
 		t.Fatal("no replace dialog")
 	}
@@ -233,7 +234,7 @@ func TestStepIntoBarrierEditForks(t *testing.T) {
 func TestReplaceDialogChecksTheValue(t *testing.T) {
 	s := newStudio(t, memory.New())
 	act(func() { s.replaceDialog("revisions", 1, func(any) { t.Error("a bad value was accepted") }) })
-	f := s.dbg.valueDlg
+	f, _ := inOverlays[*valueForm](s.win)
 	act(func() { f.entry.SetText(`"two"`) })
 	if !f.okB.Disabled() || !strings.Contains(f.errLbl.Text, "revisions") {
 		t.Errorf("a text for an int channel: ok enabled %v, error %q", !f.okB.Disabled(), f.errLbl.Text)
@@ -398,4 +399,28 @@ func TestStepIntoSubgraphPause(t *testing.T) {
 			t.Errorf("after running on: %+v, want report %v", v, want)
 		}
 	})
+}
+
+// runNextOf returns the "Run next" button in the phase panel's row of the
+// task labelled name.
+func runNextOf(t *testing.T, p *phasePanel, name string) *keyButton {
+	t.Helper()
+	for _, row := range p.body.Objects {
+		var named bool
+		var b *keyButton
+		walkObjects(row, func(o fyne.CanvasObject) bool {
+			switch x := o.(type) {
+			case *widget.Label:
+				named = named || x.Text == name
+			case *keyButton:
+				b = x
+			}
+			return false
+		})
+		if named && b != nil {
+			return b
+		}
+	}
+	t.Fatalf("no Run next button for %s", name)
+	return nil
 }

@@ -20,9 +20,9 @@ import (
 // channel with the reducer that combines them; after apply, the channels
 // that changed. It follows the model's phase stop of the current thread.
 type phasePanel struct {
-	m      *model
-	a      *debugActions
-	obj    fyne.CanvasObject
+	m *model
+	a *debugActions
+	composite
 	title  *widget.Label
 	help   *widget.Label
 	next   *keyButton // Shift+F10: the next phase (or step into, when none waits)
@@ -30,10 +30,7 @@ type phasePanel struct {
 	runOn  *keyButton // F5: run on without phase stops
 	body   *fyne.Container
 	writes *writesEditor
-	// runNext are the "Run next" buttons of the pending tasks at a
-	// PhaseTask stop, by task id (for tests).
-	runNext map[string]*keyButton
-	shown   *phaseStop
+	shown  *phaseStop
 }
 
 const phaseEmpty = "Step into (Shift+F10) runs the next super-step phase by phase: its plan (which tasks run and why), " +
@@ -45,7 +42,7 @@ func newPhasePanel(m *model, a *actions) *phasePanel {
 	if d == nil {
 		d = &debugActions{}
 	}
-	p := &phasePanel{m: m, a: d, runNext: map[string]*keyButton{}}
+	p := &phasePanel{m: m, a: d}
 	p.title = widget.NewLabelWithStyle("Step into", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	p.help = widget.NewLabel(phaseEmpty)
 	p.help.Wrapping = fyne.TextWrapWord
@@ -63,7 +60,7 @@ func newPhasePanel(m *model, a *actions) *phasePanel {
 	p.writes = newWritesEditor(a.key, d.replace, func(e []engine.StepEdit) { m.setEdits(e) })
 	p.body = container.NewVBox()
 	top := container.NewVBox(container.NewHBox(p.next, p.finish, p.runOn), p.title, p.help)
-	p.obj = container.NewBorder(top, nil, nil, nil, container.NewVScroll(p.body))
+	p.compose(p, container.NewBorder(top, nil, nil, nil, container.NewVScroll(p.body)))
 	m.subscribe(chThread|chPhase|chRun|chGraph, func(part) { p.show() })
 	p.show()
 	return p
@@ -92,7 +89,6 @@ func (p *phasePanel) show() {
 	}
 	p.shown = stop
 	p.body.Objects = nil
-	p.runNext = map[string]*keyButton{}
 	if stop == nil {
 		p.title.SetText("Step into")
 		p.help.SetText(phaseEmpty)
@@ -129,7 +125,6 @@ func (p *phasePanel) show() {
 				id := t.ID
 				b := newKeyButton(nil, "Run next", theme.MediaPlayIcon(), func() { p.m.pickTask(id) })
 				b.Importance = widget.LowImportance
-				p.runNext[id] = b
 				p.body.Add(statusRow(name, "waiting"+in, widget.MediumImportance, b))
 			}
 		}

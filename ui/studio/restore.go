@@ -116,8 +116,8 @@ func (s *Studio) Restore(ss Session, shown func(error)) {
 		}
 	}
 	selectTab(s.insp.tabs, ss.Inspector)
-	s.restoreBottom = ss.Bottom
-	selectTab(s.tabs, ss.Bottom)
+	s.wantTab = ss.Bottom
+	s.selectTab(ss.Bottom)
 	s.older = ss.Versions
 	if ss.Graph != "" {
 		i := slices.IndexFunc(s.m.graphs, func(g Graph) bool { return g.Graph.Name() == ss.Graph })

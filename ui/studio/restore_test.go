@@ -301,7 +301,7 @@ func TestSaveThreadAsTest(t *testing.T) {
 	idle(t, s)
 	step(t, s)
 	act(s.saveTestDialog)
-	f := s.saveTestDlg
+	f, _ := inOverlays[*saveTestForm](s.win)
 	if f == nil || f.name.Text != "TestThreadRefund42" || f.dir.Text != dir || !strings.HasPrefix(f.pkg.Text, "package main") || f.saveB.Disabled() {
 		t.Fatalf("dialog: name %q dir %q pkg %q", f.name.Text, f.dir.Text, f.pkg.Text)
 	}

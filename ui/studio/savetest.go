@@ -20,8 +20,9 @@ import (
 	"github.com/weftstudio/weft/replay/replaytest"
 )
 
-// saveTestForm is the File → Save as test dialog, for tests.
+// saveTestForm is the File → Save as test dialog.
 type saveTestForm struct {
+	composite
 	dlg    dialog.Dialog
 	dir    *widget.Entry
 	name   *widget.Entry
@@ -112,10 +113,9 @@ func (s *Studio) saveTestDialog() {
 	intro.Wrapping = fyne.TextWrapWord
 	closeB := widget.NewButton("Close", func() { f.dlg.Hide() })
 	content := container.NewBorder(intro, container.NewVBox(f.errLbl, f.done, container.NewHBox(layoutSpacer(), closeB, f.saveB)), nil, nil, form)
-	f.dlg = dialog.NewCustomWithoutButtons("Save thread as a test", content, s.win)
+	f.dlg = dialog.NewCustomWithoutButtons("Save thread as a test", f.compose(f, content), s.win)
 	f.dlg.Resize(fyne.NewSize(720, 420))
 	check()
-	s.saveTestDlg = f
 	f.dlg.Show()
 }
 

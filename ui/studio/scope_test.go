@@ -76,7 +76,7 @@ func TestNothingLeaksAcrossThreadsAndGraphs(t *testing.T) {
 	idle(t, s)
 	startThread(t, s, "w-1")
 	act(s.editDialog)
-	f := s.forkDlg
+	f, _ := inOverlays[*forkForm](s.win)
 	if f == nil {
 		t.Fatal("no fork dialog")
 	}

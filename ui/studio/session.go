@@ -26,7 +26,6 @@ type session struct {
 	mu    sync.Mutex
 	saver checkpoint.Saver
 	graph *engine.Graph // the selected graph, bound to saver
-	spec  Graph
 
 	pause   atomic.Bool
 	running atomic.Bool
@@ -120,7 +119,6 @@ func (s *session) end() {
 func (s *session) bind(g Graph, saver checkpoint.Saver) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.spec = g
 	s.saver = saver
 	s.graph = g.Graph.WithSaver(saver)
 }

@@ -15,8 +15,8 @@ import (
 // load takes long. It follows the model; the label is set directly (not
 // through a data binding, whose callbacks queue ahead of a run's result).
 type statusBar struct {
-	m        *model
-	obj      fyne.CanvasObject
+	m *model
+	composite
 	text     *widget.Label
 	note     *widget.Label
 	progress *widget.ProgressBarInfinite
@@ -35,7 +35,7 @@ func newStatusBar(m *model) *statusBar {
 	b.progress.Stop()
 	b.progress.Hide()
 	prog := container.NewGridWrap(fyne.NewSize(120, b.text.MinSize().Height), b.progress)
-	b.obj = container.NewVBox(widget.NewSeparator(), container.NewBorder(nil, nil, nil, container.NewHBox(b.note, prog), b.text))
+	b.compose(b, container.NewVBox(widget.NewSeparator(), container.NewBorder(nil, nil, nil, container.NewHBox(b.note, prog), b.text)))
 	m.subscribe(chAll&^(chEvents|chLive), func(c part) {
 		if c&chNote != 0 && b.note.Text != m.note {
 			b.note.SetText(m.note)

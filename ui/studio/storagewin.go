@@ -27,10 +27,14 @@ import (
 // vacuum with a progress bar and the bytes reclaimed. Everything that
 // reads or writes the store runs in the background: the window never
 // blocks, and an operation can be cancelled.
+//
+// Like every panel it shows the model: what it read of the store and the
+// thread selected there live in the model's storage part, which the window
+// observes; another store opened in the studio is the console's too.
 type storageConsole struct {
 	win       fyne.Window
-	saver     checkpoint.Saver
-	name      string
+	m         *model
+	unsub     func() // stops observing the model, once the window closes
 	sess      *session
 	onChanged func() // the store lost rows: the studio reads it again
 	keys      keyFunc
@@ -64,14 +68,8 @@ type storageConsole struct {
 	status   *widget.Label
 	cancelB  *widget.Button
 
-	sum      *checkpoint.StorageSummary
-	ts       *checkpoint.ThreadStorage
-	sel      string                    // the selected thread
-	chanRows []checkpoint.ChannelBytes // what the Channels tab lists
-	busy     bool
-	quiet    bool // the list's selection is being set to match sel
-	cancel   context.CancelFunc
-	confirm  *dialog.ConfirmDialog // the last question asked, for tests
+	quiet  bool // the list's selection is being set to match the model's
+	cancel context.CancelFunc
 }
 
 // storageTop is how many of the largest threads and values the console lists.
@@ -80,18 +78,16 @@ const storageTop = 100
 // openStorage opens the storage window on the studio's store, or brings
 // the open one forward.
 func (s *Studio) openStorage() {
-	if c := s.storage; c != nil && c.saver == s.m.store {
+	if c := s.storage; c != nil {
 		c.win.RequestFocus()
 		return
 	}
-	if s.storage != nil {
-		s.storage.win.Close()
-	}
-	c := newStorageConsole(s.app, s.m.store, s.m.storeName, s.sess, s.refresh, s.windowKey)
+	c := newStorageConsole(s.app, s.m, s.sess, s.refresh, s.windowKey)
 	c.win.SetOnClosed(func() {
 		if c.cancel != nil {
 			c.cancel()
 		}
+		c.unsub()
 		if s.storage == c {
 			s.storage = nil
 		}
@@ -101,10 +97,10 @@ func (s *Studio) openStorage() {
 	c.load()
 }
 
-func newStorageConsole(a fyne.App, saver checkpoint.Saver, name string, sess *session, onChanged func(), keys keyFunc) *storageConsole {
-	c := &storageConsole{saver: saver, name: name, sess: sess, onChanged: onChanged, keys: keys}
-	c.win = a.NewWindow("Storage · " + name)
-	c.title = widget.NewLabelWithStyle("Storage of "+name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+func newStorageConsole(a fyne.App, m *model, sess *session, onChanged func(), keys keyFunc) *storageConsole {
+	c := &storageConsole{m: m, sess: sess, onChanged: onChanged, keys: keys}
+	c.win = a.NewWindow("Storage · " + m.storeName)
+	c.title = widget.NewLabelWithStyle("Storage of "+m.storeName, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	c.reading = mutedLabel("")
 	cardNames := []string{"File", "In rows", "Free", "Threads", "Checkpoints"}
 	var cardObjs []fyne.CanvasObject
@@ -151,23 +147,23 @@ func newStorageConsole(a fyne.App, saver checkpoint.Saver, name string, sess *se
 			return container.New(&tightVBox{}, container.NewBorder(nil, nil, nil, size, id), sub, newFracBar())
 		},
 		func(i widget.ListItemID, o fyne.CanvasObject) {
-			if c.sum == nil || i >= len(c.sum.LargestThreads) {
+			if c.m.storage.sum == nil || i >= len(c.m.storage.sum.LargestThreads) {
 				return
 			}
-			t := c.sum.LargestThreads[i]
+			t := c.m.storage.sum.LargestThreads[i]
 			box := o.(*fyne.Container)
 			top := box.Objects[0].(*fyne.Container)
 			top.Objects[0].(*widget.Label).SetText(t.ThreadID)
 			top.Objects[1].(*widget.Label).SetText(byteSize64(t.Bytes.Total()))
 			box.Objects[1].(*widget.Label).SetText(fmt.Sprintf("%s · values %s · writes %s", plural(int(t.Checkpoints), "checkpoint"), byteSize64(t.Bytes.Values), byteSize64(t.Bytes.Writes)))
-			most := c.sum.LargestThreads[0].Bytes.Total()
+			most := c.m.storage.sum.LargestThreads[0].Bytes.Total()
 			if most > 0 {
 				box.Objects[2].(*fracBar).set(float64(t.Bytes.Total()) / float64(most))
 			}
 		})
 	c.threads.OnSelected = func(i widget.ListItemID) {
-		if !c.quiet && c.sum != nil && i < len(c.sum.LargestThreads) {
-			c.selectThread(c.sum.LargestThreads[i].ThreadID)
+		if !c.quiet && c.m.storage.sum != nil && i < len(c.m.storage.sum.LargestThreads) {
+			c.selectThread(c.m.storage.sum.LargestThreads[i].ThreadID)
 		}
 	}
 	left := container.NewBorder(widget.NewLabelWithStyle("Threads, largest first", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), nil, nil, nil, c.threads)
@@ -176,15 +172,16 @@ func newStorageConsole(a fyne.App, saver checkpoint.Saver, name string, sess *se
 	c.detail.Wrapping = fyne.TextWrapWord
 	c.tGrowth = newSparkline(36)
 	c.tGrowT = mutedLabel("")
-	c.chans = newKeyList(keys, func() int { return len(c.chanRows) }, sizeRow,
+	c.chans = newKeyList(keys, func() int { return len(m.storage.channels()) }, sizeRow,
 		func(i widget.ListItemID, o fyne.CanvasObject) {
-			if i >= len(c.chanRows) {
+			rows := m.storage.channels()
+			if i >= len(rows) {
 				return
 			}
-			ch := c.chanRows[i]
+			ch := rows[i]
 			setSizeRow(o, ch.Channel, byteSize64(ch.Total()),
 				fmt.Sprintf("%s, %s · %s, %s", plural(int(ch.Values), "value"), byteSize64(ch.ValueBytes), plural(int(ch.Writes), "write"), byteSize64(ch.WriteBytes)),
-				frac(ch.Total(), c.chanRows[0].Total()))
+				frac(ch.Total(), rows[0].Total()))
 		})
 	c.values = newKeyList(keys, func() int { return len(c.valueRows()) }, sizeRow,
 		func(i widget.ListItemID, o fyne.CanvasObject) {
@@ -201,16 +198,16 @@ func newStorageConsole(a fyne.App, saver checkpoint.Saver, name string, sess *se
 		})
 	c.cps = newKeyList(keys, func() int { return c.cpCount() }, sizeRow,
 		func(i widget.ListItemID, o fyne.CanvasObject) {
-			if c.ts == nil || i >= len(c.ts.Newest) {
+			if c.m.storage.ts == nil || i >= len(c.m.storage.ts.Newest) {
 				return
 			}
-			cp := c.ts.Newest[i]
+			cp := c.m.storage.ts.Newest[i]
 			name := fmt.Sprintf("step %d · %s", cp.Step, shortID(cp.Ref.CheckpointID))
 			if cp.Ref.NS != "" {
 				name += " · " + nsLabel(cp.Ref.NS)
 			}
 			most := int64(0)
-			for _, x := range c.ts.Newest {
+			for _, x := range c.m.storage.ts.Newest {
 				most = max(most, x.Bytes.Total())
 			}
 			setSizeRow(o, name, byteSize64(cp.Bytes.Total()),
@@ -259,7 +256,28 @@ func newStorageConsole(a fyne.App, saver checkpoint.Saver, name string, sess *se
 	c.win.SetContent(container.NewBorder(head, foot, nil, nil, body))
 	c.win.Resize(fyne.NewSize(1100, 760))
 	c.setEnabled()
+	c.unsub = m.subscribe(chStore|chStorage, func(p part) {
+		if p&chStore != 0 {
+			// The studio opened another store: this window shows it.
+			if c.cancel != nil {
+				c.cancel()
+			}
+			c.win.SetTitle("Storage · " + m.storeName)
+			c.title.SetText("Storage of " + m.storeName)
+			c.threads.UnselectAll()
+			c.load()
+		}
+		c.show()
+	})
 	return c
+}
+
+// show draws what the model holds of the store.
+func (c *storageConsole) show() {
+	if c.m.storage.sum != nil {
+		c.showSummary()
+	}
+	c.showThread()
 }
 
 // sizeRow is the template of the size lists: a name, its size, a detail
@@ -295,27 +313,27 @@ func frac(n, most int64) float64 {
 func byteSize64(n int64) string { return byteSize(int(n)) }
 
 func (c *storageConsole) threadCount() int {
-	if c.sum == nil {
+	if c.m.storage.sum == nil {
 		return 0
 	}
-	return len(c.sum.LargestThreads)
+	return len(c.m.storage.sum.LargestThreads)
 }
 
 func (c *storageConsole) cpCount() int {
-	if c.ts == nil {
+	if c.m.storage.ts == nil {
 		return 0
 	}
-	return len(c.ts.Newest)
+	return len(c.m.storage.ts.Newest)
 }
 
 // valueRows are the largest values of the selected thread, else of the
 // store (each thread's largest).
 func (c *storageConsole) valueRows() []checkpoint.ValueSize {
 	switch {
-	case c.ts != nil:
-		return c.ts.LargestValues
-	case c.sum != nil:
-		return c.sum.LargestValues
+	case c.m.storage.ts != nil:
+		return c.m.storage.ts.LargestValues
+	case c.m.storage.sum != nil:
+		return c.m.storage.sum.LargestValues
 	}
 	return nil
 }
@@ -323,9 +341,9 @@ func (c *storageConsole) valueRows() []checkpoint.ValueSize {
 // reporter returns the store's storage report, or an error saying it has
 // none.
 func (c *storageConsole) reporter() (checkpoint.StorageReporter, error) {
-	r, ok := c.saver.(checkpoint.StorageReporter)
+	r, ok := c.m.store.(checkpoint.StorageReporter)
 	if !ok {
-		return nil, fmt.Errorf("this store (%T) cannot say where its bytes go", c.saver)
+		return nil, fmt.Errorf("this store (%T) cannot say where its bytes go", c.m.store)
 	}
 	return r, nil
 }
@@ -346,9 +364,9 @@ func (c *storageConsole) load() {
 			c.status.SetText("Reading the store failed: " + explain(err).Error())
 			return
 		}
-		c.showSummary(sum)
-		if c.sel != "" {
-			c.selectThread(c.sel)
+		c.m.setStorageSummary(sum)
+		if sel := c.m.storage.sel; sel != "" {
+			c.selectThread(sel)
 		}
 	})
 }
@@ -370,18 +388,19 @@ func (c *storageConsole) loadDeep() {
 			c.status.SetText("Reading the store failed: " + explain(err).Error())
 			return
 		}
-		c.showSummary(sum)
-		c.sel, c.ts = "", nil
+		c.m.update(func() {
+			c.m.setStorageSummary(sum)
+			c.m.selectStorageThread("")
+		})
 		c.threads.UnselectAll()
-		c.showThread()
 		c.tabs.SelectIndex(0)
 	})
 }
 
 // showSummary shows the store's summary.
-func (c *storageConsole) showSummary(sum *checkpoint.StorageSummary) {
-	c.sum = sum
-	c.title.SetText(fmt.Sprintf("Storage of %s (%s)", c.name, sum.Engine))
+func (c *storageConsole) showSummary() {
+	sum := c.m.storage.sum
+	c.title.SetText(fmt.Sprintf("Storage of %s (%s)", c.m.storeName, sum.Engine))
 	b := sum.Bytes
 	file := "in memory"
 	if sum.FileBytes > 0 {
@@ -414,16 +433,12 @@ func (c *storageConsole) showSummary(sum *checkpoint.StorageSummary) {
 	c.quiet = true
 	c.threads.UnselectAll()
 	for i, t := range sum.LargestThreads {
-		if t.ThreadID == c.sel {
+		if t.ThreadID == c.m.storage.sel {
 			c.threads.Select(i)
 			break
 		}
 	}
 	c.quiet = false
-	if c.ts == nil {
-		c.showThread()
-	}
-	c.setEnabled()
 }
 
 // selectThread reads thread id's report.
@@ -432,40 +447,33 @@ func (c *storageConsole) selectThread(id string) {
 	if err != nil {
 		return
 	}
-	c.sel = id
-	c.setEnabled()
+	c.m.selectStorageThread(id)
 	goBG(c.sess, func() (*checkpoint.ThreadStorage, error) {
 		return r.ThreadStorage(context.Background(), id, checkpoint.StorageOptions{Top: storageTop, Checkpoints: 500})
 	}, func(ts *checkpoint.ThreadStorage, err error) {
-		if c.sel != id {
+		if c.m.storage.sel != id {
 			return // another thread was chosen meanwhile
 		}
 		if errors.Is(err, checkpoint.ErrNotFound) {
-			c.sel, c.ts = "", nil
-			c.showThread()
+			c.m.selectStorageThread("")
 			return
 		}
 		if err != nil {
 			c.status.SetText("Reading thread " + id + " failed: " + explain(err).Error())
 			return
 		}
-		c.ts = ts
-		c.showThread()
+		c.m.setThreadStorage(id, ts)
 	})
 }
 
 // showThread shows the selected thread's report, or the store's lists
 // when none is selected.
 func (c *storageConsole) showThread() {
-	ts := c.ts
+	ts := c.m.storage.ts
 	if ts == nil {
 		c.detail.SetText("Select a thread to see its bytes by channel, by checkpoint and by step. Until then the tabs show the whole store.")
 		c.tGrowth.set(nil)
 		c.tGrowT.SetText("")
-		c.chanRows = nil
-		if c.sum != nil {
-			c.chanRows = c.sum.Channels
-		}
 	} else {
 		ns := ""
 		if ts.Namespaces > 1 {
@@ -482,9 +490,8 @@ func (c *storageConsole) showThread() {
 		if len(ts.Growth) > 0 {
 			c.tGrowT.SetText(fmt.Sprintf("Bytes the thread's steps added, from step %d, %s a bar", ts.Growth[0].From, plural(max(1, ts.Growth[0].Steps), "step")))
 		}
-		c.chanRows = ts.Channels
 	}
-	if len(c.chanRows) == 0 {
+	if len(c.m.storage.channels()) == 0 {
 		c.chansNo.SetText("The whole store by channel reads every value's size: press \"By channel, whole store\" (seconds on gigabytes). A thread selected shows its own channels.")
 		c.chansNo.Show()
 		c.chans.Hide()
@@ -500,14 +507,14 @@ func (c *storageConsole) showThread() {
 
 // setEnabled enables what can be done now.
 func (c *storageConsole) setEnabled() {
-	_, canPrune := c.saver.(checkpoint.PolicyPruner)
-	_, canVacuum := c.saver.(checkpoint.Vacuumer)
-	pg := c.sum != nil && c.sum.Engine == "postgres"
-	enable(c.pruneB, !c.busy && canPrune)
-	enable(c.deleteB, !c.busy && c.sel != "")
-	enable(c.vacuumB, !c.busy && canVacuum)
-	enable(c.full, !c.busy && pg)
-	enable(c.deepB, !c.busy)
+	_, canPrune := c.m.store.(checkpoint.PolicyPruner)
+	_, canVacuum := c.m.store.(checkpoint.Vacuumer)
+	pg := c.m.storage.sum != nil && c.m.storage.sum.Engine == "postgres"
+	enable(c.pruneB, !c.m.storage.busy && canPrune)
+	enable(c.deleteB, !c.m.storage.busy && c.m.storage.sel != "")
+	enable(c.vacuumB, !c.m.storage.busy && canVacuum)
+	enable(c.full, !c.m.storage.busy && pg)
+	enable(c.deepB, !c.m.storage.busy)
 	if !pg {
 		c.full.SetChecked(false)
 	}
@@ -542,11 +549,11 @@ func (c *storageConsole) policy() (checkpoint.PrunePolicy, string, error) {
 		what = fmt.Sprintf("every checkpoint but the %d newest of each namespace", keep)
 	}
 	if c.scope.Selected == "selected thread" {
-		if c.sel == "" {
+		if c.m.storage.sel == "" {
 			return p, "", errors.New("select a thread to prune, or choose every thread")
 		}
-		p.Threads = []string{c.sel}
-		what += " of thread " + c.sel
+		p.Threads = []string{c.m.storage.sel}
+		what += " of thread " + c.m.storage.sel
 	} else {
 		p.AllThreads = true
 		what += " of every thread"
@@ -568,21 +575,22 @@ func (c *storageConsole) askPrune() {
 // ask asks a question whose yes destroys something (its button says
 // verb, in the danger colour), and runs then on yes.
 func (c *storageConsole) ask(title, question, verb string, then func()) {
-	c.confirm = dialog.NewConfirm(title, question, func(ok bool) {
+	d := dialog.NewConfirm(title, question, func(ok bool) {
 		if ok {
 			then()
 		}
 	}, c.win)
-	c.confirm.SetConfirmText(verb)
-	c.confirm.SetConfirmImportance(widget.DangerImportance)
-	c.confirm.Show()
+	d.SetConfirmText(verb)
+	d.SetConfirmImportance(widget.DangerImportance)
+	d.Show()
 }
 
 // begin starts an operation: the actions are disabled, the progress bar
 // and Cancel show. It returns the operation's context.
 func (c *storageConsole) begin(what string) context.Context {
 	ctx, cancel := context.WithCancel(context.Background())
-	c.busy, c.cancel = true, cancel
+	c.cancel = cancel
+	c.m.setStorageBusy(true)
 	c.status.SetText(what)
 	c.progress.SetValue(0)
 	c.progress.Show()
@@ -596,7 +604,8 @@ func (c *storageConsole) end(text string) {
 	if c.cancel != nil {
 		c.cancel()
 	}
-	c.busy, c.cancel = false, nil
+	c.cancel = nil
+	c.m.setStorageBusy(false)
 	c.progress.Hide()
 	c.cancelB.Hide()
 	c.status.SetText(text)
@@ -606,7 +615,7 @@ func (c *storageConsole) end(text string) {
 // prune prunes by p in the background, a thread at a time, showing how
 // far it is; a thread another process runs is skipped and named.
 func (c *storageConsole) prune(p checkpoint.PrunePolicy) {
-	pr, ok := c.saver.(checkpoint.PolicyPruner)
+	pr, ok := c.m.store.(checkpoint.PolicyPruner)
 	if !ok {
 		return
 	}
@@ -616,7 +625,7 @@ func (c *storageConsole) prune(p checkpoint.PrunePolicy) {
 			uiDo(func() { c.progress.SetValue(float64(done) / float64(total)) })
 		}
 	}
-	if l, ok := c.saver.(checkpoint.Leaser); ok {
+	if l, ok := c.m.store.(checkpoint.Leaser); ok {
 		// A thread a run holds is skipped, and a dead run's lease kept for
 		// a worker: the same hold as weft's prune commands.
 		p.Hold = checkpoint.HoldForPrune(l, engine.DefaultLeaseOwner()+" (storage console)")
@@ -649,7 +658,7 @@ func (c *storageConsole) prune(p checkpoint.PrunePolicy) {
 
 // askDelete asks before deleting the selected thread.
 func (c *storageConsole) askDelete() {
-	thread := c.sel
+	thread := c.m.storage.sel
 	if thread == "" {
 		return
 	}
@@ -660,17 +669,16 @@ func (c *storageConsole) askDelete() {
 func (c *storageConsole) deleteThread(thread string) {
 	ctx := c.begin("Deleting thread " + thread + "…")
 	goBG(c.sess, func() (struct{}, error) {
-		return struct{}{}, c.saver.DeleteThread(ctx, thread)
+		return struct{}{}, c.m.store.DeleteThread(ctx, thread)
 	}, func(_ struct{}, err error) {
 		if err != nil {
 			c.end("Deleting thread " + thread + " failed: " + explain(err).Error())
 			return
 		}
 		c.end("Deleted thread " + thread + ". The file keeps its size until Vacuum.")
-		if c.sel == thread {
-			c.sel, c.ts = "", nil
+		if c.m.storage.sel == thread {
+			c.m.selectStorageThread("")
 			c.threads.UnselectAll()
-			c.showThread()
 		}
 		c.load()
 		if c.onChanged != nil {
@@ -682,7 +690,7 @@ func (c *storageConsole) deleteThread(thread string) {
 // vacuum rewrites the store, showing its progress and the bytes
 // reclaimed.
 func (c *storageConsole) vacuum() {
-	v, ok := c.saver.(checkpoint.Vacuumer)
+	v, ok := c.m.store.(checkpoint.Vacuumer)
 	if !ok {
 		return
 	}
@@ -690,7 +698,7 @@ func (c *storageConsole) vacuum() {
 	ctx := c.begin("Vacuuming… readers keep reading; writers may wait.")
 	opts.Progress = func(p checkpoint.VacuumProgress) {
 		uiDo(func() {
-			if !c.busy {
+			if !c.m.storage.busy {
 				return
 			}
 			if p.Total > 0 {

@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"fyne.io/fyne/v2/test"
+
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/memory"
 	"github.com/weftstudio/weft/checkpoint/sqlite"
 	"github.com/weftstudio/weft/engine"
 )
@@ -63,13 +66,13 @@ func TestStorageConsole(t *testing.T) {
 	act(s.openStorage)
 	idle(t, s)
 	c := s.storage
-	if c == nil || c.sum == nil {
+	if c == nil || c.m.storage.sum == nil {
 		t.Fatalf("no summary (%q)", c.status.Text)
 	}
-	if c.cards[3].Text != "2" || c.cards[4].Text != "49" || c.sum.FileBytes <= 0 || c.cards[0].Text != byteSize64(c.sum.FileBytes) {
+	if c.cards[3].Text != "2" || c.cards[4].Text != "49" || c.m.storage.sum.FileBytes <= 0 || c.cards[0].Text != byteSize64(c.m.storage.sum.FileBytes) {
 		t.Errorf("cards: file %q, threads %q, checkpoints %q", c.cards[0].Text, c.cards[3].Text, c.cards[4].Text)
 	}
-	if lt := c.sum.LargestThreads; len(lt) != 2 || lt[0].ThreadID != "big" || lt[0].Checkpoints != 42 {
+	if lt := c.m.storage.sum.LargestThreads; len(lt) != 2 || lt[0].ThreadID != "big" || lt[0].Checkpoints != 42 {
 		t.Fatalf("largest threads %+v", lt)
 	}
 	if !strings.HasPrefix(c.mixText[0].Text, "channel values of snapshots: ") || len(c.growth.values) == 0 {
@@ -78,11 +81,11 @@ func TestStorageConsole(t *testing.T) {
 
 	act(func() { c.threads.Select(0) })
 	idle(t, s)
-	if c.ts == nil || c.ts.ThreadID != "big" || !strings.HasPrefix(c.detail.Text, "Thread big: 42 checkpoints") {
+	if c.m.storage.ts == nil || c.m.storage.ts.ThreadID != "big" || !strings.HasPrefix(c.detail.Text, "Thread big: 42 checkpoints") {
 		t.Fatalf("thread detail %q", c.detail.Text)
 	}
-	if len(c.chanRows) == 0 || c.chanRows[0].Channel != "text" || c.chanRows[0].ValueBytes < 40*1000 {
-		t.Errorf("channels %+v", c.chanRows)
+	if len(c.m.storage.channels()) == 0 || c.m.storage.channels()[0].Channel != "text" || c.m.storage.channels()[0].ValueBytes < 40*1000 {
+		t.Errorf("channels %+v", c.m.storage.channels())
 	}
 	if len(c.tGrowth.values) == 0 || !strings.HasPrefix(c.tGrowT.Text, "Bytes the thread's steps added, from step -1, 1 step a bar") || c.cpCount() != 42 {
 		t.Errorf("growth %v %q, %d checkpoints itemised", c.tGrowth.values, c.tGrowT.Text, c.cpCount())
@@ -97,22 +100,23 @@ func TestStorageConsole(t *testing.T) {
 		c.scope.SetSelected("selected thread")
 		c.askPrune()
 	})
-	if c.confirm == nil {
+	prune := overlayButton(c.win, "Prune")
+	if prune == nil {
 		t.Fatalf("no question before pruning (%q)", c.status.Text)
 	}
-	act(c.confirm.Confirm)
+	act(func() { test.Tap(prune) })
 	idle(t, s)
-	if !strings.HasPrefix(c.status.Text, "Pruned 37 checkpoints of 1 thread") || c.busy || c.progress.Visible() {
-		t.Fatalf("after prune: %q (busy %v)", c.status.Text, c.busy)
+	if !strings.HasPrefix(c.status.Text, "Pruned 37 checkpoints of 1 thread") || c.m.storage.busy || c.progress.Visible() {
+		t.Fatalf("after prune: %q (busy %v)", c.status.Text, c.m.storage.busy)
 	}
-	if c.sum.Checkpoints != 12 || c.ts == nil || c.ts.Checkpoints != 5 {
-		t.Errorf("after prune: %d checkpoints in the store, thread %+v", c.sum.Checkpoints, c.ts)
+	if c.m.storage.sum.Checkpoints != 12 || c.m.storage.ts == nil || c.m.storage.ts.Checkpoints != 5 {
+		t.Errorf("after prune: %d checkpoints in the store, thread %+v", c.m.storage.sum.Checkpoints, c.m.storage.ts)
 	}
 	// "big" now is the smaller thread: the list's selection followed it.
-	if lt := c.sum.LargestThreads; len(lt) != 2 || lt[1].ThreadID != "big" || c.sel != "big" {
-		t.Errorf("after prune: threads %+v, selected %q", lt, c.sel)
+	if lt := c.m.storage.sum.LargestThreads; len(lt) != 2 || lt[1].ThreadID != "big" || c.m.storage.sel != "big" {
+		t.Errorf("after prune: threads %+v, selected %q", lt, c.m.storage.sel)
 	}
-	free := c.sum.FreeBytes
+	free := c.m.storage.sum.FreeBytes
 
 	// A thread another process runs is skipped, and named.
 	lease, err := saver.AcquireLease(context.Background(), "small", "worker-7 pid 99 (weft worker)", time.Minute)
@@ -124,7 +128,7 @@ func TestStorageConsole(t *testing.T) {
 		c.scope.SetSelected("every thread")
 		c.askPrune()
 	})
-	act(c.confirm.Confirm)
+	act(func() { test.Tap(overlayButton(c.win, "Prune")) })
 	idle(t, s)
 	if !strings.HasPrefix(c.status.Text, "Pruned ") || !strings.Contains(c.status.Text, "Skipped 1 thread a run holds") || !strings.Contains(c.status.Text, "worker-7") {
 		t.Errorf("prune under a held lease: %q", c.status.Text)
@@ -143,20 +147,54 @@ func TestStorageConsole(t *testing.T) {
 
 	act(c.vacuum)
 	idle(t, s)
-	if !strings.HasPrefix(c.status.Text, "Vacuum reclaimed ") || c.sum.FreeBytes >= free && free > 0 || c.progress.Visible() {
-		t.Errorf("after vacuum: %q, free %d → %d", c.status.Text, free, c.sum.FreeBytes)
+	if !strings.HasPrefix(c.status.Text, "Vacuum reclaimed ") || c.m.storage.sum.FreeBytes >= free && free > 0 || c.progress.Visible() {
+		t.Errorf("after vacuum: %q, free %d → %d", c.status.Text, free, c.m.storage.sum.FreeBytes)
 	}
 
 	act(func() { c.threads.Select(0) })
 	idle(t, s)
-	sel := c.sel
+	sel := c.m.storage.sel
 	act(c.askDelete)
-	act(c.confirm.Confirm)
+	act(func() { test.Tap(overlayButton(c.win, "Delete")) })
 	idle(t, s)
-	if !strings.HasPrefix(c.status.Text, "Deleted thread "+sel) || c.sum.Threads != 1 || c.sel != "" || !c.deleteB.Disabled() {
-		t.Errorf("after delete: %q, %d threads, selected %q", c.status.Text, c.sum.Threads, c.sel)
+	if !strings.HasPrefix(c.status.Text, "Deleted thread "+sel) || c.m.storage.sum.Threads != 1 || c.m.storage.sel != "" || !c.deleteB.Disabled() {
+		t.Errorf("after delete: %q, %d threads, selected %q", c.status.Text, c.m.storage.sum.Threads, c.m.storage.sel)
 	}
 	if _, err := saver.Get(context.Background(), checkpoint.Ref{ThreadID: sel}); err == nil {
 		t.Error("the deleted thread is still in the store")
+	}
+}
+
+// The storage window shows the model's store: another store opened in the
+// studio is the one it reads, with nothing of the first left selected;
+// once closed, it no longer follows.
+func TestStorageConsoleFollowsTheStore(t *testing.T) {
+	s := newStudio(t, blobStore(t))
+	act(s.openStorage)
+	idle(t, s)
+	c := s.storage
+	act(func() { c.threads.Select(0) })
+	idle(t, s)
+	if c.m.storage.ts == nil || c.cards[3].Text != "2" {
+		t.Fatalf("first store: %d threads shown, selected %q", len(c.m.storage.sum.LargestThreads), c.m.storage.sel)
+	}
+	empty, err := sqlite.Open(filepath.Join(t.TempDir(), "empty.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { empty.Close() })
+	act(func() { s.m.setStore(empty, "empty.db") })
+	idle(t, s)
+	if c.cards[3].Text != "0" || c.m.storage.sel != "" || c.m.storage.ts != nil || c.win.Title() != "Storage · empty.db" || !strings.HasPrefix(c.title.Text, "Storage of empty.db") {
+		t.Errorf("after opening empty.db: %q threads, selected %q, title %q / %q", c.cards[3].Text, c.m.storage.sel, c.win.Title(), c.title.Text)
+	}
+	subs := len(s.m.subs)
+	act(c.win.Close)
+	if s.storage != nil {
+		t.Fatal("the closed window is still the studio's")
+	}
+	act(func() { s.m.setStore(memory.New(), "mem") })
+	if len(s.m.subs) != subs-1 || c.win.Title() != "Storage · empty.db" {
+		t.Errorf("the closed window still follows the model (title %q)", c.win.Title())
 	}
 }

@@ -71,41 +71,18 @@ type Studio struct {
 
 	layouter *render.Layouter
 
-	tb   *toolbar
-	th   *threadsPanel
-	gp   *graphPanel
-	insp *inspector
-	tl   *timelinePanel
-	ip   *interruptPanel
-	ev   *eventsPanel
-	errs *errorsPanel
-	sb   *statusBar
-	tabs *container.AppTabs
-	dbg  *debugUI // the debugger's panels and state
-
-	content fyne.CanvasObject
-	right   *container.Split // inspector over the bottom tabs
+	*frame          // the panels and how the window arranges them
+	dbg    *debugUI // the debugger's panels and state
 
 	marksLoading map[string]bool // checkpoint ids whose marks are being read
 	stopWatch    context.CancelFunc
 
-	forkDlg     *forkForm             // the open edit-and-fork dialog, for tests
-	historyDlg  *historyAsk           // the open "run from history?" question, for tests
-	lastExplain string                // the last store explanation shown, for tests
-	openDlg     *openDialog           // the last open-store dialog, for tests
-	deleteDlg   *dialog.ConfirmDialog // the last delete-thread confirmation, for tests
-	importDlg   *widget.Entry         // the rename field of the last import question, for tests
-	afterView   func()                // what to do once the next view is shown
+	afterView func() // what to do once the next view is shown
 
 	// The edit-run loop (restore.go, buildpanel.go).
-	splits        map[string]*container.Split // the panel dividers by preference key
-	older         []*engine.Topology          // graph shapes of earlier sessions (Restore)
-	holdHead      *scope                      // a scope whose head is not selected yet: Restore checks its checkpoint
-	restoreBottom string                      // the bottom tab to open once it exists
-	build         *buildPanel                 // the Build tab, once ShowBuild was called
-	buildTab      *container.TabItem
-	saveTestDlg   *saveTestForm   // the last Save as test dialog, for tests
-	storage       *storageConsole // the open storage window
+	older    []*engine.Topology // graph shapes of earlier sessions (Restore)
+	holdHead *scope             // a scope whose head is not selected yet: Restore checks its checkpoint
+	storage  *storageConsole    // the open storage window
 }
 
 // busyDelay is how long a run goes before the window shows it as busy: a
@@ -131,7 +108,7 @@ func New(a fyne.App, cfg Config) *Studio {
 		}
 	}
 	cfg.Graphs = graphs
-	s := &Studio{app: a, cfg: cfg, sess: &session{}, layouter: render.NewLayouter(), marksLoading: map[string]bool{}}
+	s := &Studio{app: a, cfg: cfg, sess: &session{}, layouter: render.NewLayouter(), frame: &frame{}, marksLoading: map[string]bool{}}
 	s.m = newModel(graphs, cfg.Store, cfg.StoreName)
 	a.Settings().SetTheme(newTheme(a.Settings().Theme()))
 	s.win = a.NewWindow("Weft Studio")
@@ -158,48 +135,13 @@ func New(a fyne.App, cfg Config) *Studio {
 	s.sb.tick = s.m.togglePulse
 	s.newDebugUI()
 
-	s.tabs = container.NewAppTabs(
-		container.NewTabItem("Interrupt", s.ip.obj),
-		container.NewTabItem("Events", s.ev.obj),
-		container.NewTabItem("Errors", s.errs.obj),
-		container.NewTabItem("Step", s.dbg.phase.obj),
-		container.NewTabItem("Watches", s.dbg.watch.obj),
-		container.NewTabItem("Breakpoints", s.dbg.brk.obj),
-	)
-	// The graph is drawn top to bottom, so it gets the full height of the
-	// middle; the inspector and the Interrupt/Events/Errors tabs share the
-	// right column, and the timeline runs along the bottom.
-	// Each half asks for at most a third of a 768 px screen: a tall panel
-	// (a wrapped text in the Build tab, a question) scrolls in its half
-	// instead of growing the window past the screen.
-	right := container.NewVSplit(s.insp.obj, capped(s.tabs, panelMaxH))
-	s.right = right
-	right.Offset = 0.62
-	s.tabs.OnSelected = func(*container.TabItem) {
-		unfocusHidden(s.win.Canvas(), s.tabs)
-	}
-	centre := container.NewHSplit(s.gp.obj, right)
-	centre.Offset = 0.56
-	main := container.NewHSplit(s.th.obj, centre)
-	main.Offset = 0.16
-	// Panel sizes the user chose are remembered between sessions.
 	prefs := a.Preferences()
-	s.splits = map[string]*container.Split{"split_threads": main, "split_graph": centre, "split_right": right}
-	for key, sp := range s.splits {
-		if v := prefs.FloatWithFallback(key, 0); v > 0.05 && v < 0.95 {
-			sp.Offset = v
-		}
-	}
-	body := container.NewBorder(nil, s.tl.obj, nil, nil, main)
-	s.content = container.NewBorder(s.tb.obj, s.sb.obj, nil, nil, body)
-	s.win.SetContent(s.content)
+	s.win.SetContent(s.arrange(s.win.Canvas(), prefs, s.dbg))
 	s.win.SetMainMenu(s.menus())
 	s.installShortcuts()
 	s.win.Resize(fyne.NewSize(1280, 800))
 	s.win.SetOnClosed(func() {
-		prefs.SetFloat("split_threads", main.Offset)
-		prefs.SetFloat("split_graph", centre.Offset)
-		prefs.SetFloat("split_right", right.Offset)
+		s.saveSplits(prefs)
 		if s.stopWatch != nil {
 			s.stopWatch()
 		}
@@ -714,13 +656,6 @@ func threadRowOf(sc *scope, v *view, count int) threadRow {
 		Count: count, Status: string(engine.StatusOf(v.Snap, nil)), Latest: v.Snap.Ref.CheckpointID}
 }
 
-// historyAsk is the question asked when Step or Run is pressed while an
-// older checkpoint is shown.
-type historyAsk struct {
-	dlg            dialog.Dialog
-	fromHere, head *widget.Button
-}
-
 // askHistory asks whether a Step or Run pressed on an older checkpoint
 // continues from it (a new branch) or goes to the thread's latest
 // checkpoint and acts there.
@@ -742,19 +677,19 @@ func (s *Studio) askHistory(kind runKind, req runRequest) {
 		"Continue from here: %s from %s as a new branch (the later checkpoints stay).\n"+
 		"Go to latest: show the latest checkpoint and %s from there.", step, verb, step, lower(verb)))
 	q.Wrapping = fyne.TextWrapWord
-	a := &historyAsk{}
+	var dlg dialog.Dialog
 	sel := sc.sel
-	a.fromHere = widget.NewButton("Continue from here", func() {
-		a.dlg.Hide()
+	fromHere := widget.NewButton("Continue from here", func() {
+		dlg.Hide()
 		if s.m.scope() != sc {
 			return
 		}
 		req.Checkpoint = sel
 		s.startRun(kind, req)
 	})
-	a.fromHere.Importance = widget.HighImportance
-	a.head = widget.NewButton("Go to latest", func() {
-		a.dlg.Hide()
+	fromHere.Importance = widget.HighImportance
+	head := widget.NewButton("Go to latest", func() {
+		dlg.Hide()
 		if s.m.scope() != sc {
 			return
 		}
@@ -770,17 +705,11 @@ func (s *Studio) askHistory(kind runKind, req runRequest) {
 			}
 		}
 	})
-	cancel := widget.NewButton("Cancel", func() { a.dlg.Hide() })
-	content := container.NewBorder(nil, container.NewHBox(layoutSpacer(), cancel, a.head, a.fromHere), nil, nil, q)
-	a.dlg = dialog.NewCustomWithoutButtons(verb+" from an older checkpoint?", content, s.win)
-	a.dlg.SetOnClosed(func() {
-		if s.historyDlg == a {
-			s.historyDlg = nil
-		}
-	})
-	a.dlg.Resize(fyne.NewSize(560, 240))
-	s.historyDlg = a
-	a.dlg.Show()
+	cancel := widget.NewButton("Cancel", func() { dlg.Hide() })
+	content := container.NewBorder(nil, container.NewHBox(layoutSpacer(), cancel, head, fromHere), nil, nil, q)
+	dlg = dialog.NewCustomWithoutButtons(verb+" from an older checkpoint?", content, s.win)
+	dlg.Resize(fyne.NewSize(560, 240))
+	dlg.Show()
 }
 
 func lower(s string) string {

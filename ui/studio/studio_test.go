@@ -90,7 +90,7 @@ func init() {
 func startThread(t *testing.T, s *Studio, id string) {
 	t.Helper()
 	act(s.newThreadDialog)
-	f := s.th.form
+	f, _ := inOverlays[*newThreadForm](s.win)
 	if f == nil {
 		t.Fatal("no new-thread dialog")
 	}
@@ -165,10 +165,11 @@ func TestNewcomerFlow(t *testing.T) {
 	// the latest checkpoint to the review interrupt.
 	act(func() { test.Tap(s.tb.run) })
 	idle(t, s)
-	if s.historyDlg == nil {
+	head := overlayButton(s.win, "Go to latest")
+	if head == nil {
 		t.Fatal("Run on an older checkpoint did not ask")
 	}
-	act(func() { test.Tap(s.historyDlg.head) })
+	act(func() { test.Tap(head) })
 	idle(t, s)
 	// Revise, then Approve.
 	if len(s.ip.items) != 1 || len(s.ip.items[0].choices) != 2 || s.ip.items[0].choices[1].Text != "Revise" {
@@ -216,7 +217,7 @@ func TestNewcomerFlow(t *testing.T) {
 		t.Fatal("checkpoint 4 has no outline")
 	}
 	act(func() { s.insp.selCh = "outline"; test.Tap(s.insp.forkB) })
-	f := s.forkDlg
+	f, _ := inOverlays[*forkForm](s.win)
 	if f == nil || f.ch.Selected != "outline" || f.asNode.Selected != "structure" {
 		t.Fatalf("fork dialog %+v", f)
 	}
@@ -267,12 +268,12 @@ func TestGoldenPanels(t *testing.T) {
 		s.m.changed(chRun)
 	})
 	for name, obj := range map[string]fyne.CanvasObject{
-		"toolbar.xml":   s.tb.obj,
-		"threads.xml":   s.th.obj,
-		"inspector.xml": s.insp.obj,
-		"timeline.xml":  s.tl.obj,
-		"interrupt.xml": s.ip.obj,
-		"statusbar.xml": s.sb.obj,
+		"toolbar.xml":   s.tb.composed(),
+		"threads.xml":   s.th.composed(),
+		"inspector.xml": s.insp.composed(),
+		"timeline.xml":  s.tl.composed(),
+		"interrupt.xml": s.ip.composed(),
+		"statusbar.xml": s.sb.composed(),
 	} {
 		test.AssertObjectRendersToMarkup(t, name, obj)
 	}
@@ -360,7 +361,7 @@ func TestForkAndRun(t *testing.T) {
 	act(func() { s.tl.selectAt(1) })
 	idle(t, s)
 	act(func() { s.insp.selCh = "topic"; test.Tap(s.insp.forkB) })
-	f := s.forkDlg
+	f, _ := inOverlays[*forkForm](s.win)
 	act(func() { f.editor.SetText("kelp forests") })
 	act(func() { test.Tap(f.forkRunB) })
 	idle(t, s)
@@ -391,7 +392,7 @@ func TestNoGraphsAndRecentInputs(t *testing.T) {
 		t.Errorf("recent inputs %q", recent)
 	}
 	act(s.newThreadDialog)
-	if f := s.th.form; f == nil || len(f.recent.Options) == 0 || f.recent.Disabled() {
+	if f, _ := inOverlays[*newThreadForm](s.win); f == nil || len(f.recent.Options) == 0 || f.recent.Disabled() {
 		t.Error("the new-thread dialog should offer the recent input")
 	}
 }

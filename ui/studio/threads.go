@@ -25,14 +25,13 @@ import (
 // the model's thread list, a page at a time (a last row asks for more),
 // and sets the model's thread and thread query.
 type threadsPanel struct {
-	m      *model
-	obj    fyne.CanvasObject
+	m *model
+	composite
 	search *keyEntry
 	list   *keyList
 	empty  fyne.CanvasObject
 	shown  []threadRow // rows matching the search
 	quiet  bool
-	form   *newThreadForm // the open new-thread dialog, nil when closed
 	// typed asks the store for what the search field says once typing
 	// pauses; the rows already listed are filtered at once.
 	typed *time.Timer
@@ -102,7 +101,7 @@ func newThreadsPanel(m *model, a *actions) *threadsPanel {
 	start.Importance = widget.HighImportance
 	p.empty = container.NewVBox(placeholder("No threads yet for this graph."), container.NewCenter(start))
 	header := widget.NewLabelWithStyle("Threads", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	p.obj = container.NewBorder(container.NewVBox(header, p.search), nil, nil, nil, container.NewStack(p.list, p.empty))
+	p.compose(p, container.NewBorder(container.NewVBox(header, p.search), nil, nil, nil, container.NewStack(p.list, p.empty)))
 	p.list.Hide()
 	m.subscribe(chThreads|chThread, func(part) { p.filter() })
 	return p
@@ -187,6 +186,7 @@ var ago = func(t time.Time) string {
 // newThreadForm is the new-thread dialog: a field per channel generated from
 // the state schema, a raw JSON tab and recent inputs.
 type newThreadForm struct {
+	composite
 	s       *Studio
 	dlg     dialog.Dialog
 	id      *widget.Entry
@@ -278,10 +278,8 @@ func (s *Studio) newThreadDialog() {
 	desc.Wrapping = fyne.TextWrapWord
 	buttons := container.NewHBox(f.recent, layoutSpacer(), cancel, f.startB)
 	content := container.NewBorder(desc, container.NewVBox(f.errLbl, buttons), nil, nil, f.tabs)
-	f.dlg = dialog.NewCustomWithoutButtons("New thread · "+name, content, s.win)
-	f.dlg.SetOnClosed(func() { s.th.form = nil })
+	f.dlg = dialog.NewCustomWithoutButtons("New thread · "+name, f.compose(f, content), s.win)
 	f.dlg.Resize(fyne.NewSize(560, 440))
-	s.th.form = f
 	f.dlg.Show()
 	// Enter starts the thread with the example input.
 	s.win.Canvas().Focus(f.id)

@@ -30,8 +30,8 @@ const (
 // 10,000 checkpoints open and scroll like ten. A tap selects a checkpoint
 // in the model.
 type timelinePanel struct {
-	m      *model
-	obj    fyne.CanvasObject
+	m *model
+	composite
 	strip  *timelineStrip
 	scroll *container.Scroll
 	info   *widget.Label
@@ -46,7 +46,6 @@ type timelinePanel struct {
 	// modifiers returns the keyboard modifiers held; nil asks the
 	// desktop driver.
 	modifiers func() fyne.KeyModifier
-	menu      *fyne.Menu // the last context menu, for tests
 }
 
 func newTimelinePanel(m *model) *timelinePanel {
@@ -61,8 +60,8 @@ func newTimelinePanel(m *model) *timelinePanel {
 	height := canvas.NewRectangle(color.Transparent)
 	height.SetMinSize(fyne.NewSize(0, laneH+laneH/2+2*tlPad))
 	p.height = height
-	p.obj = container.NewBorder(container.NewHBox(title, p.info), nil, nil, nil,
-		container.NewStack(height, p.scroll))
+	p.compose(p, container.NewBorder(container.NewHBox(title, p.info), nil, nil, nil,
+		container.NewStack(height, p.scroll)))
 	m.subscribe(chGraph, func(part) {
 		p.fp = ""
 		if g := m.graph().Graph; g != nil {
@@ -110,7 +109,7 @@ func (p *timelinePanel) fitHeight() {
 	h = min(h+watchRowsH(m), maxTimelineH)
 	if p.height.MinSize().Height != h {
 		p.height.SetMinSize(fyne.NewSize(0, h))
-		p.obj.Refresh()
+		p.Refresh()
 	}
 }
 
@@ -229,9 +228,8 @@ func (t *timelineStrip) TappedSecondary(ev *fyne.PointEvent) {
 	with := fyne.NewMenuItem("Compare with the selected checkpoint", func() { p.onCompare(sel, id) })
 	with.Disabled = sel == "" || sel == id
 	branches := fyne.NewMenuItem("Compare branches…", func() { p.onCompare(id, "") })
-	p.menu = fyne.NewMenu("", with, branches)
 	if c := fyne.CurrentApp().Driver().CanvasForObject(t); c != nil {
-		widget.ShowPopUpMenuAtPosition(p.menu, c, ev.AbsolutePosition)
+		widget.ShowPopUpMenuAtPosition(fyne.NewMenu("", with, branches), c, ev.AbsolutePosition)
 	}
 }
 

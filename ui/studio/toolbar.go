@@ -30,8 +30,8 @@ func call(f func()) {
 // and "break on every node". It follows the model's graph, run status and
 // breakpoints.
 type toolbar struct {
-	m        *model
-	obj      fyne.CanvasObject
+	m *model
+	composite
 	graphSel *keySelect
 	newBtn   *keyButton
 	run      *keyButton
@@ -72,10 +72,10 @@ func newToolbar(m *model, a *actions) *toolbar {
 		}
 	})
 	graphBox := container.NewGridWrap(fyne.NewSize(220, t.graphSel.MinSize().Height), t.graphSel)
-	t.obj = container.NewVBox(container.NewHBox(
+	t.compose(t, container.NewVBox(container.NewHBox(
 		graphBox, t.newBtn, widget.NewSeparator(),
 		t.run, t.step, t.stepInto, t.pause, t.cancel, widget.NewSeparator(), t.breakAll,
-	), widget.NewSeparator())
+	), widget.NewSeparator()))
 	t.setBusy(false, false)
 	m.subscribe(chGraph|chRun|chBreakpoints|chPhase, func(c part) {
 		t.quiet = true

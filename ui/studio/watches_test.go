@@ -180,12 +180,12 @@ func TestDataBreakpoint(t *testing.T) {
 func TestConditionalBreakpointFromMenu(t *testing.T) {
 	s := newStudio(t, memory.New())
 	act(func() { s.nodeMenu("write", false, fyne.NewPos(300, 300)) })
-	m := s.dbg.menu
-	if m == nil || len(m.Items) != 5 || m.Items[0].Label != "Break before write" || m.Items[3].Label != "Break before write if…" {
+	m := overlayMenu(s.win)
+	if len(m) != 5 || m[0].Label != "Break before write" || m[3].Label != "Break before write if…" {
 		t.Fatalf("menu %+v", m)
 	}
-	act(func() { m.Items[3].Action() })
-	f := s.dbg.condDlg
+	act(func() { m[3].Action() })
+	f, _ := inOverlays[*condForm](s.win)
 	if f == nil || !f.okB.Disabled() {
 		t.Fatal("no condition dialog, or Set enabled with no condition")
 	}
@@ -202,7 +202,7 @@ func TestConditionalBreakpointFromMenu(t *testing.T) {
 		t.Error("no dot before write")
 	}
 	act(func() { s.nodeMenu("write", false, fyne.NewPos(300, 300)) })
-	if got := s.dbg.menu.Items[3]; got.Label != "Break before write if revisions >= 1…" || !got.Checked {
+	if got := overlayMenu(s.win)[3]; got.Label != "Break before write if revisions >= 1…" || !got.Checked {
 		t.Errorf("menu item %q checked %v", got.Label, got.Checked)
 	}
 	startThread(t, s, "c-1")
@@ -222,7 +222,10 @@ func TestConditionalBreakpointFromMenu(t *testing.T) {
 	}
 	// Remove the condition: the dot goes.
 	act(func() { s.condDialog("write", false) })
-	act(func() { test.Tap(s.dbg.condDlg.removeB) })
+	act(func() {
+		f, _ := inOverlays[*condForm](s.win)
+		test.Tap(f.removeB)
+	})
 	if s.gp.view.Highlight().BreakBefore["write"] || len(s.m.dbg.Breaks) != 0 {
 		t.Error("the conditional breakpoint stayed")
 	}

@@ -20,9 +20,9 @@ import (
 // watches are evaluated at every checkpoint of the thread in the
 // background, with the progress shown; the timeline draws them as rows.
 type watchPanel struct {
-	m       *model
-	keys    keyFunc
-	obj     fyne.CanvasObject
+	m    *model
+	keys keyFunc
+	composite
 	entry   *keyEntry
 	addB    *keyButton
 	check   *widget.Label
@@ -56,7 +56,7 @@ func newWatchPanel(m *model, a *actions) *watchPanel {
 	p.status.Truncation = fyne.TextTruncateEllipsis
 	top := container.NewVBox(container.NewBorder(nil, nil, nil, p.addB, p.entry), p.check)
 	bottom := container.NewBorder(nil, nil, nil, container.NewGridWrap(fyne.NewSize(120, p.status.MinSize().Height), p.prog), p.status)
-	p.obj = container.NewBorder(top, bottom, nil, nil, container.NewStack(p.empty, p.list))
+	p.compose(p, container.NewBorder(top, bottom, nil, nil, container.NewStack(p.empty, p.list)))
 	m.subscribe(chGraph|chThread|chDebug|chWatch|chView|chSelection|chTimeline, func(c part) {
 		if c&(chGraph|chDebug) != 0 {
 			p.checkEntry()

@@ -24,6 +24,7 @@ import (
 
 // whatIfForm is the what-if dialog.
 type whatIfForm struct {
+	composite
 	dlg    dialog.Dialog
 	from   string // the checkpoint the step ran from
 	writes *writesEditor
@@ -35,7 +36,7 @@ type whatIfForm struct {
 	base   *engine.Snapshot // the step as it ran, recomputed without edits
 	result *engine.Snapshot // with the edits
 	seq    int              // recomputations asked for; older answers are dropped
-	// changed lists the channels the edits change, for tests.
+	// changed lists the channels the edits change, for the status line.
 	changed []string
 }
 
@@ -78,9 +79,8 @@ func (s *Studio) whatIfDialog() {
 	split.Offset = 0.5
 	bottom := container.NewBorder(nil, nil, nil, container.NewHBox(cancel, f.keepB), f.status)
 	content := container.NewBorder(head, bottom, nil, nil, split)
-	f.dlg = dialog.NewCustomWithoutButtons("What if…", content, s.win)
+	f.dlg = dialog.NewCustomWithoutButtons("What if…", f.compose(f, content), s.win)
 	f.dlg.Resize(fyne.NewSize(1000, 620))
-	s.dbg.whatIf = f
 	f.dlg.Show()
 	s.recompute(sc, f)
 }

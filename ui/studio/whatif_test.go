@@ -28,7 +28,7 @@ func TestWhatIf(t *testing.T) {
 	count := sc.tl.count()
 	act(func() { test.Tap(s.insp.whatIfB) })
 	idle(t, s)
-	f := s.dbg.whatIf
+	f, _ := inOverlays[*whatIfForm](s.win)
 	if f == nil || f.base == nil || f.result == nil {
 		t.Fatalf("what-if not computed: %+v", f)
 	}
@@ -42,7 +42,7 @@ func TestWhatIf(t *testing.T) {
 	act(func() { f.writes.checks[0][draft].SetChecked(false) })
 	idle(t, s)
 	act(func() { test.Tap(f.writes.replaceB[0][revs]) })
-	v := s.dbg.valueDlg
+	v, _ := inOverlays[*valueForm](s.win)
 	act(func() {
 		v.entry.SetText("5")
 		test.Tap(v.okB)
@@ -91,7 +91,7 @@ func TestWhatIfOfAStepNotRun(t *testing.T) {
 	idle(t, s)
 	act(s.whatIfDialog)
 	idle(t, s)
-	f := s.dbg.whatIf
+	f, _ := inOverlays[*whatIfForm](s.win)
 	if f.result != nil || !f.keepB.Disabled() || !strings.Contains(f.status.Text, "only a step whose tasks all finished can be edited") {
 		t.Errorf("status %q", f.status.Text)
 	}

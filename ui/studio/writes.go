@@ -23,7 +23,6 @@ type debugActions struct {
 	// is the value written) and calls done with it.
 	replace func(channel string, cur any, done func(v any))
 	whatIf  func()
-	compare func(a, b string)
 }
 
 // writesEditor lists a step's writes task by task, each with a check
@@ -37,7 +36,7 @@ type writesEditor struct {
 	tasks    []engine.TaskState
 	edits    []engine.StepEdit
 	readOnly bool
-	// checks are the write checks, by task index then write index, for tests.
+	// checks are the write checks, by task index then write index.
 	checks   [][]*keyCheck
 	replaceB [][]*keyButton
 	taskC    []*keyCheck
@@ -224,8 +223,9 @@ func channelSummary(tasks []engine.TaskState, edits []engine.StepEdit, chans []e
 	return out
 }
 
-// valueForm is the dialog that edits one value, for tests.
+// valueForm is the dialog that edits one value.
 type valueForm struct {
+	composite
 	dlg    dialog.Dialog
 	entry  *keyEntry
 	errLbl *widget.Label
@@ -282,9 +282,8 @@ func (s *Studio) valueDialog(title, channel string, cur any, decode func([]byte)
 	f.entry.OnChanged = check
 	check(f.entry.Text)
 	content := container.NewBorder(hint, container.NewVBox(f.errLbl, container.NewHBox(layoutSpacer(), cancel, f.okB)), nil, nil, f.entry)
-	f.dlg = dialog.NewCustomWithoutButtons(title, content, s.win)
+	f.dlg = dialog.NewCustomWithoutButtons(title, f.compose(f, content), s.win)
 	f.dlg.Resize(fyne.NewSize(560, 360))
-	s.dbg.valueDlg = f
 	f.dlg.Show()
 	s.win.Canvas().Focus(f.entry)
 }
