@@ -100,7 +100,7 @@ func (m *Mapper) Handle(ev engine.Event) {
 	case engine.ModeCustom:
 		m.custom(ev.Custom)
 	case engine.ModeValues:
-		if ev.NS == "" && ev.Interrupts == nil { // an interrupt's values event carries no state
+		if ev.NS == "" && ev.Interrupts == nil { // a stop, not a new state
 			m.State(ev.Values, false)
 		}
 	}

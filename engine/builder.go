@@ -28,11 +28,14 @@ type RetryPolicy struct {
 	BackoffFactor   float64       // multiplier per attempt; 0 means 2
 	MaxInterval     time.Duration // cap on the wait; 0 means no cap
 	Jitter          bool          // add up to one InitialInterval of random wait
-	// RetryOn decides whether an error is worth another attempt; nil retries
-	// every error except panics, cancellation, interrupts and errors wrapped
-	// with Permanent, which routing errors are (a route to an unknown node,
-	// a path key missing from the path map, a write to a channel that is not
-	// there or does not fit).
+	// RetryOn decides whether an error is worth another attempt. nil is the
+	// reference's default retry-on: never panics, cancellation, interrupts
+	// and errors wrapped with Permanent, which routing errors are (a route
+	// to an unknown node, a path key missing from the path map, a write to
+	// a channel that is not there or does not fit); with LangGraphJS every
+	// other error; with LangGraphPython (the default) every other error but
+	// those whose ErrorClass Python's default_retry_on does not retry
+	// (ClassInvalid, ClassProgram, ClassOS, ClassClientStatus).
 	RetryOn func(error) bool
 }
 
@@ -301,6 +304,7 @@ type compileConfig struct {
 	interruptBefore []string
 	interruptAfter  []string
 	retry           *RetryPolicy
+	reference       Reference
 }
 
 // WithSaver stores every super-step's checkpoint in s; runs then belong to

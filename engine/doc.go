@@ -13,24 +13,60 @@
 // a thread's timeline that can be inspected, resumed, replayed and forked,
 // and nodes can stop for a human with Interrupt.
 //
-// # Where Weft follows Python LangGraph instead of LangGraph.js
+// # Where the LangGraphs disagree: WithReference
 //
-// Weft's behaviour is pinned by a differential suite against LangGraph.js
-// (testdata/oracle); where the two LangGraphs differ, Weft does what Python
-// does, each named in testdata/oracle/allow.json with the Python source:
+// Weft's behaviour is pinned by a differential suite against both
+// LangGraphs (testdata/oracle: LangGraph.js 1.7.3 and Python LangGraph
+// 1.1.3). Where the two differ, a graph follows the Reference it was
+// compiled with: LangGraphPython by default, LangGraphJS with
+// WithReference(LangGraphJS). A subgraph follows its root graph's.
 //
-//   - Breakpoint results: a run stopped at a static breakpoint returns its
-//     state without an "__interrupt__" key (Pregel.invoke collects
-//     interrupts from updates, and a breakpoint's holds none).
-//   - Ambiguous resume: a plain Command{Resume} while several interrupts are
-//     pending is an error asking for ResumeByID (PregelLoop._first);
-//     LangGraph.js gives every interrupt the same answer.
-//   - Finished siblings: a task that finishes while a sibling fails keeps
-//     all its writes, edges included, so a join after it still fires
-//     (PregelRunner.commit); LangGraph.js aborts it and drops its edges.
-//   - Command input: a Command given as input always resumes the thread
-//     (PregelLoop._first); LangGraph.js writes an input checkpoint first
-//     when it carries no resume value.
+//   - B1 Breakpoint results: a run stopped at a static breakpoint returns
+//     its state. Python: Result.Interrupts is nil and no values event
+//     reports the stop. LangGraph.js: Result.Interrupts is empty but set
+//     ("__interrupt__": []), and the run's last values event carries an
+//     empty Interrupts.
+//   - B2 Values at an interrupt: each task that stops at Interrupt is
+//     reported by a values event with its interrupts when it stops. Python:
+//     the event also carries the state as the step found it (Event.Values)
+//     and Result.Values always holds the state. LangGraph.js: the event
+//     carries only the interrupts, and Result.Values is the state only if
+//     the run reported it otherwise.
+//   - B3 Ambiguous resume: a plain Command{Resume} while several interrupts
+//     are pending. Python: an error asking for ResumeByID, before anything
+//     runs. LangGraph.js: every pending interrupt gets that answer.
+//   - B4 Finished siblings: a task that finishes while a sibling fails.
+//     Python: it keeps all its writes, edges and joins included, so what
+//     follows it runs on a resume. LangGraph.js: it keeps only its state
+//     writes and stores ErrAborted, so a join after it does not fire; its
+//     writes are stored when the step ends.
+//   - B5 Command input: a Command without an answer given to a thread
+//     paused at a static breakpoint. Python: it resumes the thread, its
+//     writes added to the pending step. LangGraph.js: its writes make an
+//     input checkpoint first, from which the run goes on.
+//   - B6 Replay: a run with nil input from an explicit checkpoint
+//     (WithCheckpoint). Python: the checkpoint is continued as it is, its
+//     next checkpoint a child of it. LangGraph.js: a fork copy of a loop or
+//     input checkpoint is written first and the run goes on from the copy;
+//     an update or fork checkpoint is continued as it is. Off the thread's
+//     head Weft writes the fork copy under both references (see Writes off
+//     the head below).
+//   - B7 Update writes: UpdateState as a node. Python: the update's writes
+//     are also stored as the writes of that node's due task on the
+//     checkpoint updated, whose snapshot then shows them as its result
+//     (when it is the thread's newest: see Writes off the head).
+//     LangGraph.js: they are only applied in the new checkpoint.
+//   - B8 Default retry-on: a retry policy without RetryOn. Python: errors
+//     that declare (ClassifiedError) a class Python's default_retry_on does
+//     not retry — ClassInvalid, ClassProgram, ClassOS, ClassClientStatus,
+//     as a ValueError, a RuntimeError or an OSError — fail at once; others,
+//     ClassConnection and errors that say nothing included, are retried.
+//     LangGraph.js: every error is retried. In both, panics, cancellation,
+//     interrupts and Permanent errors are not.
+//
+// Go errors have no classes: an error declares its ErrorClass with a method
+// ErrorClass() ErrorClass; ClassOf also classifies the standard library's
+// connection, file and number-parsing errors.
 //
 // # Deliberate differences from LangGraph
 //
@@ -43,6 +79,16 @@
 //   - Versions: channel versions are int64: the high half counts steps, the
 //     low half is random, as LangGraph's savers add a random fraction, so
 //     forks never store two values under one (channel, version).
+//   - Writes off the head: under both references, no task writes go to a
+//     checkpoint that is no longer the thread's newest, where Weft's stores
+//     shared between processes refuse them as a late writer's
+//     (checkpoint.ErrConflict). So a replay of such a checkpoint writes a
+//     fork copy of it first, where Python continues the old checkpoint
+//     (without the replayed step's writes neither a resume nor a replay
+//     check could tell what the step did; Python's own result shows it: a
+//     replayed node that interrupts leaves nothing to resume), and an
+//     update of such a checkpoint does not store its writes as the due
+//     task's (B7).
 //   - Subgraph write-back: a subgraph writes back to its parent only the
 //     shared channels its own nodes wrote (LangGraph writes every output
 //     key), so parallel subgraph runs do not clash on keys they only read
@@ -54,14 +100,11 @@
 //   - Metadata: every checkpoint's metadata records the graph that wrote it
 //     (Extra keys MetaGraph and MetaFingerprint, the fingerprint of its
 //     shape) and the nodes that ran (Tasks).
-//   - Retries: the default retry policy retries every error except panics,
-//     context cancellation, interrupts and errors marked Permanent: Go has
-//     no exception classes to sort by. Routing errors (a route to an
-//     unknown node, a path key missing from the path map, a write to a
-//     channel that is not there or does not fit) are Permanent, as
-//     LangGraph does not retry the ValueError and KeyError it raises for
-//     the ones it has; an InvalidUpdateError (a Send to END) is retried, as
-//     in LangGraph.
+//   - Retries: routing errors (a route to an unknown node, a path key
+//     missing from the path map, a write to a channel that is not there or
+//     does not fit) are Permanent under both references, as LangGraph does
+//     not retry the ValueError and KeyError it raises for the ones it has;
+//     an InvalidUpdateError (a Send to END) is retried, as in LangGraph.
 //
 // A task that fails stores its error with the writes its node made before
 // the error (its state update, say, when a conditional edge then fails), as

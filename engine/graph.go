@@ -31,6 +31,7 @@ type Graph struct {
 	before      []string
 	after       []string
 	topo        Topology
+	reference   Reference // WithReference
 	// scratch pools putScratch between runs; shared by WithSaver copies,
 	// which have the same channels and nodes.
 	scratch *sync.Pool

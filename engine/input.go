@@ -61,12 +61,21 @@ func (rt *runtime) first(input Input) error {
 			}
 		}
 	}
-	if len(toStore) > 0 && rt.saver != nil {
+	// LangGraph.js takes a Command without an answer as new input (B5):
+	// its writes make an input checkpoint, and what was due stays due.
+	asInput := isCmd && cmd.Resume == nil && cmd.ResumeByID == nil && rt.js()
+	if len(toStore) > 0 && rt.saver != nil && !asInput {
 		if err := rt.saver.PutWrites(rt.ctx, rt.cpRef, toStore, checkpoint.NullTaskID, ""); err != nil {
 			return fmt.Errorf("saving the command: %w", err)
 		}
 	}
 	rt.armed = rt.hasNull || rt.resumeMap != nil
+	if asInput {
+		if err := rt.applyNull(stored); err != nil {
+			return err
+		}
+		return rt.commandInput(nullWrites)
+	}
 	if err := rt.applyNull(append(stored, nullWrites...)); err != nil {
 		return err
 	}
@@ -77,22 +86,7 @@ func (rt *runtime) first(input Input) error {
 		rt.seen["__interrupt__"] = slices.Clone(rt.ver)
 		rt.emitValues()
 		if rt.replay {
-			fork := rt.cpSource != checkpoint.SourceUpdate && rt.cpSource != checkpoint.SourceFork
-			if !fork {
-				// LangGraph continues an update or fork checkpoint as it
-				// is. When it is no longer the thread's newest, the run
-				// still starts a branch: a fork copy first makes that
-				// explicit, as a store that refuses loop checkpoints off
-				// the thread's head requires (checkpoint.ErrConflict).
-				latest, err := rt.saver.Get(rt.ctx, checkpoint.Ref{ThreadID: rt.cfg.thread, NS: rt.ns})
-				if err != nil {
-					return fmt.Errorf("thread %q: %w", rt.cfg.thread, err)
-				}
-				fork = latest.Ref.CheckpointID != rt.cpID || rt.cfg.newBranch
-			}
-			if fork {
-				return rt.put(checkpoint.SourceFork, nil)
-			}
+			return rt.startReplay()
 		}
 		return nil
 	case input == nil:
@@ -167,8 +161,18 @@ func (rt *runtime) commandWrites(cmd Command) ([]cwrite, []checkpoint.Write, err
 		rt.resumeMap = cmd.ResumeByID
 		answer = resumeMap(cmd.ResumeByID)
 	case cmd.Resume != nil:
-		if n := len(rt.pendingInterruptIDs()); n > 1 {
-			return nil, nil, fmt.Errorf("there are %d pending interrupts: answer each by id with Command.ResumeByID", n)
+		if ids := rt.pendingInterruptIDs(); len(ids) > 1 {
+			if !rt.js() {
+				return nil, nil, fmt.Errorf("there are %d pending interrupts: answer each by id with Command.ResumeByID", len(ids))
+			}
+			// LangGraph.js gives the one answer to every pending interrupt (B3).
+			m := make(map[string]any, len(ids))
+			for _, id := range ids {
+				m[id] = cmd.Resume
+			}
+			rt.resumeMap = m
+			answer = resumeMap(m)
+			break
 		}
 		rt.nullResume, rt.hasNull = cmd.Resume, true
 		answer = cmd.Resume
@@ -234,4 +238,48 @@ func (s *chanSpec) checkWrite(v any) error {
 		v = ow.Value
 	}
 	return s.codec.check(v)
+}
+
+// commandInput is the start of a run whose input is a Command without an
+// answer, following LangGraphJS (B5): the Command's writes are applied as
+// the writes of an input step, stored as an input checkpoint (no values
+// event, as for any input), and the run goes on from there past the
+// breakpoint it stopped at.
+func (rt *runtime) commandInput(ws []cwrite) error {
+	rt.seen["__input__"] = rt.seenFor("__input__")
+	if _, err := rt.apply([]*task{{name: "__input__", writes: ws}}); err != nil {
+		return err
+	}
+	rt.updated = nil // the tasks that were due before stay candidates
+	rt.seen["__interrupt__"] = slices.Clone(rt.ver)
+	return rt.put(checkpoint.SourceInput, nil)
+}
+
+// startReplay begins a run from an explicit checkpoint (time travel, B6).
+// Following LangGraphJS, the run first writes a fork copy of a loop or
+// input checkpoint and goes on from the copy; following Python, it
+// continues any checkpoint as it is, its next checkpoint a child of the
+// old one. Both LangGraphs continue an update or fork checkpoint as it is.
+//
+// Off the thread's head, Weft writes the fork copy first under both
+// references (a deliberate difference from Python, see the package
+// documentation's Writes off the head): the replayed step's task writes
+// belong to a checkpoint whose step was finished before, which the stores
+// shared between processes refuse as a late writer's
+// (checkpoint.ErrConflict), and without them neither a resume nor a replay
+// check could tell what that step did. WithNewBranch asks for the copy
+// whatever the checkpoint is.
+func (rt *runtime) startReplay() error {
+	loop := rt.cpSource != checkpoint.SourceUpdate && rt.cpSource != checkpoint.SourceFork
+	if rt.cfg.newBranch || (loop && rt.js()) {
+		return rt.put(checkpoint.SourceFork, nil)
+	}
+	latest, err := rt.saver.Get(rt.ctx, checkpoint.Ref{ThreadID: rt.cfg.thread, NS: rt.ns})
+	if err != nil {
+		return fmt.Errorf("thread %q: %w", rt.cfg.thread, err)
+	}
+	if latest.Ref.CheckpointID != rt.cpID {
+		return rt.put(checkpoint.SourceFork, nil)
+	}
+	return nil
 }

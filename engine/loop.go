@@ -92,7 +92,7 @@ func (rt *runtime) tick(lp *loopState) ([]*task, *Result, error) {
 	}
 	if rt.shouldInterrupt(before, tasks) {
 		rt.emitBreakpoint()
-		return nil, rt.result(tasks, nil, StopBefore, lp.ran, false), nil
+		return nil, rt.result(tasks, rt.breakpointInterrupts(), StopBefore, lp.ran, false), nil
 	}
 	if rt.cfg.stopCheck != nil && lp.ran == 0 && rt.cfg.stopCheck() {
 		return nil, rt.result(tasks, nil, StopStep, lp.ran, false), nil
@@ -108,13 +108,15 @@ func (rt *runtime) tick(lp *loopState) ([]*task, *Result, error) {
 	return tasks, nil, nil
 }
 
-// stopAtInterrupts ends a run whose step stopped at interrupts: the answers
-// it used are marked, the interrupts reported, and a subgraph's stop handed
-// to its parent.
+// stopAtInterrupts ends a run whose step stopped at interrupts (ints;
+// none when a subgraph stopped at a breakpoint): the answers it used are
+// marked, and a subgraph's stop handed to its parent (each interrupted
+// task was reported as it stopped, emitInterruptValues). The step's
+// finished tasks keep their writes as pending writes of the checkpoint; as
+// in LangGraph, the last values event and the result show them applied, on
+// copies: the checkpoint stays as it is. Following Python the result
+// always holds the state, as its interrupt's values chunk did (B2).
 func (rt *runtime) stopAtInterrupts(tasks []*task, ints []PendingInterrupt, ran int) (*Result, error) {
-	if ints == nil {
-		ints = []PendingInterrupt{} // a subgraph's breakpoint: a stop with no question
-	}
 	if rt.bg != nil {
 		if err := rt.bg.flush(); err != nil {
 			return nil, fmt.Errorf("saving checkpoints: %w", err)
@@ -123,19 +125,22 @@ func (rt *runtime) stopAtInterrupts(tasks []*task, ints []PendingInterrupt, ran 
 	if err := rt.markAnswerUsed(); err != nil {
 		return nil, fmt.Errorf("saving checkpoints: %w", err)
 	}
-	rt.em.emit(Event{Mode: ModeValues, Step: rt.step, Interrupts: ints})
 	if rt.cfg.parentRT != nil {
 		return nil, &InterruptError{Interrupts: ints}
 	}
-	r := rt.result(tasks, ints, StopNone, ran, false)
-	// The step's finished tasks keep their writes as pending writes
-	// of the checkpoint; as in LangGraph, the result shows them
-	// applied. On copies: the checkpoint stays as it is.
 	vals, changed, err := rt.valuesWith(tasks)
 	if err != nil {
 		return nil, err
 	}
-	if changed {
+	if changed && rt.em.on(ModeValues) {
+		rt.em.emit(Event{Mode: ModeValues, Step: rt.step, Values: vals})
+	}
+	if len(ints) == 0 {
+		ints = rt.breakpointInterrupts()
+		rt.emitBreakpointValues()
+	}
+	r := rt.result(tasks, ints, StopNone, ran, false)
+	if changed || (len(ints) > 0 && !rt.js()) {
 		r.Values = vals
 	}
 	return r, nil
@@ -211,7 +216,7 @@ func (rt *runtime) afterTick(lp *loopState, tasks []*task) (*Result, error) {
 		return nil, err
 	}
 	rt.emitBreakpoint()
-	r := rt.result(next, nil, StopAfter, lp.ran, len(next) == 0)
+	r := rt.result(next, rt.breakpointInterrupts(), StopAfter, lp.ran, len(next) == 0)
 	r.After = stopped
 	return r, nil
 }
@@ -323,6 +328,7 @@ func (rt *runtime) restorePending(tasks []*task) error {
 func (rt *runtime) commit(ctx context.Context, t *task) {
 	if t.err == nil || isInterrupt(t.err) {
 		rt.emitUpdate(t, false)
+		rt.emitInterruptValues(t)
 	}
 	if rt.em.on(ModeTasks|ModeDebug) && !t.node.start {
 		ev := &TaskEvent{ID: t.id, Name: t.name, Path: t.path, Done: true, Result: rt.publicWrites(t)}
@@ -386,6 +392,60 @@ func (rt *runtime) commit(ctx context.Context, t *task) {
 		ws = append(ws, checkpoint.Write{Channel: checkpoint.Resume, Value: b})
 	}
 	ws = t.calls.appendTo(ws)
+	if rt.holding {
+		// Stored when the step ends, once it is known whether a sibling
+		// failed (releaseHeld).
+		rt.hold(t, ws)
+		return
+	}
+	rt.storeTaskWrites(t, ws)
+}
+
+// heldWrites are a finished task's encoded writes, waiting for the end of
+// its step (runtime.holding).
+type heldWrites struct {
+	t  *task
+	ws []checkpoint.Write
+}
+
+// releaseHeld stores the writes held during a step. When a task of the
+// step failed, each sibling that finished stores, following LangGraphJS
+// (B4), only its state writes and an aborted error: LangGraph.js aborts
+// it before its edges, joins and routes write, so what it would have
+// triggered does not run on a resume either.
+func (rt *runtime) releaseHeld(failed bool) {
+	held := rt.held
+	rt.held, rt.holding = nil, false
+	for _, h := range held {
+		ws := h.ws
+		if failed && h.t.err == nil {
+			ws = rt.abortedWrites(h.t)
+		}
+		rt.storeTaskWrites(h.t, ws)
+	}
+}
+
+// abortedWrites are the writes a finished task keeps when a sibling fails,
+// following LangGraphJS: its state writes, its calls and an aborted error.
+func (rt *runtime) abortedWrites(t *task) []checkpoint.Write {
+	var state []cwrite
+	for _, w := range t.writes {
+		if w.ch >= 0 && w.ch < rt.g.nState {
+			state = append(state, w)
+		}
+	}
+	ws, err := rt.encodeWrites(state)
+	if err != nil {
+		ws = nil // they were encoded once already: cannot happen
+	}
+	aborted := &NodeError{Node: t.name, TaskID: t.id, NS: rt.ns, Err: ErrAborted}
+	ws = append(ws, checkpoint.Write{Channel: checkpoint.Error, Value: encodeTaskError(aborted)})
+	return t.calls.appendTo(ws)
+}
+
+// storeTaskWrites stores a finished task's encoded writes as the durability
+// says.
+func (rt *runtime) storeTaskWrites(t *task, ws []checkpoint.Write) {
 	ref, id, path := rt.cpRef, t.id, t.path // the task is reused next step: capture now
 	put := func() error { return rt.saver.PutWrites(rt.ctx, ref, ws, id, path) }
 	switch {
@@ -425,12 +485,47 @@ func (rt *runtime) emitUpdate(t *task, cached bool) {
 }
 
 // emitBreakpoint reports a stop at a static breakpoint as LangGraph does:
-// an updates event for "__interrupt__" with no interrupts.
+// an updates event for "__interrupt__" with no interrupts and, following
+// LangGraphJS, a values event with none (B1).
 func (rt *runtime) emitBreakpoint() {
 	if rt.cfg.parentRT != nil {
 		return // a subgraph's stop is reported by its parent task, at the root
 	}
 	rt.em.emit(Event{Mode: ModeUpdates, Step: rt.step, Update: &NodeUpdate{Node: "__interrupt__"}})
+	rt.emitBreakpointValues()
+}
+
+// emitBreakpointValues is LangGraph.js's {"__interrupt__": []} values
+// chunk of a run stopped by a breakpoint; Python has none (B1).
+func (rt *runtime) emitBreakpointValues() {
+	if rt.js() && rt.em.on(ModeValues) {
+		rt.em.emit(Event{Mode: ModeValues, Step: rt.step, Interrupts: []PendingInterrupt{}})
+	}
+}
+
+// breakpointInterrupts is a breakpoint's Result.Interrupts: empty but set
+// following LangGraphJS (its invoke returns "__interrupt__": []), nil
+// following Python (B1).
+func (rt *runtime) breakpointInterrupts() []PendingInterrupt {
+	if rt.js() {
+		return []PendingInterrupt{}
+	}
+	return nil
+}
+
+// emitInterruptValues reports a task that stopped at interrupts as both
+// LangGraphs do when the task ends: a values event with its interrupts,
+// and, following Python, the state as of the step's start (B2).
+func (rt *runtime) emitInterruptValues(t *task) {
+	var ie *InterruptError
+	if !rt.em.on(ModeValues) || t.err == nil || !errors.As(t.err, &ie) || len(ie.Interrupts) == 0 {
+		return // a subgraph's breakpoint has no question: its parent reports the stop
+	}
+	ev := Event{Mode: ModeValues, Step: rt.step, Interrupts: ie.Interrupts}
+	if !rt.js() {
+		ev.Values = rt.values()
+	}
+	rt.em.emit(ev)
 }
 
 // emitValues reports the state after something changed it (a step that

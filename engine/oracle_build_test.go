@@ -49,10 +49,33 @@ type orcNodeError struct{ class, msg string }
 
 func (e *orcNodeError) Error() string { return e.class + ": " + e.msg }
 
+// ErrorClass is the class's place among Python's exception classes, as
+// runner.py raises the builtin exception of the scenario's name: what
+// LangGraphPython's default retry-on sorts by.
+func (e *orcNodeError) ErrorClass() engine.ErrorClass { return pythonClass(e.class) }
+
+// pythonClass maps a Python builtin exception class name to the class an
+// error declares; a name Python does not have (runner.py makes it a new
+// Exception subclass) and "Error" (a plain Exception) are ClassUnstated.
+func pythonClass(name string) engine.ErrorClass {
+	switch name {
+	case "ConnectionError", "ConnectionResetError", "ConnectionRefusedError", "ConnectionAbortedError", "BrokenPipeError":
+		return engine.ClassConnection
+	case "ValueError", "TypeError", "LookupError", "KeyError", "IndexError", "ArithmeticError", "ZeroDivisionError", "OverflowError", "UnicodeError":
+		return engine.ClassInvalid
+	case "RuntimeError", "NotImplementedError", "RecursionError", "NameError", "UnboundLocalError", "ImportError", "ModuleNotFoundError", "SyntaxError", "ReferenceError", "StopIteration", "StopAsyncIteration":
+		return engine.ClassProgram
+	case "OSError", "IOError", "FileNotFoundError", "PermissionError", "TimeoutError", "IsADirectoryError":
+		return engine.ClassOS
+	}
+	return engine.ClassUnstated
+}
+
 // orcBuilder builds the graphs of one scenario.
 type orcBuilder struct {
 	graphs *omap // the scenario's "subgraphs"
 	calls  *orcCalls
+	ref    engine.Reference // every graph is compiled to follow it
 	// fatal records the first scenario bug met inside a node or path
 	// function (the engine turns their panics into node errors).
 	fatal func(error)
@@ -182,7 +205,7 @@ func (b *orcBuilder) build(spec *omap, prefix string, parent *orcGraph) (*engine
 		}
 		sg.AddConditionalEdges(from, b.pathFunc(g, from, cs.m["route"]), opts...)
 	}
-	var copts []engine.CompileOption
+	copts := []engine.CompileOption{engine.WithReference(b.ref)}
 	if l := spec.list("interruptBefore"); l != nil {
 		copts = append(copts, engine.WithInterruptBefore(orcStrings(l)...))
 	}

@@ -47,10 +47,10 @@ type orcRun struct {
 
 // runScenario builds and runs one scenario and returns its raw document
 // and checkpoint index (see orcCheckpointIndex).
-func runScenario(ctx context.Context, name string, scen *omap) (*orcRun, map[string]any, map[string]cpInfo, error) {
+func runScenario(ctx context.Context, name string, scen *omap, ref engine.Reference) (*orcRun, map[string]any, map[string]cpInfo, error) {
 	r := &orcRun{name: name, scen: scen, calls: &orcCalls{n: map[string]int{}}, meta: map[int][]chunkMeta{}, ctx: ctx}
 	var fatalMu sync.Mutex
-	r.builder = &orcBuilder{graphs: scen.obj("subgraphs"), calls: r.calls, fatal: func(err error) {
+	r.builder = &orcBuilder{graphs: scen.obj("subgraphs"), calls: r.calls, ref: ref, fatal: func(err error) {
 		fatalMu.Lock() // node and path functions run on the engine's goroutines
 		defer fatalMu.Unlock()
 		if r.fatal == nil {
@@ -307,7 +307,8 @@ func (r *orcRun) doAction(i int, kind string, a *omap, thread string, opts []eng
 			return err
 		}
 		out := plain(res.Values).(map[string]any)
-		if len(res.Interrupts) > 0 {
+		if res.Interrupts != nil { // empty at a breakpoint, with LangGraphJS
+
 			out["__interrupt__"] = interruptsDoc(res.Interrupts)
 		}
 		rec["result"] = out
@@ -551,10 +552,21 @@ func (r *orcRun) eventPayload(ev engine.Event) (any, chunkMeta) {
 	cm := chunkMeta{step: ev.Step, ns: ev.NS}
 	switch ev.Mode {
 	case engine.ModeValues:
-		if ev.Interrupts != nil {
-			return map[string]any{"__interrupt__": interruptsDoc(ev.Interrupts)}, cm
+		if ev.Interrupts == nil {
+			return plain(ev.Values), cm
 		}
-		return plain(ev.Values), cm
+		// A stop: LangGraph.js's chunk holds only the interrupts; Python's
+		// the state too (ev.Values set).
+		out := map[string]any{}
+		if ev.Values != nil {
+			out = plain(ev.Values).(map[string]any)
+		}
+		out["__interrupt__"] = interruptsDoc(ev.Interrupts)
+		if len(ev.Interrupts) > 0 {
+			// One task's interrupts, yielded as that task completes.
+			cm.taskID = ev.Interrupts[0].TaskID
+		}
+		return out, cm
 	case engine.ModeUpdates:
 		u := ev.Update
 		if u.Node == "__interrupt__" {
@@ -784,8 +796,11 @@ var reClass = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*): (?s:(.*))$`)
 // storedErr reads a task's error text back: a scenario node's error text
 // starts with its class name (see orcNodeError).
 func storedErr(text string, kind engine.ErrorKind) map[string]any {
-	if kind == engine.ErrorKindInvalidUpdate {
+	switch kind {
+	case engine.ErrorKindInvalidUpdate:
 		return map[string]any{"error": "InvalidUpdateError", "message": text}
+	case engine.ErrorKindAborted:
+		return map[string]any{"error": "AbortError", "message": "This operation was aborted"}
 	}
 	msg := text
 	if m := reStoredErr.FindStringSubmatch(text); m != nil {

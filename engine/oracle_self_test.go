@@ -199,7 +199,7 @@ func TestDifferentialAllowEntries(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got := mustJSON(t, `{"actions":[{"result":`+tc.engine+`}]}`)
 			skip := map[string]bool{}
-			status, detail := applyAllow(entry(tc.entryExp, tc.entryGot), exp, got, skip)
+			status, detail := applyAllow(entry(tc.entryExp, tc.entryGot), "LangGraph.js", exp, got, skip)
 			if status != tc.want {
 				t.Fatalf("status %q (%s), want %q", status, detail, tc.want)
 			}

@@ -2,18 +2,24 @@ package engine_test
 
 // The LangGraph differential suite: every scenario in
 // testdata/oracle/scenarios is built and run with the engine's public API,
-// and the document of what the engine did is compared with what LangGraph.js
-// 1.7.3 did with the same scenario (testdata/oracle/expected, recorded by the
-// oracle's runner; testdata/oracle/DSL.md describes both).
+// and the document of what the engine did is compared with what each
+// LangGraph did with the same scenario: LangGraph.js 1.7.3
+// (testdata/oracle/expected, TestOracle, graphs compiled with
+// WithReference(LangGraphJS)) and Python LangGraph 1.1.3
+// (testdata/oracle/python-expected, TestOraclePython, the default
+// reference). testdata/oracle/DSL.md describes the scenarios.
 //
 //	go test ./engine -run 'TestOracle/NAME' -v   one scenario, with its diff
+//	go test ./engine -run TestOracle -v | grep oracle:
+//	                                             the counts, per reference
 //	WEFT_ORACLE_DUMP=dir go test ./engine -run TestOracle
 //	                                             also writes the engine's
 //	                                             normalized documents to dir
 //
 // A difference fails the scenario unless testdata/oracle/allow.json accepts
-// exactly that difference, naming the Python LangGraph source the engine
-// follows instead of LangGraph.js. An entry that no longer matches fails too.
+// exactly that difference: a deliberate difference, from one reference or
+// both, named in the package documentation. An entry that no longer matches
+// fails too.
 
 import (
 	"context"
@@ -22,32 +28,31 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/weftstudio/weft/engine"
 )
 
 const oracleDir = "testdata/oracle"
 
-// allowEntry accepts differences between LangGraph.js and the engine where
-// the engine follows Python LangGraph, or differs on purpose.
+// allowEntry accepts differences between a LangGraph (or both) and the
+// engine where the engine differs on purpose.
 type allowEntry struct {
-	Scenario  string `json:"scenario"`
+	Scenario string `json:"scenario"`
+	// Reference is the reference whose document the entry is about
+	// ("python" or "js", as engine.Reference.String names them); "" is both.
+	Reference string `json:"reference,omitempty"`
 	Behaviour string `json:"behaviour"`
-	// Doc is the title of the package documentation's item that explains
-	// the difference: in its list of where Weft follows Python, or, for a
-	// Deliberate entry, in its list of deliberate differences.
-	Doc        string `json:"doc"`
-	Deliberate bool   `json:"deliberate,omitempty"`
-	// Python names the source Weft follows; not for a Deliberate entry.
-	Python struct {
-		File     string `json:"file"`
-		Function string `json:"function"`
-	} `json:"python"`
-	// Differences are the accepted values: at Path, LangGraph.js's document
-	// holds Expected and the engine's holds Got (compared with the suite's
-	// usual leniency).
+	// Doc is the title of the item of the package documentation's list of
+	// deliberate differences that explains the difference.
+	Doc string `json:"doc"`
+	// Differences are the accepted values: at Path, the reference's
+	// document (each reference's, for an entry about both) holds Expected
+	// and the engine's holds Got (compared with the suite's usual leniency).
 	Differences []struct {
 		Path     string `json:"path"`
 		Expected any    `json:"expected"`
@@ -72,8 +77,8 @@ func loadAllow(t *testing.T) []allowEntry {
 		if e.Scenario == "" || e.Behaviour == "" || e.Doc == "" || len(e.Differences) == 0 {
 			t.Errorf("allow.json entry %d: needs scenario, behaviour, doc and differences", i)
 		}
-		if hasPython := e.Python.File != "" && e.Python.Function != ""; hasPython == e.Deliberate {
-			t.Errorf("allow.json entry %d: needs python.file and python.function, or deliberate (not both)", i)
+		if e.Reference != "" && e.Reference != engine.LangGraphJS.String() && e.Reference != engine.LangGraphPython.String() {
+			t.Errorf("allow.json entry %d: reference %q is neither %q nor %q", i, e.Reference, engine.LangGraphJS, engine.LangGraphPython)
 		}
 		for _, d := range e.Differences {
 			if d.Path == "" {
@@ -93,7 +98,27 @@ const (
 	orcDiffers
 )
 
-func TestOracle(t *testing.T) {
+// oracleReference is one reference the suite compares with: the engine
+// option, the folder of its recorded documents and how to record one.
+type oracleReference struct {
+	ref  engine.Reference
+	dir  string
+	name string // in messages: "LangGraph.js", "Python LangGraph"
+	hint string
+}
+
+var (
+	oracleJS     = oracleReference{engine.LangGraphJS, "expected", "LangGraph.js", "record it with scripts/oracle-record.sh"}
+	oraclePython = oracleReference{engine.LangGraphPython, "python-expected", "Python LangGraph", "record it with the oracle's runner.py"}
+)
+
+func TestOracle(t *testing.T) { oracleSuite(t, oracleJS) }
+
+func TestOraclePython(t *testing.T) { oracleSuite(t, oraclePython) }
+
+// oracleSuite runs every scenario with the graphs following r.ref and
+// compares each document with r's recorded one.
+func oracleSuite(t *testing.T, r oracleReference) {
 	allow := loadAllow(t)
 	files, err := filepath.Glob(filepath.Join(oracleDir, "scenarios", "*.json"))
 	if err != nil {
@@ -112,14 +137,15 @@ func TestOracle(t *testing.T) {
 			t.Errorf("allow.json entry %d names scenario %q, which does not exist", i, e.Scenario)
 		}
 	}
-	expected, _ := filepath.Glob(filepath.Join(oracleDir, "expected", "*.json"))
+	expected, _ := filepath.Glob(filepath.Join(oracleDir, r.dir, "*.json"))
 	for _, f := range expected {
 		if n := strings.TrimSuffix(filepath.Base(f), ".json"); !names[n] {
-			t.Errorf("expected/%s.json has no scenario", n)
+			t.Errorf("%s/%s.json has no scenario", r.dir, n)
 		}
 	}
 	dump := os.Getenv("WEFT_ORACLE_DUMP")
 	if dump != "" {
+		dump = filepath.Join(dump, r.ref.String())
 		if err := os.MkdirAll(dump, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -129,13 +155,13 @@ func TestOracle(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(f), ".json")
 		var entries []allowEntry
 		for _, e := range allow {
-			if e.Scenario == name {
+			if e.Scenario == name && (e.Reference == "" || e.Reference == r.ref.String()) {
 				entries = append(entries, e)
 			}
 		}
 		t.Run(name, func(t *testing.T) {
 			outcomes[name] = orcDiffers // until it compared
-			outcomes[name] = runOracleScenario(t, name, entries, dump)
+			outcomes[name] = runOracleScenario(t, name, r, entries, dump)
 		})
 	}
 	var equal, allowed int
@@ -151,7 +177,7 @@ func TestOracle(t *testing.T) {
 		}
 	}
 	sort.Strings(differ)
-	summary := fmt.Sprintf("oracle: %d of %d equal", equal+allowed, len(outcomes))
+	summary := fmt.Sprintf("oracle: %s: %d of %d equal", r.name, equal+allowed, len(outcomes))
 	if allowed > 0 {
 		summary += fmt.Sprintf(" (%d through allow-list entries)", allowed)
 	}
@@ -161,8 +187,8 @@ func TestOracle(t *testing.T) {
 	t.Log(summary)
 }
 
-func runOracleScenario(t *testing.T, name string, entries []allowEntry, dump string) orcOutcome {
-	run, exp, got := runAgainst(t, name, "expected", "record it with scripts/oracle-record.sh "+name)
+func runOracleScenario(t *testing.T, name string, r oracleReference, entries []allowEntry, dump string) orcOutcome {
+	run, exp, got := runAgainst(t, name, r.dir, r.hint+" "+name, r.ref)
 	if dump != "" {
 		if err := os.WriteFile(filepath.Join(dump, name+".json"), prettyJSON(got), 0o644); err != nil {
 			t.Fatal(err)
@@ -172,12 +198,12 @@ func runOracleScenario(t *testing.T, name string, entries []allowEntry, dump str
 	c := newComparer(run.meta)
 	var problems []string
 	for i, e := range entries {
-		status, detail := applyAllow(e, exp, got, c.skip)
+		status, detail := applyAllow(e, r.name, exp, got, c.skip)
 		switch status {
 		case "stale":
 			problems = append(problems, fmt.Sprintf("allow.json entry %d for %s is stale: %s; remove it", i, name, detail))
 		case "unmatched":
-			problems = append(problems, fmt.Sprintf("allow.json entry %d for %s (the engine should do what Python LangGraph does) does not match what the engine did:\n    %s", i, name, detail))
+			problems = append(problems, fmt.Sprintf("allow.json entry %d for %s does not match what the engine did:\n    %s", i, name, detail))
 		}
 	}
 	c.cmp("", exp, got)
@@ -186,7 +212,7 @@ func runOracleScenario(t *testing.T, name string, entries []allowEntry, dump str
 	}
 	if len(c.diffs) > 0 {
 		var b strings.Builder
-		fmt.Fprintf(&b, "%s: %d difference(s) from LangGraph.js (path, expected, got):\n", name, len(c.diffs))
+		fmt.Fprintf(&b, "%s: %d difference(s) from %s (path, expected, got):\n", name, len(c.diffs), r.name)
 		for i, d := range c.diffs {
 			if i == 60 {
 				fmt.Fprintf(&b, "  … %d more (WEFT_ORACLE_DUMP=dir writes the whole document)\n", len(c.diffs)-i)
@@ -206,26 +232,26 @@ func runOracleScenario(t *testing.T, name string, entries []allowEntry, dump str
 }
 
 // applyAllow checks an allow-list entry against both documents: "applied"
-// (its paths go into skip), "stale" (LangGraph.js's document no longer
-// holds what it says, or the engine now does what LangGraph.js does) or
-// "unmatched" (the engine does something else again).
-func applyAllow(e allowEntry, exp, got any, skip map[string]bool) (status, detail string) {
+// (its paths go into skip), "stale" (the reference's document, named ref,
+// no longer holds what it says, or the engine now does what the reference
+// does) or "unmatched" (the engine does something else again).
+func applyAllow(e allowEntry, ref string, exp, got any, skip map[string]bool) (status, detail string) {
 	applied := true
 	var details []string
 	for _, d := range e.Differences {
 		ev, ok := getPath(exp, d.Path)
 		if !ok {
-			return "stale", fmt.Sprintf("LangGraph.js's document has nothing at %s", d.Path)
+			return "stale", fmt.Sprintf("%s's document has nothing at %s", ref, d.Path)
 		}
 		if !sameDoc(d.Expected, ev) {
-			return "stale", fmt.Sprintf("LangGraph.js's document holds %s at %s", compactOf(ev), d.Path)
+			return "stale", fmt.Sprintf("%s's document holds %s at %s", ref, compactOf(ev), d.Path)
 		}
 		gv, ok := getPath(got, d.Path)
 		if !ok {
 			gv = orcMissing
 		}
 		if ok && sameDoc(ev, gv) {
-			return "stale", fmt.Sprintf("the engine now does what LangGraph.js does at %s", d.Path)
+			return "stale", fmt.Sprintf("the engine now does what %s does at %s", ref, d.Path)
 		}
 		if !ok {
 			applied = false
@@ -263,71 +289,59 @@ func sameDoc(e, g any) bool {
 
 // TestOracleAllowListMatchesDoc checks that the package documentation and
 // the allow-list tell the same story: every entry names an item of the
-// documentation's list (Python-following or deliberate, as the entry is),
-// and every item of the list of where Weft follows Python has an entry.
+// documentation's list of deliberate differences, and the list of what
+// WithReference selects names the behaviours B1–B8 in order.
 func TestOracleAllowListMatchesDoc(t *testing.T) {
 	src, err := os.ReadFile("doc.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	sections := docListTitles(string(src))
-	python := sections["Where Weft follows Python LangGraph instead of LangGraph.js"]
 	deliberate := sections["Deliberate differences from LangGraph"]
-	if len(python) == 0 || len(deliberate) == 0 {
-		t.Fatalf("doc.go lists: %v", sections)
+	if len(deliberate) == 0 {
+		t.Fatalf("doc.go has no list of deliberate differences: %v", sections)
 	}
-	used := map[string]bool{}
 	for i, e := range loadAllow(t) {
-		list := python
-		if e.Deliberate {
-			list = deliberate
+		if !slices.Contains(deliberate, e.Doc) {
+			t.Errorf("allow.json entry %d (%s): doc %q is not an item of doc.go's list of deliberate differences (%v)", i, e.Scenario, e.Doc, deliberate)
 		}
-		if !list[e.Doc] {
-			t.Errorf("allow.json entry %d (%s): doc %q is not an item of doc.go's list (%v)", i, e.Scenario, e.Doc, keys(list))
-		}
-		used[e.Doc] = true
 	}
-	for title := range python {
-		if !used[title] {
-			t.Errorf("doc.go says Weft follows Python in %q, but no allow.json entry shows it", title)
+	refs := sections["Where the LangGraphs disagree: WithReference"]
+	if len(refs) != 8 {
+		t.Fatalf("doc.go's WithReference list has %d items, want B1–B8: %v", len(refs), refs)
+	}
+	for i, title := range refs {
+		if want := fmt.Sprintf("B%d ", i+1); !strings.HasPrefix(title, want) {
+			t.Errorf("doc.go's WithReference item %d is %q, want it to start with %q", i+1, title, want)
 		}
 	}
 }
 
 // docListTitles returns, per "# Heading" of a package comment, the titles
-// of its list items ("//   - Title: text").
-func docListTitles(src string) map[string]map[string]bool {
-	out := map[string]map[string]bool{}
-	var cur map[string]bool
+// of its list items ("//   - Title: text"), in order.
+func docListTitles(src string) map[string][]string {
+	out := map[string][]string{}
+	cur := ""
 	for _, line := range strings.Split(src, "\n") {
 		if h, ok := strings.CutPrefix(line, "// # "); ok {
-			cur = map[string]bool{}
-			out[h] = cur
+			cur = h
+			out[h] = nil
 			continue
 		}
-		if item, ok := strings.CutPrefix(line, "//   - "); ok && cur != nil {
+		if item, ok := strings.CutPrefix(line, "//   - "); ok && cur != "" {
 			if title, _, ok := strings.Cut(item, ":"); ok {
-				cur[title] = true
+				out[cur] = append(out[cur], title)
 			}
 		}
 	}
 	return out
 }
 
-func keys(m map[string]bool) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // runAgainst runs scenario name and returns its run, the reference
 // document recorded under dir (expected/ for LangGraph.js, python-expected/
-// for Python) and the engine's normalized document. hint says how to record
-// a missing reference.
-func runAgainst(t *testing.T, name, dir, hint string) (*orcRun, any, any) {
+// for Python) and the engine's normalized document, the graphs compiled to
+// follow ref. hint says how to record a missing reference.
+func runAgainst(t *testing.T, name, dir, hint string, ref engine.Reference) (*orcRun, any, any) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(oracleDir, "scenarios", name+".json"))
 	if err != nil {
@@ -351,7 +365,7 @@ func runAgainst(t *testing.T, name, dir, hint string) (*orcRun, any, any) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	run, raw, idx, err := runScenario(ctx, name, scen)
+	run, raw, idx, err := runScenario(ctx, name, scen, ref)
 	if err != nil {
 		var oe orcError
 		if errors.As(err, &oe) {

@@ -15,7 +15,7 @@ import (
 
 // linearABC is the graph of §11 scenarios 1–3: START → a → b → c with a list
 // reducer; b appends "b<n>" where n counts its calls.
-func linearABC(t *testing.T, saver checkpoint.Saver) (*engine.Graph, *atomic.Int32) {
+func linearABC(t *testing.T, saver checkpoint.Saver, opts ...engine.CompileOption) (*engine.Graph, *atomic.Int32) {
 	value := engine.List[string]("value")
 	var bCalls atomic.Int32
 	g := compile(t, engine.NewGraph("abc", value).
@@ -24,7 +24,7 @@ func linearABC(t *testing.T, saver checkpoint.Saver) (*engine.Graph, *atomic.Int
 			return engine.Updates(value.Add(fmt.Sprintf("b%d", bCalls.Add(1))))
 		})).
 		AddNode("c", node(func(engine.State) engine.Output { return engine.Updates(value.Add("c")) })).
-		AddEdge(engine.START, "a").AddEdge("a", "b").AddEdge("b", "c"), engine.WithSaver(saver))
+		AddEdge(engine.START, "a").AddEdge("a", "b").AddEdge("b", "c"), append(opts, engine.WithSaver(saver))...)
 	return g, &bCalls
 }
 
@@ -74,37 +74,75 @@ func TestLinearHistory(t *testing.T) {
 	}
 }
 
-// §11 scenario 2: replaying from a past checkpoint writes a fork checkpoint
-// first and keeps the old ones.
+// §11 scenario 2: replaying from a past checkpoint writes a fork
+// checkpoint first and keeps the old ones, under both references (B6).
 func TestReplayBranch(t *testing.T) {
-	g, _ := linearABC(t, memory.New())
-	invoke(t, g, engine.Values{"value": []string{}}, engine.WithThread("1"))
-	snaps, _ := history(t, g, "1")
-	beforeB := findNext(t, snaps, "b")
-	res := invoke(t, g, nil, engine.WithThread("1"), engine.WithCheckpoint(beforeB.Ref.CheckpointID))
-	if got := fmt.Sprint(res.Values["value"]); got != "[a b2 c]" {
-		t.Fatalf("replay value = %s", got)
+	for _, ref := range []engine.Reference{engine.LangGraphPython, engine.LangGraphJS} {
+		t.Run(ref.String(), func(t *testing.T) {
+			g, _ := linearABC(t, memory.New(), engine.WithReference(ref))
+			invoke(t, g, engine.Values{"value": []string{}}, engine.WithThread("1"))
+			snaps, _ := history(t, g, "1")
+			beforeB := findNext(t, snaps, "b")
+			res := invoke(t, g, nil, engine.WithThread("1"), engine.WithCheckpoint(beforeB.Ref.CheckpointID))
+			if got := fmt.Sprint(res.Values["value"]); got != "[a b2 c]" {
+				t.Fatalf("replay value = %s", got)
+			}
+			snaps2, rows := history(t, g, "1")
+			var nexts []string
+			for _, r := range rows {
+				nexts = append(nexts, "("+r.next+")")
+			}
+			if got := strings.Join(nexts, " "); got != "() (c) (b) () (c) (b) (a) (__start__)" {
+				t.Errorf("nexts %s", got)
+			}
+			fork := snaps2[2]
+			if fork.Metadata.Source != checkpoint.SourceFork || fork.Parent == nil || fork.Parent.CheckpointID != beforeB.Ref.CheckpointID {
+				t.Errorf("fork checkpoint %+v parent %+v", fork.Metadata, fork.Parent)
+			}
+			for _, old := range snaps {
+				if _, err := g.GetState(ctx, engine.WithThread("1"), engine.WithCheckpoint(old.Ref.CheckpointID)); err != nil {
+					t.Errorf("old checkpoint %s lost: %v", old.Ref.CheckpointID, err)
+				}
+			}
+			st, err := g.GetState(ctx, engine.WithThread("1"))
+			if err != nil || fmt.Sprint(st.Values["value"]) != "[a b2 c]" {
+				t.Errorf("latest state %v, %v", st, err)
+			}
+		})
 	}
-	snaps2, rows := history(t, g, "1")
-	var nexts []string
-	for _, r := range rows {
-		nexts = append(nexts, "("+r.next+")")
+}
+
+// Replaying the thread's newest checkpoint: following Python the run
+// continues it as it is; following LangGraph.js it writes a fork copy
+// first (B6).
+func TestReplayOfTheHead(t *testing.T) {
+	cases := []struct {
+		ref   engine.Reference
+		nexts string
+	}{
+		{engine.LangGraphPython, "() (c) (b) (a) (__start__)"},
+		{engine.LangGraphJS, "() (c) (b) (b) (a) (__start__)"},
 	}
-	if got := strings.Join(nexts, " "); got != "() (c) (b) () (c) (b) (a) (__start__)" {
-		t.Errorf("nexts %s", got)
-	}
-	fork := snaps2[2]
-	if fork.Metadata.Source != checkpoint.SourceFork || fork.Parent == nil || fork.Parent.CheckpointID != beforeB.Ref.CheckpointID {
-		t.Errorf("fork checkpoint %+v parent %+v", fork.Metadata, fork.Parent)
-	}
-	for _, old := range snaps {
-		if _, err := g.GetState(ctx, engine.WithThread("1"), engine.WithCheckpoint(old.Ref.CheckpointID)); err != nil {
-			t.Errorf("old checkpoint %s lost: %v", old.Ref.CheckpointID, err)
-		}
-	}
-	st, err := g.GetState(ctx, engine.WithThread("1"))
-	if err != nil || fmt.Sprint(st.Values["value"]) != "[a b2 c]" {
-		t.Errorf("latest state %v, %v", st, err)
+	for _, c := range cases {
+		t.Run(c.ref.String(), func(t *testing.T) {
+			g, _ := linearABC(t, memory.New(), engine.WithReference(c.ref))
+			res := invoke(t, g, engine.Values{"value": []string{}}, engine.WithThread("1"), engine.WithStepLimit(2))
+			if res.Done || res.Ref.CheckpointID == "" {
+				t.Fatalf("step-limited run: %+v", res)
+			}
+			res = invoke(t, g, nil, engine.WithThread("1"), engine.WithCheckpoint(res.Ref.CheckpointID))
+			if got := fmt.Sprint(res.Values["value"]); !res.Done || got != "[a b1 c]" {
+				t.Fatalf("replay: %+v", res)
+			}
+			_, rows := history(t, g, "1")
+			var nexts []string
+			for _, r := range rows {
+				nexts = append(nexts, "("+r.next+")")
+			}
+			if got := strings.Join(nexts, " "); got != c.nexts {
+				t.Errorf("nexts %s, want %s", got, c.nexts)
+			}
+		})
 	}
 }
 

@@ -15,11 +15,12 @@ import (
 // withRetry calls attempt until it succeeds, stops at an interrupt, fails
 // with an error the policy does not retry, runs out of attempts or ctx
 // ends, waiting between attempts as the policy says. A nil policy means one
-// attempt. It returns the last attempt's error.
-func withRetry(ctx context.Context, policy *RetryPolicy, attempt func() error) error {
+// attempt; ref is the reference whose default retry-on applies when the
+// policy has no RetryOn. It returns the last attempt's error.
+func withRetry(ctx context.Context, policy *RetryPolicy, ref Reference, attempt func() error) error {
 	for n := 1; ; n++ {
 		err := attempt()
-		if err == nil || isInterrupt(err) || policy == nil || n >= policy.MaxAttempts || !retryable(policy, err) || ctx.Err() != nil {
+		if err == nil || isInterrupt(err) || policy == nil || n >= policy.MaxAttempts || !retryable(policy, ref, err) || ctx.Err() != nil {
 			return err
 		}
 		select {
@@ -32,8 +33,10 @@ func withRetry(ctx context.Context, policy *RetryPolicy, attempt func() error) e
 
 // retryable reports whether policy retries err: RetryOn decides when set;
 // otherwise every error is retried except panics, Permanent errors (which
-// routing errors are, see routeError) and cancellation.
-func retryable(p *RetryPolicy, err error) bool {
+// routing errors are, see routeError) and cancellation, and, following
+// LangGraphPython, errors whose class Python's default_retry_on does not
+// retry (see ErrorClass).
+func retryable(p *RetryPolicy, ref Reference, err error) bool {
 	var ne *NodeError
 	if errors.As(err, &ne) && ne.Panic {
 		return p.RetryOn != nil && p.RetryOn(err)
@@ -47,7 +50,10 @@ func retryable(p *RetryPolicy, err error) bool {
 		return p.RetryOn(err)
 	}
 	var pe *permanentError
-	return !errors.As(err, &pe) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+	if errors.As(err, &pe) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	return ref == LangGraphJS || pythonRetryOn(ClassOf(err))
 }
 
 // backoff is the wait after the given attempt (1 for the first).

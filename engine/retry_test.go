@@ -135,3 +135,49 @@ func TestRetryNeverRetriesConflict(t *testing.T) {
 		t.Errorf("node ran %d times, want 1", got)
 	}
 }
+
+// invalidInput is an error that says it is a wrong value (Python's
+// ValueError).
+type invalidInput struct{}
+
+func (invalidInput) Error() string                 { return "invalid input" }
+func (invalidInput) ErrorClass() engine.ErrorClass { return engine.ClassInvalid }
+
+// The default retry-on is the root graph's reference's, in its subgraphs
+// too, whatever they were compiled with: a node that fails once with an
+// error declaring ClassInvalid is retried following LangGraph.js, not
+// following Python (B8).
+func TestDefaultRetryOnFollowsTheRootReference(t *testing.T) {
+	for _, c := range []struct {
+		ref      engine.Reference
+		calls    int32
+		succeeds bool
+	}{{engine.LangGraphJS, 2, true}, {engine.LangGraphPython, 1, false}} {
+		t.Run(c.ref.String(), func(t *testing.T) {
+			out := engine.LastValue[string]("out")
+			var calls atomic.Int32
+			child := compile(t, engine.NewGraph("child", out).
+				AddNode("flaky", func(context.Context, engine.State) (engine.Output, error) {
+					if calls.Add(1) == 1 {
+						return nil, fmt.Errorf("parsing: %w", invalidInput{})
+					}
+					return engine.Updates(out.Set("ok")), nil
+				}, engine.WithRetry(engine.RetryPolicy{MaxAttempts: 2})).
+				AddEdge(engine.START, "flaky")) // the default reference: Python
+			g := compile(t, engine.NewGraph("parent", out).
+				AddSubgraph("child", child).
+				AddEdge(engine.START, "child"), engine.WithReference(c.ref))
+			res, err := g.Invoke(context.Background(), engine.Values{})
+			if got := calls.Load(); got != c.calls {
+				t.Errorf("flaky ran %d times, want %d", got, c.calls)
+			}
+			if (err == nil) != c.succeeds || (err == nil && res.Values["out"] != "ok") {
+				t.Errorf("run: %+v, %v; want success %v", res, err, c.succeeds)
+			}
+			var ce engine.ClassifiedError
+			if err != nil && (!errors.As(err, &ce) || ce.ErrorClass() != engine.ClassInvalid) {
+				t.Errorf("the run's error %v does not keep its class", err)
+			}
+		})
+	}
+}

@@ -13,12 +13,15 @@ type Result struct {
 	// Values is the state as the run last reported it (its last values
 	// event, as LangGraph's invoke returns its last values chunk): the state
 	// at its end when a step changed any state channel or the run resumed a
-	// thread, and empty when it did neither. For a run stopped by
+	// thread, and empty when it did neither; following LangGraphPython, also
+	// the state when the run stopped at interrupts. For a run stopped by
 	// interrupts, the writes of the tasks that finished in its last step
 	// count as applied.
 	Values Values
 	// Interrupts are the questions waiting for an answer; empty unless the
-	// run stopped at Interrupt calls.
+	// run stopped at Interrupt calls. nil then, except for a run stopped at
+	// a breakpoint following LangGraphJS, where it is empty but set (its
+	// "__interrupt__": []).
 	Interrupts []PendingInterrupt
 	// Next names the tasks that would run next; empty when the graph is done.
 	Next []string

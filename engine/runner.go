@@ -38,6 +38,9 @@ func (rt *runtime) runStep(tasks []*task) (out stepOutcome, err error) {
 	for _, t := range todo {
 		rt.emitTaskStart(t)
 	}
+	// LangGraph.js drops the edges of a task whose sibling fails (B4):
+	// its writes wait for the step's end before they are stored.
+	rt.holding = rt.js() && len(todo) > 1 && rt.saver != nil
 	var failed *task
 	switch {
 	case len(todo) > 0 && rt.cfg.phases != nil:
@@ -52,6 +55,14 @@ func (rt *runtime) runStep(tasks []*task) (out stepOutcome, err error) {
 		}
 	default:
 		failed = rt.execConcurrently(todo)
+	}
+	if rt.holding {
+		rt.releaseHeld(failed != nil)
+		for _, t := range todo {
+			if failed == nil && t.err != nil && !isInterrupt(t.err) {
+				failed = t // its writes could not be stored
+			}
+		}
 	}
 	if rt.ctx.Err() != nil {
 		return out, rt.ctx.Err()
@@ -128,7 +139,7 @@ func isInterrupt(err error) bool {
 // records them as pending writes.
 func (rt *runtime) exec(ctx context.Context, t *task) {
 	t.ran = true
-	t.err = withRetry(ctx, t.node.retry, func() error {
+	t.err = withRetry(ctx, t.node.retry, rt.reference(), func() error {
 		t.writes = t.writes[:0]
 		return rt.execOnce(ctx, t)
 	})

@@ -107,6 +107,19 @@ type persistence struct {
 	exitWrite []func() error // durability exit: writes of the step in progress
 	exitCP    *deferredPut   // durability exit: the checkpoint to store at the end
 	scratch   *putScratch    // what put rebuilds for each checkpoint; nil before the first
+	// holding is set during a step whose tasks' writes are stored when it
+	// ends (releaseHeld, following LangGraphJS); held collects them.
+	holding bool
+	heldMu  sync.Mutex
+	held    []heldWrites
+}
+
+// hold keeps a finished task's encoded writes for the end of its step;
+// tasks of one step call it concurrently.
+func (p *persistence) hold(t *task, ws []checkpoint.Write) {
+	p.heldMu.Lock()
+	p.held = append(p.held, heldWrites{t, ws})
+	p.heldMu.Unlock()
 }
 
 // deferWrite keeps a task's write for the end of the run (durability

@@ -17,10 +17,14 @@ type Event struct {
 	Step int
 	Time time.Time
 
-	Values Values // ModeValues: the state; nil at an interrupt
-	// Interrupts, with ModeValues, are the questions a run stopped at
-	// (LangGraph's {"__interrupt__": [...]} values chunk); Values is nil
-	// then.
+	Values Values // ModeValues: the state
+	// Interrupts, with ModeValues, report a stop (LangGraph's
+	// {"__interrupt__": [...]} values chunk): the questions of a task that
+	// stopped at Interrupt, as it stops, with Values the state as the step
+	// found it following LangGraphPython and nil following LangGraphJS;
+	// empty but set, with Values nil, for a breakpoint following
+	// LangGraphJS (see the package documentation, B1 and B2). nil for any
+	// other values event.
 	Interrupts []PendingInterrupt
 	Update     *NodeUpdate   // ModeUpdates
 	Custom     any           // ModeCustom

@@ -20,7 +20,15 @@ const (
 	// ErrorKindInvalidUpdate is an InvalidUpdateError: a write, route or
 	// output the graph refused.
 	ErrorKindInvalidUpdate ErrorKind = "invalid_update"
+	// ErrorKindAborted is ErrAborted: a task that finished while a sibling
+	// failed, stopped before its edges wrote (following LangGraphJS).
+	ErrorKindAborted ErrorKind = "aborted"
 )
+
+// ErrAborted is the stored error of a task that finished in a step where a
+// sibling failed, following LangGraphJS (LangGraph.js's AbortError): the
+// task keeps its state writes but not those of its edges, joins and routes.
+var ErrAborted = errors.New("aborted: a task of the same step failed")
 
 // errorKind classifies a task's failure.
 func errorKind(err error) ErrorKind {
@@ -31,6 +39,9 @@ func errorKind(err error) ErrorKind {
 	var iu *InvalidUpdateError
 	if errors.As(err, &iu) {
 		return ErrorKindInvalidUpdate
+	}
+	if errors.Is(err, ErrAborted) {
+		return ErrorKindAborted
 	}
 	return ErrorKindNode
 }

@@ -188,6 +188,11 @@ func (rt *runtime) updateStep(ctx context.Context, tp *checkpoint.Tuple, ups []S
 		}
 		tasks = append(tasks, t)
 	}
+	if !rt.js() {
+		if err := rt.storeUpdateWrites(tasks); err != nil {
+			return fmt.Errorf("UpdateState: %w", err)
+		}
+	}
 	if _, err := rt.apply(tasks); err != nil {
 		return fmt.Errorf("UpdateState: %w", err)
 	}
@@ -196,6 +201,60 @@ func (rt *runtime) updateStep(ctx context.Context, tp *checkpoint.Tuple, ups []S
 		names = append(names, t.name)
 	}
 	return rt.put(checkpoint.SourceUpdate, names)
+}
+
+// storeUpdateWrites saves the writes of updates (tasks) as the writes of
+// the tasks due at the checkpoint they are applied to, as Python's
+// update_state does (B7): the update is what those nodes did, so that
+// checkpoint's snapshot shows their result. Each update takes the next due
+// task of its node; one whose node is not due stores nothing. Sends are
+// not stored: Python keeps them for the new checkpoint only. Nor is
+// anything stored on a checkpoint that is not the thread's newest (an
+// update that forks the past): the stores shared between processes refuse
+// task writes there as a late writer's (checkpoint.ErrConflict).
+func (rt *runtime) storeUpdateWrites(updates []*task) error {
+	if rt.cpRef.CheckpointID == "" {
+		return nil
+	}
+	latest, err := rt.saver.Get(rt.ctx, checkpoint.Ref{ThreadID: rt.cfg.thread, NS: rt.ns})
+	if err != nil {
+		return err
+	}
+	if latest.Ref.CheckpointID != rt.cpID {
+		return nil
+	}
+	due, err := rt.prepare()
+	if err != nil {
+		return err
+	}
+	taken := make([]bool, len(due))
+	for _, u := range updates {
+		i := 0
+		for i < len(due) && (taken[i] || due[i].name != u.name) {
+			i++
+		}
+		if i == len(due) {
+			continue
+		}
+		taken[i] = true
+		var ws []cwrite
+		for _, w := range u.writes {
+			if w.ch != rt.g.tasksCh {
+				ws = append(ws, w)
+			}
+		}
+		if len(ws) == 0 {
+			continue
+		}
+		enc, err := rt.encodeWrites(ws)
+		if err != nil {
+			return err
+		}
+		if err := rt.saver.PutWrites(rt.ctx, rt.cpRef, enc, due[i].id, due[i].path); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // inferAsNode picks the node an update is attributed to, as LangGraph does.

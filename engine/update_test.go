@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/memory"
+	"github.com/weftstudio/weft/checkpoint/sqlite"
 	"github.com/weftstudio/weft/engine"
 )
 
@@ -205,5 +207,62 @@ func TestSnapshotInput(t *testing.T) {
 	}
 	if strings.Join(inputs, " ") != "map[log:[second]] map[log:[first]]" {
 		t.Errorf("inputs %v", inputs)
+	}
+}
+
+// B7: following Python, an update as a node is also stored as the writes
+// of that node's due task on the checkpoint it updates, whose snapshot then
+// shows them; following LangGraph.js it is not. An update that forks the
+// past stores nothing there, so a store shared between processes, which
+// refuses task writes off the thread's head, accepts it under both.
+func TestUpdateWritesStoredAsTaskWrites(t *testing.T) {
+	for _, ref := range []engine.Reference{engine.LangGraphPython, engine.LangGraphJS} {
+		t.Run(ref.String(), func(t *testing.T) {
+			ctx := context.Background()
+			s, err := sqlite.Open(filepath.Join(t.TempDir(), "update.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			log := engine.List[string]("log")
+			g, err := engine.NewGraph("upd", log).
+				AddNode("a", logNode(log, "a")).AddNode("b", logNode(log, "b")).
+				AddEdge(engine.START, "a").AddEdge("a", "b").
+				Compile(engine.WithSaver(s), engine.WithInterruptBefore("b"), engine.WithReference(ref))
+			if err != nil {
+				t.Fatal(err)
+			}
+			th := engine.WithThread("t")
+			if _, err := g.Invoke(ctx, engine.Values{}, th); err != nil {
+				t.Fatal(err)
+			}
+			head, err := g.GetState(ctx, th)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := g.UpdateState(ctx, engine.Updates(log.Add("by hand")), "b", th); err != nil {
+				t.Fatal(err)
+			}
+			was, err := g.GetState(ctx, th, engine.WithCheckpoint(head.Ref.CheckpointID))
+			if err != nil || len(was.Tasks) != 1 {
+				t.Fatalf("the updated checkpoint: %+v, %v", was, err)
+			}
+			stored := len(was.Tasks[0].Result) > 0
+			if want := ref == engine.LangGraphPython; stored != want {
+				t.Errorf("b's due task shows the update as its result: %v, want %v (%+v)", stored, want, was.Tasks[0])
+			}
+			// The first checkpoint is long past: updating it is a fork.
+			hist, err := g.History(ctx, checkpoint.ListOptions{}, th)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first := hist[len(hist)-1]
+			if _, err := g.UpdateState(ctx, engine.Updates(log.Add("fork")), engine.AsInput, th, engine.WithCheckpoint(first.Ref.CheckpointID)); err != nil {
+				t.Fatalf("updating a past checkpoint: %v", err)
+			}
+			if _, err := g.UpdateState(ctx, engine.Updates(log.Add("fork")), "a", th, engine.WithCheckpoint(hist[len(hist)-2].Ref.CheckpointID)); err != nil {
+				t.Fatalf("updating a past checkpoint as a node: %v", err)
+			}
+		})
 	}
 }
