@@ -167,6 +167,9 @@ func (r *Reader) Stats(ctx context.Context) (checkpoint.Stats, error) { return r
 type Thread struct {
 	ID          string
 	Checkpoints []*Checkpoint
+
+	reducerOf map[nsChannel]string // see reducers
+	order     map[string]int       // see nodeOrder
 }
 
 // Checkpoint is one LangGraph checkpoint as stored, decoded.

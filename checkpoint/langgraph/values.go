@@ -367,7 +367,9 @@ func decodeExt(code int8, payload []byte, depth int) (any, error) {
 			return map[string]any{"$uuid": s}, nil
 		case "decimal.Decimal":
 			return map[string]any{"$decimal": arg}, nil
-		case "builtins.set", "builtins.frozenset", "collections.deque":
+		case "builtins.set", "builtins.frozenset":
+			return map[string]any{"$" + name: sortedSet(arg)}, nil
+		case "collections.deque":
 			return map[string]any{"$" + name: orEmpty(arg)}, nil
 		case "zoneinfo.ZoneInfo":
 			return map[string]any{"$zoneinfo": arg}, nil
@@ -430,6 +432,17 @@ func decodeExt(code int8, payload []byte, depth int) (any, error) {
 		return map[string]any{"$pydantic": class, "value": arg}, nil
 	}
 	return note(fmt.Sprintf("LangGraph extension %d (%s) this reader does not know", code, class)), nil
+}
+
+// sortedSet orders a set's members by their JSON text: a set has no
+// order, and Python's iteration order differs from run to run, so sorting
+// shows one set the same way every time.
+func sortedSet(v any) any {
+	a, _ := v.([]any)
+	out := append([]any{}, a...)
+	key := func(x any) string { b, _ := encodeJSON(x); return string(b) }
+	sort.SliceStable(out, func(i, j int) bool { return key(out[i]) < key(out[j]) })
+	return out
 }
 
 func orEmpty(v any) any {
