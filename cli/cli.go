@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/langgraph"
 	"github.com/weftstudio/weft/checkpoint/sqlite"
 	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/engine"
@@ -170,6 +171,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 		return 1
 	}
 	defer s.Close()
+	noteStoreKind(env.Stderr, s)
 	graphs := make([]*engine.Graph, len(env.Graphs))
 	for i, g := range env.Graphs {
 		graphs[i] = g.WithSaver(s)
@@ -620,6 +622,9 @@ func cmdHistory(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph,
 	if len(pos) != 1 {
 		return usagef("usage: history THREAD [-limit N]")
 	}
+	if lg, ok := s.(*langgraph.Reader); ok {
+		return lgHistory(ctx, lg, pos[0], *limit, w)
+	}
 	g, err := graphOf(ctx, s, graphs, pos[0])
 	if err != nil {
 		return err
@@ -676,6 +681,9 @@ func cmdState(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, a
 	}
 	if len(pos) < 1 || len(pos) > 2 {
 		return usagef("usage: state THREAD [CHECKPOINT]")
+	}
+	if lg, ok := s.(*langgraph.Reader); ok {
+		return lgState(ctx, lg, pos[0], append(pos[1:], "")[0], w)
 	}
 	g, err := graphOf(ctx, s, graphs, pos[0])
 	if err != nil {

@@ -20,9 +20,13 @@ func decryptEAX(key, data []byte) ([]byte, error) {
 	if len(data) < 32 {
 		return nil, errors.New("too short for an AES-EAX value (nonce and tag are 32 bytes)")
 	}
-	nonce, tag, ct := data[:16], data[16:32], data[32:]
+	return eaxOpen(block, data[:16], nil, data[32:], data[16:32])
+}
+
+// eaxOpen checks tag and decrypts ct (EAX with a full 16-byte tag).
+func eaxOpen(block cipher.Block, nonce, header, ct, tag []byte) ([]byte, error) {
 	n := omac(block, 0, nonce)
-	h := omac(block, 1, nil)
+	h := omac(block, 1, header)
 	c := omac(block, 2, ct)
 	want := make([]byte, 16)
 	for i := range want {

@@ -143,6 +143,10 @@ type rawWrite struct {
 // Kind returns the store's layout.
 func (r *Reader) Kind() Kind { return r.kind }
 
+// StoreKind says what kind of store this is, for the commands to print
+// (store.Describer).
+func (r *Reader) StoreKind() string { return string(r.kind) }
+
 // Close closes the store.
 func (r *Reader) Close() error { return r.b.close() }
 

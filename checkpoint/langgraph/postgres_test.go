@@ -117,7 +117,12 @@ func restoreDump(t *testing.T, name string) string {
 
 func pgCase(name string, lossy, known map[string]string) storeCase {
 	return storeCase{name: name, lossy: lossy, known: known, open: func(t *testing.T) *Reader {
-		r, err := OpenPostgres(context.Background(), restoreDump(t, name))
+		dsn := restoreDump(t, name)
+		want := map[string]Kind{"py-postgres": PythonPostgres, "js-postgres": JSPostgres}[name]
+		if ok, kind, err := IsPostgresStore(context.Background(), dsn); !ok || kind != want || err != nil {
+			t.Errorf("IsPostgresStore = %v, %q, %v; want %q", ok, kind, err, want)
+		}
+		r, err := OpenPostgres(context.Background(), dsn)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -53,6 +53,19 @@ func (t *Thread) State(js bool) (*Snapshot, error) {
 	return t.snapshot(head, js, true, true), head.Err
 }
 
+// StateAt is LangGraph's get_state(subgraphs=True) of one checkpoint of
+// the root namespace ("" is the newest), or checkpoint.ErrNotFound.
+func (t *Thread) StateAt(id string, js bool) (*Snapshot, error) {
+	if id == "" {
+		return t.State(js)
+	}
+	c := t.byID("", id)
+	if c == nil {
+		return nil, checkpoint.ErrNotFound
+	}
+	return t.snapshot(c, js, true, true), c.Err
+}
+
 // History is LangGraph's get_state_history of the root namespace, newest
 // first: each checkpoint's own values (pending writes not applied).
 func (t *Thread) History(js bool) []*Snapshot {
