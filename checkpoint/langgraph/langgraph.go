@@ -51,6 +51,11 @@ import (
 // ErrReadOnly is returned by every write. It wraps checkpoint.ErrReadOnly.
 var ErrReadOnly = fmt.Errorf("a LangGraph checkpoint store is read-only in Weft: Weft never writes a store LangGraph owns (running or changing its threads takes a LangGraph server): %w", checkpoint.ErrReadOnly)
 
+// SharedBlobsKey is the metadata key (Metadata.Extra of a Tuple) that lists
+// the channels whose value a checkpoint reads from another branch's blob
+// (see Checkpoint.Shared).
+const SharedBlobsKey = "weft:shared_blobs"
+
 // Kind names the layout of a store, as the commands print it.
 type Kind string
 
@@ -104,6 +109,9 @@ type backend interface {
 	// thread reads every checkpoint and write of one thread, all namespaces.
 	thread(ctx context.Context, threadID string) (*rawThread, error)
 	stats(ctx context.Context) (checkpoint.Stats, error)
+	// changeProbe returns a function whose result changes when the store
+	// does, and how to release what it holds.
+	changeProbe(ctx context.Context) (func(context.Context) (int64, error), func(), error)
 	close() error
 }
 
@@ -172,8 +180,10 @@ type Thread struct {
 	ID          string
 	Checkpoints []*Checkpoint
 
-	reducerOf map[nsChannel]string // see reducers
-	order     map[string]int       // see nodeOrder
+	reducerOf map[nsChannel]string      // see reducers
+	order     map[string]int            // see nodeOrder
+	ids       map[[2]string]*Checkpoint // (namespace, id) → checkpoint; see index
+	heads     map[string]*Checkpoint    // namespace → its newest checkpoint
 }
 
 // Checkpoint is one LangGraph checkpoint as stored, decoded.
@@ -192,6 +202,15 @@ type Checkpoint struct {
 	Metadata map[string]any
 	// Writes are the pending writes in LangGraph's order (task id, index).
 	Writes []Write
+	// Shared lists, sorted, the channels whose value this checkpoint reads
+	// from a blob another branch wrote: LangGraph.js' PostgresSaver keys
+	// blobs by (channel, version) with per-thread integer versions and
+	// keeps the first, so a fork that reaches a version its sibling
+	// already wrote reads the sibling's value (LangGraph itself shows it
+	// so). Nil when none.
+	Shared []string
+	// rawVersions are the versions as stored (PostgreSQL keys blobs by them).
+	rawVersions map[string]string
 	// Err says why the checkpoint could not be read; the fields it could
 	// not read are zero.
 	Err error
@@ -221,7 +240,54 @@ func (r *Reader) ReadThread(ctx context.Context, threadID string) (*Thread, erro
 		t.Checkpoints = append(t.Checkpoints, r.decodeCheckpoint(&raw.cps[i], raw.blobs))
 	}
 	sort.SliceStable(t.Checkpoints, func(i, j int) bool { return t.Checkpoints[i].ID > t.Checkpoints[j].ID })
+	if raw.blobs != nil {
+		t.flagShared()
+	}
 	return t, nil
+}
+
+// flagShared sets Checkpoint.Shared: a checkpoint introduces a channel's
+// version when its parent had another; when two checkpoints that are not
+// one the other's ancestor introduce the same version, the older one's blob
+// is the one stored, and the younger one and its descendants read it.
+func (t *Thread) flagShared() {
+	type key struct{ ns, ch string }
+	byID := map[[2]string]*Checkpoint{}
+	for _, c := range t.Checkpoints {
+		byID[[2]string{c.NS, c.ID}] = c
+	}
+	// oldest introducer of each (namespace, channel, version)
+	first := map[key]map[string]string{}
+	intro := func(c *Checkpoint, ch string) string {
+		v := c.rawVersions[ch]
+		for {
+			p := byID[[2]string{c.NS, c.Parent}]
+			if p == nil || p.rawVersions[ch] != v {
+				return c.ID
+			}
+			c = p
+		}
+	}
+	for i := len(t.Checkpoints) - 1; i >= 0; i-- { // oldest first
+		c := t.Checkpoints[i]
+		for ch, v := range c.rawVersions {
+			k := key{c.NS, ch}
+			if first[k] == nil {
+				first[k] = map[string]string{}
+			}
+			if _, ok := first[k][v]; !ok {
+				first[k][v] = intro(c, ch)
+			}
+		}
+	}
+	for _, c := range t.Checkpoints {
+		for ch, v := range c.rawVersions {
+			if own := intro(c, ch); first[key{c.NS, ch}][v] != own {
+				c.Shared = append(c.Shared, ch)
+			}
+		}
+		sort.Strings(c.Shared)
+	}
 }
 
 func (r *Reader) decodeCheckpoint(rc *rawCheckpoint, blobs map[blobKey]rawBlob) *Checkpoint {
@@ -269,6 +335,7 @@ func (r *Reader) decodeCheckpoint(rc *rawCheckpoint, blobs map[blobKey]rawBlob) 
 			c.Versions[ch], raw[ch] = n, s
 		}
 	}
+	c.rawVersions = raw
 	c.Seen = map[string]map[string]int64{}
 	if seen, ok := m["versions_seen"].(map[string]any); ok {
 		for node, vs := range seen {
@@ -439,6 +506,18 @@ func (c *Checkpoint) Tuple(threadID string) (*checkpoint.Tuple, error) {
 		PendingWrites: []checkpoint.PendingWrite{},
 	}
 	t.Checkpoint.TS, _ = time.Parse(time.RFC3339Nano, c.TS)
+	if c.Shared != nil {
+		// Shown with the checkpoint's metadata, where the studio and the
+		// commands show what is known about it.
+		if t.Metadata.Extra == nil {
+			t.Metadata.Extra = map[string]any{}
+		}
+		shared := make([]any, len(c.Shared))
+		for i, s := range c.Shared {
+			shared[i] = s
+		}
+		t.Metadata.Extra[SharedBlobsKey] = shared
+	}
 	if c.Updated != nil {
 		t.Checkpoint.UpdatedChannels = append([]string{}, c.Updated...)
 		sort.Strings(t.Checkpoint.UpdatedChannels)

@@ -235,6 +235,15 @@ func checkTruth(t *testing.T, c storeCase) {
 			continue
 		}
 		diffs := compareThread(t, th, truth, js)
+		shared := 0
+		for _, cp := range th.Checkpoints {
+			if cp.Shared != nil {
+				shared++
+			}
+		}
+		if (shared > 0) != (c.lossy[id] != "") {
+			t.Errorf("thread %q: %d checkpoints flagged as reading another branch's blob; lossy: %q", id, shared, c.lossy[id])
+		}
 		if len(diffs) == 0 {
 			equal++
 			if c.lossy[id] != "" {

@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -233,3 +234,38 @@ func TestReadOnly(t *testing.T) {
 }
 
 func ctrXOR(block cipher.Block, iv, dst, src []byte) { cipher.NewCTR(block, iv).XORKeyStream(dst, src) }
+
+// Watch tells of a commit another connection (a LangGraph process) makes.
+func TestWatchSQLite(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	watchEvery = 20 * time.Millisecond
+	path := gunzip(t, t.TempDir(), "js-sqlite.sqlite")
+	r, err := OpenSQLite(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ch, err := r.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ch:
+		t.Fatal("a change was told before anything changed")
+	case <-time.After(100 * time.Millisecond):
+	}
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`INSERT INTO writes VALUES ('chain', '', 'x', 't', 0, 'c', 'json', '1')`); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ch:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the change was not told")
+	}
+}

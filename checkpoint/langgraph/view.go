@@ -78,23 +78,25 @@ func (t *Thread) History(js bool) []*Snapshot {
 	return out
 }
 
-func (t *Thread) latest(ns string) *Checkpoint {
+// index builds the thread's lookups once, so a long history costs one
+// pass, not one per checkpoint.
+func (t *Thread) index() {
+	if t.ids != nil {
+		return
+	}
+	t.ids = map[[2]string]*Checkpoint{}
+	t.heads = map[string]*Checkpoint{}
 	for _, c := range t.Checkpoints { // newest first
-		if c.NS == ns {
-			return c
+		t.ids[[2]string{c.NS, c.ID}] = c
+		if t.heads[c.NS] == nil {
+			t.heads[c.NS] = c
 		}
 	}
-	return nil
 }
 
-func (t *Thread) byID(ns, id string) *Checkpoint {
-	for _, c := range t.Checkpoints {
-		if c.NS == ns && c.ID == id {
-			return c
-		}
-	}
-	return nil
-}
+func (t *Thread) latest(ns string) *Checkpoint { t.index(); return t.heads[ns] }
+
+func (t *Thread) byID(ns, id string) *Checkpoint { t.index(); return t.ids[[2]string{ns, id}] }
 
 // special reports whether a channel is LangGraph's own, not a state key.
 func special(ch string) bool {
@@ -240,11 +242,13 @@ func (t *Thread) reducers() map[nsChannel]string {
 		t.reducerOf = map[nsChannel]string{}
 		for _, c := range t.Checkpoints {
 			for ch := range c.Values {
-				k := nsChannel{c.NS, ch}
-				if _, done := t.reducerOf[k]; !done && !special(ch) {
-					t.reducerOf[k] = t.inferReducer(c.NS, ch)
+				if !special(ch) {
+					t.reducerOf[nsChannel{c.NS, ch}] = ""
 				}
 			}
+		}
+		for k := range t.reducerOf {
+			t.reducerOf[k] = t.inferReducer(k.ns, k.ch)
 		}
 	}
 	return t.reducerOf
