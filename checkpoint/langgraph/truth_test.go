@@ -65,16 +65,6 @@ func loadTruth(t testing.TB, name string) truthFile {
 	return tf
 }
 
-// generic decodes JSON into plain values (float64 numbers).
-func generic(t testing.TB, b []byte) any {
-	t.Helper()
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
 // canon brings a value of ours to plain JSON values, long strings as the
 // truth files abbreviate them.
 func canon(v any, js bool) any {
