@@ -133,6 +133,27 @@ func TestLangGraphStoreCommands(t *testing.T) {
 				}
 			}
 
+			// history says which tasks made each loop checkpoint.
+			out, errOut, code = runCLI(t, nil, "history", "parallel-reducer", "-db", db)
+			if code != 0 {
+				t.Fatalf("history: exit %d: %s", code, errOut)
+			}
+			var ran []struct {
+				Source string   `json:"source"`
+				Ran    []string `json:"ran"`
+			}
+			if err := json.Unmarshal([]byte(out), &ran); err != nil {
+				t.Fatal(err)
+			}
+			var gotRan [][]string
+			for _, h := range ran {
+				gotRan = append(gotRan, h.Ran)
+			}
+			wantRan := [][]string{{"merge"}, {"left", "middle", "right"}, {"split"}, {"__start__"}, nil}
+			if !reflect.DeepEqual(gotRan, wantRan) {
+				t.Errorf("history parallel-reducer ran %v, want %v", gotRan, wantRan)
+			}
+
 			// state: the head, with its pending interrupts.
 			out, errOut, code = runCLI(t, nil, "state", "subgraph-interrupt-pending", "-db", db)
 			if code != 0 {

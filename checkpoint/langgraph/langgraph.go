@@ -209,6 +209,10 @@ type Checkpoint struct {
 	// already wrote reads the sibling's value (LangGraph itself shows it
 	// so). Nil when none.
 	Shared []string
+	// Ran names, sorted, the tasks whose writes this checkpoint applied,
+	// as far as the store shows them (a loop checkpoint's parent's tasks
+	// with writes); nil for input, update and fork checkpoints.
+	Ran []string
 	// rawVersions are the versions as stored (PostgreSQL keys blobs by them).
 	rawVersions map[string]string
 	// Err says why the checkpoint could not be read; the fields it could
@@ -243,7 +247,32 @@ func (r *Reader) ReadThread(ctx context.Context, threadID string) (*Thread, erro
 	if raw.blobs != nil {
 		t.flagShared()
 	}
+	t.setRan(r.kind.JS())
 	return t, nil
+}
+
+// setRan sets Checkpoint.Ran: the tasks of the parent's step whose writes
+// made the checkpoint (LangGraph does not store it; Weft's timeline shows
+// it).
+func (t *Thread) setRan(js bool) {
+	for _, c := range t.Checkpoints {
+		p := t.byID(c.NS, c.Parent)
+		if p == nil || p.Err != nil || c.Metadata["source"] != "loop" {
+			continue
+		}
+		wrote := map[string]bool{}
+		for _, w := range p.Writes {
+			if w.Channel != checkpoint.Error && w.Channel != checkpoint.Interrupt {
+				wrote[w.TaskID] = true
+			}
+		}
+		for _, task := range t.nextTasks(p, js) {
+			if wrote[task.ID] && !contains(c.Ran, task.Name) {
+				c.Ran = append(c.Ran, task.Name)
+			}
+		}
+		sort.Strings(c.Ran)
+	}
 }
 
 // flagShared sets Checkpoint.Shared: a checkpoint introduces a channel's
@@ -506,6 +535,9 @@ func (c *Checkpoint) Tuple(threadID string) (*checkpoint.Tuple, error) {
 		PendingWrites: []checkpoint.PendingWrite{},
 	}
 	t.Checkpoint.TS, _ = time.Parse(time.RFC3339Nano, c.TS)
+	if c.Ran != nil {
+		t.Metadata.Tasks = append([]string{}, c.Ran...)
+	}
 	if c.Shared != nil {
 		// Shown with the checkpoint's metadata, where the studio and the
 		// commands show what is known about it.

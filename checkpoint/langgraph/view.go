@@ -25,6 +25,8 @@ type Snapshot struct {
 	Metadata     map[string]any `json:"metadata"`
 	CreatedAt    string         `json:"created_at"`
 	Tasks        []Task         `json:"tasks"`
+	// Ran names the tasks whose writes made this checkpoint (Checkpoint.Ran).
+	Ran []string `json:"ran,omitempty"`
 }
 
 // Task is one task of a Snapshot.
@@ -109,7 +111,7 @@ type nextTask struct {
 }
 
 func (t *Thread) snapshot(c *Checkpoint, js, apply, recurse bool) *Snapshot {
-	s := &Snapshot{ThreadID: t.ID, NS: c.NS, CheckpointID: c.ID, ParentID: c.Parent, CreatedAt: c.TS,
+	s := &Snapshot{ThreadID: t.ID, NS: c.NS, CheckpointID: c.ID, ParentID: c.Parent, CreatedAt: c.TS, Ran: c.Ran,
 		Metadata: c.Metadata, Values: map[string]any{}, Next: []string{}, Tasks: []Task{}}
 	if js {
 		md := map[string]any{}
