@@ -389,6 +389,10 @@ func cmdThreads(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph,
 		if ti.Err != nil { // its metadata or timestamp is damaged
 			tj.Status, tj.Error = "unreadable", ti.Err.Error()
 			unreadable++
+		} else if lg, ok := s.(*langgraph.Reader); ok {
+			if tj.Status, tj.Error = lgStatus(ctx, lg, ti.ThreadID); tj.Error != "" {
+				unreadable++
+			}
 		} else if gr := byName[g]; gr != nil {
 			snap, err := gr.GetState(ctx, engine.WithThread(ti.ThreadID))
 			if err != nil {

@@ -122,3 +122,28 @@ func errorText(e any) string {
 	}
 	return fmt.Sprint(e)
 }
+
+// lgStatus is engine.StatusOf for a LangGraph thread, from LangGraph's
+// view of its head: waiting (an interrupt is pending), failed (a task
+// failed), done (nothing next) or paused. A LangGraph store holds no
+// leases, so "running" is never known.
+func lgStatus(ctx context.Context, r *langgraph.Reader, thread string) (status, errText string) {
+	th, err := lgThread(ctx, r, thread)
+	if err != nil {
+		return "unreadable", err.Error()
+	}
+	sn, err := th.State(r.Kind().JS())
+	if err != nil {
+		return "unreadable", err.Error()
+	}
+	sj := lgSnapshotJSON(sn)
+	switch {
+	case len(sj.Interrupts) > 0:
+		return string(engine.StatusWaiting), ""
+	case len(sj.Errors) > 0:
+		return string(engine.StatusFailed), ""
+	case len(sj.Next) == 0:
+		return string(engine.StatusDone), ""
+	}
+	return string(engine.StatusPaused), ""
+}

@@ -88,13 +88,22 @@ func TestLangGraphStoreCommands(t *testing.T) {
 			}
 			var threads []struct {
 				ThreadID string `json:"thread_id"`
+				Status   string `json:"status"`
 			}
 			if err := json.Unmarshal([]byte(out), &threads); err != nil {
 				t.Fatal(err)
 			}
 			var got, want []string
+			status := map[string]string{}
 			for _, th := range threads {
 				got = append(got, th.ThreadID)
+				status[th.ThreadID] = th.Status
+			}
+			for thread, want := range map[string]string{"subgraph-interrupt-pending": "waiting", "node-error": "failed",
+				"breakpoint-before-pending": "paused", "chain": "done", "parallel-interrupts": "done"} {
+				if status[thread] != want {
+					t.Errorf("threads: %s is %q, want %q", thread, status[thread], want)
+				}
 			}
 			for id := range truth.Threads {
 				want = append(want, id)
