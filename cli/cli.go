@@ -579,6 +579,9 @@ func toJSON(s *engine.Snapshot) SnapshotJSON {
 // graphOf finds the graph that wrote the thread, by the name its checkpoints
 // record.
 func graphOf(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, thread string) (*engine.Graph, error) {
+	if _, ok := s.(*langgraph.Reader); ok {
+		return nil, errLangGraphNoGraph
+	}
 	tp, err := s.Get(ctx, checkpoint.Ref{ThreadID: thread})
 	if errors.Is(err, checkpoint.ErrNotFound) {
 		return nil, fmt.Errorf("thread %q not found in this store", thread)

@@ -18,6 +18,10 @@ import (
 // writes applied, interrupts) in Weft's JSON shapes, computed from the
 // store by the reader.
 
+// errLangGraphNoGraph is what the commands that need the thread's graph say
+// on a LangGraph store.
+var errLangGraphNoGraph = errors.New("this command needs the Weft graph that wrote the thread, and a LangGraph store holds none (threads, history, state and export read it)")
+
 // noteStoreKind tells on standard error which kind of store a command
 // reads when it is not Weft's own, so a LangGraph store is named as such.
 func noteStoreKind(w io.Writer, s store.Store) {

@@ -203,6 +203,11 @@ func TestLangGraphStoreCommands(t *testing.T) {
 				t.Errorf("state interrupts %+v; LangGraph's task %+v", st.Interrupts, w.Tasks)
 			}
 
+			// A command that needs a Weft graph says why it cannot run.
+			if _, errOut, code := runCLI(t, nil, "watch", "chain", "values", "-db", db); code == 0 || !strings.Contains(errOut, "LangGraph store holds none") {
+				t.Errorf("watch on a LangGraph store: exit %d, %q", code, errOut)
+			}
+
 			// A missing thread is an error that names it.
 			if _, errOut, code := runCLI(t, nil, "state", "no-such-thread", "-db", db); code == 0 || !strings.Contains(errOut, "no-such-thread") {
 				t.Errorf("state of a missing thread: exit %d, %q", code, errOut)
