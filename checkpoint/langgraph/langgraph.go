@@ -239,6 +239,11 @@ func (r *Reader) ReadThread(ctx context.Context, threadID string) (*Thread, erro
 	if len(raw.cps) == 0 {
 		return nil, checkpoint.ErrNotFound
 	}
+	return r.decodeThread(threadID, raw), nil
+}
+
+// decodeThread decodes what a backend read of a thread.
+func (r *Reader) decodeThread(threadID string, raw *rawThread) *Thread {
 	t := &Thread{ID: threadID}
 	for i := range raw.cps {
 		t.Checkpoints = append(t.Checkpoints, r.decodeCheckpoint(&raw.cps[i], raw.blobs))
@@ -248,7 +253,7 @@ func (r *Reader) ReadThread(ctx context.Context, threadID string) (*Thread, erro
 		t.flagShared()
 	}
 	t.setRan(r.kind.JS())
-	return t, nil
+	return t
 }
 
 // setRan sets Checkpoint.Ran: the tasks of the parent's step whose writes
@@ -574,8 +579,34 @@ func (c *Checkpoint) Tuple(threadID string) (*checkpoint.Tuple, error) {
 	return t, nil
 }
 
+// pointReader is a backend that can read one checkpoint and its parent
+// without the rest of the thread (not PostgreSQL's: which blob a fork
+// reads depends on its siblings).
+type pointReader interface {
+	checkpoints(ctx context.Context, threadID, ns, id string) (*rawThread, error)
+}
+
 // Get returns a checkpoint, or the newest of its thread and namespace.
 func (r *Reader) Get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple, error) {
+	if ref.ThreadID == "" {
+		return nil, checkpoint.ErrNoThread
+	}
+	if pr, ok := r.b.(pointReader); ok {
+		raw, err := pr.checkpoints(ctx, ref.ThreadID, ref.NS, ref.CheckpointID)
+		if err != nil {
+			return nil, err
+		}
+		t := r.decodeThread(ref.ThreadID, raw)
+		for _, c := range t.Checkpoints {
+			if ref.CheckpointID == "" && c.ID != t.Checkpoints[0].ID {
+				continue // the parent, read for what ran
+			}
+			if ref.CheckpointID == "" || c.ID == ref.CheckpointID {
+				return c.Tuple(ref.ThreadID)
+			}
+		}
+		return nil, checkpoint.ErrNotFound
+	}
 	t, err := r.ReadThread(ctx, ref.ThreadID)
 	if err != nil {
 		return nil, err

@@ -144,8 +144,32 @@ func (s *sqliteBackend) threads(ctx context.Context) ([]threadRow, error) {
 }
 
 func (s *sqliteBackend) thread(ctx context.Context, threadID string) (*rawThread, error) {
+	return s.read(ctx, "thread_id = ?", threadID)
+}
+
+// checkpoints reads the checkpoint id of namespace ns (its newest when id
+// is "") and its parent, with their writes: what Get needs, without the
+// rest of a long thread.
+func (s *sqliteBackend) checkpoints(ctx context.Context, threadID, ns, id string) (*rawThread, error) {
+	if id == "" {
+		err := s.db.QueryRowContext(ctx, `SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?
+			ORDER BY checkpoint_id DESC LIMIT 1`, threadID, ns).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return &rawThread{}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return s.read(ctx, `thread_id = ? AND checkpoint_ns = ? AND checkpoint_id IN (?,
+		(SELECT parent_checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?))`,
+		threadID, ns, id, threadID, ns, id)
+}
+
+// read reads the checkpoints that where selects, and their writes.
+func (s *sqliteBackend) read(ctx context.Context, where string, args ...any) (*rawThread, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata
-		FROM checkpoints WHERE thread_id = ?`, threadID)
+		FROM checkpoints WHERE `+where, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +190,7 @@ func (s *sqliteBackend) thread(ctx context.Context, threadID string) (*rawThread
 		return nil, err
 	}
 	wrows, err := s.db.QueryContext(ctx, `SELECT checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value
-		FROM writes WHERE thread_id = ? ORDER BY checkpoint_ns, checkpoint_id, task_id, idx`, threadID)
+		FROM writes WHERE `+where+` ORDER BY checkpoint_ns, checkpoint_id, task_id, idx`, args...)
 	if err != nil {
 		return nil, err
 	}
