@@ -420,16 +420,46 @@ func (t *Thread) nextTasks(c *Checkpoint, js bool) []nextTask {
 		if len(fired) == 0 {
 			continue
 		}
-		all := chans
-		if node != "__start__" && !contains(all, "branch:to:"+node) {
-			all = append([]string{"branch:to:" + node}, all...)
-			sort.Strings(all)
+		// Python hashes all of the node's triggers: branch:to:NODE always,
+		// and every join channel of the node the thread shows anywhere in
+		// this namespace (one may be absent from this checkpoint).
+		var all []string
+		if node == "__start__" {
+			all = chans
+		} else {
+			all = append([]string{"branch:to:" + node}, t.joinsOf(c.NS, node)...)
+		}
+		trig := all
+		if js {
+			trig = fired[:1] // JS hashes the one trigger that fired
 		}
 		out = append(out, nextTask{Task: Task{
-			ID:   taskID(js, c, node, "__pregel_pull", "", map[bool][]string{true: fired[:1], false: all}[js]),
+			ID:   taskID(js, c, node, "__pregel_pull", "", trig),
 			Name: node, Path: []any{"__pregel_pull", node}}})
 	}
 	return out
+}
+
+// joinsOf lists, sorted, the join channels of node in namespace ns that
+// any checkpoint or write of the thread shows.
+func (t *Thread) joinsOf(ns, node string) []string {
+	set := map[string]bool{}
+	for _, c := range t.Checkpoints {
+		if c.NS != ns {
+			continue
+		}
+		for ch := range c.Versions {
+			if n, ok := triggerNode(ch); ok && n == node && strings.HasPrefix(ch, "join:") {
+				set[ch] = true
+			}
+		}
+		for _, w := range c.Writes {
+			if n, ok := triggerNode(w.Channel); ok && n == node && strings.HasPrefix(w.Channel, "join:") {
+				set[w.Channel] = true
+			}
+		}
+	}
+	return sortedKeys(set)
 }
 
 func contains(a []string, s string) bool {
