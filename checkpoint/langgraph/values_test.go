@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -186,6 +187,15 @@ func TestDamagedRow(t *testing.T) {
 	if _, err := db.Exec(`UPDATE checkpoints SET checkpoint = x'92c1' WHERE thread_id = 'chain' AND checkpoint_id = ?`, victim); err != nil {
 		t.Fatal(err)
 	}
+	// The head of another thread: metadata that is not JSON, and a write
+	// whose msgpack is cut short.
+	if _, err := db.Exec(`UPDATE checkpoints SET metadata = x'7b2273' WHERE thread_id = 'bulk-007' AND checkpoint_ns = ''
+		AND checkpoint_id = (SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = 'bulk-007')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE writes SET value = x'93a3' WHERE thread_id = 'node-error' AND channel = 'results'`); err != nil {
+		t.Fatal(err)
+	}
 	db.Close()
 	os.Remove(filepath.Join(filepath.Dir(path), "py-sqlite.sqlite-wal"))
 	r, err := OpenSQLite(ctx, path)
@@ -215,8 +225,35 @@ func TestDamagedRow(t *testing.T) {
 	if _, err := r.Get(ctx, checkpoint.Ref{ThreadID: "chain"}); err != nil {
 		t.Errorf("the thread's head: %v", err)
 	}
-	if threads, err := r.ListThreads(ctx, 0); err != nil || len(threads) != 214 {
+	threads, err := r.ListThreads(ctx, 0)
+	if err != nil || len(threads) != 214 {
 		t.Errorf("%d threads, %v", len(threads), err)
+	}
+	for _, ti := range threads {
+		if (ti.Err != nil) != (ti.ThreadID == "bulk-007") {
+			t.Errorf("thread %s: listing error %v", ti.ThreadID, ti.Err)
+		}
+	}
+	ne, err := r.ReadThread(ctx, "node-error")
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := 0
+	for _, c := range ne.Checkpoints {
+		for _, w := range c.Writes {
+			if w.Channel == "results" {
+				if m, ok := w.Value.(map[string]any); !ok || !strings.Contains(fmt.Sprint(m["$note"]), "unreadable") {
+					t.Errorf("a damaged write reads as %v", w.Value)
+				}
+				notes++
+			}
+		}
+		if c.Err != nil {
+			t.Errorf("checkpoint %s of node-error: %v", c.ID, c.Err)
+		}
+	}
+	if notes == 0 {
+		t.Error("no damaged write found")
 	}
 }
 
