@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -52,6 +54,7 @@ func IsSQLiteStore(ctx context.Context, db *sql.DB) bool {
 
 // OpenSQLite opens a LangGraph SqliteSaver file (Python or JS) read-only.
 func OpenSQLite(ctx context.Context, path string, opts ...Option) (*Reader, error) {
+	_, walErr := os.Lstat(path + "-wal") // before the read-only connection makes one
 	db, err := openRO(ctx, path)
 	if err != nil {
 		return nil, err
@@ -60,7 +63,7 @@ func OpenSQLite(ctx context.Context, path string, opts ...Option) (*Reader, erro
 		db.Close()
 		return nil, fmt.Errorf("%s is not a LangGraph SqliteSaver store (no checkpoints and writes tables with its columns)", path)
 	}
-	r := &Reader{where: path, b: &sqliteBackend{db: db}}
+	r := &Reader{where: path, b: &sqliteBackend{db: db, path: path, cleanWAL: errors.Is(walErr, fs.ErrNotExist)}}
 	for _, o := range opts {
 		o(r)
 	}
@@ -116,9 +119,33 @@ func sqliteDSN(path, params string) string {
 	return "file:" + r.Replace(p) + "?" + params
 }
 
-type sqliteBackend struct{ db *sql.DB }
+type sqliteBackend struct {
+	db   *sql.DB
+	path string
+	// cleanWAL: no write-ahead log existed when the store was opened, so
+	// the -wal and -shm files its read-only connections made are this
+	// process's to remove.
+	cleanWAL bool
+}
 
-func (s *sqliteBackend) close() error { return s.db.Close() }
+// close closes the store. When nothing else had it open, the -wal and
+// -shm files SQLite made for the read-only connections are removed the way
+// SQLite removes them, by the last connection to close: one query_only
+// connection that reads the schema (SQLite keeps them while any other
+// process, such as LangGraph, has the file open). Weft's own read-only
+// opening does the same (checkpoint/sqlite).
+func (s *sqliteBackend) close() error {
+	err := s.db.Close()
+	if s.cleanWAL {
+		if db, oerr := sql.Open("sqlite", sqliteDSN(s.path, "mode=rw&_pragma=trusted_schema(0)&_pragma=query_only(1)")); oerr == nil {
+			db.SetMaxOpenConns(1)
+			var n int
+			_ = db.QueryRow("SELECT count(*) FROM sqlite_schema").Scan(&n)
+			db.Close()
+		}
+	}
+	return err
+}
 
 func (s *sqliteBackend) threads(ctx context.Context) ([]threadRow, error) {
 	rows, err := s.db.QueryContext(ctx, `

@@ -53,6 +53,11 @@ func TestOpenLangGraphSQLite(t *testing.T) {
 			}
 			s.Close()
 		}
+		for _, extra := range []string{"-wal", "-shm"} {
+			if _, err := os.Stat(path + extra); err == nil {
+				t.Errorf("%s: opening the store left %s behind", name, filepath.Base(path+extra))
+			}
+		}
 		after, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
