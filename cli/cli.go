@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/langgraph"
 	"github.com/weftstudio/weft/checkpoint/sqlite"
 	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/engine"
@@ -170,6 +171,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 		return 1
 	}
 	defer s.Close()
+	noteStoreKind(env.Stderr, s)
 	graphs := make([]*engine.Graph, len(env.Graphs))
 	for i, g := range env.Graphs {
 		graphs[i] = g.WithSaver(s)
@@ -387,6 +389,10 @@ func cmdThreads(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph,
 		if ti.Err != nil { // its metadata or timestamp is damaged
 			tj.Status, tj.Error = "unreadable", ti.Err.Error()
 			unreadable++
+		} else if lg, ok := s.(*langgraph.Reader); ok {
+			if tj.Status, tj.Error = lgStatus(ctx, lg, ti.ThreadID); tj.Error != "" {
+				unreadable++
+			}
 		} else if gr := byName[g]; gr != nil {
 			snap, err := gr.GetState(ctx, engine.WithThread(ti.ThreadID))
 			if err != nil {
@@ -573,6 +579,9 @@ func toJSON(s *engine.Snapshot) SnapshotJSON {
 // graphOf finds the graph that wrote the thread, by the name its checkpoints
 // record.
 func graphOf(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, thread string) (*engine.Graph, error) {
+	if _, ok := s.(*langgraph.Reader); ok {
+		return nil, errLangGraphNoGraph
+	}
 	tp, err := s.Get(ctx, checkpoint.Ref{ThreadID: thread})
 	if errors.Is(err, checkpoint.ErrNotFound) {
 		return nil, fmt.Errorf("thread %q not found in this store", thread)
@@ -619,6 +628,9 @@ func cmdHistory(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph,
 	}
 	if len(pos) != 1 {
 		return usagef("usage: history THREAD [-limit N]")
+	}
+	if lg, ok := s.(*langgraph.Reader); ok {
+		return lgHistory(ctx, lg, pos[0], *limit, w)
 	}
 	g, err := graphOf(ctx, s, graphs, pos[0])
 	if err != nil {
@@ -676,6 +688,9 @@ func cmdState(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, a
 	}
 	if len(pos) < 1 || len(pos) > 2 {
 		return usagef("usage: state THREAD [CHECKPOINT]")
+	}
+	if lg, ok := s.(*langgraph.Reader); ok {
+		return lgState(ctx, lg, pos[0], append(pos[1:], "")[0], w)
 	}
 	g, err := graphOf(ctx, s, graphs, pos[0])
 	if err != nil {

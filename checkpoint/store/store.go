@@ -6,12 +6,14 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/crypt"
+	"github.com/weftstudio/weft/checkpoint/langgraph"
 	"github.com/weftstudio/weft/checkpoint/sqlite"
 )
 
@@ -98,10 +100,33 @@ func Open(ctx context.Context, spec string, opts ...Option) (Store, error) {
 		sopts = append(sopts, sqlite.ReadOnly())
 	}
 	s, err := sqlite.Open(spec, sopts...)
+	if errors.Is(err, sqlite.ErrForeignFile) {
+		// Another program's SQLite file: LangGraph's SqliteSaver store
+		// opens read-only, whatever the options asked (Weft never writes
+		// one); anything else keeps sqlite's error.
+		if lg, lgErr := langgraph.OpenSQLite(ctx, spec); lgErr == nil {
+			return lg, nil
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// Describer is an optional capability of a Store: what kind of store it
+// is, in words for the user ("LangGraph (Python) SQLite store").
+type Describer interface {
+	StoreKind() string
+}
+
+// Kind says what kind of store s is: the Describer's words, or Weft's own
+// store.
+func Kind(s Store) string {
+	if d, ok := s.(Describer); ok {
+		return d.StoreKind()
+	}
+	return "Weft checkpoint store"
 }
 
 // Redact hides the password of a DSN for display; paths pass unchanged.

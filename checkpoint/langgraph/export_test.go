@@ -1,0 +1,4 @@
+package langgraph
+
+// RestoreDump is restoreDump for the external tests.
+var RestoreDump = restoreDump

@@ -1,0 +1,246 @@
+package langgraph
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/weftstudio/weft/checkpoint"
+
+	_ "modernc.org/sqlite" // the project's SQLite driver
+)
+
+// sqliteParams open a file read-only: a LangGraph process may be writing
+// it, so mode=ro (which reads its WAL) rather than immutable=1, and
+// query_only so not even a pragma writes.
+const (
+	sqliteParams    = "mode=ro&_pragma=busy_timeout(10000)&_pragma=trusted_schema(0)&_pragma=query_only(1)"
+	immutableParams = "mode=ro&immutable=1&_pragma=trusted_schema(0)&_pragma=query_only(1)"
+)
+
+// IsSQLiteStore reports whether the tables of the SQLite database db are a
+// LangGraph SqliteSaver's: checkpoints and writes with its columns.
+func IsSQLiteStore(ctx context.Context, db *sql.DB) bool {
+	want := map[string][]string{
+		"checkpoints": {"thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id", "type", "checkpoint", "metadata"},
+		"writes":      {"thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx", "channel", "type", "value"},
+	}
+	for table, cols := range want {
+		have := map[string]bool{}
+		rows, err := db.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", table)
+		if err != nil {
+			return false
+		}
+		for rows.Next() {
+			var n string
+			if rows.Scan(&n) == nil {
+				have[n] = true
+			}
+		}
+		rows.Close()
+		for _, c := range cols {
+			if !have[c] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// OpenSQLite opens a LangGraph SqliteSaver file (Python or JS) read-only.
+func OpenSQLite(ctx context.Context, path string, opts ...Option) (*Reader, error) {
+	_, walErr := os.Lstat(path + "-wal") // before the read-only connection makes one
+	db, err := openRO(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if !IsSQLiteStore(ctx, db) {
+		db.Close()
+		return nil, fmt.Errorf("%s is not a LangGraph SqliteSaver store (no checkpoints and writes tables with its columns)", path)
+	}
+	r := &Reader{where: path, b: &sqliteBackend{db: db, path: path, cleanWAL: errors.Is(walErr, fs.ErrNotExist)}}
+	for _, o := range opts {
+		o(r)
+	}
+	if r.aesKey == nil {
+		if r.aesKey, err = KeyFromEnv(); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	// Python's serde writes msgpack; LangGraph.js writes JSON.
+	var typ sql.NullString
+	err = db.QueryRowContext(ctx, "SELECT type FROM checkpoints LIMIT 1").Scan(&typ)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		r.kind = PythonSQLite // an empty store: nothing to tell them apart by
+	case err != nil:
+		db.Close()
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	case strings.HasPrefix(typ.String, "json"):
+		r.kind = JSSQLite
+	default:
+		r.kind = PythonSQLite
+	}
+	return r, nil
+}
+
+// openRO opens path read-only, falling back to immutable=1 where SQLite
+// cannot make the -shm file mode=ro needs (a read-only folder).
+func openRO(ctx context.Context, path string) (*sql.DB, error) {
+	var firstErr error
+	for _, params := range []string{sqliteParams, immutableParams} {
+		db, err := sql.Open("sqlite", sqliteDSN(path, params))
+		if err == nil {
+			err = db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(new(int))
+			if err == nil {
+				return db, nil
+			}
+			db.Close()
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	return nil, fmt.Errorf("opening %s read-only: %w", path, firstErr)
+}
+
+func sqliteDSN(path, params string) string {
+	p := filepath.ToSlash(path)
+	if filepath.VolumeName(path) != "" {
+		p = "/" + p
+	}
+	r := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23")
+	return "file:" + r.Replace(p) + "?" + params
+}
+
+type sqliteBackend struct {
+	db   *sql.DB
+	path string
+	// cleanWAL: no write-ahead log existed when the store was opened, so
+	// the -wal and -shm files its read-only connections made are this
+	// process's to remove.
+	cleanWAL bool
+}
+
+// close closes the store. When nothing else had it open, the -wal and
+// -shm files SQLite made for the read-only connections are removed the way
+// SQLite removes them, by the last connection to close: one query_only
+// connection that reads the schema (SQLite keeps them while any other
+// process, such as LangGraph, has the file open). Weft's own read-only
+// opening does the same (checkpoint/sqlite).
+func (s *sqliteBackend) close() error {
+	err := s.db.Close()
+	if s.cleanWAL {
+		if db, oerr := sql.Open("sqlite", sqliteDSN(s.path, "mode=rw&_pragma=trusted_schema(0)&_pragma=query_only(1)")); oerr == nil {
+			db.SetMaxOpenConns(1)
+			var n int
+			_ = db.QueryRow("SELECT count(*) FROM sqlite_schema").Scan(&n)
+			db.Close()
+		}
+	}
+	return err
+}
+
+func (s *sqliteBackend) threads(ctx context.Context) ([]threadRow, error) {
+	rows, err := s.db.QueryContext(ctx, `
+		SELECT c.thread_id, c.n, c.latest, m.type, m.metadata
+		FROM (SELECT thread_id, count(*) AS n, max(checkpoint_id) AS latest
+		      FROM checkpoints WHERE checkpoint_ns = '' GROUP BY thread_id) c
+		JOIN checkpoints m ON m.thread_id = c.thread_id AND m.checkpoint_ns = '' AND m.checkpoint_id = c.latest`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []threadRow
+	for rows.Next() {
+		var t threadRow
+		var typ sql.NullString
+		if err := rows.Scan(&t.id, &t.count, &t.latest, &typ, &t.meta); err != nil {
+			return nil, err
+		}
+		t.metaType = typ.String
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+func (s *sqliteBackend) thread(ctx context.Context, threadID string) (*rawThread, error) {
+	return s.read(ctx, "thread_id = ?", threadID)
+}
+
+// checkpoints reads the checkpoint id of namespace ns (its newest when id
+// is "") and its parent, with their writes: what Get needs, without the
+// rest of a long thread.
+func (s *sqliteBackend) checkpoints(ctx context.Context, threadID, ns, id string) (*rawThread, error) {
+	if id == "" {
+		err := s.db.QueryRowContext(ctx, `SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?
+			ORDER BY checkpoint_id DESC LIMIT 1`, threadID, ns).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return &rawThread{}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return s.read(ctx, `thread_id = ? AND checkpoint_ns = ? AND checkpoint_id IN (?,
+		(SELECT parent_checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?))`,
+		threadID, ns, id, threadID, ns, id)
+}
+
+// read reads the checkpoints that where selects, and their writes.
+func (s *sqliteBackend) read(ctx context.Context, where string, args ...any) (*rawThread, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata
+		FROM checkpoints WHERE `+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	t := &rawThread{}
+	index := map[[2]string]int{}
+	for rows.Next() {
+		var c rawCheckpoint
+		var parent, typ sql.NullString
+		if err := rows.Scan(&c.ns, &c.id, &parent, &typ, &c.cp, &c.meta); err != nil {
+			return nil, err
+		}
+		c.parent, c.typ, c.metaType = parent.String, typ.String, typ.String
+		index[[2]string{c.ns, c.id}] = len(t.cps)
+		t.cps = append(t.cps, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	wrows, err := s.db.QueryContext(ctx, `SELECT checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value
+		FROM writes WHERE `+where+` ORDER BY checkpoint_ns, checkpoint_id, task_id, idx`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer wrows.Close()
+	for wrows.Next() {
+		var ns, id string
+		var w rawWrite
+		var typ sql.NullString
+		if err := wrows.Scan(&ns, &id, &w.task, &w.idx, &w.channel, &typ, &w.value); err != nil {
+			return nil, err
+		}
+		w.typ = typ.String
+		if i, ok := index[[2]string{ns, id}]; ok {
+			t.cps[i].writes = append(t.cps[i].writes, w)
+		}
+	}
+	return t, wrows.Err()
+}
+
+func (s *sqliteBackend) stats(ctx context.Context) (checkpoint.Stats, error) {
+	var st checkpoint.Stats
+	err := s.db.QueryRowContext(ctx, `SELECT (SELECT count(DISTINCT thread_id) FROM checkpoints), (SELECT count(*) FROM checkpoints),
+		(SELECT count(*) FROM writes), (SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size())`).
+		Scan(&st.Threads, &st.Checkpoints, &st.Writes, &st.Bytes)
+	return st, err
+}

@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/langgraph"
+	"github.com/weftstudio/weft/checkpoint/store"
+	"github.com/weftstudio/weft/engine"
+)
+
+// A LangGraph store (checkpoint/langgraph) holds no Weft graph: history and
+// state print LangGraph's own view of its threads (next tasks, pending
+// writes applied, interrupts) in Weft's JSON shapes, computed from the
+// store by the reader.
+
+// errLangGraphNoGraph is what the commands that need the thread's graph say
+// on a LangGraph store.
+var errLangGraphNoGraph = errors.New("this command needs the Weft graph that wrote the thread, and a LangGraph store holds none (threads, history, state and export read it)")
+
+// noteStoreKind tells on standard error which kind of store a command
+// reads when it is not Weft's own, so a LangGraph store is named as such.
+func noteStoreKind(w io.Writer, s store.Store) {
+	if _, ok := s.(store.Describer); ok {
+		fmt.Fprintf(w, "weft: reading a %s (read-only)\n", store.Kind(s))
+	}
+}
+
+// lgThread reads a thread of a LangGraph store.
+func lgThread(ctx context.Context, r *langgraph.Reader, thread string) (*langgraph.Thread, error) {
+	th, err := r.ReadThread(ctx, thread)
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return nil, fmt.Errorf("thread %q not found in this store", thread)
+	}
+	return th, err
+}
+
+// lgHistory prints the root namespace of a LangGraph thread, newest first.
+func lgHistory(ctx context.Context, r *langgraph.Reader, thread string, limit int, w io.Writer) error {
+	th, err := lgThread(ctx, r, thread)
+	if err != nil {
+		return err
+	}
+	out := []SnapshotJSON{}
+	for _, sn := range th.History(r.Kind().JS()) {
+		if limit > 0 && len(out) == limit {
+			break
+		}
+		out = append(out, lgSnapshotJSON(sn))
+	}
+	return printJSON(w, out)
+}
+
+// lgState prints LangGraph's state of a thread's head, or of checkpoint id.
+func lgState(ctx context.Context, r *langgraph.Reader, thread, id string, w io.Writer) error {
+	th, err := lgThread(ctx, r, thread)
+	if err != nil {
+		return err
+	}
+	sn, err := th.StateAt(id, r.Kind().JS())
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return fmt.Errorf("thread %q has no checkpoint %q", thread, id)
+	}
+	if err != nil {
+		return err
+	}
+	return printJSON(w, lgSnapshotJSON(sn))
+}
+
+func lgSnapshotJSON(sn *langgraph.Snapshot) SnapshotJSON {
+	out := SnapshotJSON{CheckpointID: sn.CheckpointID, ParentID: sn.ParentID, Ran: sn.Ran, Next: sn.Next, Values: engine.Values(sn.Values)}
+	if f, ok := sn.Metadata["step"].(float64); ok {
+		out.Step = int(f)
+	}
+	out.Source, _ = sn.Metadata["source"].(string)
+	out.CreatedAt, _ = time.Parse(time.RFC3339Nano, sn.CreatedAt)
+	// A subgraph's interrupt shows on its parent's task too (LangGraph
+	// writes it there): each is listed once, by id, with the innermost
+	// node that asked.
+	seen := map[string]int{}
+	var walk func(s *langgraph.Snapshot)
+	walk = func(s *langgraph.Snapshot) {
+		for _, t := range s.Tasks {
+			for _, it := range t.Interrupts {
+				m, _ := it.(map[string]any)
+				id, _ := m["id"].(string)
+				if i, dup := seen[id]; dup && id != "" {
+					out.Interrupts[i] = engine.PendingInterrupt{ID: id, Value: m["value"], Node: t.Name, TaskID: t.ID, NS: s.NS}
+					continue
+				}
+				seen[id] = len(out.Interrupts)
+				out.Interrupts = append(out.Interrupts, engine.PendingInterrupt{ID: id, Value: m["value"], Node: t.Name, TaskID: t.ID, NS: s.NS})
+			}
+			if t.Error != nil {
+				if out.Errors == nil {
+					out.Errors = map[string]string{}
+				}
+				out.Errors[t.Name] = errorText(t.Error)
+			}
+			if t.State != nil {
+				walk(t.State)
+			}
+		}
+	}
+	walk(sn)
+	return out
+}
+
+// errorText shows a LangGraph task error: Python stores its repr, JS
+// {name, message}.
+func errorText(e any) string {
+	switch x := e.(type) {
+	case string:
+		return x
+	case map[string]any:
+		name, _ := x["name"].(string)
+		msg, _ := x["message"].(string)
+		if name != "" {
+			return name + ": " + msg
+		}
+		return msg
+	}
+	return fmt.Sprint(e)
+}
+
+// lgStatus is engine.StatusOf for a LangGraph thread, from LangGraph's
+// view of its head: waiting (an interrupt is pending), failed (a task
+// failed), done (nothing next) or paused. A LangGraph store holds no
+// leases, so "running" is never known.
+func lgStatus(ctx context.Context, r *langgraph.Reader, thread string) (status, errText string) {
+	th, err := lgThread(ctx, r, thread)
+	if err != nil {
+		return "unreadable", err.Error()
+	}
+	sn, err := th.State(r.Kind().JS())
+	if err != nil {
+		return "unreadable", err.Error()
+	}
+	sj := lgSnapshotJSON(sn)
+	switch {
+	case len(sj.Interrupts) > 0:
+		return string(engine.StatusWaiting), ""
+	case len(sj.Errors) > 0:
+		return string(engine.StatusFailed), ""
+	case len(sj.Next) == 0:
+		return string(engine.StatusDone), ""
+	}
+	return string(engine.StatusPaused), ""
+}

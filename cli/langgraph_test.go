@@ -1,0 +1,229 @@
+package cli_test
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// The LangGraph fixture stores (checkpoint/langgraph/testdata): real
+// SqliteSaver files written by LangGraph itself, with LangGraph's own view
+// of every thread beside them.
+func lgFixture(t *testing.T, name string) string {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "checkpoint", "langgraph", "testdata", name+".gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), name)
+	w, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(w, z); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+type lgTruth struct {
+	Threads map[string]struct {
+		State   lgTruthSnap   `json:"state"`
+		History []lgTruthSnap `json:"history"`
+	} `json:"threads"`
+}
+
+type lgTruthSnap struct {
+	Values json.RawMessage `json:"values"`
+	Next   []string        `json:"next"`
+	Config struct {
+		Configurable struct {
+			CheckpointID string `json:"checkpoint_id"`
+		} `json:"configurable"`
+	} `json:"config"`
+	Tasks []struct {
+		// {"id", "value"} (JS) or {"$dataclass": …, "value": {"id", …}} (Python)
+		Interrupts []struct {
+			ID    string          `json:"id"`
+			Value json.RawMessage `json:"value"`
+		} `json:"interrupts"`
+	} `json:"tasks"`
+}
+
+func TestLangGraphStoreCommands(t *testing.T) {
+	for _, name := range []string{"py-sqlite", "js-sqlite"} {
+		t.Run(name, func(t *testing.T) {
+			db := lgFixture(t, name+".sqlite")
+			var truth lgTruth
+			b, err := os.ReadFile(lgFixture(t, name+".truth.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, &truth); err != nil {
+				t.Fatal(err)
+			}
+			kind := map[string]string{"py-sqlite": "LangGraph (Python) SQLite store", "js-sqlite": "LangGraph.js SQLite store"}[name]
+
+			// threads: every thread of the store, by LangGraph's thread id.
+			out, errOut, code := runCLI(t, nil, "threads", "-db", db)
+			if code != 0 {
+				t.Fatalf("threads: exit %d: %s", code, errOut)
+			}
+			if !strings.Contains(errOut, kind) {
+				t.Errorf("threads does not say the store is a %s: %q", kind, errOut)
+			}
+			var threads []struct {
+				ThreadID string `json:"thread_id"`
+				Status   string `json:"status"`
+			}
+			if err := json.Unmarshal([]byte(out), &threads); err != nil {
+				t.Fatal(err)
+			}
+			var got, want []string
+			status := map[string]string{}
+			for _, th := range threads {
+				got = append(got, th.ThreadID)
+				status[th.ThreadID] = th.Status
+			}
+			for thread, want := range map[string]string{"subgraph-interrupt-pending": "waiting", "node-error": "failed",
+				"breakpoint-before-pending": "paused", "chain": "done", "parallel-interrupts": "done"} {
+				if status[thread] != want {
+					t.Errorf("threads: %s is %q, want %q", thread, status[thread], want)
+				}
+			}
+			for id := range truth.Threads {
+				want = append(want, id)
+			}
+			sort.Strings(got)
+			sort.Strings(want)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("threads lists %d threads, LangGraph %d", len(got), len(want))
+			}
+
+			// history: the root namespace newest first, with LangGraph's
+			// checkpoint ids, next and values.
+			for _, thread := range []string{"chain", "update-fork", "parallel-interrupts", "unicode-ünïcødé-名前-🧵"} {
+				out, errOut, code := runCLI(t, nil, "history", thread, "-db", db)
+				if code != 0 {
+					t.Fatalf("history %s: exit %d: %s", thread, code, errOut)
+				}
+				var hist []struct {
+					CheckpointID string          `json:"checkpoint_id"`
+					Next         []string        `json:"next"`
+					Values       json.RawMessage `json:"values"`
+				}
+				if err := json.Unmarshal([]byte(out), &hist); err != nil {
+					t.Fatal(err)
+				}
+				th := truth.Threads[thread]
+				if len(hist) != len(th.History) {
+					t.Fatalf("history %s: %d entries, LangGraph has %d", thread, len(hist), len(th.History))
+				}
+				for i, h := range hist {
+					w := th.History[i]
+					if h.CheckpointID != w.Config.Configurable.CheckpointID || !reflect.DeepEqual(h.Next, w.Next) || !sameJSON(t, h.Values, w.Values) {
+						t.Errorf("history %s [%d]: %s next %v values %s; LangGraph: %s next %v values %s", thread, i,
+							h.CheckpointID, h.Next, h.Values, w.Config.Configurable.CheckpointID, w.Next, w.Values)
+					}
+				}
+			}
+
+			// history says which tasks made each loop checkpoint.
+			out, errOut, code = runCLI(t, nil, "history", "parallel-reducer", "-db", db)
+			if code != 0 {
+				t.Fatalf("history: exit %d: %s", code, errOut)
+			}
+			var ran []struct {
+				Source string   `json:"source"`
+				Ran    []string `json:"ran"`
+			}
+			if err := json.Unmarshal([]byte(out), &ran); err != nil {
+				t.Fatal(err)
+			}
+			var gotRan [][]string
+			for _, h := range ran {
+				gotRan = append(gotRan, h.Ran)
+			}
+			wantRan := [][]string{{"merge"}, {"left", "middle", "right"}, {"split"}, {"__start__"}, nil}
+			if !reflect.DeepEqual(gotRan, wantRan) {
+				t.Errorf("history parallel-reducer ran %v, want %v", gotRan, wantRan)
+			}
+
+			// state: the head, with its pending interrupts.
+			out, errOut, code = runCLI(t, nil, "state", "subgraph-interrupt-pending", "-db", db)
+			if code != 0 {
+				t.Fatalf("state: exit %d: %s", code, errOut)
+			}
+			var st struct {
+				CheckpointID string   `json:"checkpoint_id"`
+				Next         []string `json:"next"`
+				Interrupts   []struct {
+					ID string `json:"id"`
+				} `json:"interrupts"`
+			}
+			if err := json.Unmarshal([]byte(out), &st); err != nil {
+				t.Fatal(err)
+			}
+			w := truth.Threads["subgraph-interrupt-pending"].State
+			if st.CheckpointID != w.Config.Configurable.CheckpointID || !reflect.DeepEqual(st.Next, w.Next) {
+				t.Errorf("state: %s next %v; LangGraph: %s next %v", st.CheckpointID, st.Next, w.Config.Configurable.CheckpointID, w.Next)
+			}
+			var wantIDs []string
+			for _, task := range w.Tasks {
+				for _, it := range task.Interrupts {
+					id := it.ID
+					var inner struct {
+						ID string `json:"id"`
+					}
+					if id == "" && json.Unmarshal(it.Value, &inner) == nil {
+						id = inner.ID
+					}
+					wantIDs = append(wantIDs, id)
+				}
+			}
+			var gotIDs []string
+			for _, it := range st.Interrupts {
+				gotIDs = append(gotIDs, it.ID)
+			}
+			if len(wantIDs) == 0 || !reflect.DeepEqual(gotIDs, wantIDs) {
+				t.Errorf("state interrupts %+v; LangGraph's task %+v", st.Interrupts, w.Tasks)
+			}
+
+			// A command that needs a Weft graph says why it cannot run.
+			if _, errOut, code := runCLI(t, nil, "watch", "chain", "values", "-db", db); code == 0 || !strings.Contains(errOut, "LangGraph store holds none") {
+				t.Errorf("watch on a LangGraph store: exit %d, %q", code, errOut)
+			}
+
+			// A missing thread is an error that names it.
+			if _, errOut, code := runCLI(t, nil, "state", "no-such-thread", "-db", db); code == 0 || !strings.Contains(errOut, "no-such-thread") {
+				t.Errorf("state of a missing thread: exit %d, %q", code, errOut)
+			}
+		})
+	}
+}
+
+func sameJSON(t *testing.T, a, b json.RawMessage) bool {
+	t.Helper()
+	var x, y any
+	if err := json.Unmarshal(a, &x); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &y); err != nil {
+		t.Fatal(err)
+	}
+	return reflect.DeepEqual(x, y)
+}
