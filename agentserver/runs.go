@@ -237,7 +237,8 @@ func (h *Handler) prepare(ctx context.Context, tid string, body runBody) (*prepa
 	}
 	// Claim the thread across processes before anything runs.
 	runID := uuid.NewString()
-	claim, err := g.Claim(ctx, engine.WithThread(p.thread), engine.WithLeaseTTL(h.leaseTTL),
+	// The claim outlives the request: a background run goes on after it.
+	claim, err := g.Claim(context.WithoutCancel(ctx), engine.WithThread(p.thread), engine.WithLeaseTTL(h.leaseTTL),
 		engine.WithLeaseOwner(engine.DefaultLeaseOwner()+" Agent Server run "+runID))
 	switch {
 	case errors.Is(err, checkpoint.ErrLeaseHeld):
