@@ -103,6 +103,13 @@ func (s *server) stream(path, body string) (int, []sseEvent, http.Header) {
 	if resp.StatusCode != 200 {
 		return resp.StatusCode, nil, resp.Header
 	}
+	return resp.StatusCode, parseSSE(s.t, bytes.NewReader(b)), resp.Header
+}
+
+// parseSSE reads server-sent events to their end.
+func parseSSE(t *testing.T, r io.Reader) []sseEvent {
+	t.Helper()
+	b, _ := io.ReadAll(r)
 	var evs []sseEvent
 	for _, block := range bytes.Split(b, []byte("\n\n")) {
 		var ev sseEvent
@@ -112,7 +119,7 @@ func (s *server) stream(path, body string) (int, []sseEvent, http.Header) {
 			}
 			if data, ok := strings.CutPrefix(line, "data: "); ok {
 				if err := json.Unmarshal([]byte(data), &ev.Data); err != nil {
-					s.t.Fatalf("event %s: data %q is not JSON", ev.Name, data)
+					t.Fatalf("event %s: data %q is not JSON", ev.Name, data)
 				}
 			}
 		}
@@ -120,7 +127,7 @@ func (s *server) stream(path, body string) (int, []sseEvent, http.Header) {
 			evs = append(evs, ev)
 		}
 	}
-	return resp.StatusCode, evs, resp.Header
+	return evs
 }
 
 // get walks a decoded JSON value by object keys and array indexes.

@@ -8,8 +8,10 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -28,8 +30,70 @@ type runRec struct {
 	mu      sync.Mutex
 	status  string // pending, running, success, interrupted, error
 	updated time.Time
-	result  any // the last values chunk, what join and wait answer
+	result  any       // the last values chunk, what join and wait answer
+	runErr  any       // the error event's data when the run failed
+	events  []logged  // every event so far, for late joiners (Last-Event-ID)
+	wake    chan bool // closed and replaced when an event is logged
 	done    chan struct{}
+
+	// stop asks the run to stop at its next step boundary: a cancel, a
+	// newer run under multitask_strategy interrupt, or its streaming
+	// client gone.
+	stop atomic.Bool
+}
+
+// logged is one event of a run, encoded.
+type logged struct {
+	name string
+	data []byte
+}
+
+// log records an event and wakes whoever follows the run.
+func (rr *runRec) log(name string, data any) {
+	b, err := json.Marshal(data)
+	if err != nil {
+		name = "error"
+		b, _ = json.Marshal(map[string]any{"error": "EncodeError", "message": err.Error()})
+	}
+	rr.mu.Lock()
+	rr.events = append(rr.events, logged{name, b})
+	if name == "error" {
+		rr.runErr = data
+	}
+	close(rr.wake)
+	rr.wake = make(chan bool)
+	rr.mu.Unlock()
+}
+
+// follow passes the run's events from index from on to fn, waiting for
+// more until the run ends or ctx does; fn's error ends it too.
+func (rr *runRec) follow(ctx context.Context, from int, fn func(id int, e logged) error) {
+	for {
+		rr.mu.Lock()
+		evs, wake := rr.events[min(from, len(rr.events)):], rr.wake
+		rr.mu.Unlock()
+		for i, e := range evs {
+			if fn(from+i, e) != nil {
+				return
+			}
+		}
+		from += len(evs)
+		if len(evs) > 0 {
+			continue // more may have come meanwhile
+		}
+		select {
+		case <-wake:
+		case <-rr.done:
+			rr.mu.Lock()
+			n := len(rr.events)
+			rr.mu.Unlock()
+			if from >= n {
+				return
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 func (rr *runRec) finished() bool {
@@ -44,6 +108,10 @@ func (rr *runRec) finished() bool {
 func (rr *runRec) wire() map[string]any {
 	rr.mu.Lock()
 	defer rr.mu.Unlock()
+	return rr.wireLocked()
+}
+
+func (rr *runRec) wireLocked() map[string]any {
 	return map[string]any{"run_id": rr.id, "thread_id": rr.thread, "assistant_id": rr.assistant,
 		"created_at": rr.created.Format(timeFormat), "updated_at": rr.updated.Format(timeFormat),
 		"status": rr.status, "metadata": rr.metadata, "kwargs": map[string]any{}, "multitask_strategy": rr.multitask}
@@ -71,6 +139,7 @@ type runBody struct {
 	MultitaskStrategy string          `json:"multitask_strategy"`
 	IfNotExists       string          `json:"if_not_exists"`
 	OnCompletion      string          `json:"on_completion"`
+	OnDisconnect      string          `json:"on_disconnect"`
 	Config            struct {
 		Configurable   map[string]any `json:"configurable"`
 		RecursionLimit int            `json:"recursion_limit"`
@@ -79,16 +148,17 @@ type runBody struct {
 
 // prepared is a run checked and ready to start.
 type prepared struct {
-	g         *engine.Graph
-	thread    string
-	stateless bool
-	create    bool // the thread is new (if_not_exists "create"): record it when the run starts
-	input     engine.Input
-	opts      []engine.RunOption
-	modes     []string // the wire names asked for
-	subgraphs bool
-	rec       *runRec
-	claim     *engine.Claim
+	g                *engine.Graph
+	thread           string
+	stateless        bool
+	keepOnDisconnect bool // on_disconnect "continue": the run outlives its client
+	create           bool // the thread is new (if_not_exists "create"): record it when the run starts
+	input            engine.Input
+	opts             []engine.RunOption
+	modes            []string // the wire names asked for
+	subgraphs        bool
+	rec              *runRec
+	claim            *engine.Claim
 }
 
 // httpErr is a refused request: its status and sentence.
@@ -138,10 +208,22 @@ func (h *Handler) prepare(ctx context.Context, tid string, body runBody) (*prepa
 		return nil, refuse(http.StatusNotFound, "Assistant %q not found: this server serves %v", body.AssistantID, h.ids)
 	}
 	p.g = g
-	switch body.MultitaskStrategy {
-	case "", "reject":
+	strategy := body.MultitaskStrategy
+	switch strategy {
+	case "":
+		strategy = "reject"
+	case "reject", "interrupt", "enqueue":
+	case "rollback":
+		return nil, refuse(http.StatusNotImplemented, "multitask_strategy rollback is not built on this server: the checkpoint store cannot delete one run's checkpoints; use interrupt, enqueue or reject")
 	default:
-		return nil, refuse(http.StatusNotImplemented, "multitask_strategy %q is not built on this server: only \"reject\" (a second run on a busy thread gets 409)", body.MultitaskStrategy)
+		return nil, refuse(http.StatusUnprocessableEntity, "multitask_strategy must be reject, interrupt, rollback or enqueue, not %q", strategy)
+	}
+	switch body.OnDisconnect {
+	case "", "cancel":
+	case "continue":
+		p.keepOnDisconnect = true
+	default:
+		return nil, refuse(http.StatusUnprocessableEntity, "on_disconnect must be cancel or continue, not %q", body.OnDisconnect)
 	}
 	// Stream modes.
 	p.modes = []string{"values"}
@@ -163,6 +245,9 @@ func (h *Handler) prepare(ctx context.Context, tid string, body runBody) (*prepa
 	if tid == "" {
 		p.stateless, p.thread = true, uuid.NewString()
 	} else {
+		if strategy != "reject" && !h.waitFree(ctx, tid, strategy == "interrupt") {
+			return nil, refuse(http.StatusServiceUnavailable, "the request ended while waiting for thread %s to be free", tid)
+		}
 		t, ok, err := h.findThread(ctx, tid)
 		switch {
 		case err != nil:
@@ -240,6 +325,13 @@ func (h *Handler) prepare(ctx context.Context, tid string, body runBody) (*prepa
 	// The claim outlives the request: a background run goes on after it.
 	claim, err := g.Claim(context.WithoutCancel(ctx), engine.WithThread(p.thread), engine.WithLeaseTTL(h.leaseTTL),
 		engine.WithLeaseOwner(engine.DefaultLeaseOwner()+" Agent Server run "+runID))
+	// Under interrupt or enqueue a run of another process sharing the
+	// store is waited for (this process's runs were, above).
+	for wait := time.Now().Add(leaseWait); errors.Is(err, checkpoint.ErrLeaseHeld) && strategy != "reject" && time.Now().Before(wait) && ctx.Err() == nil; {
+		time.Sleep(100 * time.Millisecond)
+		claim, err = g.Claim(context.WithoutCancel(ctx), engine.WithThread(p.thread), engine.WithLeaseTTL(h.leaseTTL),
+			engine.WithLeaseOwner(engine.DefaultLeaseOwner()+" Agent Server run "+runID))
+	}
 	switch {
 	case errors.Is(err, checkpoint.ErrLeaseHeld):
 		return nil, refuse(http.StatusUnprocessableEntity, "Thread %s is busy with another run (multitask_strategy reject): %v", p.thread, err)
@@ -253,7 +345,8 @@ func (h *Handler) prepare(ctx context.Context, tid string, body runBody) (*prepa
 		md = map[string]any{}
 	}
 	p.rec = &runRec{id: runID, thread: p.thread, assistant: body.AssistantID, created: now, updated: now,
-		metadata: md, multitask: "reject", status: "pending", done: make(chan struct{})}
+		metadata: md, multitask: strategy, status: "pending", done: make(chan struct{}), wake: make(chan bool)}
+	p.rec.log("metadata", map[string]any{"run_id": runID, "attempt": 1})
 	if !p.stateless {
 		// The lease guards processes; this guards a store without leases
 		// and two requests of this process that both saw the thread idle.
@@ -275,6 +368,39 @@ func (h *Handler) prepare(ctx context.Context, tid string, body runBody) (*prepa
 	maps.Copy(meta, md)
 	p.opts = append(p.opts, engine.WithThread(p.thread), engine.WithRunID(runID), engine.WithClaim(claim), engine.WithMetadata(meta))
 	return p, nil
+}
+
+// leaseWait bounds how long a run under multitask_strategy interrupt or
+// enqueue waits for another process's run on its thread.
+const leaseWait = time.Minute
+
+// waitFree waits until this process runs nothing on thread tid, first
+// asking its runs to stop when interrupt is set; false when ctx ended
+// first.
+func (h *Handler) waitFree(ctx context.Context, tid string, interrupt bool) bool {
+	for {
+		h.mu.Lock()
+		var busy []*runRec
+		for _, rr := range h.runs {
+			if rr.thread == tid && !rr.finished() {
+				busy = append(busy, rr)
+			}
+		}
+		h.mu.Unlock()
+		if len(busy) == 0 {
+			return true
+		}
+		for _, rr := range busy {
+			if interrupt {
+				rr.stop.Store(true)
+			}
+			select {
+			case <-rr.done:
+			case <-ctx.Done():
+				return false
+			}
+		}
+	}
 }
 
 // runMetadata is the checkpoint metadata of a run on thread: the thread's
@@ -389,11 +515,12 @@ func (p *prepared) location() string {
 	return "/threads/" + p.thread + "/runs/" + p.rec.id
 }
 
-// execute runs p, passing each event to emit (name and data) and ending
-// the run's record with its outcome. The run does not die with the
-// request: a client that leaves stops it at the next step boundary.
-func (h *Handler) execute(ctx context.Context, p *prepared, gone func() bool, emit func(name string, data any)) {
-	defer p.claim.Release()
+// execute runs p, logging each event in its record, and ends the record
+// with the run's outcome. The run does not die with a request: it stops at
+// a step boundary when asked to (runRec.stop).
+func (h *Handler) execute(ctx context.Context, p *prepared) {
+	emit := p.rec.log
+	gone := p.rec.stop.Load
 	rr := p.rec
 	rr.mu.Lock()
 	rr.status = "running"
@@ -447,7 +574,34 @@ func (h *Handler) execute(ctx context.Context, p *prepared, gone func() bool, em
 	rr.mu.Lock()
 	rr.status, rr.result, rr.updated = status, last, h.now().UTC()
 	rr.mu.Unlock()
+	// Free the thread before saying the run ended: whoever waits for
+	// the end (wait, join, enqueue) may start the next run at once.
+	p.claim.Release()
 	close(rr.done)
+	h.forgetRuns()
+}
+
+// keptRuns is how many ended runs (with their events, for late joiners)
+// this process remembers; older ones are forgotten, oldest first.
+const keptRuns = 256
+
+// forgetRuns drops the oldest ended runs beyond keptRuns.
+func (h *Handler) forgetRuns() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var ended []*runRec
+	for _, rr := range h.runs {
+		if rr.finished() {
+			ended = append(ended, rr)
+		}
+	}
+	if len(ended) <= keptRuns {
+		return
+	}
+	slices.SortFunc(ended, func(a, b *runRec) int { return a.created.Compare(b.created) })
+	for _, rr := range ended[:len(ended)-keptRuns] {
+		delete(h.runs, rr.id)
+	}
 }
 
 // errorName is the error's class name as LangGraph reports it.
@@ -550,72 +704,74 @@ func checkpointPayload(s *engine.Snapshot) map[string]any {
 }
 
 // streamRun answers a run as server-sent events: metadata first, then the
-// events of the modes asked for; the stream closes at the run's end.
+// events of the modes asked for; the stream closes at the run's end. A
+// client that leaves stops the run at its next step boundary, unless the
+// run was asked with on_disconnect "continue".
 func (h *Handler) streamRun(w http.ResponseWriter, r *http.Request) {
 	p, ok := h.readRun(w, r)
 	if !ok {
 		return
 	}
+	w.Header().Set("Content-Location", p.location())
+	go h.execute(context.Background(), p)
+	sendEvents(w, r, p.rec, 0)
+	if r.Context().Err() != nil && !p.keepOnDisconnect {
+		p.rec.stop.Store(true)
+	}
+}
+
+// sendEvents streams a run's events from index from as server-sent events.
+func sendEvents(w http.ResponseWriter, r *http.Request, rr *runRec, from int) {
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("Cache-Control", "no-cache")
 	hd.Set("X-Accel-Buffering", "no")
-	hd.Set("Content-Location", p.location())
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
-	var mu sync.Mutex
-	seq := 0
-	dead := false
-	emit := func(name string, data any) {
-		mu.Lock()
-		defer mu.Unlock()
-		if dead {
-			return
+	rr.follow(r.Context(), from, func(id int, e logged) error {
+		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\nid: %d\n\n", e.name, e.data, id); err != nil {
+			return err
 		}
-		b, err := json.Marshal(data)
-		if err != nil {
-			b, _ = json.Marshal(map[string]any{"error": "EncodeError", "message": err.Error()})
-			name = "error"
-		}
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\nid: %d\n\n", name, b, seq); err != nil {
-			dead = true
-			return
-		}
-		seq++
 		if flusher != nil {
 			flusher.Flush()
 		}
-	}
-	emit("metadata", map[string]any{"run_id": p.rec.id, "attempt": 1})
-	ctx := context.WithoutCancel(r.Context())
-	gone := func() bool { return r.Context().Err() != nil }
-	h.execute(ctx, p, gone, emit)
+		return nil
+	})
 }
 
 // waitRun runs to the end and answers the last values chunk (the state,
-// or {"__interrupt__": […]} at an interrupt).
+// or {"__interrupt__": […]} at an interrupt), or the error of a failed
+// run.
 func (h *Handler) waitRun(w http.ResponseWriter, r *http.Request) {
 	p, ok := h.readRun(w, r)
 	if !ok {
 		return
 	}
-	var runErr any
-	emit := func(name string, data any) {
-		if name == "error" {
-			runErr = data
+	go h.execute(context.Background(), p)
+	select {
+	case <-p.rec.done:
+	case <-r.Context().Done():
+		if !p.keepOnDisconnect {
+			p.rec.stop.Store(true)
 		}
-	}
-	h.execute(context.WithoutCancel(r.Context()), p, func() bool { return r.Context().Err() != nil }, emit)
-	w.Header().Set("Content-Location", p.location())
-	if runErr != nil {
-		writeJSON(w, 200, runErr)
 		return
 	}
-	res := p.rec.result
-	if res == nil {
-		res = map[string]any{}
+	w.Header().Set("Content-Location", p.location())
+	writeJSON(w, 200, p.rec.outcome())
+}
+
+// outcome is what wait and join answer: the run's error, or its last
+// values chunk.
+func (rr *runRec) outcome() any {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	switch {
+	case rr.runErr != nil:
+		return rr.runErr
+	case rr.result != nil:
+		return rr.result
 	}
-	writeJSON(w, 200, res)
+	return map[string]any{}
 }
 
 // createRun starts a background run and answers the Run at once.
@@ -624,9 +780,12 @@ func (h *Handler) createRun(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	go h.execute(context.Background(), p, func() bool { return false }, func(string, any) {})
+	p.rec.mu.Lock()
+	wire := p.rec.wireLocked()
+	p.rec.mu.Unlock()
+	go h.execute(context.Background(), p)
 	w.Header().Set("Content-Location", p.location())
-	writeJSON(w, 200, p.rec.wire())
+	writeJSON(w, 200, wire)
 }
 
 // threadRun finds a run of a thread, answering 404.
@@ -659,13 +818,58 @@ func (h *Handler) joinRun(w http.ResponseWriter, r *http.Request) {
 	case <-r.Context().Done():
 		return
 	}
-	rr.mu.Lock()
-	res := rr.result
-	rr.mu.Unlock()
-	if res == nil {
-		res = map[string]any{}
+	writeJSON(w, 200, rr.outcome())
+}
+
+// joinStream streams a run's events, from after the Last-Event-ID the
+// client saw (-1 or none: from the first), until the run ends.
+func (h *Handler) joinStream(w http.ResponseWriter, r *http.Request) {
+	rr, ok := h.threadRun(w, r)
+	if !ok {
+		return
 	}
-	writeJSON(w, 200, res)
+	from := 0
+	if last := r.Header.Get("Last-Event-ID"); last != "" {
+		n, err := strconv.Atoi(last)
+		if err != nil || n < -1 {
+			fail(w, http.StatusUnprocessableEntity, "Last-Event-ID must be an event id the stream sent, not %q", last)
+			return
+		}
+		from = n + 1
+	}
+	sendEvents(w, r, rr, from)
+}
+
+// cancelRun stops a run at its next step boundary (action=interrupt, the
+// default); wait=true answers once it has stopped. action=rollback is not
+// built: the store cannot delete one run's checkpoints.
+func (h *Handler) cancelRun(w http.ResponseWriter, r *http.Request) {
+	rr, ok := h.threadRun(w, r)
+	if !ok {
+		return
+	}
+	switch a := r.URL.Query().Get("action"); a {
+	case "", "interrupt":
+	case "rollback":
+		fail(w, http.StatusNotImplemented, "cancel with action=rollback is not built on this server: the checkpoint store cannot delete one run's checkpoints; use action=interrupt")
+		return
+	default:
+		fail(w, http.StatusUnprocessableEntity, "action must be interrupt or rollback, not %q", a)
+		return
+	}
+	if rr.finished() {
+		fail(w, http.StatusConflict, "Run %s has already ended", rr.id)
+		return
+	}
+	rr.stop.Store(true)
+	if r.URL.Query().Get("wait") == "true" || r.URL.Query().Get("wait") == "1" {
+		select {
+		case <-rr.done:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // listRuns lists the runs of a thread this process started, newest first.

@@ -105,10 +105,12 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /threads/{tid}/runs", h.listRuns)
 	m.HandleFunc("GET /threads/{tid}/runs/{rid}", h.getRun)
 	m.HandleFunc("GET /threads/{tid}/runs/{rid}/join", h.joinRun)
+	m.HandleFunc("GET /threads/{tid}/runs/{rid}/stream", h.joinStream)
+	m.HandleFunc("POST /threads/{tid}/runs/{rid}/cancel", h.cancelRun)
 	m.HandleFunc("POST /runs/stream", h.streamRun)
 	m.HandleFunc("POST /runs/wait", h.waitRun)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		fail(w, http.StatusNotFound, "%s %s is not part of the Agent Server API this Weft server implements (crons, the long-term store, assistant versions, cancel and run streams joined later are not built)", r.Method, r.URL.Path)
+		fail(w, http.StatusNotFound, "%s %s is not part of the Agent Server API this Weft server implements (crons, the long-term store, assistant versions and stateless run streams joined later are not built)", r.Method, r.URL.Path)
 	})
 	h.mux = m
 }
