@@ -405,6 +405,9 @@ func TestBadRequests(t *testing.T) {
 			t.Errorf("POST %s %s: %d %v, want %d saying %q", c.path, c.body, code, v, c.code, c.says)
 		}
 	}
+	if after := checkpoints(t, s.saver); after != before {
+		t.Errorf("refused requests stored checkpoints: %d before, %d after", before, after)
+	}
 	// Resume with nothing waiting, on a finished thread.
 	done := s.newThread(`{}`)
 	s.call("POST", "/threads/"+done+"/runs/wait", `{"assistant_id": "writing-assistant", "input": {"topic": "x"}}`)

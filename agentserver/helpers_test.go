@@ -9,10 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/weftstudio/weft/agentserver"
 	"github.com/weftstudio/weft/agui"
 	"github.com/weftstudio/weft/checkpoint"
-	"github.com/weftstudio/weft/checkpoint/memory"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/examples"
 )
@@ -32,23 +30,12 @@ func demoGraphs(t testing.TB) map[string]*engine.Graph {
 	return out
 }
 
-// server is an Agent Server on a fresh in-memory store.
+// server is an Agent Server on a fresh in-memory store (newApproval,
+// newSlow).
 type server struct {
 	t     *testing.T
 	srv   *httptest.Server
 	saver checkpoint.Saver
-}
-
-func newServer(t *testing.T) *server {
-	t.Helper()
-	saver := memory.New()
-	h, err := agentserver.New(demoGraphs(t), saver)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return &server{t: t, srv: srv, saver: saver}
 }
 
 // call sends a JSON request (body "" for none) and returns the status and
