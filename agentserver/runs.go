@@ -256,7 +256,7 @@ func (h *Handler) prepare(ctx context.Context, tid string, body runBody) (*prepa
 			return nil, refuse(http.StatusNotFound, "Thread with ID %s not found", tid)
 		case t.graph != nil && t.graph != g:
 			return nil, refuse(http.StatusConflict, "Thread %s holds a run of assistant %s, not %s: use a new thread", tid, h.assistantID(t.graph), body.AssistantID)
-		case t.busy:
+		case t.busy && strategy == "reject":
 			return nil, busy(tid)
 		}
 		p.create = !ok

@@ -71,6 +71,12 @@ func TestCancelAndJoin(t *testing.T) {
 	if code, v := s.call("POST", "/threads/"+tid+"/runs/wait", `{"assistant_id": "slow", "input": {"until": 1}}`); code != 422 || !strings.Contains(str(v, "detail"), "busy") {
 		t.Errorf("a second run under reject: %d %v", code, v)
 	}
+	// Cancel once the run has made a step, so there is something to join.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if _, v := s.call("GET", "/threads/"+tid, ""); get(v, "values", "n") != nil {
+			break
+		}
+	}
 	if code, v := s.call("POST", "/threads/"+tid+"/runs/"+rid+"/cancel?action=rollback", ""); code != 501 {
 		t.Errorf("rollback: %d %v", code, v)
 	}
@@ -136,5 +142,43 @@ func TestMultitask(t *testing.T) {
 	code, v = s.call("POST", "/threads/"+tid+"/runs/wait", `{"assistant_id": "slow", "input": {"until": 25}, "multitask_strategy": "enqueue"}`)
 	if code != 200 || get(v, "n") != 25.0 {
 		t.Errorf("the enqueued run: %d %v", code, v)
+	}
+}
+
+// TestTwoServersOneStore: two servers on one store, as two workers: a
+// run on one makes the thread busy on the other, which refuses a second
+// run under reject and waits under enqueue.
+func TestTwoServersOneStore(t *testing.T) {
+	saver := memory.New()
+	a, b := &server{t: t, saver: saver}, &server{t: t, saver: saver}
+	for _, s := range []*server{a, b} {
+		h, err := agentserver.New(map[string]*engine.Graph{"slow": slowGraph(t)}, saver)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.srv = httptest.NewServer(h)
+		t.Cleanup(s.srv.Close)
+	}
+	tid := a.newThread(`{"team": "blue"}`)
+	a.background(tid, `{"assistant_id": "slow", "input": {"n": 0, "until": 60}, "config": {"recursion_limit": 1000}}`)
+	var status string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if code, v := b.call("GET", "/threads/"+tid, ""); code == 200 {
+			status = str(v, "status")
+			if get(v, "metadata", "team") != "blue" {
+				t.Errorf("the other server sees metadata %v", get(v, "metadata"))
+			}
+			break
+		}
+	}
+	if status != "busy" {
+		t.Fatalf("the thread on the other server: status %q, want busy", status)
+	}
+	if code, v := b.call("POST", "/threads/"+tid+"/runs/wait", `{"assistant_id": "slow", "input": {"until": 70}}`); code != 422 {
+		t.Errorf("a second run under reject on the other server: %d %v", code, v)
+	}
+	code, v := b.call("POST", "/threads/"+tid+"/runs/wait", `{"assistant_id": "slow", "input": {"until": 65}, "multitask_strategy": "enqueue", "config": {"recursion_limit": 1000}}`)
+	if code != 200 || get(v, "n") != 65.0 {
+		t.Errorf("an enqueued run on the other server: %d %v", code, v)
 	}
 }

@@ -47,6 +47,14 @@ func (h *Handler) findThread(ctx context.Context, id string) (*thread, bool, err
 		}
 	}
 	h.mu.Unlock()
+	if l, ok := h.saver.(checkpoint.Leaser); ok && !t.busy {
+		// A run of another process sharing the store.
+		if ls, err := l.Leases(ctx, id); err == nil {
+			for _, le := range ls {
+				t.busy = t.busy || !le.Expired
+			}
+		}
+	}
 	tp, err := h.saver.Get(ctx, checkpoint.Ref{ThreadID: id})
 	switch {
 	case errors.Is(err, checkpoint.ErrNotFound):
