@@ -37,7 +37,9 @@ func skipOrFail(t *testing.T, format string, args ...any) {
 // store, a token the SDK sends as X-Api-Key), through the writing
 // assistant: assistants, the graph, a thread with metadata, a stream to
 // the review interrupt, state, history, a resume with a Command, a search
-// by metadata, a fork, a background run and join, and a refused resume.
+// by metadata, a fork, a background run and join, and a refused resume;
+// then the tool agent's tokens in messages-tuple and map-reduce's subgraph
+// events named mode|namespace, on stateless runs.
 func TestSDK(t *testing.T) {
 	if testing.Short() {
 		t.Skip("e2e: skipped in -short mode")
@@ -119,6 +121,11 @@ func TestSDK(t *testing.T) {
 			Status  int
 			Message string
 		}
+		Messages []struct {
+			Type string
+			Node string
+		}
+		SubgraphEvents []string
 	}
 	lines2 := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
 	if err := json.Unmarshal(lines2[len(lines2)-1], &seen); err != nil {
@@ -170,6 +177,17 @@ func TestSDK(t *testing.T) {
 	}
 	if seen.BadResume.Status != 400 || !strings.Contains(seen.BadResume.Message, "no interrupt waiting") {
 		t.Errorf("resume with nothing waiting: %+v", seen.BadResume)
+	}
+	if len(seen.Messages) == 0 {
+		t.Errorf("the tool agent streamed no messages-tuple events")
+	}
+	for _, m := range seen.Messages {
+		if m.Type != "AIMessageChunk" || m.Node != "agent" {
+			t.Errorf("a messages-tuple event: %+v, want an AIMessageChunk of node agent", m)
+		}
+	}
+	if !slices.Contains(seen.SubgraphEvents, "updates|summarize") {
+		t.Errorf("map-reduce with stream_subgraphs: events %v, want updates|summarize:<task>", seen.SubgraphEvents)
 	}
 	cancel()
 	if err := <-served; err != nil {

@@ -77,4 +77,18 @@ try {
   seen.badResume = { status: e.status ?? null, message: String(e.message ?? e) };
 }
 
+// The tool agent's messages as (chunk, metadata) pairs, on a stateless run.
+const msgs = [];
+for await (const c of client.runs.stream(null, "tool-agent", {
+  input: { messages: [{ role: "user", content: "what is 2+3?" }] }, streamMode: "messages-tuple",
+})) if (c.event === "messages") msgs.push({ type: c.data[0].type, node: c.data[1].langgraph_node });
+seen.messages = msgs;
+
+// Subgraph events named mode|namespace.
+const sub = new Set();
+for await (const c of client.runs.stream(null, "map-reduce", { input: { subjects: ["otters", "kelp"] }, streamMode: "updates", streamSubgraphs: true })) {
+  sub.add(c.event.split(":")[0]);
+}
+seen.subgraphEvents = [...sub];
+
 console.log(JSON.stringify(seen));
