@@ -328,8 +328,8 @@ func TestRunOptions(t *testing.T) {
 	s := newApproval(t)
 	tid := s.newThread(`{}`)
 	code, v := s.call("POST", "/threads/"+tid+"/runs/wait", `{"assistant_id": "approval", "input": {"topic": "x"}, "interrupt_before": ["research"]}`)
-	if code != 200 {
-		t.Fatalf("interrupt_before: %d %v", code, v)
+	if ints, ok := get(v, "__interrupt__").([]any); code != 200 || !ok || len(ints) != 0 {
+		t.Fatalf("interrupt_before: %d %v, want {\"__interrupt__\": []} as LangGraph's server answers a breakpoint", code, v)
 	}
 	_, st := s.call("GET", "/threads/"+tid+"/state", "")
 	if !slices.Equal(anyStrings(get(st, "next")), []string{"research"}) || len(get(st, "tasks", 0, "interrupts").([]any)) != 0 {
@@ -356,6 +356,12 @@ func TestRunOptions(t *testing.T) {
 	}
 	if _, n := s.call("POST", "/threads/count", `{}`); n != 1.0 {
 		t.Errorf("threads after a stateless run: %v", n)
+	}
+	if code, _ := s.call("POST", "/runs/wait", `{"assistant_id": "approval", "input": {"topic": "kept"}, "on_completion": "keep"}`); code != 200 {
+		t.Errorf("a stateless run kept: %d", code)
+	}
+	if _, v := s.call("POST", "/threads/search", `{"values": {"topic": "kept"}}`); len(v.([]any)) != 1 {
+		t.Errorf("the kept stateless run's thread: %v", v)
 	}
 	code, evs, _ := s.stream("/runs/stream", `{"assistant_id": "tool-agent", "input": {"messages": [{"role": "user", "content": "what is 2+3?"}]}, "stream_mode": "messages-tuple"}`)
 	var chunks int

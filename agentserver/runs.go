@@ -152,6 +152,7 @@ type prepared struct {
 	thread           string
 	stateless        bool
 	keepOnDisconnect bool // on_disconnect "continue": the run outlives its client
+	keepThread       bool // on_completion "keep": a stateless run's thread stays
 	create           bool // the thread is new (if_not_exists "create"): record it when the run starts
 	input            engine.Input
 	opts             []engine.RunOption
@@ -217,6 +218,13 @@ func (h *Handler) prepare(ctx context.Context, tid string, body runBody) (*prepa
 		return nil, refuse(http.StatusNotImplemented, "multitask_strategy rollback is not built on this server: the checkpoint store cannot delete one run's checkpoints; use interrupt, enqueue or reject")
 	default:
 		return nil, refuse(http.StatusUnprocessableEntity, "multitask_strategy must be reject, interrupt, rollback or enqueue, not %q", strategy)
+	}
+	switch body.OnCompletion {
+	case "", "delete":
+	case "keep":
+		p.keepThread = true
+	default:
+		return nil, refuse(http.StatusUnprocessableEntity, "on_completion must be delete or keep, not %q", body.OnCompletion)
 	}
 	switch body.OnDisconnect {
 	case "", "cancel":
@@ -565,10 +573,20 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 	if status == "success" {
 		if snap, err := p.g.GetState(ctx, engine.WithThread(p.thread)); err == nil && !snap.Done() {
 			status = "interrupted"
+			if len(snap.OpenInterrupts()) == 0 && !rr.stop.Load() {
+				// A static breakpoint, which LangGraph reports as an
+				// interrupt with no questions.
+				last = map[string]any{"__interrupt__": []any{}}
+				for _, m := range []string{"updates", "values"} {
+					if want[m] {
+						emit(m, last)
+					}
+				}
+			}
 		}
 	}
-	if p.stateless && p.rec != nil {
-		_ = h.saver.DeleteThread(ctx, p.thread)
+	if p.stateless && !p.keepThread {
+		_ = h.saver.DeleteThread(ctx, p.thread) // on_completion "delete", the default
 	}
 	h.touch(p.thread)
 	rr.mu.Lock()
