@@ -238,6 +238,16 @@ func TestInterruptsAndResume(t *testing.T) {
 		!strings.HasPrefix(str(st, "tasks", 0, "checkpoint", "checkpoint_ns"), "research:") {
 		t.Errorf("state at the subgraph interrupt: %v", st)
 	}
+	// The subgraph's own state, inlined or read by its namespace.
+	_, sub := s.call("GET", "/threads/"+tid+"/state?subgraphs=true", "")
+	if !slices.Equal(anyStrings(get(sub, "tasks", 0, "state", "next")), []string{"pick"}) {
+		t.Errorf("state?subgraphs=true: the research task's state %v", get(sub, "tasks", 0, "state"))
+	}
+	ns := str(st, "tasks", 0, "checkpoint", "checkpoint_ns")
+	_, h := s.call("POST", "/threads/"+tid+"/history", `{"checkpoint": {"checkpoint_ns": "`+ns+`"}}`)
+	if hs, _ := h.([]any); len(hs) == 0 || str(hs[0], "checkpoint", "checkpoint_ns") != ns || !slices.Equal(anyStrings(get(hs[0], "next")), []string{"pick"}) {
+		t.Errorf("history of namespace %s: %v", ns, h)
+	}
 	// Resume plain: the next interrupt is review's.
 	code, v := s.call("POST", "/threads/"+tid+"/runs/wait", `{"assistant_id": "approval", "command": {"resume": "fact A about otters"}}`)
 	id := str(v, "__interrupt__", 0, "id")
