@@ -528,7 +528,7 @@ func (p *prepared) location() string {
 // a step boundary when asked to (runRec.stop).
 func (h *Handler) execute(ctx context.Context, p *prepared) {
 	emit := p.rec.log
-	gone := p.rec.stop.Load
+	gone := func() bool { return p.rec.stop.Load() || h.stopping.Load() }
 	rr := p.rec
 	rr.mu.Lock()
 	rr.status = "running"

@@ -182,3 +182,31 @@ func TestTwoServersOneStore(t *testing.T) {
 		t.Errorf("an enqueued run on the other server: %d %v", code, v)
 	}
 }
+
+// TestStopRuns: a server shutting down stops its runs at a step boundary
+// instead of waiting for them.
+func TestStopRuns(t *testing.T) {
+	saver := memory.New()
+	h, err := agentserver.New(map[string]*engine.Graph{"slow": slowGraph(t)}, saver)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &server{t: t, srv: httptest.NewServer(h), saver: saver}
+	t.Cleanup(s.srv.Close)
+	tid := s.newThread(`{}`)
+	rid := s.background(tid, `{"assistant_id": "slow", "input": {"until": 100000}, "config": {"recursion_limit": 200000}}`)
+	h.StopRuns()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.call("GET", "/threads/"+tid+"/runs/"+rid+"/join", "")
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run went on after StopRuns")
+	}
+	if _, v := s.call("GET", "/threads/"+tid+"/runs/"+rid, ""); str(v, "status") != "interrupted" {
+		t.Errorf("a run stopped by StopRuns: %v", v)
+	}
+}

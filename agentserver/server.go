@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
@@ -47,6 +48,8 @@ type Handler struct {
 	leaseTTL time.Duration
 	mux      *http.ServeMux
 	started  time.Time
+
+	stopping atomic.Bool // StopRuns was called
 
 	mu      sync.Mutex
 	threads map[string]*threadRec
@@ -114,6 +117,11 @@ func (h *Handler) routes() {
 	})
 	h.mux = m
 }
+
+// StopRuns makes every run in progress stop at its next step boundary
+// (checkpointed, to be continued later), so a server shutting down does
+// not wait for long runs; agui.Serve calls it when its context ends.
+func (h *Handler) StopRuns() { h.stopping.Store(true) }
 
 // ServeHTTP answers one request. A body must be application/json: browsers
 // send other types from any page without a preflight.

@@ -61,7 +61,9 @@ func Mount(graphs []*engine.Graph) (map[string]*engine.Graph, error) {
 
 // WithRoot serves h at the root of Serve's address, beside the agents,
 // behind the same guard and connection limits: weft serve mounts the
-// Agent Server API there. nil serves nothing more.
+// Agent Server API there. When Serve's context ends it calls h's
+// StopRuns method, if h has one, before shutting down. nil serves nothing
+// more.
 func WithRoot(h http.Handler) Option { return func(c *config) { c.root = h } }
 
 // Serve runs an AG-UI server on addr (host:port; port 0 picks a free one)
@@ -140,6 +142,9 @@ func Serve(ctx context.Context, addr string, saver checkpoint.Saver, graphs []*e
 	case <-ctx.Done():
 	}
 	h.StopRuns()
+	if s, ok := cfg.root.(interface{ StopRuns() }); ok {
+		s.StopRuns()
+	}
 	shutdown, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdown); err != nil {
