@@ -3,6 +3,7 @@ package agentserver_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -454,4 +455,54 @@ func checkpoints(t *testing.T, saver checkpoint.Saver) int {
 		n++
 	}
 	return n
+}
+
+// TestStudioMessages: messages mode gives each message's start, its text
+// accumulated chunk by chunk, and each message complete, with values.
+func TestStudioMessages(t *testing.T) {
+	s := newApproval(t)
+	code, evs, _ := s.stream("/runs/stream", `{"assistant_id": "tool-agent", "input": {"messages": [{"role": "user", "content": "what is 2+3?", "id": "u1"}]}, "stream_mode": "messages"}`)
+	if code != 200 {
+		t.Fatalf("stream: %d", code)
+	}
+	var names []string
+	last := map[string]string{} // message id → its last partial content
+	partials := 0
+	for _, ev := range evs {
+		names = append(names, ev.Name)
+		if ev.Name == "messages/partial" {
+			id, c := str(ev.Data, 0, "id"), str(ev.Data, 0, "content")
+			if !strings.HasPrefix(c, last[id]) {
+				t.Errorf("message %s: partial %q does not extend %q", id, c, last[id])
+			}
+			last[id] = c
+			partials++
+		}
+	}
+	if len(names) < 2 || names[1] != "messages/complete" || str(evs[1].Data, 0, "id") != "u1" || str(evs[1].Data, 0, "type") != "human" {
+		t.Errorf("the input message is complete first: %v", names)
+	}
+	for _, want := range []string{"messages/metadata", "messages/partial", "values"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("events %v lack %s", names, want)
+		}
+	}
+	if grown := slices.ContainsFunc(slices.Collect(maps.Values(last)), func(c string) bool { return len(c) > 0 }); partials < 2 || !grown {
+		t.Errorf("%d partial events, contents %v", partials, last)
+	}
+	// Every streamed message is completed.
+	partialIDs, completeIDs := map[string]bool{}, map[string]bool{}
+	for _, ev := range evs {
+		switch ev.Name {
+		case "messages/partial":
+			partialIDs[str(ev.Data, 0, "id")] = true
+		case "messages/complete":
+			completeIDs[str(ev.Data, 0, "id")] = true
+		}
+	}
+	for id := range partialIDs {
+		if !completeIDs[id] {
+			t.Errorf("message %s streamed but never complete (complete: %v)", id, completeIDs)
+		}
+	}
 }

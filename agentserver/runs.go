@@ -122,6 +122,9 @@ func (rr *runRec) wireLocked() map[string]any {
 var modes = map[string]engine.StreamMode{
 	"values": engine.ModeValues, "updates": engine.ModeUpdates, "debug": engine.ModeDebug, "tasks": engine.ModeTasks,
 	"checkpoints": engine.ModeCheckpoints, "custom": engine.ModeCustom, "messages-tuple": engine.ModeMessages,
+	// Studio's messages mode: accumulated chunks, each message complete
+	// once its node's update has it, and the values it implies.
+	"messages": engine.ModeMessages | engine.ModeUpdates | engine.ModeValues,
 }
 
 // runBody is a run request (LangGraph's RunCreate).
@@ -541,6 +544,16 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 	for _, m := range p.modes {
 		want[m] = true
 	}
+	var studio *studioMessages
+	if want["messages"] {
+		want["values"] = true
+		studio = &studioMessages{partial: map[string]*engine.Message{}, complete: map[string]bool{}}
+		if vals, ok := p.input.(engine.Values); ok {
+			for _, v := range vals {
+				studio.completeAll(v, emit)
+			}
+		}
+	}
 	opts := append(slices.Clone(p.opts), engine.WithStopCheck(gone))
 	var last any
 	status := "success"
@@ -555,6 +568,9 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 		}
 		if ev.NS != "" && !p.subgraphs {
 			continue
+		}
+		if studio != nil && ev.NS == "" {
+			studio.handle(ev, emit)
 		}
 		for _, out := range wireEvents(ev, p.thread) {
 			if !want[out.mode] {
@@ -619,6 +635,61 @@ func (h *Handler) forgetRuns() {
 	slices.SortFunc(ended, func(a, b *runRec) int { return a.created.Compare(b.created) })
 	for _, rr := range ended[:len(ended)-keptRuns] {
 		delete(h.runs, rr.id)
+	}
+}
+
+// studioMessages turns a run's message chunks and updates into Studio's
+// messages mode: messages/metadata when a message starts, messages/partial
+// with the message accumulated so far, messages/complete once a node's
+// update (or the input) holds it.
+type studioMessages struct {
+	partial  map[string]*engine.Message
+	complete map[string]bool
+}
+
+func (sm *studioMessages) handle(ev engine.Event, emit func(string, any)) {
+	switch {
+	case ev.Mode == engine.ModeMessages:
+		c := ev.Message
+		key := c.Message.ID
+		if key == "" {
+			key = "run-" + c.TaskID // chunks without an id belong to their task's message
+		}
+		acc := sm.partial[key]
+		if acc == nil {
+			acc = &engine.Message{Role: c.Message.Role, ID: key, Name: c.Message.Name}
+			sm.partial[key] = acc
+			emit("messages/metadata", map[string]any{key: map[string]any{"metadata": map[string]any{
+				"langgraph_node": c.Node, "langgraph_step": ev.Step, "langgraph_task_id": c.TaskID}}})
+		}
+		acc.Content += c.Message.Content
+		acc.ToolCalls = append(acc.ToolCalls, c.Message.ToolCalls...)
+		emit("messages/partial", []any{lcMessage(*acc, false)})
+	case ev.Mode == engine.ModeUpdates && ev.Update != nil:
+		for _, w := range ev.Update.Writes {
+			sm.completeAll(w.Value, emit)
+		}
+	}
+}
+
+// completeAll reports the messages in a written value as complete, once.
+func (sm *studioMessages) completeAll(v any, emit func(string, any)) {
+	var msgs []engine.Message
+	switch x := v.(type) {
+	case []engine.Message:
+		msgs = x
+	case engine.Message:
+		msgs = []engine.Message{x}
+	case engine.Overwrite:
+		sm.completeAll(x.Value, emit)
+		return
+	}
+	for _, m := range msgs {
+		if m.ID != "" && sm.complete[m.ID] {
+			continue
+		}
+		sm.complete[m.ID] = true
+		emit("messages/complete", []any{lcMessage(m, false)})
 	}
 }
 
