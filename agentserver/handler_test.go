@@ -136,8 +136,13 @@ func TestDiscovery(t *testing.T) {
 	if code != 200 || str(v, "state_schema", "properties", "topic", "type") != "string" || str(v, "state_schema", "properties", "notes", "type") != "array" {
 		t.Errorf("schemas: %d %v", code, v)
 	}
-	if code, v := s.call("GET", "/store/items", ""); code != 404 || !strings.Contains(str(v, "detail"), "not built") {
-		t.Errorf("an endpoint not built: %d %v", code, v)
+	for _, c := range []struct{ method, path string }{{"GET", "/store/items"}, {"DELETE", "/assistants/approval"}, {"POST", "/runs/crons"}, {"POST", "/runs/batch"}} {
+		if code, v := s.call(c.method, c.path, ""); code != 501 || !strings.Contains(str(v, "detail"), "not built") {
+			t.Errorf("%s %s, not built: %d %v", c.method, c.path, code, v)
+		}
+	}
+	if code, v := s.call("GET", "/nowhere", ""); code != 404 || !strings.Contains(str(v, "detail"), "not part of") {
+		t.Errorf("an unknown path: %d %v", code, v)
 	}
 }
 

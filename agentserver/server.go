@@ -112,6 +112,31 @@ func (h *Handler) routes() {
 	m.HandleFunc("POST /threads/{tid}/runs/{rid}/cancel", h.cancelRun)
 	m.HandleFunc("POST /runs/stream", h.streamRun)
 	m.HandleFunc("POST /runs/wait", h.waitRun)
+	// Parts of the API that Weft does not build, each with why.
+	for pattern, why := range map[string]string{
+		"POST /assistants":                     "assistants are the served graphs, one each; they cannot be created",
+		"PATCH /assistants/{aid}":              "assistants are the served graphs and cannot be edited",
+		"DELETE /assistants/{aid}":             "assistants are the served graphs and cannot be deleted",
+		"POST /assistants/{aid}/latest":        "assistants have one version",
+		"POST /assistants/{aid}/versions":      "assistants have one version",
+		"GET /assistants/{aid}/subgraphs":      "subgraph schemas are not built; the graph's drawing with ?xray=true shows subgraphs",
+		"GET /assistants/{aid}/subgraphs/{ns}": "subgraph schemas are not built; the graph's drawing with ?xray=true shows subgraphs",
+		"DELETE /threads/{tid}/runs/{rid}":     "runs are not deleted; the newest ended runs are kept in memory",
+		"POST /runs":                           "a stateless background run is not built; use /runs/wait or /runs/stream, or a thread's runs",
+		"POST /runs/batch":                     "batches of runs are not built",
+		"GET /runs/{rid}/stream":               "joining a stateless run's stream is not built",
+		"/runs/crons":                          "crons are not built (GET /info reports crons: false)",
+		"POST /runs/crons/search":              "crons are not built (GET /info reports crons: false)",
+		"DELETE /runs/crons/{cid}":             "crons are not built (GET /info reports crons: false)",
+		"POST /threads/{tid}/runs/crons":       "crons are not built (GET /info reports crons: false)",
+		"/store/":                              "the long-term store is not built",
+		"POST /threads/{tid}/commands":         "the thread-scoped protocol is not built; use the run endpoints",
+		"POST /threads/{tid}/stream/events":    "the thread-scoped protocol is not built; use the run endpoints",
+	} {
+		m.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			fail(w, http.StatusNotImplemented, "%s %s is not built on this Weft server: %s", r.Method, r.URL.Path, why)
+		})
+	}
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusNotFound, "%s %s is not part of the Agent Server API this Weft server implements (crons, the long-term store, assistant versions and stateless run streams joined later are not built)", r.Method, r.URL.Path)
 	})
