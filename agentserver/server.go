@@ -138,7 +138,7 @@ func (h *Handler) routes() {
 		})
 	}
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		fail(w, http.StatusNotFound, "%s %s is not part of the Agent Server API this Weft server implements (crons, the long-term store, assistant versions and stateless run streams joined later are not built)", r.Method, r.URL.Path)
+		fail(w, http.StatusNotFound, "%s %s is not part of the Agent Server API this Weft server answers (GET /ok, /info, /assistants…, /threads…, /runs/wait, /runs/stream)", r.Method, r.URL.Path)
 	})
 	h.mux = m
 }
