@@ -1,16 +1,18 @@
 package cli
 
 import (
+	"time"
+
 	"github.com/weftstudio/weft/agentserver"
 	"github.com/weftstudio/weft/agui"
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/engine"
-	"time"
 )
 
 // agentServerOption mounts LangGraph's Agent Server API at the root of
 // weft serve's address, beside AG-UI's /agents/<graph>: one assistant per
-// graph, its id the graph's AG-UI slug.
+// graph, its id the graph's AG-UI slug (two graphs with one slug are
+// refused by agui.Serve).
 func agentServerOption(s checkpoint.Saver, graphs []*engine.Graph, ttl time.Duration) (agui.Option, error) {
 	byID := map[string]*engine.Graph{}
 	for _, g := range graphs {
