@@ -41,7 +41,8 @@ func WithAllowedHosts(hosts ...string) Option {
 	}
 }
 
-// WithToken requires every request to carry "Authorization: Bearer token";
+// WithToken requires every request to carry "Authorization: Bearer token"
+// (or "X-Api-Key: token", as LangGraph's SDKs send it);
 // "" requires none. Serve insists on one when it listens on an address
 // other machines can reach. Guard and Serve apply it.
 func WithToken(token string) Option { return func(c *config) { c.token = token } }
@@ -88,8 +89,8 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 		// A preflight carries no credentials; the request that follows must.
 		h := w.Header()
-		h.Set("Access-Control-Allow-Methods", "GET, POST")
-		h.Set("Access-Control-Allow-Headers", "Content-Type, Accept, Authorization")
+		h.Set("Access-Control-Allow-Methods", "GET, POST, PATCH, DELETE")
+		h.Set("Access-Control-Allow-Headers", "Content-Type, Accept, Authorization, X-Api-Key, Last-Event-ID")
 		h.Set("Access-Control-Max-Age", "600")
 		w.WriteHeader(http.StatusNoContent)
 		return
@@ -97,10 +98,15 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if g.token != "" {
 		auth := r.Header.Get("Authorization")
 		scheme, tok, _ := strings.Cut(auth, " ")
-		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(g.token)) != 1 {
+		if strings.EqualFold(scheme, "Bearer") {
+			tok = strings.TrimSpace(tok)
+		} else {
+			tok = r.Header.Get("X-Api-Key")
+		}
+		if tok == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(g.token)) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="weft"`)
 			refuse(w)
-			httpError(w, http.StatusUnauthorized, "this server needs a token: send Authorization: Bearer <token>")
+			httpError(w, http.StatusUnauthorized, "this server needs a token: send Authorization: Bearer <token> or X-Api-Key: <token>")
 			return
 		}
 	}

@@ -193,4 +193,10 @@ func TestToken(t *testing.T) {
 	if resp, _ := do(t, base, browserReq{"GET", "/agents", "", nil}); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("agent list without the token: %d", resp.StatusCode)
 	}
+	// LangGraph's SDKs send the token as X-Api-Key.
+	for key, want := range map[string]int{"wrong": http.StatusUnauthorized, "s3cret-token": 200} {
+		if resp, _ := do(t, base, browserReq{"GET", "/agents", "", map[string]string{"X-Api-Key": key}}); resp.StatusCode != want {
+			t.Errorf("X-Api-Key %q: %d, want %d", key, resp.StatusCode, want)
+		}
+	}
 }

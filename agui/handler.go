@@ -36,6 +36,7 @@ type config struct {
 	leaseTTL     time.Duration
 	maxEvent     int
 	limits       ConnLimits
+	root         http.Handler // served at "/" by Serve (WithRoot)
 	// Guard's settings (guard.go).
 	origins []string
 	hosts   []string

@@ -59,6 +59,13 @@ func Mount(graphs []*engine.Graph) (map[string]*engine.Graph, error) {
 	return out, nil
 }
 
+// WithRoot serves h at the root of Serve's address, beside the agents,
+// behind the same guard and connection limits: weft serve mounts the
+// Agent Server API there. When Serve's context ends it calls h's
+// StopRuns method, if h has one, before shutting down. nil serves nothing
+// more.
+func WithRoot(h http.Handler) Option { return func(c *config) { c.root = h } }
+
 // Serve runs an AG-UI server on addr (host:port; port 0 picks a free one)
 // until ctx ends. Each graph is served at /agents/<slug of its name>, runs
 // with saver as its checkpoint store (so threads land in the store under
@@ -112,10 +119,16 @@ func Serve(ctx context.Context, addr string, saver checkpoint.Saver, graphs []*e
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(list)
 	})
+	if cfg.root != nil {
+		mux.Handle("/", cfg.root)
+	}
 	if cfg.out != nil {
 		fmt.Fprintf(cfg.out, "AG-UI server listening on %s\n", base)
 		for _, p := range h.Paths() {
 			fmt.Fprintf(cfg.out, "  %-24s POST %s%s\n", h.Graph(p).Name(), base, p)
+		}
+		if cfg.root != nil {
+			fmt.Fprintf(cfg.out, "  %-24s %s/\n", "LangGraph Agent Server API", base)
 		}
 	}
 	// The guard answers first: a client it refuses gets no body read.
@@ -129,6 +142,9 @@ func Serve(ctx context.Context, addr string, saver checkpoint.Saver, graphs []*e
 	case <-ctx.Done():
 	}
 	h.StopRuns()
+	if s, ok := cfg.root.(interface{ StopRuns() }); ok {
+		s.StopRuns()
+	}
 	shutdown, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdown); err != nil {

@@ -21,7 +21,7 @@ import (
 func init() {
 	builtins["export"] = Command{Summary: "write a thread as a JSON bundle: export THREAD [-o FILE]", Run: cmdExport, ReadOnly: true}
 	builtins["import"] = Command{Summary: "read a thread bundle into the store: import FILE [-as THREAD]", Run: cmdImport}
-	builtins["serve"] = Command{Summary: "serve every graph over AG-UI at http://ADDR/agents/<graph>: serve [-addr 127.0.0.1:8123] [-allow-origin URL] [-allow-host NAME] [-token T]", Run: cmdServe}
+	builtins["serve"] = Command{Summary: "serve every graph over AG-UI at http://ADDR/agents/<graph> and LangGraph's Agent Server API at http://ADDR/: serve [-addr 127.0.0.1:8123] [-allow-origin URL] [-allow-host NAME] [-token T]", Run: cmdServe}
 }
 
 func cmdExport(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args []string, w io.Writer) error {
@@ -124,8 +124,12 @@ func cmdServe(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, a
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ctx, lost := watchStore(ctx, s, storeCheckInterval)
-	err := agui.Serve(ctx, *addr, s, graphs, agui.WithOutput(w), agui.WithAllowedOrigins(origins...),
-		agui.WithAllowedHosts(hosts...), agui.WithToken(*token), agui.WithLeaseTTL(*ttl), agui.WithConnLimits(lim))
+	root, err := agentServerOption(s, graphs, *ttl)
+	if err != nil {
+		return err
+	}
+	err = agui.Serve(ctx, *addr, s, graphs, agui.WithOutput(w), agui.WithAllowedOrigins(origins...),
+		agui.WithAllowedHosts(hosts...), agui.WithToken(*token), agui.WithLeaseTTL(*ttl), agui.WithConnLimits(lim), root)
 	if cause := lost(); cause != nil {
 		return cause
 	}

@@ -64,6 +64,7 @@ run_tests() {
     trap 'bash scripts/pg-test-server.sh stop >/dev/null 2>&1 || true' EXIT
   fi
   bash scripts/agui-e2e-setup.sh
+  bash scripts/agentserver-e2e-setup.sh
   go test -race -count=1 ./engine/... ./checkpoint/...
   go test -count=1 ./...
   # Fuzz briefly (the seeds under testdata/fuzz run in every go test):

@@ -76,7 +76,7 @@ func weft(t *testing.T, bin string, args ...string) []byte {
 
 // The static binary runs a graph to its interrupt, stores an answer, and
 // its worker finishes the thread; its server answers AG-UI's agent list
-// and stops on SIGTERM.
+// and the Agent Server API's state of the thread, and stops on SIGTERM.
 func TestStaticBinaryRunsWorkerAndServer(t *testing.T) {
 	bin := buildStatic(t)
 	db := filepath.Join(t.TempDir(), "weft.db")
@@ -140,6 +140,21 @@ func TestStaticBinaryRunsWorkerAndServer(t *testing.T) {
 	resp.Body.Close()
 	if err != nil || len(agents) == 0 {
 		t.Fatalf("GET /agents: %v, %d agents", err, len(agents))
+	}
+	// The Agent Server API at the root reads the same store: the thread
+	// the commands above ran, finished.
+	resp, err = http.Get(base + "/threads/" + run.Thread + "/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snap struct {
+		Next   []string       `json:"next"`
+		Values map[string]any `json:"values"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&snap)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 || len(snap.Next) != 0 || snap.Values["published"] == "" || snap.Values["published"] == nil {
+		t.Fatalf("GET /threads/%s/state: %d %v, next %v, published %v", run.Thread, resp.StatusCode, err, snap.Next, snap.Values["published"])
 	}
 	if err := srv.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

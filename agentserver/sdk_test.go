@@ -1,0 +1,196 @@
+package agentserver_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weftstudio/weft/agentserver"
+	"github.com/weftstudio/weft/agui"
+	"github.com/weftstudio/weft/checkpoint/store"
+	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/internal/testenv"
+)
+
+// skipOrFail skips when the SDK's tools are missing, except where services
+// are required (CI, the README's test command): a failure there.
+func skipOrFail(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if testenv.ServicesRequired() {
+		t.Fatalf(format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
+// TestSDK runs LangGraph's own JS SDK (@langchain/langgraph-sdk 1.15.0,
+// pinned in e2e/package-lock.json) under Node against the server weft
+// serve runs (agui.Serve with the Agent Server API at its root, a SQLite
+// store, a token the SDK sends as X-Api-Key), through the writing
+// assistant: assistants, the graph, a thread with metadata, a stream to
+// the review interrupt, state, history, a resume with a Command, a search
+// by metadata, a fork, a background run and join, and a refused resume;
+// then the tool agent's tokens in messages-tuple and map-reduce's subgraph
+// events named mode|namespace, on stateless runs.
+func TestSDK(t *testing.T) {
+	if testing.Short() {
+		t.Skip("e2e: skipped in -short mode")
+	}
+	if _, err := os.Stat(filepath.Join("e2e", "node_modules", "@langchain", "langgraph-sdk", "package.json")); err != nil {
+		skipOrFail(t, "e2e: @langchain/langgraph-sdk is not installed in agentserver/e2e: run scripts/agentserver-e2e-setup.sh")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		skipOrFail(t, "e2e: node is not on PATH: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "weft.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	byID := demoGraphs(t)
+	var graphs []*engine.Graph
+	for _, g := range byID {
+		graphs = append(graphs, g)
+	}
+	h, err := agentserver.New(byID, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const token = "sdk-token"
+	pr, pw := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- agui.Serve(ctx, "127.0.0.1:0", st, graphs, agui.WithOutput(pw), agui.WithToken(token), agui.WithRoot(h))
+		pw.Close()
+	}()
+	lines := bufio.NewScanner(pr)
+	if !lines.Scan() {
+		t.Fatalf("Serve printed nothing: %v", <-served)
+	}
+	base := lines.Text()[strings.LastIndex(lines.Text(), " ")+1:]
+	go io.Copy(io.Discard, pr)
+
+	runCtx, stop := context.WithTimeout(ctx, 2*time.Minute) // a safety net, not an assertion
+	defer stop()
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(runCtx, node, "sdk.mjs", base, token)
+	cmd.Dir = "e2e"
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
+	}
+	var seen struct {
+		Assistants      []string
+		Assistant       string
+		GraphNodes      []string
+		ThreadMetadata  map[string]any
+		Events          []string
+		FirstEvent      string
+		StreamInterrupt map[string]any
+		LastValuesKeys  []string
+		StateNext       []string
+		StateInterrupt  map[string]any
+		StateCheckpoint string
+		ThreadStatus    string
+		HistoryHead     string
+		HistorySteps    []string
+		Resumed         struct {
+			Published *string
+		}
+		Found []struct {
+			ID     bool
+			Status string
+		}
+		ForkCheckpoint string
+		ForkEvents     []string
+		BgStatus       string
+		BgFinal        string
+		BadResume      struct {
+			Status  int
+			Message string
+		}
+		Messages []struct {
+			Type string
+			Node string
+		}
+		SubgraphEvents []string
+	}
+	lines2 := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+	if err := json.Unmarshal(lines2[len(lines2)-1], &seen); err != nil {
+		t.Fatalf("node printed %s: %v", out, err)
+	}
+	if !slices.Contains(seen.Assistants, "writing-assistant") || seen.Assistant != "writing-assistant" {
+		t.Errorf("assistants %v, get → %q", seen.Assistants, seen.Assistant)
+	}
+	if !slices.Contains(seen.GraphNodes, "review") || !slices.Contains(seen.GraphNodes, "__start__") {
+		t.Errorf("graph nodes %v", seen.GraphNodes)
+	}
+	if seen.ThreadMetadata["via"] != "sdk" {
+		t.Errorf("thread metadata %v", seen.ThreadMetadata)
+	}
+	if seen.FirstEvent != "metadata" {
+		t.Errorf("first event %q, want metadata", seen.FirstEvent)
+	}
+	for _, e := range []string{"updates", "values", "debug"} {
+		if !slices.Contains(seen.Events, e) {
+			t.Errorf("events %v lack %s", seen.Events, e)
+		}
+	}
+	if seen.StreamInterrupt["id"] == nil || seen.StreamInterrupt["id"] != seen.StateInterrupt["id"] {
+		t.Errorf("interrupt in the stream %v, on the state's task %v", seen.StreamInterrupt, seen.StateInterrupt)
+	}
+	if !slices.Equal(seen.LastValuesKeys, []string{"__interrupt__"}) {
+		t.Errorf("last values chunk keys %v, want only __interrupt__", seen.LastValuesKeys)
+	}
+	if !slices.Equal(seen.StateNext, []string{"review"}) || seen.ThreadStatus != "interrupted" {
+		t.Errorf("state next %v, thread status %q", seen.StateNext, seen.ThreadStatus)
+	}
+	if seen.HistoryHead == "" || seen.HistoryHead != seen.StateCheckpoint {
+		t.Errorf("history head %q, state checkpoint %q", seen.HistoryHead, seen.StateCheckpoint)
+	}
+	if len(seen.HistorySteps) == 0 || seen.HistorySteps[len(seen.HistorySteps)-1] != "-1:input:__start__" || seen.HistorySteps[0] != "4:loop:review" {
+		t.Errorf("history %v", seen.HistorySteps)
+	}
+	if seen.Resumed.Published == nil || !strings.Contains(*seen.Resumed.Published, "TIDE POOLS") {
+		t.Errorf("resumed run's values: published %v", seen.Resumed.Published)
+	}
+	if len(seen.Found) != 1 || !seen.Found[0].ID || seen.Found[0].Status != "idle" {
+		t.Errorf("search by metadata found %+v", seen.Found)
+	}
+	if seen.ForkCheckpoint == "" || !slices.Equal(seen.ForkEvents, []string{"metadata:attempt,run_id", "updates:__interrupt__"}) {
+		t.Errorf("fork %q streamed %v", seen.ForkCheckpoint, seen.ForkEvents)
+	}
+	if seen.BgStatus != "pending" || seen.BgFinal != "success" {
+		t.Errorf("background run: %q at creation, %q after join", seen.BgStatus, seen.BgFinal)
+	}
+	if seen.BadResume.Status != 400 || !strings.Contains(seen.BadResume.Message, "no interrupt waiting") {
+		t.Errorf("resume with nothing waiting: %+v", seen.BadResume)
+	}
+	if len(seen.Messages) == 0 {
+		t.Errorf("the tool agent streamed no messages-tuple events")
+	}
+	for _, m := range seen.Messages {
+		if m.Type != "AIMessageChunk" || m.Node != "agent" {
+			t.Errorf("a messages-tuple event: %+v, want an AIMessageChunk of node agent", m)
+		}
+	}
+	if !slices.Contains(seen.SubgraphEvents, "updates|summarize") {
+		t.Errorf("map-reduce with stream_subgraphs: events %v, want updates|summarize:<task>", seen.SubgraphEvents)
+	}
+	cancel()
+	if err := <-served; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+}

@@ -1,0 +1,26 @@
+package cli
+
+import (
+	"time"
+
+	"github.com/weftstudio/weft/agentserver"
+	"github.com/weftstudio/weft/agui"
+	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/engine"
+)
+
+// agentServerOption mounts LangGraph's Agent Server API at the root of
+// weft serve's address, beside AG-UI's /agents/<graph>: one assistant per
+// graph, its id the graph's AG-UI slug (two graphs with one slug are
+// refused by agui.Serve).
+func agentServerOption(s checkpoint.Saver, graphs []*engine.Graph, ttl time.Duration) (agui.Option, error) {
+	byID := map[string]*engine.Graph{}
+	for _, g := range graphs {
+		byID[agui.Slug(g.Name())] = g
+	}
+	h, err := agentserver.New(byID, s, agentserver.WithLeaseTTL(ttl))
+	if err != nil {
+		return nil, err
+	}
+	return agui.WithRoot(h), nil
+}
