@@ -205,20 +205,24 @@ func (s *scanner) strings() ([]string, error) {
 }
 
 // versions reads an object of integers; null gives nil.
-func (s *scanner) versions() (map[string]int64, error) {
+func (s *scanner) versions() (map[string]int64, error) { return objectOf(s, s.int) }
+
+// objectOf reads a JSON object whose member values value reads, or null
+// as a nil map.
+func objectOf[V any](s *scanner, value func() (V, error)) (map[string]V, error) {
 	if s.null() {
 		return nil, nil
 	}
 	if err := s.objectStart(); err != nil {
 		return nil, err
 	}
-	m := map[string]int64{}
+	out := map[string]V{}
 	for first := true; ; {
 		k, ok, err := s.member(&first)
 		if err != nil || !ok {
-			return m, err
+			return out, err
 		}
-		if m[k], err = s.int(); err != nil {
+		if out[k], err = value(); err != nil {
 			return nil, err
 		}
 	}
@@ -382,24 +386,7 @@ func fastVersions(dst []int64, b []byte) ([]int64, error) {
 	}
 }
 
-func (s *scanner) versionsSeen() (map[string]map[string]int64, error) {
-	if s.null() {
-		return nil, nil
-	}
-	if err := s.objectStart(); err != nil {
-		return nil, err
-	}
-	out := map[string]map[string]int64{}
-	for first := true; ; {
-		node, ok, err := s.member(&first)
-		if err != nil || !ok {
-			return out, err
-		}
-		if out[node], err = s.versions(); err != nil {
-			return nil, err
-		}
-	}
-}
+func (s *scanner) versionsSeen() (map[string]map[string]int64, error) { return objectOf(s, s.versions) }
 
 // fastMetadata decodes stored metadata; errSlow means "use encoding/json".
 // Extra, when present, is handed to encoding/json alone.
@@ -486,24 +473,7 @@ func (s *scanner) flatStrings() (map[string]any, bool) {
 	}
 }
 
-func (s *scanner) parents() (map[string]string, error) {
-	if s.null() {
-		return nil, nil
-	}
-	if err := s.objectStart(); err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for first := true; ; {
-		ns, ok, err := s.member(&first)
-		if err != nil || !ok {
-			return out, err
-		}
-		if out[ns], err = s.str(); err != nil {
-			return nil, err
-		}
-	}
-}
+func (s *scanner) parents() (map[string]string, error) { return objectOf(s, s.str) }
 
 // metadataFields is checkpoint.Metadata with Extra left undecoded.
 type metadataFields struct {
