@@ -296,23 +296,7 @@ var (
 // fastHeader decodes a stored header; errSlow means "use encoding/json".
 func fastHeader(b []byte, h *Header, intern func([]byte) string) error {
 	s := &scanner{b: b, intern: intern}
-	if err := s.objectStart(); err != nil {
-		return err
-	}
-	var seen uint
-	for first := true; ; {
-		k, ok, err := s.memberRaw(&first)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return s.end()
-		}
-		bit := uint(1) << headerKeys[string(k)] // unknown keys: bit 0, refused below
-		if seen&bit != 0 {
-			return errSlow // a repeated key: encoding/json merges objects
-		}
-		seen |= bit
+	return s.fields(headerKeys, func(k []byte) (err error) {
 		switch string(k) {
 		case "v":
 			var v int64
@@ -327,7 +311,33 @@ func fastHeader(b []byte, h *Header, intern func([]byte) string) error {
 		default:
 			err = errSlow // encoding/json matches keys case-insensitively
 		}
+		return err
+	})
+}
+
+// fields reads an object whose keys are those of keys (each with its own
+// bit), calling field for each member with the scanner at its value. A
+// repeated key gives errSlow: encoding/json merges objects. An unknown key
+// (bit 0) reaches field, which refuses it.
+func (s *scanner) fields(keys map[string]uint, field func(key []byte) error) error {
+	if err := s.objectStart(); err != nil {
+		return err
+	}
+	var seen uint
+	for first := true; ; {
+		k, ok, err := s.memberRaw(&first)
 		if err != nil {
+			return err
+		}
+		if !ok {
+			return s.end()
+		}
+		bit := uint(1) << keys[string(k)]
+		if seen&bit != 0 {
+			return errSlow
+		}
+		seen |= bit
+		if err := field(k); err != nil {
 			return err
 		}
 	}
@@ -392,23 +402,7 @@ func (s *scanner) versionsSeen() (map[string]map[string]int64, error) { return o
 // Extra, when present, is handed to encoding/json alone.
 func fastMetadata(b []byte, md *metadataFields, intern func([]byte) string) error {
 	s := &scanner{b: b, intern: intern}
-	if err := s.objectStart(); err != nil {
-		return err
-	}
-	var seen uint
-	for first := true; ; {
-		k, ok, err := s.memberRaw(&first)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return s.end()
-		}
-		bit := uint(1) << metadataKeys[string(k)]
-		if seen&bit != 0 {
-			return errSlow // a repeated key: encoding/json merges objects
-		}
-		seen |= bit
+	return s.fields(metadataKeys, func(k []byte) (err error) {
 		switch string(k) {
 		case "source":
 			md.Source, err = s.str()
@@ -427,7 +421,7 @@ func fastMetadata(b []byte, md *metadataFields, intern func([]byte) string) erro
 			start := s.i
 			if m, ok := s.flatStrings(); ok {
 				md.ExtraMap = m
-				continue
+				return nil
 			}
 			s.i = start
 			if err = s.skip(); err == nil {
@@ -439,10 +433,8 @@ func fastMetadata(b []byte, md *metadataFields, intern func([]byte) string) erro
 		default:
 			err = errSlow // encoding/json matches keys case-insensitively
 		}
-		if err != nil {
-			return err
-		}
-	}
+		return err
+	})
 }
 
 // flatStrings reads an object whose values are all plain strings (the usual
