@@ -458,10 +458,17 @@ func plan(g *engine.Graph, in *RunAgentInput, snap *engine.Snapshot, msgChan str
 	if rerr != nil {
 		return runInput{}, rerr
 	}
+	// Where the thread stands is the engine's call (engine.StatusOf), so AG-UI
+	// agrees with the studio and weft threads. The run's own claim comes
+	// later; no lease is asked about here.
+	var status engine.ThreadStatus
+	if snap != nil {
+		status = engine.StatusOf(snap, nil)
+	}
 	switch {
 	case hasResume:
 		return runInput{input: engine.Command{ResumeByID: answers, Update: edits}, run: true}, nil
-	case snap != nil && len(snap.OpenInterrupts()) > 0:
+	case status == engine.StatusWaiting:
 		return runInput{}, nil
 	case snap == nil:
 		vals := engine.Values{}
@@ -471,7 +478,7 @@ func plan(g *engine.Graph, in *RunAgentInput, snap *engine.Snapshot, msgChan str
 		return runInput{input: vals, run: true}, nil
 	case len(edits) > 0:
 		return runInput{input: edits, run: true}, nil
-	case !snap.Done():
+	case status != engine.StatusDone:
 		return runInput{input: nil, run: true}, nil
 	}
 	return runInput{}, nil

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/internal/jsondiff"
 )
 
 // StreamModes are the engine stream modes the mapping consumes.
@@ -445,24 +446,24 @@ func (m *Mapper) keyDiff(cur map[string][]byte) ([]PatchOp, int) {
 	var ops []PatchOp
 	for _, k := range slices.Sorted(maps.Keys(m.state)) {
 		if _, ok := cur[k]; !ok {
-			ops = append(ops, PatchOp{Op: "remove", Path: "/" + escapePointer(k)})
+			ops = append(ops, PatchOp{Op: "remove", Path: "/" + jsondiff.EscapePointer(k)})
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(cur)) {
-		v, path := cur[k], "/"+escapePointer(k)
+		v, path := cur[k], "/"+jsondiff.EscapePointer(k)
 		old, had := m.state[k]
 		switch {
 		case !had:
 			ops = append(ops, PatchOp{Op: "add", Path: path, Value: json.RawMessage(v)})
 		case bytes.Equal(old, v):
 		default:
-			a, errA := decodeJSON(old)
-			b, errB := decodeJSON(v)
+			a, errA := jsondiff.Decode(old)
+			b, errB := jsondiff.Decode(v)
 			if errA != nil || errB != nil {
 				ops = append(ops, PatchOp{Op: "replace", Path: path, Value: json.RawMessage(v)})
 				continue
 			}
-			ops = diffValues(ops, path, a, b)
+			ops = diffValues(ops, jsondiff.Path(nil).Key(k), a, b)
 		}
 	}
 	size := 0
@@ -489,7 +490,7 @@ func (m *Mapper) sendSnapshot(parts map[string][]byte) {
 		kj, _ := json.Marshal(k)
 		v := parts[k]
 		if rest != nil || snap.Len()+len(kj)+len(v)+2 > room {
-			rest = append(rest, PatchOp{Op: "add", Path: "/" + escapePointer(k), Value: json.RawMessage(v)})
+			rest = append(rest, PatchOp{Op: "add", Path: "/" + jsondiff.EscapePointer(k), Value: json.RawMessage(v)})
 			continue
 		}
 		if snap.Len() > 1 {

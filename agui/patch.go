@@ -3,10 +3,9 @@ package agui
 import (
 	"bytes"
 	"encoding/json"
-	"reflect"
 	"slices"
-	"strconv"
-	"strings"
+
+	"github.com/weftstudio/weft/internal/jsondiff"
 )
 
 // PatchOp is one RFC 6902 operation. This package only produces "add",
@@ -43,97 +42,61 @@ func (p PatchOp) MarshalJSON() ([]byte, error) {
 // to. Both are JSON texts; an error means one of them is not valid JSON.
 // Equal documents give an empty patch.
 func Diff(from, to []byte) ([]PatchOp, error) {
-	a, err := decodeJSON(from)
+	a, err := jsondiff.Decode(from)
 	if err != nil {
 		return nil, err
 	}
-	b, err := decodeJSON(to)
+	b, err := jsondiff.Decode(to)
 	if err != nil {
 		return nil, err
 	}
-	return diffValues(nil, "", a, b), nil
+	return diffValues(nil, nil, a, b), nil
 }
 
-func decodeJSON(b []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
+// patchOptions walk two states for a patch: lists are patched item by
+// item (see patchList).
+var patchOptions = jsondiff.Options{List: patchList}
+
+// diffValues appends to ops the patch from a to b, two decoded JSON values
+// found at path.
+func diffValues(ops []PatchOp, path jsondiff.Path, a, b any) []PatchOp {
+	return append(ops, toOps(patchOptions.Diff(path, a, b))...)
 }
 
-// escapePointer escapes one JSON Pointer reference token (RFC 6901).
-func escapePointer(s string) string {
-	if !strings.ContainsAny(s, "~/") {
-		return s
+// patchList orders and sizes the changes inside two lists. Lists in graph
+// state mostly grow at the end (reducers append): the common prefix is
+// patched item by item, then the tail is added, or removed from the last
+// item back so each index is still there when its remove is applied.
+// Anything else is one replace of the whole list when that is smaller.
+func patchList(path jsondiff.Path, _, b []any, changes []jsondiff.Change) []jsondiff.Change {
+	tail := len(changes)
+	for tail > 0 && changes[tail-1].Kind == jsondiff.Removed && len(changes[tail-1].Path) == len(path)+1 {
+		tail--
 	}
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+	slices.Reverse(changes[tail:])
+	if len(path) > 0 && len(changes) > 1 {
+		whole := []jsondiff.Change{{Path: path, Kind: jsondiff.Changed, New: b}}
+		if size(toOps(whole)) < size(toOps(changes)) {
+			return whole
+		}
+	}
+	return changes
 }
 
-func diffValues(ops []PatchOp, path string, a, b any) []PatchOp {
-	switch av := a.(type) {
-	case map[string]any:
-		bv, ok := b.(map[string]any)
-		if !ok {
-			break
+// toOps writes changes as patch operations.
+func toOps(changes []jsondiff.Change) []PatchOp {
+	var ops []PatchOp
+	for _, c := range changes {
+		op := PatchOp{Op: "replace", Path: c.Path.Pointer(), Value: c.New}
+		switch c.Kind {
+		case jsondiff.Added:
+			op.Op = "add"
+		case jsondiff.Removed:
+			op = PatchOp{Op: "remove", Path: op.Path}
 		}
-		keys := make([]string, 0, len(av)+len(bv))
-		for k := range av {
-			keys = append(keys, k)
-		}
-		for k := range bv {
-			if _, ok := av[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			p := path + "/" + escapePointer(k)
-			x, inA := av[k]
-			y, inB := bv[k]
-			switch {
-			case !inB:
-				ops = append(ops, PatchOp{Op: "remove", Path: p})
-			case !inA:
-				ops = append(ops, PatchOp{Op: "add", Path: p, Value: y})
-			default:
-				ops = diffValues(ops, p, x, y)
-			}
-		}
-		return ops
-	case []any:
-		bv, ok := b.([]any)
-		if !ok {
-			break
-		}
-		// Lists in graph state mostly grow at the end (reducers append):
-		// patch the common prefix element by element, then add or remove
-		// the tail. Anything else is one replace when that is smaller.
-		n := min(len(av), len(bv))
-		var elem []PatchOp
-		for i := range n {
-			elem = diffValues(elem, path+"/"+strconv.Itoa(i), av[i], bv[i])
-		}
-		for i := n; i < len(bv); i++ {
-			elem = append(elem, PatchOp{Op: "add", Path: path + "/" + strconv.Itoa(i), Value: bv[i]})
-		}
-		for i := len(av) - 1; i >= n; i-- {
-			elem = append(elem, PatchOp{Op: "remove", Path: path + "/" + strconv.Itoa(i)})
-		}
-		if path != "" && len(elem) > 1 {
-			whole := []PatchOp{{Op: "replace", Path: path, Value: bv}}
-			if size(whole) < size(elem) {
-				return append(ops, whole...)
-			}
-		}
-		return append(ops, elem...)
+		ops = append(ops, op)
 	}
-	if reflect.DeepEqual(a, b) {
-		return ops
-	}
-	return append(ops, PatchOp{Op: "replace", Path: path, Value: b})
+	return ops
 }
 
 func size(v any) int {

@@ -4,11 +4,11 @@ package replay
 // JSON form, and JSON shows the user what differs whatever the Go types.
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
+
+	"github.com/weftstudio/weft/internal/jsondiff"
 )
 
 // tree is a value's JSON form decoded with numbers kept as written.
@@ -26,15 +26,7 @@ func toTree(v any) (tree, error) {
 	return parseTree(b)
 }
 
-func parseTree(b []byte) (tree, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var t tree
-	if err := dec.Decode(&t); err != nil {
-		return nil, err
-	}
-	return t, nil
-}
+func parseTree(b []byte) (tree, error) { return jsondiff.Decode(b) }
 
 // idMap pairs message ids of the recording with those of the replay.
 // Messages added without an id get a random one when they join a messages
@@ -73,86 +65,40 @@ func isMessage(obj map[string]any) (string, bool) {
 	return id, ok
 }
 
-// equal compares a recorded tree with a replayed one, pairing message ids
-// on the way, and returns where they first differ ("" and true when they
-// are equal).
-func (m *idMap) equal(rec, rep tree, path string) (string, bool) {
-	switch r := rec.(type) {
-	case map[string]any:
-		p, ok := rep.(map[string]any)
-		if !ok {
-			return path, false
-		}
-		rid, rMsg := isMessage(r)
-		pid, pMsg := isMessage(p)
-		if rMsg && pMsg {
-			if !m.pair(rid, pid) {
-				return path + ".id", false
-			}
-		}
-		for _, k := range unionKeys(r, p) {
-			if k == "id" && rMsg && pMsg {
-				continue
-			}
-			rv, rok := r[k]
-			pv, pok := p[k]
-			if rok != pok {
-				return path + "." + k, false
-			}
-			if where, ok := m.equal(rv, pv, path+"."+k); !ok {
-				return where, false
-			}
-		}
-		return "", true
-	case []any:
-		p, ok := rep.([]any)
-		if !ok {
-			return path, false
-		}
-		for i := range min(len(r), len(p)) {
-			if where, ok := m.equal(r[i], p[i], path+"["+strconv.Itoa(i)+"]"); !ok {
-				return where, false
-			}
-		}
-		if len(r) != len(p) {
-			return path + "[" + strconv.Itoa(min(len(r), len(p))) + "]", false
-		}
-		return "", true
-	case json.Number:
-		p, ok := rep.(json.Number)
-		if !ok {
-			return path, false
-		}
+// sameLeaf compares two leaves of recorded and replayed trees: numbers by
+// value (a replay may write 1.0 where the recording has 1), the rest as
+// they are.
+func sameLeaf(rec, rep any) bool {
+	r, rok := rec.(json.Number)
+	p, pok := rep.(json.Number)
+	if rok && pok {
 		if r == p {
-			return "", true
+			return true
 		}
 		a, err1 := r.Float64()
 		b, err2 := p.Float64()
-		if err1 == nil && err2 == nil && a == b {
-			return "", true
-		}
-		return path, false
-	default:
-		if rec != rep {
-			return path, false
-		}
-		return "", true
+		return err1 == nil && err2 == nil && a == b
 	}
+	return rec == rep
 }
 
-// unionKeys returns the keys of a and b, sorted.
-func unionKeys[V any](a, b map[string]V) []string {
-	keys := make([]string, 0, len(a)+len(b))
-	for k := range a {
-		keys = append(keys, k)
+// pairMessages tells the walk that two chat messages' ids are the same
+// when they pair (see idMap), and otherwise that they differ there.
+func (m *idMap) pairMessages(rec, rep map[string]any) (string, bool) {
+	rid, rMsg := isMessage(rec)
+	pid, pMsg := isMessage(rep)
+	if !rMsg || !pMsg {
+		return "", true
 	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	return keys
+	return "id", m.pair(rid, pid)
+}
+
+// equal compares a recorded tree with a replayed one, pairing message ids
+// on the way, and returns where they first differ ("" and true when they
+// are equal).
+func (m *idMap) equal(rec, rep tree) (string, bool) {
+	c, differ := jsondiff.Options{Equal: sameLeaf, Pair: m.pairMessages}.First(nil, rec, rep)
+	return c.Path.Suffix(), !differ
 }
 
 // rewrite returns t with message ids replaced through ids (those not in
@@ -194,7 +140,7 @@ func raw(t tree) json.RawMessage {
 // differing channels in name order, skipping ignored ones.
 func (m *idMap) diffValues(rec, rep map[string]tree, ignore map[string]bool) []ChannelDiff {
 	var out []ChannelDiff
-	for _, ch := range unionKeys(rec, rep) {
+	for _, ch := range jsondiff.UnionKeys(rec, rep) {
 		if ignore[ch] {
 			continue
 		}
@@ -202,7 +148,7 @@ func (m *idMap) diffValues(rec, rep map[string]tree, ignore map[string]bool) []C
 		p, pok := rep[ch]
 		where, same := "", rok == pok
 		if same {
-			where, same = m.equal(r, p, "")
+			where, same = m.equal(r, p)
 		}
 		if !same {
 			out = append(out, ChannelDiff{Channel: ch, Path: where, Recorded: raw(r), Replayed: raw(rewrite(p, m.back))})

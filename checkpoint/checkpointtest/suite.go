@@ -12,7 +12,7 @@
 // langgraph-checkpoint-conformance (put, put_writes, get_tuple, list,
 // delete_thread, copy_thread, prune). Cases for the optional capabilities
 // (checkpoint.Pruner, Copier, ThreadLister, HeaderLister, StatsReporter,
-// StorageReporter, PolicyPruner, Vacuumer, ThreadSearcher) run only when
+// StorageReporter, PolicyPruner, Vacuumer, ThreadSearcher, Watcher) run only when
 // the saver implements them. Weft's own contract adds mutation safety,
 // concurrent use, write ordering, the storage model (one value per channel
 // version), thread leases (checkpoint.Leaser, when implemented) and, for
@@ -20,11 +20,12 @@
 // rule of checkpoint.ErrConflict.
 //
 // Every case gets a fresh saver from newSaver, except the generated list
-// combinations, which share one saver filled once. There are 169 cases
+// combinations, which share one saver filled once. There are 179 cases
 // (put 31, put_writes 19, get 18, list 20, delete_thread 5, prune 11,
 // copy_thread 5, list_threads 4, list_headers 1, stats 1, storage 8,
 // prune_by 8, vacuum 1, search_threads 9, safety 7, lease 11, conflict 6,
-// limits 5) plus the 432 generated list combinations.
+// limits 5, lease_holder 6, watch 3) plus the 432 generated list
+// combinations.
 //
 // # What the suite pins down beyond LangGraph
 //
@@ -102,6 +103,7 @@ func Run(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver) {
 		{"conflict", conflictCases()},
 		{"limits", limitCases()},
 		{"lease_holder", holderCases()},
+		{"watch", watchCases()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

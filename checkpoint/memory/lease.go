@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/internal/leaseerr"
 )
 
 var _ checkpoint.Leaser = (*Saver)(nil)
@@ -99,21 +100,11 @@ func (s *Saver) RenewLease(ctx context.Context, lease checkpoint.Lease, ttl time
 	defer l.mu.Unlock()
 	cur, ok := l.m[lease.ThreadID]
 	if !ok || cur.Token != lease.Token {
-		return checkpoint.Lease{}, lostErr(lease, cur, ok)
+		return checkpoint.Lease{}, leaseerr.Lost(lease.ThreadID, cur, ok)
 	}
 	cur.Expires = l.clock().Add(ttlOrDefault(ttl))
 	l.m[lease.ThreadID] = cur
 	return cur, nil
-}
-
-// lostErr returns the error of renewing lease once it is gone: cur is the
-// thread's lease now, if has.
-func lostErr(lease, cur checkpoint.Lease, has bool) error {
-	e := &checkpoint.LeaseLostError{ThreadID: lease.ThreadID}
-	if has {
-		e.Now = &cur
-	}
-	return e
 }
 
 // ReleaseLease ends lease; see checkpoint.Leaser.

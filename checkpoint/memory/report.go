@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -183,22 +184,13 @@ func (s *Saver) ThreadStorage(ctx context.Context, threadID string, opts checkpo
 // PruneBy deletes what p selects (checkpoint.PolicyPruner), one thread at
 // a time under the write lock.
 func (s *Saver) PruneBy(ctx context.Context, p checkpoint.PrunePolicy) (checkpoint.PruneResult, error) {
-	var res checkpoint.PruneResult
-	if err := s.check(ctx); err != nil {
-		return res, err
-	}
-	if p.KeepLatest < 0 {
-		return res, fmt.Errorf("prune: KeepLatest %d is negative", p.KeepLatest)
-	}
-	threads := p.Threads
-	if p.AllThreads {
+	threads, err := report.PruneThreads(ctx, p, "", s.check, func(context.Context) ([]string, error) {
 		s.mu.RLock()
-		threads = make([]string, 0, len(s.threads))
-		for tid := range s.threads {
-			threads = append(threads, tid)
-		}
-		s.mu.RUnlock()
-		slices.Sort(threads)
+		defer s.mu.RUnlock()
+		return slices.Sorted(maps.Keys(s.threads)), nil
+	})
+	if err != nil {
+		return checkpoint.PruneResult{}, err
 	}
 	return report.PruneEach(ctx, p, threads, "", func(tid string) (checkpoint.PruneResult, error) {
 		return s.pruneThreadBy(tid, p.KeepLatest, p.OlderThan)

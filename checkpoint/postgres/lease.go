@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/internal/leaseerr"
 	"github.com/weftstudio/weft/checkpoint/internal/proc"
 )
 
@@ -179,11 +180,7 @@ func (s *Saver) RenewLease(ctx context.Context, l checkpoint.Lease, ttl time.Dur
 	if err != nil {
 		return checkpoint.Lease{}, fmt.Errorf("renew the lease of thread %q: %w", l.ThreadID, err)
 	}
-	lost := &checkpoint.LeaseLostError{ThreadID: l.ThreadID}
-	if ok {
-		lost.Now = &cur
-	}
-	return checkpoint.Lease{}, lost
+	return checkpoint.Lease{}, leaseerr.Lost(l.ThreadID, cur, ok)
 }
 
 // ReleaseLease ends l; see checkpoint.Leaser.

@@ -234,20 +234,16 @@ func (s *Saver) ThreadStorage(ctx context.Context, threadID string, opts checkpo
 // a transaction of its own that holds the thread's head locks, so it never
 // interleaves with a Put to it and other threads' writers never wait.
 func (s *Saver) PruneBy(ctx context.Context, p checkpoint.PrunePolicy) (checkpoint.PruneResult, error) {
-	var res checkpoint.PruneResult
-	if err := s.writable(ctx); err != nil {
-		return res, err
-	}
-	if p.KeepLatest < 0 {
-		return res, fmt.Errorf("prune: KeepLatest %d is negative", p.KeepLatest)
-	}
-	threads := p.Threads
-	if p.AllThreads {
+	threads, err := report.PruneThreads(ctx, p, "", s.writable, func(ctx context.Context) ([]string, error) {
 		rows, _ := s.pool.Query(ctx, `SELECT DISTINCT thread_id FROM weft_threads ORDER BY 1`)
-		var err error
-		if threads, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
-			return res, fmt.Errorf("prune: listing threads: %w", err)
+		threads, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return nil, fmt.Errorf("listing threads: %w", err)
 		}
+		return threads, nil
+	})
+	if err != nil {
+		return checkpoint.PruneResult{}, err
 	}
 	var cutoff *time.Time // nil: any age
 	if !p.OlderThan.IsZero() {

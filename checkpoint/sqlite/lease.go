@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/internal/leaseerr"
 	"github.com/weftstudio/weft/checkpoint/internal/proc"
 )
 
@@ -160,7 +161,7 @@ func (s *Saver) RenewLease(ctx context.Context, l checkpoint.Lease, ttl time.Dur
 			return err
 		}
 		if !ok || cur.Token != l.Token {
-			return lostErr(l, cur, ok)
+			return leaseerr.Lost(l.ThreadID, cur, ok)
 		}
 		cur.Expires = time.UnixMilli(ms(now().Add(leaseTTL(ttl))))
 		out = cur
@@ -174,16 +175,6 @@ func (s *Saver) RenewLease(ctx context.Context, l checkpoint.Lease, ttl time.Dur
 		return checkpoint.Lease{}, fmt.Errorf("renew the lease of thread %q in %s: %w", l.ThreadID, s.path, err)
 	}
 	return out, nil
-}
-
-// lostErr returns the error of renewing lease once it is gone: cur is the
-// thread's lease now, if has.
-func lostErr(lease, cur checkpoint.Lease, has bool) error {
-	e := &checkpoint.LeaseLostError{ThreadID: lease.ThreadID}
-	if has {
-		e.Now = &cur
-	}
-	return e
 }
 
 // ReleaseLease ends l; see checkpoint.Leaser.

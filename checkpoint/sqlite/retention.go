@@ -30,19 +30,9 @@ var (
 // each deletion checks them again. Writes to checkpoints not stored (yet)
 // are left alone: another process may be about to store the checkpoint.
 func (s *Saver) PruneBy(ctx context.Context, p checkpoint.PrunePolicy) (checkpoint.PruneResult, error) {
-	var res checkpoint.PruneResult
-	if p.KeepLatest < 0 {
-		return res, fmt.Errorf("prune %s: KeepLatest %d is negative", s.path, p.KeepLatest)
-	}
-	if err := s.writable(ctx); err != nil {
-		return res, err
-	}
-	threads := p.Threads
-	if p.AllThreads {
-		var err error
-		if threads, err = s.threadIDs(ctx); err != nil {
-			return res, fmt.Errorf("prune %s: %w", s.path, err)
-		}
+	threads, err := report.PruneThreads(ctx, p, " "+s.path, s.writable, s.threadIDs)
+	if err != nil {
+		return checkpoint.PruneResult{}, err
 	}
 	var cutoff any // NULL: any age
 	if !p.OlderThan.IsZero() {

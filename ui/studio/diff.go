@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/weftstudio/weft/internal/jsondiff"
 )
 
 // change is one difference between two JSON values: Path is like
@@ -33,85 +35,26 @@ func toJSON(v any) (out any) {
 	if err != nil {
 		return fmt.Sprintf("%v", v)
 	}
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	if d.Decode(&out) != nil {
+	t, err := jsondiff.Decode(b)
+	if err != nil {
 		return string(b)
 	}
-	return out
+	return t
 }
+
+// diffOptions compare values for the Diff tab: a nil list or map (JSON
+// null) compares as an empty one, so items appended to a fresh reducer
+// show as added.
+var diffOptions = jsondiff.Options{Equal: jsonEqual, NullIsEmpty: true}
 
 // diffJSON appends the differences from a to b (JSON data) under path.
 func diffJSON(path string, a, b any, out *[]change) {
-	// A nil list or map (JSON null) compares as an empty one, so items
-	// appended to a fresh reducer show as added.
-	if a == nil {
-		switch b.(type) {
-		case []any:
-			a = []any{}
-		case map[string]any:
-			a = map[string]any{}
-		}
+	var base jsondiff.Path
+	if path != "" {
+		base = base.Key(path)
 	}
-	if b == nil {
-		switch a.(type) {
-		case []any:
-			b = []any{}
-		case map[string]any:
-			b = map[string]any{}
-		}
-	}
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok {
-			break
-		}
-		keys := make([]string, 0, len(x)+len(y))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		for k := range y {
-			if _, ok := x[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			p := joinPath(path, k)
-			av, inA := x[k]
-			bv, inB := y[k]
-			switch {
-			case !inA:
-				*out = append(*out, change{p, "added", nil, bv})
-			case !inB:
-				*out = append(*out, change{p, "removed", av, nil})
-			default:
-				diffJSON(p, av, bv, out)
-			}
-		}
-		return
-	case []any:
-		y, ok := b.([]any)
-		if !ok {
-			break
-		}
-		n := max(len(x), len(y))
-		for i := 0; i < n; i++ {
-			p := path + "[" + strconv.Itoa(i) + "]"
-			switch {
-			case i >= len(x):
-				*out = append(*out, change{p, "added", nil, y[i]})
-			case i >= len(y):
-				*out = append(*out, change{p, "removed", x[i], nil})
-			default:
-				diffJSON(p, x[i], y[i], out)
-			}
-		}
-		return
-	}
-	if !jsonEqual(a, b) {
-		*out = append(*out, change{path, "changed", a, b})
+	for _, c := range diffOptions.Diff(base, a, b) {
+		*out = append(*out, change{c.Path.String(), c.Kind.String(), c.Old, c.New})
 	}
 }
 

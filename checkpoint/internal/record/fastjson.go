@@ -205,20 +205,24 @@ func (s *scanner) strings() ([]string, error) {
 }
 
 // versions reads an object of integers; null gives nil.
-func (s *scanner) versions() (map[string]int64, error) {
+func (s *scanner) versions() (map[string]int64, error) { return objectOf(s, s.int) }
+
+// objectOf reads a JSON object whose member values value reads, or null
+// as a nil map.
+func objectOf[V any](s *scanner, value func() (V, error)) (map[string]V, error) {
 	if s.null() {
 		return nil, nil
 	}
 	if err := s.objectStart(); err != nil {
 		return nil, err
 	}
-	m := map[string]int64{}
+	out := map[string]V{}
 	for first := true; ; {
 		k, ok, err := s.member(&first)
 		if err != nil || !ok {
-			return m, err
+			return out, err
 		}
-		if m[k], err = s.int(); err != nil {
+		if out[k], err = value(); err != nil {
 			return nil, err
 		}
 	}
@@ -292,23 +296,7 @@ var (
 // fastHeader decodes a stored header; errSlow means "use encoding/json".
 func fastHeader(b []byte, h *Header, intern func([]byte) string) error {
 	s := &scanner{b: b, intern: intern}
-	if err := s.objectStart(); err != nil {
-		return err
-	}
-	var seen uint
-	for first := true; ; {
-		k, ok, err := s.memberRaw(&first)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return s.end()
-		}
-		bit := uint(1) << headerKeys[string(k)] // unknown keys: bit 0, refused below
-		if seen&bit != 0 {
-			return errSlow // a repeated key: encoding/json merges objects
-		}
-		seen |= bit
+	return s.fields(headerKeys, func(k []byte) (err error) {
 		switch string(k) {
 		case "v":
 			var v int64
@@ -323,7 +311,33 @@ func fastHeader(b []byte, h *Header, intern func([]byte) string) error {
 		default:
 			err = errSlow // encoding/json matches keys case-insensitively
 		}
+		return err
+	})
+}
+
+// fields reads an object whose keys are those of keys (each with its own
+// bit), calling field for each member with the scanner at its value. A
+// repeated key gives errSlow: encoding/json merges objects. An unknown key
+// (bit 0) reaches field, which refuses it.
+func (s *scanner) fields(keys map[string]uint, field func(key []byte) error) error {
+	if err := s.objectStart(); err != nil {
+		return err
+	}
+	var seen uint
+	for first := true; ; {
+		k, ok, err := s.memberRaw(&first)
 		if err != nil {
+			return err
+		}
+		if !ok {
+			return s.end()
+		}
+		bit := uint(1) << keys[string(k)]
+		if seen&bit != 0 {
+			return errSlow
+		}
+		seen |= bit
+		if err := field(k); err != nil {
 			return err
 		}
 	}
@@ -382,46 +396,13 @@ func fastVersions(dst []int64, b []byte) ([]int64, error) {
 	}
 }
 
-func (s *scanner) versionsSeen() (map[string]map[string]int64, error) {
-	if s.null() {
-		return nil, nil
-	}
-	if err := s.objectStart(); err != nil {
-		return nil, err
-	}
-	out := map[string]map[string]int64{}
-	for first := true; ; {
-		node, ok, err := s.member(&first)
-		if err != nil || !ok {
-			return out, err
-		}
-		if out[node], err = s.versions(); err != nil {
-			return nil, err
-		}
-	}
-}
+func (s *scanner) versionsSeen() (map[string]map[string]int64, error) { return objectOf(s, s.versions) }
 
 // fastMetadata decodes stored metadata; errSlow means "use encoding/json".
 // Extra, when present, is handed to encoding/json alone.
 func fastMetadata(b []byte, md *metadataFields, intern func([]byte) string) error {
 	s := &scanner{b: b, intern: intern}
-	if err := s.objectStart(); err != nil {
-		return err
-	}
-	var seen uint
-	for first := true; ; {
-		k, ok, err := s.memberRaw(&first)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return s.end()
-		}
-		bit := uint(1) << metadataKeys[string(k)]
-		if seen&bit != 0 {
-			return errSlow // a repeated key: encoding/json merges objects
-		}
-		seen |= bit
+	return s.fields(metadataKeys, func(k []byte) (err error) {
 		switch string(k) {
 		case "source":
 			md.Source, err = s.str()
@@ -440,7 +421,7 @@ func fastMetadata(b []byte, md *metadataFields, intern func([]byte) string) erro
 			start := s.i
 			if m, ok := s.flatStrings(); ok {
 				md.ExtraMap = m
-				continue
+				return nil
 			}
 			s.i = start
 			if err = s.skip(); err == nil {
@@ -452,10 +433,8 @@ func fastMetadata(b []byte, md *metadataFields, intern func([]byte) string) erro
 		default:
 			err = errSlow // encoding/json matches keys case-insensitively
 		}
-		if err != nil {
-			return err
-		}
-	}
+		return err
+	})
 }
 
 // flatStrings reads an object whose values are all plain strings (the usual
@@ -486,24 +465,7 @@ func (s *scanner) flatStrings() (map[string]any, bool) {
 	}
 }
 
-func (s *scanner) parents() (map[string]string, error) {
-	if s.null() {
-		return nil, nil
-	}
-	if err := s.objectStart(); err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for first := true; ; {
-		ns, ok, err := s.member(&first)
-		if err != nil || !ok {
-			return out, err
-		}
-		if out[ns], err = s.str(); err != nil {
-			return nil, err
-		}
-	}
-}
+func (s *scanner) parents() (map[string]string, error) { return objectOf(s, s.str) }
 
 // metadataFields is checkpoint.Metadata with Extra left undecoded.
 type metadataFields struct {

@@ -341,3 +341,19 @@ func TestArenaCopies(t *testing.T) {
 		}
 	}
 }
+
+// A repeated key is left to encoding/json, which merges the objects; the
+// fast decoders must not take the last one alone.
+func TestFastDecodersRefuseRepeatedKeys(t *testing.T) {
+	var h Header
+	if err := fastHeader([]byte(`{"v":1,"v":2}`), &h, nil); err != errSlow {
+		t.Errorf("header with a repeated key: %v, want errSlow", err)
+	}
+	var md metadataFields
+	if err := fastMetadata([]byte(`{"step":1,"step":2}`), &md, nil); err != errSlow {
+		t.Errorf("metadata with a repeated key: %v, want errSlow", err)
+	}
+	if err := fastHeader([]byte(`{"v":1,"V":2}`), &h, nil); err != errSlow {
+		t.Errorf("header with a key in other case: %v, want errSlow", err)
+	}
+}

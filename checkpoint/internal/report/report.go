@@ -251,6 +251,28 @@ func Channels(values, writes map[string]Sizes) []checkpoint.ChannelBytes {
 	return SortChannels(out)
 }
 
+// PruneThreads begins a saver's PruneBy: it asks ready whether the saver
+// may write now, refuses a negative p.KeepLatest and returns the threads p
+// names, every thread (as all lists them) when p.AllThreads. where follows
+// "prune" in its errors (" /path/to/file", or "" for none).
+func PruneThreads(ctx context.Context, p checkpoint.PrunePolicy, where string,
+	ready func(context.Context) error, all func(context.Context) ([]string, error)) ([]string, error) {
+	if err := ready(ctx); err != nil {
+		return nil, err
+	}
+	if p.KeepLatest < 0 {
+		return nil, fmt.Errorf("prune%s: KeepLatest %d is negative", where, p.KeepLatest)
+	}
+	if !p.AllThreads {
+		return p.Threads, nil
+	}
+	threads, err := all(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("prune%s: %w", where, err)
+	}
+	return threads, nil
+}
+
 // PruneEach prunes threads one by one with pruneThread, for a saver's
 // PolicyPruner: it asks p.Hold before each thread and releases after,
 // adds up the results and reports progress. A thread Hold refuses as held
