@@ -8,6 +8,7 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"github.com/weftstudio/weft/checkpoint/memory"
+	"github.com/weftstudio/weft/engine"
 )
 
 // splitOffsets reads every split the window remembers.
@@ -84,6 +85,21 @@ func TestWindowFitsTheScreen(t *testing.T) {
 	}
 	startThread(t, s, "w-1")
 	fits("starting a thread")
+	step(t, s)
+	shiftF10(s)
+	waitPhase(t, s, engine.PhasePlan)
+	for left := 3; left > 0; left-- {
+		shiftF10(s)
+		waitFor(t, "a task stop", func() bool {
+			w := s.m.waiting()
+			return w != nil && w.Info.Phase == engine.PhaseTask && len(w.Info.Pending) == left
+		})
+	}
+	shiftF10(s)
+	waitPhase(t, s, engine.PhaseBarrier)
+	fits("Step into at a barrier of three writes")
+	shiftF10(s)
+	idle(t, s)
 	act(func() {
 		s.insp.title.SetText("This checkpoint could not be read: " + strings.Repeat("a long reason ", 150))
 	})
