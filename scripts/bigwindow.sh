@@ -3,7 +3,7 @@
 # 100,000-checkpoint thread's head shows, when its whole timeline is in,
 # and the window's resident memory then (scripts/bigwindow/main.go), as
 # the median and range of BIGWINDOW_RUNS starts (default 5) under Xvfb
-# with Mesa's software renderer, at 1280×800 with a fresh HOME.
+# with Mesa's software renderer, in its 1280×720 window with a fresh HOME.
 #
 #   bash scripts/bigwindow.sh        # builds the store first if $WEFT_BIGSTORE is missing
 set -euo pipefail

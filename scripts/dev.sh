@@ -89,7 +89,7 @@ smoke() {
   shot="$dir/shot.png"
   local n=97
   while [ -e "/tmp/.X$n-lock" ]; do n=$((n + 1)); done # a display nobody uses
-  Xvfb ":$n" -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
+  Xvfb ":$n" -screen 0 1366x768x24 -nolisten tcp >/dev/null 2>&1 &
   local xpid=$!
   sleep 1
   DISPLAY=":$n" ./weft -db "$dir/smoke.db" -create >"$dir/app.log" 2>&1 &

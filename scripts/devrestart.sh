@@ -119,7 +119,7 @@ sleep 1.5
 xdotool key F5
 sleep 1.5
 xdotool key Left
-xdotool mousemove 640 780 # over the status bar, outside the region compared
+xdotool mousemove 640 700 # over the status bar, outside the region compared
 sleep 0.5
 shot before
 sleep 1.5 # the session is saved every second
@@ -129,7 +129,7 @@ sleep 1.5 # the session is saved every second
 for i in $(seq 1 "$runs"); do
   # The build this edit makes is the one after the last logged.
   n=$(($(grep -c "weft dev: building #" "$work/dev.log") + 1))
-  "$work/probe" back 210 70 1070 665 120000 >"$work/back" &
+  "$work/probe" back 210 70 1070 585 120000 >"$work/back" &
   probe=$!
   sleep 0.3
   sed -i "s/edit $((i - 1))\./edit $i./" "$work/app/main.go"

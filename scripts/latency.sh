@@ -14,7 +14,7 @@
 #   LATENCY_RUNS=40 bash scripts/latency.sh
 #   LATENCY_SHOTS=DIR bash scripts/latency.sh   # also keep screenshots in DIR
 #
-# The screen regions are those of the default layout of a 1280×800 window
+# The screen regions are those of the default layout of the 1280×720 window
 # at the top-left of a 1400×900 screen; a fresh HOME gives the default
 # panel sizes. Xvfb runs on LATENCY_DISPLAY, or the first free display from
 # :110 on.
@@ -106,7 +106,7 @@ while [ "$n" -lt "$runs" ]; do
   sleep 1.5
   for _ in 1 2 3 4; do
     [ "$n" -lt "$runs" ] || break
-    "$work/probe" key F10 0 645 1280 100 3000 >>"$work/f10"
+    "$work/probe" key F10 0 565 1280 100 3000 >>"$work/f10"
     n=$((n + 1))
     sleep 0.5
   done
@@ -122,7 +122,7 @@ start_app "$work/steps.db"
 sleep 4
 for i in $(seq 1 "$runs"); do
   col=$((i % 3))
-  "$work/probe" click $((16 + 112 * col)) 676 815 120 460 280 3000 >>"$work/click"
+  "$work/probe" click $((16 + 112 * col)) 596 815 120 460 210 3000 >>"$work/click"
   sleep 0.5
 done
 shot click

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Takes the README's pictures of the studio's debugger: the real window
-# under Xvfb, driven with xdotool, each picture a 1280×800 PNG reduced to
+# under Xvfb, driven with xdotool, each picture a 1280×720 PNG (the window as it opens) reduced to
 # 128 colours (docs/studio/*.png):
 #   step-into.png   Shift+F10 at the barrier of a parallel step, a write dropped
 #   watches.png     watches at the selected checkpoint and along the timeline
@@ -11,7 +11,7 @@
 #   bash scripts/screenshots.sh         # needs Xvfb, xdotool, ImageMagick
 #   SHOTS_DIR=/tmp/shots bash scripts/screenshots.sh
 #
-# The clicks are at the places the default layout of a 1280×800 window
+# The clicks are at the places the default layout of the 1280×720 window
 # puts things (a fresh HOME gives the default panel sizes); a change to the
 # layout moves them. Xvfb runs on SHOTS_DISPLAY, or the first free display
 # from :110 on.
@@ -41,7 +41,7 @@ mkdir -p "$out"
 shots=$(cd "$out" && pwd)
 cd "$work" # the status line names the store as given: step.db, w.db
 
-start_xvfb screenshots 1280x800 "${SHOTS_DISPLAY:-}"
+start_xvfb screenshots 1280x720 "${SHOTS_DISPLAY:-}"
 export HOME="$work/home"
 mkdir -p "$HOME"
 
@@ -68,12 +68,12 @@ click() { xdotool mousemove "$1" "$2" click 1; sleep "${3:-0.6}"; }
 # 1. Step into: a writing-assistant thread stopped before its parallel
 # research step (a breakpoint from the command line). Shift+F10 stops at
 # the plan, before each of the three tasks, then at the barrier, where the
-# second task's write is dropped.
+# first task's write is dropped.
 "$weft" run "writing assistant" -db step.db -create -thread tide-pools \
   -input '{"topic":"tide pools"}' -break before:research >/dev/null
 start_app step.db
 for _ in 1 2 3 4 5; do xdotool key shift+F10; sleep 0.8; done
-click 820 551            # research #2's write: untick it
+click 827 540            # research #1's write (the one row the Step tab shows): untick it
 shot step-into
 stop_app
 
@@ -96,15 +96,15 @@ shot watches
 
 # 3. What if: the research step (three tasks, from "1 plan") with the
 # second task's note dropped.
-click 240 625            # "1 plan" on the timeline
+click 240 556            # "1 plan" on the timeline
 click 70 14              # Run menu
 click 200 318 1.2        # What if…
-click 175 300 1.2        # untick research #2 → notes
+click 175 265 1.2        # untick research #2 → notes
 shot what-if
 
 # 4. Compare: keep the what-if as a fork and run it on to the review
 # (F5); View → Compare checkpoints puts its head beside the main branch's.
-click 1037 666 1.5       # Keep as fork
+click 1050 636 1.5       # Keep as fork
 xdotool key F5
 sleep 2
 click 119 14             # View menu

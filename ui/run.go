@@ -180,7 +180,7 @@ func RunWith(o Options, graphs ...studio.Graph) error {
 	if o.Title != "" {
 		w.SetTitle(o.Title)
 	}
-	w.Resize(fyne.NewSize(1280, 800))
+	w.Resize(studio.WindowSize)
 	if prog != nil {
 		devSession(a, s, prog, restore, last, func() string { return cur.Load().(string) })
 	}

@@ -273,3 +273,34 @@ func TestExportGraphPicture(t *testing.T) {
 		t.Errorf("PNG export starts %q", png.Bytes()[:min(8, png.Len())])
 	}
 }
+
+// Open store on a path in a folder that does not exist says so, naming the
+// folder, instead of offering to create a store that cannot be created;
+// in an existing folder it still asks before creating.
+func TestOpenStoreInAMissingFolder(t *testing.T) {
+	dir := t.TempDir()
+	a := test.NewTempApp(t)
+	s := New(a, Config{Store: memory.New(), StoreName: "first.db", Graphs: demoGraphs(t),
+		OpenStore: func(spec string) (checkpoint.Saver, string, error) {
+			t.Errorf("opened %s", spec)
+			return nil, "", errors.New("not expected")
+		}})
+	idle(t, s)
+	missing := filepath.Join(dir, "no-such-folder")
+	act(func() { s.openStoreAsking(filepath.Join(missing, "weft.db")) })
+	said := overlayText(s.win)
+	if !strings.Contains(said, "The folder "+missing+" does not exist") || strings.Contains(said, "Create a new") {
+		t.Errorf("a store in a missing folder: %q", said)
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the folder was made: %v", err)
+	}
+	act(func() {
+		s.win.Canvas().Overlays().Top().Hide()
+		s.win.Canvas().Overlays().Remove(s.win.Canvas().Overlays().Top())
+	})
+	act(func() { s.openStoreAsking(filepath.Join(dir, "weft.db")) })
+	if said := overlayText(s.win); !strings.Contains(said, "Create a new, empty Weft store") {
+		t.Errorf("a new store in an existing folder: %q", said)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -193,6 +194,14 @@ func (s *Studio) openStoreDialog() {
 func (s *Studio) openStoreAsking(spec string) {
 	if !isDSN(spec) {
 		if _, err := os.Stat(spec); errors.Is(err, os.ErrNotExist) {
+			// A store can be created in a folder, not a folder with it:
+			// offering "Create" there would only fail after the yes.
+			if dir := filepath.Dir(spec); !isDir(dir) {
+				dialog.NewInformation("No such folder",
+					fmt.Sprintf("The folder %s does not exist, so no store can be created at %s. Create the folder first or pick another path.", dir, spec),
+					s.win).Show()
+				return
+			}
 			c := dialog.NewConfirm("Create a new store?",
 				fmt.Sprintf("%s does not exist. Create a new, empty Weft store there?", spec),
 				func(ok bool) {
@@ -206,6 +215,12 @@ func (s *Studio) openStoreAsking(spec string) {
 		}
 	}
 	s.OpenStore(spec)
+}
+
+// isDir reports whether path names an existing folder.
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 // isDSN reports whether spec names a store by URL rather than a file.

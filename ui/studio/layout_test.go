@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
 	"github.com/weftstudio/weft/checkpoint/memory"
+	"github.com/weftstudio/weft/engine"
 )
 
 // splitOffsets reads every split the window remembers.
@@ -52,31 +52,54 @@ func TestSplitsStayPut(t *testing.T) {
 	check("an interrupt")
 }
 
-// relayout lays the window out again at 1280×800 (or its minimum, as a
+// relayout lays the window out again at WindowSize (or its minimum, as a
 // real window grows to), twice so wrapped labels settle at their widths.
 func relayout(s *Studio) {
 	for range 2 {
 		act(func() {
 			c := s.win.Content()
-			c.Resize(fyne.NewSize(1280, 800).Max(c.MinSize()))
+			c.Resize(WindowSize.Max(c.MinSize()))
 		})
 	}
 }
 
-// The window never asks for more than a 1366×768 screen: not for a long
+// The window never asks for more than it opens at, which fits a 1366×768
+// screen with its title bar and a taskbar: not for a long
 // inspector header, a failed build with its shape change in the Build tab,
 // nor a question waiting.
 func TestWindowFitsTheScreen(t *testing.T) {
-	s := newStudio(t, memory.New())
+	if WindowSize.Width > 1366 || WindowSize.Height > 768-48 {
+		t.Fatalf("the window opens at %v: too big for a 1366×768 screen with a title bar and a taskbar", WindowSize)
+	}
+	s := New(test.NewTempApp(t), Config{Store: memory.New(), StoreName: "test.db", Graphs: demoGraphs(t)})
+	if got := s.Window().Canvas().Size(); got != WindowSize {
+		t.Errorf("the window opens at %v, want %v", got, WindowSize)
+	}
+	s.WaitIdle()
 	fits := func(after string) {
 		t.Helper()
 		relayout(s)
-		if m := s.win.Content().MinSize(); m.Width > 1366 || m.Height > 768 {
+		if m := s.win.Content().MinSize(); m.Width > WindowSize.Width || m.Height > WindowSize.Height {
 			t.Errorf("after %s the window asks for %.0f×%.0f", after, m.Width, m.Height)
 		}
 	}
 	startThread(t, s, "w-1")
 	fits("starting a thread")
+	step(t, s)
+	shiftF10(s)
+	waitPhase(t, s, engine.PhasePlan)
+	for left := 3; left > 0; left-- {
+		shiftF10(s)
+		waitFor(t, "a task stop", func() bool {
+			w := s.m.waiting()
+			return w != nil && w.Info.Phase == engine.PhaseTask && len(w.Info.Pending) == left
+		})
+	}
+	shiftF10(s)
+	waitPhase(t, s, engine.PhaseBarrier)
+	fits("Step into at a barrier of three writes")
+	shiftF10(s)
+	idle(t, s)
 	act(func() {
 		s.insp.title.SetText("This checkpoint could not be read: " + strings.Repeat("a long reason ", 150))
 	})

@@ -94,8 +94,14 @@ const busyDelay = 120 * time.Millisecond
 // the window for, so toolbar, both, timeline and status bar fit 768 px.
 const panelMaxH = 250
 
+// WindowSize is the size the studio's window opens at: it fits a 1366×768
+// screen with room for a title bar and a taskbar (Fyne does not tell the
+// screen's size before the window shows), and the window's content never
+// asks for more (panelMaxH caps its panels).
+var WindowSize = fyne.NewSize(1280, 720)
+
 // New builds the studio window for cfg on a: content, menus and keyboard
-// shortcuts, sized 1280×800, with the studio's theme. It selects the first
+// shortcuts, sized WindowSize, with the studio's theme. It selects the first
 // graph and its newest thread. Show the window with Window().Show() (or
 // ShowAndRun).
 func New(a fyne.App, cfg Config) *Studio {
@@ -139,7 +145,7 @@ func New(a fyne.App, cfg Config) *Studio {
 	s.win.SetContent(s.arrange(s.win.Canvas(), prefs, s.dbg))
 	s.win.SetMainMenu(s.menus())
 	s.installShortcuts()
-	s.win.Resize(fyne.NewSize(1280, 800))
+	s.win.Resize(WindowSize)
 	s.win.SetOnClosed(func() {
 		s.saveSplits(prefs)
 		if s.stopWatch != nil {
