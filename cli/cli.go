@@ -30,6 +30,10 @@ type Env struct {
 	// Extra adds commands implemented elsewhere (serve, export, import), by
 	// name; they get the open store and their own arguments.
 	Extra map[string]Command
+	// NoWindow marks a binary without the studio (cmd/weft-headless): help
+	// then offers no window. The zero value is the full weft, where no
+	// command opens the studio. Main sets it when it has no window.
+	NoWindow bool
 }
 
 // Command is a subcommand: it gets the open store, the graphs bound to it
@@ -123,11 +127,11 @@ func Run(ctx context.Context, args []string, env Env) int {
 		cmds[k] = v
 	}
 	if len(args) == 0 {
-		usage(env.Stderr, cmds)
+		usage(env.Stderr, cmds, env.NoWindow)
 		return 2
 	}
 	if args[0] == "help" || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
-		usage(env.Stdout, cmds)
+		usage(env.Stdout, cmds, env.NoWindow)
 		return 0
 	}
 	if c, ok := storeless[args[0]]; ok {
@@ -146,6 +150,10 @@ func Run(ctx context.Context, args []string, env Env) int {
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "weft %s: %v\n", args[0], err)
 		return 2
+	}
+	if wantsHelp(rest) {
+		commandHelp(ctx, env.Stdout, args[0], cmd, rest)
+		return 0
 	}
 	if cmd.ReadOnlyFor != nil {
 		cmd.ReadOnly = cmd.ReadOnlyFor(rest)
@@ -198,16 +206,23 @@ func warnf(ctx context.Context, format string, args ...any) {
 	}
 }
 
-func usage(w io.Writer, cmds map[string]Command) {
+func usage(w io.Writer, cmds map[string]Command, noWindow bool) {
 	names := make([]string, 0, len(cmds))
 	for n := range cmds {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 
-	fmt.Fprintln(w, "usage: weft [COMMAND] [-db PATH | -store DSN] [-create] [ARGS]")
-	fmt.Fprintln(w, "Without a command, weft opens the studio. Commands print JSON; the store")
-	fmt.Fprintln(w, "must exist (-create lets a command that writes make a new one):")
+	if noWindow {
+		fmt.Fprintln(w, "usage: weft COMMAND [-db PATH | -store DSN] [-create] [ARGS]")
+		fmt.Fprintln(w, "Commands print JSON; the store must exist (-create lets a command that")
+		fmt.Fprintln(w, "writes make a new one). COMMAND -h lists a command's flags:")
+	} else {
+		fmt.Fprintln(w, "usage: weft [COMMAND] [-db PATH | -store DSN] [-create] [ARGS]")
+		fmt.Fprintln(w, "Without a command, weft opens the studio. Commands print JSON; the store")
+		fmt.Fprintln(w, "must exist (-create lets a command that writes make a new one).")
+		fmt.Fprintln(w, "COMMAND -h lists a command's flags:")
+	}
 	for n := range storeless {
 		names = append(names, n)
 	}
@@ -290,7 +305,9 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	fs.SetOutput(io.Discard)
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+			return nil, &helpRequested{fs}
+		} else if err != nil {
 			return nil, usagef("%v", err)
 		}
 		args = fs.Args()
@@ -300,6 +317,59 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// helpRequested is parse's answer to -h: the command's flags, for
+// commandHelp to print instead of running the command.
+type helpRequested struct{ fs *flag.FlagSet }
+
+func (h *helpRequested) Error() string { return "help requested" }
+
+// wantsHelp reports whether a command's arguments ask for its help (-h,
+// -help or --help before any "--").
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
+
+// commandHelp prints a command's usage and flags. It runs the command
+// with no store: every command parses its flags first, and parse answers
+// -h with helpRequested before the store is touched, so help works
+// without a store (and never creates one). A command that does not (one
+// from Env.Extra) gets its summary alone; the recover is for such a
+// command reaching for the missing store.
+func commandHelp(ctx context.Context, w io.Writer, name string, cmd Command, args []string) {
+	var hr *helpRequested
+	func() {
+		defer func() { _ = recover() }()
+		err := cmd.Run(ctx, nil, nil, args, io.Discard)
+		errors.As(err, &hr)
+	}()
+	summary, use, _ := strings.Cut(cmd.Summary, ": ")
+	if use == "" {
+		use = name
+	}
+	fmt.Fprintf(w, "usage: weft %s\n%s.\n", use, summary)
+	fmt.Fprintln(w, "Global flags: -db PATH (default weft.db) | -store DSN; -create lets a command that writes make the store.")
+	if hr == nil {
+		return
+	}
+	n := 0
+	hr.fs.VisitAll(func(*flag.Flag) { n++ })
+	if n == 0 {
+		fmt.Fprintf(w, "%s has no flags of its own.\n", name)
+		return
+	}
+	fmt.Fprintln(w, "Flags:")
+	hr.fs.SetOutput(w)
+	hr.fs.PrintDefaults()
 }
 
 func printJSON(w io.Writer, v any) error {
