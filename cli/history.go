@@ -12,13 +12,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"iter"
 	"maps"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/weftstudio/weft/agui"
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/engine"
 )
@@ -192,19 +195,119 @@ func quoteList(names []string) string {
 // for a few of its checkpoints, not all of them.
 const historyPage = 1
 
+// historyMaxValue is the default of history's -max-value: values stored
+// larger than this are printed as an omission marker, so history costs
+// (and prints) a bounded amount per checkpoint whatever the thread holds.
+const historyMaxValue = 1 << 20
+
+// omittingSaver lists checkpoints as its Saver does, but without the values
+// stored larger than max: the engine then rebuilds a snapshot without
+// decoding them (a 12 MB value took as long to decode as to print, at every
+// checkpoint carrying it). What a snapshot plans next comes from channel
+// versions and pending writes, which stay. omitted records, per checkpoint
+// id, the size of each value left out.
+type omittingSaver struct {
+	checkpoint.Saver
+	max     int
+	mu      sync.Mutex
+	omitted map[string]map[string]int
+}
+
+func (o *omittingSaver) List(ctx context.Context, opts checkpoint.ListOptions) iter.Seq2[*checkpoint.Tuple, error] {
+	return func(yield func(*checkpoint.Tuple, error) bool) {
+		for tp, err := range o.Saver.List(ctx, opts) {
+			if err == nil {
+				tp = o.omit(tp)
+			}
+			if !yield(tp, err) {
+				return
+			}
+		}
+	}
+}
+
+// omit returns tp without its values over the limit (a copy when any is).
+func (o *omittingSaver) omit(tp *checkpoint.Tuple) *checkpoint.Tuple {
+	var sizes map[string]int
+	for ch, b := range tp.Checkpoint.ChannelValues {
+		if len(b) > o.max {
+			if sizes == nil {
+				sizes = map[string]int{}
+			}
+			sizes[ch] = len(b)
+		}
+	}
+	if sizes == nil {
+		return tp
+	}
+	cp := *tp
+	cp.Checkpoint.ChannelValues = maps.Clone(tp.Checkpoint.ChannelValues)
+	for ch := range sizes {
+		delete(cp.Checkpoint.ChannelValues, ch)
+	}
+	o.mu.Lock()
+	o.omitted[tp.Ref.CheckpointID] = sizes
+	o.mu.Unlock()
+	return &cp
+}
+
+// markOmitted puts the omission markers in sj for the values left out of
+// its checkpoint: {"$weft": "omitted", "bytes": N}, as AG-UI marks a value
+// too large to send, N the stored size.
+func (o *omittingSaver) markOmitted(sj *SnapshotJSON) {
+	// An interrupt's payload is bounded the same way (the writing
+	// assistant's review carries the whole draft); it is in memory already,
+	// so measuring it costs one encoding.
+	cloned := false
+	for i, in := range sj.Interrupts {
+		if b, err := json.Marshal(in.Value); err == nil && len(b) > o.max {
+			if !cloned {
+				sj.Interrupts, cloned = slices.Clone(sj.Interrupts), true
+			}
+			sj.Interrupts[i].Value = omittedMarker(len(b))
+		}
+	}
+	o.mu.Lock()
+	sizes := o.omitted[sj.CheckpointID]
+	delete(o.omitted, sj.CheckpointID)
+	o.mu.Unlock()
+	if len(sizes) == 0 {
+		return
+	}
+	vals := maps.Clone(sj.Values)
+	if vals == nil {
+		vals = engine.Values{}
+	}
+	for ch, n := range sizes {
+		vals[ch] = omittedMarker(n)
+	}
+	sj.Values = vals
+}
+
+// omittedMarker stands for a value of n bytes left out.
+func omittedMarker(n int) json.RawMessage {
+	return fmt.Appendf(nil, `{%q: "omitted", "bytes": %d}`, agui.OmittedKey, n)
+}
+
 func cmdHistory(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("history", flag.ContinueOnError)
 	limit := fs.Int("limit", 0, "at most this many checkpoints")
+	maxValue := fs.Int("max-value", historyMaxValue, `print a value stored larger than this many bytes as {"$weft": "omitted", "bytes": N} (weft state THREAD CHECKPOINT prints it); 0 prints every value in full`)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("usage: history THREAD [-limit N]")
+		return usagef("usage: history THREAD [-limit N] [-max-value BYTES]")
 	}
 	g, err := graphOf(ctx, s, graphs, pos[0])
 	if err != nil {
 		return err
+	}
+	var om *omittingSaver
+	if *maxValue > 0 {
+		om = &omittingSaver{Saver: s, max: *maxValue, omitted: map[string]map[string]int{}}
+		g = g.WithSaver(om)
 	}
 	// A JSON array written element by element, laid out as printJSON
 	// would lay out the whole array.
@@ -229,7 +332,11 @@ func cmdHistory(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph,
 				sep = "[\n  "
 			}
 			bw.WriteString(sep)
-			if err := writeSnapshot(bw, toJSON(sn), "  "); err != nil {
+			sj := toJSON(sn)
+			if om != nil {
+				om.markOmitted(&sj)
+			}
+			if err := writeSnapshot(bw, sj, "  "); err != nil {
 				return fmt.Errorf("checkpoint %s: %w", sn.Ref.CheckpointID, err)
 			}
 			n++
