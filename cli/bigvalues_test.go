@@ -169,3 +169,4 @@ func TestHistoryBoundsInterrupts(t *testing.T) {
 		t.Errorf("interrupt printed as %.200v; %d bytes in all", hist[0].Interrupts[0].Value, out.Len())
 	}
 }
+
