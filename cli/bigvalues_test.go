@@ -169,4 +169,3 @@ func TestHistoryBoundsInterrupts(t *testing.T) {
 		t.Errorf("interrupt printed as %.200v; %d bytes in all", hist[0].Interrupts[0].Value, out.Len())
 	}
 }
-
