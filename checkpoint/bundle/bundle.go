@@ -41,7 +41,8 @@ const Format = "weft.thread-bundle"
 // older ones.
 const Version = 2
 
-// Bundle is the JSON document: one thread, checkpoints oldest first.
+// Bundle is the JSON document: one thread's checkpoints, in any order
+// (Read returns them oldest first; Export writes them newest first).
 type Bundle struct {
 	Format      string       `json:"format"`
 	Version     int          `json:"version"`
