@@ -420,3 +420,35 @@ func checkThreadsPastDamage(t *testing.T, args []string, damage, says string) {
 		t.Errorf("%s: exit %d, stderr %q; want 1 and a line saying 1 thread could not be read", damage, code, errs)
 	}
 }
+
+// Every command's -h prints its usage and flags on stdout and exits 0,
+// without a store (none is created) and without running anything.
+func TestEveryCommandHelp(t *testing.T) {
+	graphs := demoGraphs(t)
+	db := filepath.Join(t.TempDir(), "none.db")
+	flags := map[string]string{"run": "-input", "history": "-limit", "threads": "-graph", "worker": "-lease-ttl", "export": "-o", "serve": "-addr", "delete": "-force", "prune": "-keep", "storage": "-deep"}
+	for _, name := range cli.Names(nil) {
+		if name == "dev" {
+			continue // storeless: devloop parses its own arguments
+		}
+		out, errs, code := runCLI(t, graphs, name, "-h", "-db", db)
+		if code != 0 || !strings.Contains(out, "usage: weft "+name) || errs != "" {
+			t.Errorf("%s -h: code %d, out %q, err %q", name, code, out, errs)
+		}
+		if f := flags[name]; f != "" && !strings.Contains(out, "  "+f) {
+			t.Errorf("%s -h does not list %s:\n%s", name, f, out)
+		}
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Fatal("-h created the store")
+	}
+	out, _, _ := runCLI(t, graphs, "help")
+	if !strings.Contains(out, "opens the studio") {
+		t.Errorf("weft help does not say the window opens without a command: %s", out)
+	}
+	var b bytes.Buffer
+	cli.Run(ctx, []string{"help"}, cli.Env{Graphs: graphs, Stdout: &b, NoWindow: true})
+	if strings.Contains(b.String(), "studio") || !strings.Contains(b.String(), "usage: weft COMMAND") {
+		t.Errorf("help without a window mentions the studio: %s", b.String())
+	}
+}

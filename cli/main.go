@@ -26,6 +26,7 @@ func Main(env Env, window func() error) int {
 	if env.Stderr == nil {
 		env.Stderr = os.Stderr
 	}
+	env.NoWindow = env.NoWindow || window == nil
 	if len(os.Args) > 1 && (!strings.HasPrefix(os.Args[1], "-") || IsCommand(os.Args[1], env.Extra)) {
 		return Run(context.Background(), os.Args[1:], env)
 	}

@@ -7,15 +7,26 @@
 // Values are stored as embedded JSON when the stored bytes are JSON (the
 // engine's usual encoding) and as base64 otherwise (for example values a
 // saver keeps encrypted), so a bundle is readable and exact.
+//
+// Since version 2 a value is written once per namespace, channel and
+// version, as a store keeps it: a checkpoint whose channel has a value
+// another checkpoint of the bundle carries lists the channel in
+// shared_values instead of repeating it (a 12 MB topic carried through ten
+// checkpoints is in the bundle once), and Export streams the checkpoints as
+// the store lists them, newest first. Import reads versions 1 and 2, in any
+// order of checkpoints.
 package bundle
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -28,9 +39,10 @@ const Format = "weft.thread-bundle"
 
 // Version is the bundle version this package writes; Import reads it and
 // older ones.
-const Version = 1
+const Version = 2
 
-// Bundle is the JSON document: one thread, checkpoints oldest first.
+// Bundle is the JSON document: one thread's checkpoints, in any order
+// (Read returns them oldest first; Export writes them newest first).
 type Bundle struct {
 	Format      string       `json:"format"`
 	Version     int          `json:"version"`
@@ -52,7 +64,57 @@ type Checkpoint struct {
 	VersionsSeen    map[string]map[string]int64 `json:"versions_seen"`
 	UpdatedChannels []string                    `json:"updated_channels,omitempty"`
 	Values          map[string]Value            `json:"values"`
-	PendingWrites   []Write                     `json:"pending_writes,omitempty"`
+	// Shared are the channels whose value is not repeated here: it is the
+	// one the first checkpoint of the bundle carrying a value for the same
+	// namespace, channel and version (in ChannelVersions) has in Values.
+	// Absent before version 2.
+	Shared        []string `json:"shared_values,omitempty"`
+	PendingWrites []Write  `json:"pending_writes,omitempty"`
+}
+
+// valueKey names a stored value as a store keeps it: once per namespace,
+// channel and version.
+type valueKey struct {
+	ns, ch string
+	ver    int64
+}
+
+// sharer decides, checkpoint by checkpoint in the order they are written,
+// which values are written and which are shared with the first checkpoint
+// that carried the same bytes for the same key. It keeps a hash per key,
+// not the bytes, so writing a bundle holds one checkpoint's values at a
+// time; a key whose bytes differ from its first carrier's (no store writes
+// that, but a bundle need not come from one) is written out in full.
+type sharer map[valueKey][sha256.Size]byte
+
+// shared reports whether b, ch's value in a checkpoint of namespace ns at
+// version ver, can be left to the first carrier of that key, recording b
+// as the carrier when there is none.
+func (s sharer) shared(ns, ch string, ver int64, b []byte) bool {
+	if ver == 0 || b == nil {
+		return false // no version to share by, or no bytes
+	}
+	k := valueKey{ns, ch, ver}
+	h := sha256.Sum256(b)
+	first, ok := s[k]
+	if !ok {
+		s[k] = h
+		return false
+	}
+	return first == h
+}
+
+// fill sets c's values from vals, sharing what s says can be shared.
+func (s sharer) fill(c *Checkpoint, vals map[string][]byte) {
+	c.Values = make(map[string]Value, len(vals))
+	c.Shared = nil
+	for _, k := range slices.Sorted(maps.Keys(vals)) {
+		if s.shared(c.NS, k, c.ChannelVersions[k], vals[k]) {
+			c.Shared = append(c.Shared, k)
+		} else {
+			c.Values[k] = valueOf(vals[k])
+		}
+	}
 }
 
 // Write is one pending write of a task.
@@ -99,45 +161,178 @@ func (v Value) Bytes() []byte {
 // thread; import it under another id with Rename.
 var ErrThreadExists = errors.New("the store already has a thread with this id")
 
-// Export writes thread threadID of saver to w as an indented JSON bundle.
-// A thread with no checkpoint is an error wrapping checkpoint.ErrNotFound.
+// Export writes thread threadID of saver to w as an indented JSON bundle,
+// one checkpoint at a time as the store lists them (newest first), each
+// value once (see Checkpoint.Shared): memory holds one checkpoint, and the
+// bundle's size follows the thread's distinct values, not its checkpoints
+// times its values. A thread with no checkpoint is an error wrapping
+// checkpoint.ErrNotFound, and nothing is written.
 func Export(ctx context.Context, saver checkpoint.Saver, threadID string, w io.Writer) error {
-	b, err := Read(ctx, saver, threadID)
-	if err != nil {
-		return err
+	if threadID == "" {
+		return fmt.Errorf("export: %w", checkpoint.ErrNoThread)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(b); err != nil {
+	bw := bufio.NewWriterSize(w, 256<<10)
+	sh := sharer{}
+	n := 0
+	for tp, err := range saver.List(ctx, checkpoint.ListOptions{ThreadID: threadID}) {
+		if err != nil {
+			if n > 0 {
+				bw.Flush() // what was written is cut short; the error says why
+			}
+			return fmt.Errorf("export thread %q: %w", threadID, err)
+		}
+		if n == 0 {
+			head, err := json.MarshalIndent(struct {
+				Format     string    `json:"format"`
+				Version    int       `json:"version"`
+				ThreadID   string    `json:"thread_id"`
+				ExportedAt time.Time `json:"exported_at"`
+			}{Format, Version, threadID, time.Now().UTC()}, "", "  ")
+			if err != nil {
+				return fmt.Errorf("export thread %q: %w", threadID, err)
+			}
+			bw.Write(head[:len(head)-2]) // without "\n}"
+			bw.WriteString(",\n  \"checkpoints\": [\n    ")
+		} else {
+			bw.WriteString(",\n    ")
+		}
+		c := checkpointOf(tp)
+		sh.fill(&c, tp.Checkpoint.ChannelValues)
+		if err := writeCheckpoint(bw, &c, "    "); err != nil {
+			return fmt.Errorf("export thread %q, checkpoint %s: %w", threadID, c.ID, err)
+		}
+		n++
+	}
+	if n == 0 {
+		return fmt.Errorf("export thread %q: %w", threadID, checkpoint.ErrNotFound)
+	}
+	bw.WriteString("\n  ]\n}\n")
+	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("export thread %q: %w", threadID, err)
 	}
 	return nil
 }
 
-// Read collects thread threadID of saver as a Bundle.
+// checkpointOf is tp in a bundle, without its values (sharer.fill).
+func checkpointOf(tp *checkpoint.Tuple) Checkpoint {
+	c := Checkpoint{NS: tp.Ref.NS, ID: tp.Ref.CheckpointID, V: tp.Checkpoint.V, TS: tp.Checkpoint.TS,
+		Metadata: tp.Metadata, ChannelVersions: tp.Checkpoint.ChannelVersions,
+		VersionsSeen: tp.Checkpoint.VersionsSeen, UpdatedChannels: tp.Checkpoint.UpdatedChannels}
+	if tp.Parent != nil {
+		c.ParentID = tp.Parent.CheckpointID
+	}
+	for _, pw := range tp.PendingWrites {
+		c.PendingWrites = append(c.PendingWrites, Write{TaskID: pw.TaskID, TaskPath: pw.TaskPath, Channel: pw.Channel, Value: valueOf(pw.Value)})
+	}
+	return c
+}
+
+// writeCheckpoint writes c as json.MarshalIndent(c, prefix, "  ") lays it
+// out, except that embedded JSON values are written as they are: the
+// encoder would check, compact and re-indent every value (most of a large
+// export's time), and Value.Bytes compacts them back anyway.
+func writeCheckpoint(w *bufio.Writer, c *Checkpoint, prefix string) error {
+	vals, writes := c.Values, c.PendingWrites
+	head := *c
+	head.Values, head.PendingWrites = nil, nil
+	b, err := json.MarshalIndent(head, prefix, "  ")
+	if err != nil {
+		return err
+	}
+	// The head ends "\n<prefix>}"; its "values": null is where they go.
+	b = b[:len(b)-len(prefix)-2]
+	before, after, ok := bytes.Cut(b, []byte(`"values": null`))
+	if !ok {
+		return errors.New("unexpected checkpoint layout")
+	}
+	in := prefix + "  "
+	w.Write(before)
+	w.WriteString(`"values": {`)
+	for i, k := range slices.Sorted(maps.Keys(vals)) {
+		if i > 0 {
+			w.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		fmt.Fprintf(w, "\n%s  %s: ", in, kb)
+		if err := writeValue(w, vals[k]); err != nil {
+			return fmt.Errorf("channel %q: %w", k, err)
+		}
+	}
+	if len(vals) > 0 {
+		fmt.Fprintf(w, "\n%s", in)
+	}
+	w.WriteByte('}')
+	w.Write(after)
+	if len(writes) > 0 {
+		fmt.Fprintf(w, ",\n%s\"pending_writes\": [", in)
+		for i, pw := range writes {
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			v := pw.Value
+			pw.Value = Value{}
+			wb, err := json.Marshal(pw)
+			if err != nil {
+				return err
+			}
+			// {"task_id":…,"channel":…,"value":{}} with the value put in.
+			wb = bytes.TrimSuffix(wb, []byte(`"value":{}}`))
+			fmt.Fprintf(w, "\n%s  %s\"value\": ", in, wb)
+			if err := writeValue(w, v); err != nil {
+				return fmt.Errorf("pending write to %q: %w", pw.Channel, err)
+			}
+			w.WriteByte('}')
+		}
+		fmt.Fprintf(w, "\n%s]", in)
+	}
+	_, err = fmt.Fprintf(w, "\n%s}", prefix)
+	return err
+}
+
+// writeValue writes v as {"json": RAW} with RAW as stored (valueOf
+// embeds only compact JSON), or as the encoder writes a base64 value.
+func writeValue(w *bufio.Writer, v Value) error {
+	if v.JSON != nil {
+		w.WriteString(`{"json": `)
+		w.Write(v.JSON)
+		w.WriteByte('}')
+		return nil
+	}
+	vb, err := json.Marshal(v)
+	w.Write(vb)
+	return err
+}
+
+// Read collects thread threadID of saver as a Bundle, checkpoints oldest
+// first, each value once (Checkpoint.Shared). It holds the thread's
+// distinct values, once each.
 func Read(ctx context.Context, saver checkpoint.Saver, threadID string) (*Bundle, error) {
 	if threadID == "" {
 		return nil, fmt.Errorf("export: %w", checkpoint.ErrNoThread)
 	}
 	b := &Bundle{Format: Format, Version: Version, ThreadID: threadID, ExportedAt: time.Now().UTC()}
+	// Values are kept once per key and bytes while listing (newest first)
+	// and shared in id order once the checkpoints are sorted.
+	type held struct {
+		key  valueKey
+		hash [sha256.Size]byte
+	}
+	distinct := map[held][]byte{}
+	vals := map[string]map[string]held{}
 	for tp, err := range saver.List(ctx, checkpoint.ListOptions{ThreadID: threadID}) {
 		if err != nil {
 			return nil, fmt.Errorf("export thread %q: %w", threadID, err)
 		}
-		c := Checkpoint{NS: tp.Ref.NS, ID: tp.Ref.CheckpointID, V: tp.Checkpoint.V, TS: tp.Checkpoint.TS,
-			Metadata: tp.Metadata, ChannelVersions: tp.Checkpoint.ChannelVersions,
-			VersionsSeen: tp.Checkpoint.VersionsSeen, UpdatedChannels: tp.Checkpoint.UpdatedChannels,
-			Values: map[string]Value{}}
-		if tp.Parent != nil {
-			c.ParentID = tp.Parent.CheckpointID
-		}
+		c := checkpointOf(tp)
+		m := make(map[string]held, len(tp.Checkpoint.ChannelValues))
 		for k, v := range tp.Checkpoint.ChannelValues {
-			c.Values[k] = valueOf(v)
+			h := held{valueKey{c.NS, k, c.ChannelVersions[k]}, sha256.Sum256(v)}
+			if _, ok := distinct[h]; !ok {
+				distinct[h] = v
+			}
+			m[k] = h
 		}
-		for _, pw := range tp.PendingWrites {
-			c.PendingWrites = append(c.PendingWrites, Write{TaskID: pw.TaskID, TaskPath: pw.TaskPath, Channel: pw.Channel, Value: valueOf(pw.Value)})
-		}
+		vals[c.ID] = m
 		b.Checkpoints = append(b.Checkpoints, c)
 	}
 	if len(b.Checkpoints) == 0 {
@@ -145,6 +340,15 @@ func Read(ctx context.Context, saver checkpoint.Saver, threadID string) (*Bundle
 	}
 	// Ids are UUIDv7, so id order is creation order: parents come first.
 	slices.SortStableFunc(b.Checkpoints, func(x, y Checkpoint) int { return strings.Compare(x.ID, y.ID) })
+	sh := sharer{}
+	for i := range b.Checkpoints {
+		c := &b.Checkpoints[i]
+		bs := make(map[string][]byte, len(vals[c.ID]))
+		for k, h := range vals[c.ID] {
+			bs[k] = distinct[h]
+		}
+		sh.fill(c, bs)
+	}
 	return b, nil
 }
 
@@ -198,8 +402,25 @@ func Import(ctx context.Context, saver checkpoint.Saver, r io.Reader, opts ...Op
 	if err := validate(b.Checkpoints); err != nil {
 		return "", fmt.Errorf("import thread %q: %w; nothing was imported", thread, err)
 	}
+	// The first carrier of each value, in the bundle's order, serves the
+	// checkpoints that share it; its bytes are decoded once.
+	type carrier struct {
+		id    string
+		bytes []byte
+	}
+	carriers := map[valueKey]carrier{}
+	for _, c := range b.Checkpoints {
+		for k, v := range c.Values {
+			if key := (valueKey{c.NS, k, c.ChannelVersions[k]}); key.ver != 0 {
+				if _, ok := carriers[key]; !ok {
+					carriers[key] = carrier{c.ID, v.Bytes()}
+				}
+			}
+		}
+	}
 	slices.SortStableFunc(b.Checkpoints, func(x, y Checkpoint) int { return strings.Compare(x.ID, y.ID) })
 	ops := make([]checkpoint.Op, 0, 2*len(b.Checkpoints))
+	stored := map[valueKey][]byte{}
 	for _, c := range b.Checkpoints {
 		cp := checkpoint.Checkpoint{V: c.V, ID: c.ID, TS: c.TS, ChannelVersions: c.ChannelVersions,
 			VersionsSeen: c.VersionsSeen, UpdatedChannels: c.UpdatedChannels, ChannelValues: map[string][]byte{}}
@@ -207,11 +428,34 @@ func Import(ctx context.Context, saver checkpoint.Saver, r io.Reader, opts ...Op
 			cp.V = checkpoint.FormatVersion
 		}
 		for k, v := range c.Values {
-			cp.ChannelValues[k] = v.Bytes()
+			if cr := carriers[valueKey{c.NS, k, c.ChannelVersions[k]}]; cr.id == c.ID {
+				cp.ChannelValues[k] = cr.bytes // decoded once above
+			} else {
+				cp.ChannelValues[k] = v.Bytes()
+			}
 		}
+		for _, k := range c.Shared {
+			v, ok := carriers[valueKey{c.NS, k, c.ChannelVersions[k]}]
+			if _, dup := c.Values[k]; dup || !ok {
+				return "", fmt.Errorf("import thread %q: checkpoint %s shares the value of channel %q at version %d, which no checkpoint of the bundle carries: %w; nothing was imported", thread, c.ID, k, c.ChannelVersions[k], ErrBadHistory)
+			}
+			cp.ChannelValues[k] = v.bytes
+		}
+		// A value an earlier checkpoint of this import stored, same key
+		// and bytes, is not written again: Put takes it from the store by
+		// its version (rewriting a 12 MB value at every checkpoint cost a
+		// compression each).
 		newVersions := make(map[string]int64, len(c.ChannelVersions))
 		for k, v := range c.ChannelVersions {
+			key := valueKey{c.NS, k, v}
+			b, has := cp.ChannelValues[k]
+			if prev, ok := stored[key]; ok && has && bytes.Equal(prev, b) {
+				continue
+			}
 			newVersions[k] = v
+			if has {
+				stored[key] = b
+			}
 		}
 		parent := checkpoint.Ref{ThreadID: thread, NS: c.NS, CheckpointID: c.ParentID}
 		ops = append(ops, checkpoint.Op{Ref: parent, Checkpoint: &cp, Metadata: c.Metadata, NewVersions: newVersions})

@@ -176,4 +176,9 @@ func TestNoWindowSaysSo(t *testing.T) {
 	if !strings.Contains(string(out), "has no window") || !strings.Contains(string(out), "worker") {
 		t.Fatalf("said %q", out)
 	}
+	// Its help offers no studio it does not have.
+	help, err := exec.Command(bin, "help").CombinedOutput()
+	if err != nil || strings.Contains(string(help), "studio") || !strings.Contains(string(help), "worker") {
+		t.Fatalf("help: %v, %s", err, help)
+	}
 }

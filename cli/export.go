@@ -1,0 +1,78 @@
+// Moving a thread between stores: the export and import commands.
+
+package cli
+
+import (
+	"context"
+	"flag"
+	"io"
+	"os"
+
+	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/bundle"
+	"github.com/weftstudio/weft/engine"
+)
+
+func cmdExport(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	out := fs.String("o", "", "write to this file instead of standard output")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("usage: export THREAD [-o FILE]")
+	}
+	if *out == "" {
+		return bundle.Export(ctx, s, pos[0], w)
+	}
+	// Write beside the target and rename, so a failed export never leaves a
+	// half-written file under the name asked for.
+	tmp, err := os.CreateTemp(dirOf(*out), ".weft-export-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := bundle.Export(ctx, s, pos[0], tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), *out); err != nil {
+		return err
+	}
+	return printJSON(w, map[string]string{"thread_id": pos[0], "file": *out})
+}
+
+func dirOf(path string) string {
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i] == '/' {
+			return path[:i+1]
+		}
+	}
+	return "."
+}
+
+func cmdImport(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	as := fs.String("as", "", "store the thread under this id")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("usage: import FILE [-as THREAD]")
+	}
+	f, err := os.Open(pos[0])
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	id, err := bundle.Import(ctx, s, f, bundle.Rename(*as))
+	if err != nil {
+		return err
+	}
+	return printJSON(w, map[string]string{"thread_id": id})
+}
