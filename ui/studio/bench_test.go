@@ -27,7 +27,7 @@ func BenchmarkStepUpdateView(b *testing.B) {
 			}
 			defer saver.Close()
 			s := New(test.NewTempApp(b), Config{Store: saver, Graphs: demoGraphs(b)})
-			s.Window().Resize(fyne.NewSize(1280, 800))
+			act(func() { s.Window().Resize(fyne.NewSize(1280, 800)) }) // the graph's layout may arrive meanwhile
 			idle(b, s)
 			act(func() { s.m.setGraph(gi) })
 			idle(b, s)
@@ -111,7 +111,7 @@ func BenchmarkOpenTimeline10000(b *testing.B) {
 	}
 	defer saver.Close()
 	s := New(test.NewTempApp(b), Config{Store: saver, Graphs: []Graph{{Graph: counter()}}})
-	s.Window().Resize(fyne.NewSize(1280, 800))
+	act(func() { s.Window().Resize(fyne.NewSize(1280, 800)) }) // the graph's layout may arrive meanwhile
 	idle(b, s)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -142,7 +142,7 @@ func BenchmarkWatchColumns10000(b *testing.B) {
 	}
 	defer saver.Close()
 	s := New(test.NewTempApp(b), Config{Store: saver, Graphs: []Graph{{Graph: counter()}}})
-	s.Window().Resize(fyne.NewSize(1280, 800))
+	act(func() { s.Window().Resize(fyne.NewSize(1280, 800)) }) // the graph's layout may arrive meanwhile
 	idle(b, s)
 	act(func() { s.m.setThread("big") })
 	idle(b, s)

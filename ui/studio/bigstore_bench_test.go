@@ -79,7 +79,7 @@ func BenchmarkStudioOpenStore10kThreads(b *testing.B) {
 func BenchmarkStudioTimeline100k(b *testing.B) {
 	saver := openBigstore(b)
 	s := New(test.NewTempApp(b), Config{Store: saver, Graphs: []Graph{{Graph: bigstoreGraph(b)}}})
-	s.Window().Resize(fyne.NewSize(1280, 800))
+	act(func() { s.Window().Resize(fyne.NewSize(1280, 800)) }) // the graph's layout may arrive meanwhile
 	idle(b, s)
 	for b.Loop() {
 		act(func() { s.m.setThread("") })

@@ -226,7 +226,7 @@ func TestStoreDialogs(t *testing.T) {
 			t.Cleanup(func() { st.Close() })
 			return st, filepath.Base(spec), nil
 		}})
-	s.Window().Resize(fyne.NewSize(1280, 800))
+	act(func() { s.Window().Resize(fyne.NewSize(1280, 800)) }) // the graph's layout may arrive meanwhile
 	idle(t, s)
 	act(s.openStoreDialog)
 	entry, _ := inOverlays[*widget.Entry](s.win)

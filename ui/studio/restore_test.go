@@ -26,7 +26,7 @@ import (
 func restoreOn(t *testing.T, saver checkpoint.Saver, graphs []Graph, ss Session) (*Studio, error) {
 	t.Helper()
 	s := New(test.NewTempApp(t), Config{Store: saver, StoreName: "test.db", Graphs: graphs})
-	s.Window().Resize(fyne.NewSize(1280, 800))
+	act(func() { s.Window().Resize(fyne.NewSize(1280, 800)) }) // the graph's layout may arrive meanwhile
 	got := make(chan error, 1)
 	act(func() { s.Restore(ss, func(err error) { got <- err }) })
 	idle(t, s)

@@ -481,7 +481,7 @@ func TestCompiledBreakpointsShowAndToggle(t *testing.T) {
 	}
 	a := test.NewTempApp(t)
 	s := New(a, Config{Store: memory.New(), Graphs: []Graph{{Graph: g, Example: engine.Values{"n": 0}}}})
-	s.Window().Resize(fyne.NewSize(1280, 800))
+	act(func() { s.Window().Resize(fyne.NewSize(1280, 800)) }) // the graph's layout may arrive meanwhile
 	idle(t, s)
 	h := s.gp.view.Highlight()
 	if !h.BreakBefore["b"] || h.BreakBefore["a"] || !h.BreakAfter["a"] || !h.BreakAfter["b"] {
