@@ -556,6 +556,7 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 	}
 	opts := append(slices.Clone(p.opts), engine.WithStopCheck(gone))
 	var last any
+	var asked any // the interrupts of the run's last values chunk that had them
 	status := "success"
 	for ev, err := range p.g.Stream(ctx, p.input, mask, opts...) {
 		if err != nil {
@@ -565,6 +566,9 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 		}
 		if ev.NS == "" && ev.Mode == engine.ModeValues {
 			last = valuesChunk(ev)
+			if ev.Interrupts != nil {
+				asked = wireInterrupts(ev.Interrupts)
+			}
 		}
 		if ev.NS != "" && !p.subgraphs {
 			continue
@@ -589,6 +593,13 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 	if status == "success" {
 		if snap, err := p.g.GetState(ctx, engine.WithThread(p.thread)); err == nil && !snap.Done() {
 			status = "interrupted"
+			// A graph following Python LangGraph reports the state once
+			// more after its interrupt chunk (the finished siblings'
+			// writes applied); the run's outcome, as Python's invoke
+			// returns it, is that state with the interrupts.
+			if m, ok := last.(map[string]any); ok && asked != nil && m["__interrupt__"] == nil {
+				m["__interrupt__"] = asked
+			}
 			if len(snap.OpenInterrupts()) == 0 && !rr.stop.Load() {
 				// A static breakpoint, which LangGraph reports as an
 				// interrupt with no questions.
@@ -707,12 +718,17 @@ func errorName(err error) string {
 }
 
 // valuesChunk is a values event as LangGraph's values chunk: the state, or
-// {"__interrupt__": […]} at an interrupt.
+// at an interrupt {"__interrupt__": […]} (LangGraph.js) or the state with
+// "__interrupt__" (Python LangGraph), as the graph's reference gives it.
 func valuesChunk(ev engine.Event) map[string]any {
 	if ev.Values == nil && ev.Interrupts != nil {
 		return map[string]any{"__interrupt__": wireInterrupts(ev.Interrupts)}
 	}
-	return wireValues(ev.Values)
+	out := wireValues(ev.Values)
+	if ev.Interrupts != nil { // Python LangGraph's chunk: the state and its interrupts
+		out["__interrupt__"] = wireInterrupts(ev.Interrupts)
+	}
+	return out
 }
 
 type wireEvent struct {
