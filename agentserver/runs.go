@@ -597,19 +597,14 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 			// more after its interrupt chunk (the finished siblings'
 			// writes applied); the run's outcome, as Python's invoke
 			// returns it, is that state with the interrupts.
-			if m, ok := last.(map[string]any); ok && asked != nil && m["__interrupt__"] == nil {
+			// (LangGraph.js's last values chunk is the interrupts alone.)
+			if m, ok := last.(map[string]any); ok && asked != nil && m["__interrupt__"] == nil && p.g.Reference() == engine.LangGraphPython {
 				m["__interrupt__"] = asked
 			}
-			if len(snap.OpenInterrupts()) == 0 && !rr.stop.Load() {
-				// A static breakpoint, which LangGraph reports as an
-				// interrupt with no questions.
-				last = map[string]any{"__interrupt__": []any{}}
-				for _, m := range []string{"updates", "values"} {
-					if want[m] {
-						emit(m, last)
-					}
-				}
-			}
+			// A static breakpoint needs nothing added: the engine reports
+			// it as its reference does (B1): LangGraph.js's values and
+			// updates chunks {"__interrupt__": []}, Python's updates
+			// chunk alone, its run's outcome the state.
 		}
 	}
 	if p.stateless && !p.keepThread {
