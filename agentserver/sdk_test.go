@@ -1,12 +1,9 @@
 package agentserver_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -18,18 +15,8 @@ import (
 	"github.com/weftstudio/weft/agui"
 	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/engine"
-	"github.com/weftstudio/weft/internal/testenv"
+	"github.com/weftstudio/weft/internal/nodetest"
 )
-
-// skipOrFail skips when the SDK's tools are missing, except where services
-// are required (CI, the README's test command): a failure there.
-func skipOrFail(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if testenv.ServicesRequired() {
-		t.Fatalf(format, args...)
-	}
-	t.Skipf(format, args...)
-}
 
 // TestSDK runs LangGraph's own JS SDK (@langchain/langgraph-sdk 1.15.0,
 // pinned in e2e/package-lock.json) under Node against the server weft
@@ -41,16 +28,7 @@ func skipOrFail(t *testing.T, format string, args ...any) {
 // then the tool agent's tokens in messages-tuple and map-reduce's subgraph
 // events named mode|namespace, on stateless runs.
 func TestSDK(t *testing.T) {
-	if testing.Short() {
-		t.Skip("e2e: skipped in -short mode")
-	}
-	if _, err := os.Stat(filepath.Join("e2e", "node_modules", "@langchain", "langgraph-sdk", "package.json")); err != nil {
-		skipOrFail(t, "e2e: @langchain/langgraph-sdk is not installed in agentserver/e2e: run scripts/agentserver-e2e-setup.sh")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		skipOrFail(t, "e2e: node is not on PATH: %v", err)
-	}
+	node := nodetest.Installed(t, "e2e", "@langchain/langgraph-sdk")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "weft.db"))
@@ -68,18 +46,9 @@ func TestSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	const token = "sdk-token"
-	pr, pw := io.Pipe()
-	served := make(chan error, 1)
-	go func() {
-		served <- agui.Serve(ctx, "127.0.0.1:0", st, graphs, agui.WithOutput(pw), agui.WithToken(token), agui.WithRoot(h))
-		pw.Close()
-	}()
-	lines := bufio.NewScanner(pr)
-	if !lines.Scan() {
-		t.Fatalf("Serve printed nothing: %v", <-served)
-	}
-	base := lines.Text()[strings.LastIndex(lines.Text(), " ")+1:]
-	go io.Copy(io.Discard, pr)
+	base, _, wait := nodetest.Serve(t, 0, func(out io.Writer) error {
+		return agui.Serve(ctx, "127.0.0.1:0", st, graphs, agui.WithOutput(out), agui.WithToken(token), agui.WithRoot(h))
+	})
 
 	runCtx, stop := context.WithTimeout(ctx, 2*time.Minute) // a safety net, not an assertion
 	defer stop()
@@ -127,8 +96,7 @@ func TestSDK(t *testing.T) {
 		}
 		SubgraphEvents []string
 	}
-	lines2 := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
-	if err := json.Unmarshal(lines2[len(lines2)-1], &seen); err != nil {
+	if err := nodetest.LastJSON(out, &seen); err != nil {
 		t.Fatalf("node printed %s: %v", out, err)
 	}
 	if !slices.Contains(seen.Assistants, "writing-assistant") || seen.Assistant != "writing-assistant" {
@@ -193,7 +161,7 @@ func TestSDK(t *testing.T) {
 		t.Errorf("map-reduce with stream_subgraphs: events %v, want updates|summarize:<task>", seen.SubgraphEvents)
 	}
 	cancel()
-	if err := <-served; err != nil {
+	if err := wait(); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
 }

@@ -1,13 +1,11 @@
 package agui
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -15,42 +13,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weftstudio/weft/internal/testenv"
+	"github.com/weftstudio/weft/internal/nodetest"
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/engine"
 )
 
-// skipOrFail skips the e2e test when its tools are missing, except where
-// services are required (CI, the README's test command): a failure there.
-func skipOrFail(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if testenv.ServicesRequired() {
-		t.Fatalf(format, args...)
-	}
-	t.Skipf(format, args...)
-}
-
 // TestE2EClients runs the real @ag-ui/client, 1.0.x and 0.0.59, under Node
 // against Serve on loopback with a SQLite store: every stream must pass the
 // client's own validation, interrupts must be reported and resumed, and the
 // threads must be in the store under the client's thread ids.
 func TestE2EClients(t *testing.T) {
-	if testing.Short() {
-		t.Skip("e2e: skipped in -short mode")
-	}
 	dir := "e2e"
-	for _, pkg := range []string{"agui-new", "agui-old"} {
-		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil {
-			skipOrFail(t, "e2e: %s is not installed in agui/e2e/node_modules: run scripts/agui-e2e-setup.sh", pkg)
-		}
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		skipOrFail(t, "e2e: node is not on PATH: %v", err)
-	}
-
+	node := nodetest.Installed(t, dir, "agui-new", "agui-old")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	db := filepath.Join(t.TempDir(), "weft.db")
@@ -61,27 +37,9 @@ func TestE2EClients(t *testing.T) {
 	defer st.Close()
 	graphs := append(demoGraphs(t), streamingGraph(t), reactGraph(t))
 
-	pr, pw := io.Pipe()
-	served := make(chan error, 1)
-	go func() {
-		served <- Serve(ctx, "127.0.0.1:0", st, graphs, WithOutput(pw), WithKeepAlive(time.Second))
-		pw.Close()
-	}()
-	lines := bufio.NewScanner(pr)
-	if !lines.Scan() {
-		t.Fatalf("Serve printed nothing: %v", <-served)
-	}
-	first := lines.Text()
-	base := first[strings.LastIndex(first, " ")+1:]
-	if !strings.HasPrefix(base, "http://127.0.0.1:") {
-		t.Fatalf("Serve's first line %q", first)
-	}
-	var urls []string
-	for range graphs {
-		lines.Scan()
-		urls = append(urls, lines.Text())
-	}
-	go io.Copy(io.Discard, pr)
+	base, urls, wait := nodetest.Serve(t, len(graphs), func(out io.Writer) error {
+		return Serve(ctx, "127.0.0.1:0", st, graphs, WithOutput(out), WithKeepAlive(time.Second))
+	})
 	if !strings.Contains(strings.Join(urls, "\n"), base+"/agents/writing-assistant") {
 		t.Errorf("printed URLs %q", urls)
 	}
@@ -103,7 +61,7 @@ func TestE2EClients(t *testing.T) {
 			cmd.Stderr = &stderr
 			out, err := cmd.Output()
 			var res result
-			if jerr := json.Unmarshal(lastLine(out), &res); jerr != nil {
+			if jerr := nodetest.LastJSON(out, &res); jerr != nil {
 				t.Fatalf("node: %v\nstdout: %s\nstderr: %s", errors.Join(err, jerr), out, stderr.String())
 			}
 			var names []string
@@ -132,7 +90,7 @@ func TestE2EClients(t *testing.T) {
 		})
 	}
 	cancel()
-	if err := <-served; err != nil {
+	if err := wait(); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
 
@@ -183,12 +141,4 @@ func TestE2EClients(t *testing.T) {
 			}
 		}
 	}
-}
-
-func lastLine(b []byte) []byte {
-	b = bytes.TrimSpace(b)
-	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
-		return b[i+1:]
-	}
-	return b
 }

@@ -63,8 +63,7 @@ run_tests() {
     pg_started=1
     trap 'bash scripts/pg-test-server.sh stop >/dev/null 2>&1 || true' EXIT
   fi
-  bash scripts/agui-e2e-setup.sh
-  bash scripts/agentserver-e2e-setup.sh
+  bash scripts/npm-e2e-setup.sh
   go test -race -count=1 -timeout 30m ./engine/... ./checkpoint/...
   go test -count=1 -timeout 30m ./...
   # Fuzz briefly (the seeds under testdata/fuzz run in every go test):
