@@ -8,35 +8,19 @@ import (
 	"testing"
 
 	"github.com/weftstudio/weft/checkpoint/sqlite"
+	"github.com/weftstudio/weft/internal/testenv"
 )
 
-// TestMain runs main instead of the tests when the tests below start this
-// binary again as the weft command.
-func TestMain(m *testing.M) {
-	if os.Getenv("WEFT_MAIN_TEST_AS_WEFT") == "1" {
-		os.Args = append([]string{"weft"}, os.Args[1:]...)
-		main()
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
+// asWeft is this test binary started again as the weft command.
+var asWeft = testenv.Command{Name: "weft", Env: "WEFT_MAIN_TEST_AS_WEFT", Main: main}
+
+func TestMain(m *testing.M) { asWeft.TestMain(m) }
 
 // weft runs the command in dir with env added, and returns its output and
 // exit code.
 func weft(t *testing.T, dir string, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "WEFT_MAIN_TEST_AS_WEFT=1"), env...)
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
+	return asWeft.Run(t, dir, env, args...)
 }
 
 func noFiles(t *testing.T, dir string) {

@@ -2,13 +2,12 @@ package agui
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/checkpointtest"
 	"github.com/weftstudio/weft/checkpoint/memory"
 	"github.com/weftstudio/weft/engine"
 )
@@ -41,30 +40,12 @@ func TestThreadHeldElsewhere(t *testing.T) {
 	}
 }
 
-// failingLoopPuts fails loop checkpoints while fail is set, as a process
-// killed after a step's writes and before its checkpoint leaves a thread.
-type failingLoopPuts struct {
-	*memory.Saver
-	fail bool
-}
-
-func (f *failingLoopPuts) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Checkpoint, md checkpoint.Metadata, nv map[string]int64) (checkpoint.Ref, error) {
-	if f.fail && md.Source == checkpoint.SourceLoop {
-		return checkpoint.Ref{}, errors.New("killed")
-	}
-	return f.Saver.Put(ctx, parent, cp, md, nv)
-}
-
-func (f *failingLoopPuts) PutOwned(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Checkpoint, md checkpoint.Metadata, nv map[string]int64) (checkpoint.Ref, error) {
-	return f.Put(ctx, parent, cp, md, nv)
-}
-
 // TestContinuesStepCutShort: a server killed mid-step leaves the latest
 // checkpoint with the finished tasks' writes and nothing in Next. A request
 // with nothing new must run the rest (apply the step, then the join), not
 // answer RUN_FINISHED success.
 func TestContinuesStepCutShort(t *testing.T) {
-	saver := &failingLoopPuts{Saver: memory.New()}
+	saver := &checkpointtest.StepCutShort{Saver: memory.New()}
 	out := engine.List[string]("out")
 	g, err := engine.NewGraph("fan", out).
 		AddNode("a", func(context.Context, engine.State) (engine.Output, error) { return engine.Updates(out.Add("a")), nil }).
@@ -82,11 +63,11 @@ func TestContinuesStepCutShort(t *testing.T) {
 	if _, err := g.Invoke(ctx, engine.Values{}, engine.WithThread("cut"), engine.BreakBefore("a", "b")); err != nil {
 		t.Fatal(err)
 	}
-	saver.fail = true
+	saver.Cut = true
 	if _, err := g.Invoke(ctx, nil, engine.WithThread("cut"), engine.WithDurability(engine.DurabilitySync)); err == nil {
 		t.Fatal("the step's checkpoint was stored")
 	}
-	saver.fail = false
+	saver.Cut = false
 	snap, _ := g.GetState(ctx, engine.WithThread("cut"))
 	if len(snap.Next) != 0 || snap.Done() {
 		t.Fatalf("setup: Next %v Done %v", snap.Next, snap.Done())

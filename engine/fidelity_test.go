@@ -761,6 +761,31 @@ func TestDurabilityExitOnSQLite(t *testing.T) {
 	}
 }
 
+// stoppedBeforeB runs a → b on a new SQLite store (a shared store, which
+// refuses loop checkpoints and task writes off the thread's head) under ref,
+// stopped by a breakpoint before b on thread "t".
+func stoppedBeforeB(t *testing.T, ref engine.Reference) (*engine.Graph, engine.ListKey[string], engine.RunOption) {
+	t.Helper()
+	s, err := sqlite.Open(filepath.Join(t.TempDir(), "ab.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	log := engine.List[string]("log")
+	g, err := engine.NewGraph("ab", log).
+		AddNode("a", logNode(log, "a")).AddNode("b", logNode(log, "b")).
+		AddEdge(engine.START, "a").AddEdge("a", "b").
+		Compile(engine.WithSaver(s), engine.WithInterruptBefore("b"), engine.WithReference(ref))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := engine.WithThread("t")
+	if _, err := g.Invoke(context.Background(), engine.Values{}, th); err != nil {
+		t.Fatal(err)
+	}
+	return g, log, th
+}
+
 // Replaying a manual update that is no longer the thread's newest
 // checkpoint starts a branch: on a store that refuses loop checkpoints off
 // the head, a fork copy comes first and the run goes on, under both
@@ -769,23 +794,7 @@ func TestReplayOfAnOlderUpdate(t *testing.T) {
 	for _, ref := range []engine.Reference{engine.LangGraphPython, engine.LangGraphJS} {
 		t.Run(ref.String(), func(t *testing.T) {
 			ctx := context.Background()
-			s, err := sqlite.Open(filepath.Join(t.TempDir(), "replay.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			log := engine.List[string]("log")
-			g, err := engine.NewGraph("replay", log).
-				AddNode("a", logNode(log, "a")).AddNode("b", logNode(log, "b")).
-				AddEdge(engine.START, "a").AddEdge("a", "b").
-				Compile(engine.WithSaver(s), engine.WithInterruptBefore("b"), engine.WithReference(ref))
-			if err != nil {
-				t.Fatal(err)
-			}
-			th := engine.WithThread("t")
-			if _, err := g.Invoke(ctx, engine.Values{}, th); err != nil {
-				t.Fatal(err)
-			}
+			g, log, th := stoppedBeforeB(t, ref)
 			upd, err := g.UpdateState(ctx, engine.Updates(log.Add("edited")), "a", th)
 			if err != nil {
 				t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/checkpointtest"
 	"github.com/weftstudio/weft/checkpoint/memory"
 	"github.com/weftstudio/weft/engine"
 )
@@ -241,32 +242,13 @@ func TestStatusOf(t *testing.T) {
 	}
 }
 
-// failLoopPuts fails loop checkpoints while fail is set: a run then stops
-// after its step's writes and before the step's checkpoint, as a process
-// killed there does.
-type failLoopPuts struct {
-	*memory.Saver
-	fail bool
-}
-
-func (f *failLoopPuts) Put(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Checkpoint, md checkpoint.Metadata, nv map[string]int64) (checkpoint.Ref, error) {
-	if f.fail && md.Source == checkpoint.SourceLoop {
-		return checkpoint.Ref{}, errors.New("killed")
-	}
-	return f.Saver.Put(ctx, parent, cp, md, nv)
-}
-
-func (f *failLoopPuts) PutOwned(ctx context.Context, parent checkpoint.Ref, cp checkpoint.Checkpoint, md checkpoint.Metadata, nv map[string]int64) (checkpoint.Ref, error) {
-	return f.Put(ctx, parent, cp, md, nv)
-}
-
 // TestAnsweredInterruptNotPending: a task answered and finished, in a run
 // that stopped before its step's checkpoint, keeps its old interrupt in the
 // snapshot (as LangGraph's does) but not as an open one: the thread is
 // paused, not waiting, and continues with nil input without running the
 // task again.
 func TestAnsweredInterruptNotPending(t *testing.T) {
-	s := &failLoopPuts{Saver: memory.New()}
+	s := &checkpointtest.StepCutShort{Saver: memory.New()}
 	var runs atomic.Int32
 	b := engine.NewGraph("ask", leaseCount)
 	b.AddNode("ask", func(ctx context.Context, st engine.State) (engine.Output, error) {
@@ -284,11 +266,11 @@ func TestAnsweredInterruptNotPending(t *testing.T) {
 	g := compile(t, b, engine.WithSaver(s))
 	th := engine.WithThread("t")
 	invoke(t, g, engine.Values{}, th)
-	s.fail = true
+	s.Cut = true
 	if _, err := g.Invoke(ctx, engine.Command{Resume: 41.0}, th, engine.WithDurability(engine.DurabilitySync)); err == nil {
 		t.Fatal("the step's checkpoint was stored")
 	}
-	s.fail = false
+	s.Cut = false
 	snap, err := g.GetState(ctx, th)
 	if err != nil {
 		t.Fatal(err)

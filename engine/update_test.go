@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/memory"
-	"github.com/weftstudio/weft/checkpoint/sqlite"
 	"github.com/weftstudio/weft/engine"
 )
 
@@ -219,23 +217,7 @@ func TestUpdateWritesStoredAsTaskWrites(t *testing.T) {
 	for _, ref := range []engine.Reference{engine.LangGraphPython, engine.LangGraphJS} {
 		t.Run(ref.String(), func(t *testing.T) {
 			ctx := context.Background()
-			s, err := sqlite.Open(filepath.Join(t.TempDir(), "update.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			log := engine.List[string]("log")
-			g, err := engine.NewGraph("upd", log).
-				AddNode("a", logNode(log, "a")).AddNode("b", logNode(log, "b")).
-				AddEdge(engine.START, "a").AddEdge("a", "b").
-				Compile(engine.WithSaver(s), engine.WithInterruptBefore("b"), engine.WithReference(ref))
-			if err != nil {
-				t.Fatal(err)
-			}
-			th := engine.WithThread("t")
-			if _, err := g.Invoke(ctx, engine.Values{}, th); err != nil {
-				t.Fatal(err)
-			}
+			g, log, th := stoppedBeforeB(t, ref)
 			head, err := g.GetState(ctx, th)
 			if err != nil {
 				t.Fatal(err)

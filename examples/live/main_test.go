@@ -1,40 +1,22 @@
 package main
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/weftstudio/weft/internal/testenv"
 	"github.com/weftstudio/weft/model/modeltest"
 )
 
-// TestMain runs main instead of the tests when a test below starts this
-// binary again as the live command.
-func TestMain(m *testing.M) {
-	if os.Getenv("WEFT_LIVE_TEST_AS_LIVE") == "1" {
-		os.Args = append([]string{"live"}, os.Args[1:]...)
-		main()
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
+// asLive is this test binary started again as the live command.
+var asLive = testenv.Command{Name: "live", Env: "WEFT_LIVE_TEST_AS_LIVE", Main: main}
+
+func TestMain(m *testing.M) { asLive.TestMain(m) }
 
 func live(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Dir = t.TempDir()
-	cmd.Env = append(append(os.Environ(), "WEFT_LIVE_TEST_AS_LIVE=1", "WEFT_MODEL="), env...)
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
+	return asLive.Run(t, t.TempDir(), append([]string{"WEFT_MODEL="}, env...), args...)
 }
 
 // The agent runs on the model $WEFT_MODEL names: here a fake
