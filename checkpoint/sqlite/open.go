@@ -137,6 +137,7 @@ func Open(path string, opts ...Option) (*Saver, error) {
 			s.cleanWAL = false
 		}
 	}
+	s.readParams = params
 	if s.r, err = sql.Open("sqlite", dsn(path, params)); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open checkpoint store %s: %w", path, err)

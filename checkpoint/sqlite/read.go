@@ -144,6 +144,11 @@ func (s *Saver) Get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 	if ref.ThreadID == "" {
 		return nil, fmt.Errorf("get checkpoint %q: %w", ref.CheckpointID, checkpoint.ErrNoThread)
 	}
+	key := snapKey{ref.ThreadID, ref.NS, ref.CheckpointID}
+	hit, version, keep := s.cachedGet(ctx, key)
+	if hit != nil {
+		return hit, nil
+	}
 	q, args := sqlGetLatest, []any{ref.ThreadID, ref.NS}
 	if ref.CheckpointID != "" {
 		q, args = sqlGetByID, append(args, ref.CheckpointID)
@@ -163,6 +168,9 @@ func (s *Saver) Get(ctx context.Context, ref checkpoint.Ref) (*checkpoint.Tuple,
 			return nil, fmt.Errorf("thread %q ns %q has no checkpoint: %w", ref.ThreadID, ref.NS, checkpoint.ErrNotFound)
 		}
 		return nil, fmt.Errorf("checkpoint %q in thread %q ns %q: %w", ref.CheckpointID, ref.ThreadID, ref.NS, checkpoint.ErrNotFound)
+	}
+	if keep {
+		s.keep(key, version, p.tuples[0])
 	}
 	return p.tuples[0], nil
 }

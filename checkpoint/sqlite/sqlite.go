@@ -125,6 +125,10 @@ type Saver struct {
 		sync.Mutex
 		m map[string]*sql.Stmt
 	}
+	// readParams are the read pool's connection parameters, which the
+	// snapshot cache's connection shares.
+	readParams string
+	snap       snapCache
 }
 
 var (
@@ -191,7 +195,7 @@ func (s *Saver) ReadOnlyReason() error { return s.readOnly }
 
 // Close closes the store's connections. Calls after Close fail.
 func (s *Saver) Close() error {
-	var errs []error
+	errs := []error{s.closeSnap()}
 	s.readStmts.Lock()
 	for _, st := range s.readStmts.m {
 		errs = append(errs, st.Close())
