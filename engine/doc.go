@@ -120,6 +120,19 @@
 // the run; events that find the buffer full are dropped and counted in
 // Result.Dropped.
 //
+// # What a node knows about its run
+//
+// RuntimeOf gives a running node, and the path functions of its
+// conditional edges, its Runtime: thread, checkpoint, step, task and run.
+// It also holds Python LangGraph's managed values, RemainingSteps and
+// IsLastStep, computed for each task from the run's recursion limit
+// (WithRecursionLimit) as Python computes them, and never stored: no
+// checkpoint, snapshot or stream event holds them. A loop whose route goes
+// to END when IsLastStep holds (or when RemainingSteps < 2) finishes
+// instead of failing with a RecursionLimitError. LangGraph.js 1.7.3 has no
+// managed values; a graph reads the same numbers under either reference.
+// RunContext gives the run's static context (WithRunContext).
+//
 // Values read from State are shared with the engine: treat them as
 // read-only and build new slices and maps for writes.
 package engine
