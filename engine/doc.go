@@ -86,9 +86,10 @@
 //     fork copy of it first, where Python continues the old checkpoint
 //     (without the replayed step's writes neither a resume nor a replay
 //     check could tell what the step did; Python's own result shows it: a
-//     replayed node that interrupts leaves nothing to resume), and an
-//     update of such a checkpoint does not store its writes as the due
-//     task's (B7).
+//     replayed node that interrupts leaves nothing to resume; the copy
+//     takes no step of the run's recursion limit, so the run's nodes see
+//     Python's RemainingSteps), and an update of such a checkpoint does
+//     not store its writes as the due task's (B7).
 //   - Subgraph write-back: a subgraph writes back to its parent only the
 //     shared channels its own nodes wrote (LangGraph writes every output
 //     key), so parallel subgraph runs do not clash on keys they only read
