@@ -120,7 +120,7 @@ type oracleReference struct {
 
 var (
 	oracleJS     = oracleReference{engine.LangGraphJS, "expected", "LangGraph.js", "record it with scripts/oracle-record.sh"}
-	oraclePython = oracleReference{engine.LangGraphPython, "python-expected", "Python LangGraph", "record it with the oracle's runner.py"}
+	oraclePython = oracleReference{engine.LangGraphPython, "python-expected", "Python LangGraph", "record it with scripts/oracle-record.sh --python"}
 )
 
 func TestOracle(t *testing.T) { oracleSuite(t, oracleJS) }
