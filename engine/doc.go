@@ -86,9 +86,10 @@
 //     fork copy of it first, where Python continues the old checkpoint
 //     (without the replayed step's writes neither a resume nor a replay
 //     check could tell what the step did; Python's own result shows it: a
-//     replayed node that interrupts leaves nothing to resume), and an
-//     update of such a checkpoint does not store its writes as the due
-//     task's (B7).
+//     replayed node that interrupts leaves nothing to resume; the copy
+//     takes no step of the run's recursion limit, so the run's nodes see
+//     Python's RemainingSteps), and an update of such a checkpoint does
+//     not store its writes as the due task's (B7).
 //   - Subgraph write-back: a subgraph writes back to its parent only the
 //     shared channels its own nodes wrote (LangGraph writes every output
 //     key), so parallel subgraph runs do not clash on keys they only read
@@ -119,6 +120,19 @@
 // buffer of 4,096 events on its own goroutine: a slow observer never blocks
 // the run; events that find the buffer full are dropped and counted in
 // Result.Dropped.
+//
+// # What a node knows about its run
+//
+// RuntimeOf gives a running node, and the path functions of its
+// conditional edges, its Runtime: thread, checkpoint, step, task and run.
+// It also holds Python LangGraph's managed values, RemainingSteps and
+// IsLastStep, computed for each task from the run's recursion limit
+// (WithRecursionLimit) as Python computes them, and never stored: no
+// checkpoint, snapshot or stream event holds them. A loop whose route goes
+// to END when IsLastStep holds (or when RemainingSteps < 2) finishes
+// instead of failing with a RecursionLimitError. LangGraph.js 1.7.3 has no
+// managed values; a graph reads the same numbers under either reference.
+// RunContext gives the run's static context (WithRunContext).
 //
 // Values read from State are shared with the engine: treat them as
 // read-only and build new slices and maps for writes.

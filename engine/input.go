@@ -269,17 +269,28 @@ func (rt *runtime) commandInput(ws []cwrite) error {
 // (checkpoint.ErrConflict), and without them neither a resume nor a replay
 // check could tell what that step did. WithNewBranch asks for the copy
 // whatever the checkpoint is.
+//
+// A copy the reference would not write takes no step of the run's budget:
+// the run may take as many steps after it, and its nodes see the same
+// RemainingSteps, as the reference's run continuing the old checkpoint.
 func (rt *runtime) startReplay() error {
 	loop := rt.cpSource != checkpoint.SourceUpdate && rt.cpSource != checkpoint.SourceFork
-	if rt.cfg.newBranch || (loop && rt.js()) {
+	refCopies := loop && rt.js() // LangGraph.js writes this copy itself
+	fork := func() error {
+		if !refCopies {
+			rt.stop++
+		}
 		return rt.put(checkpoint.SourceFork, nil)
+	}
+	if rt.cfg.newBranch || refCopies {
+		return fork()
 	}
 	latest, err := rt.saver.Get(rt.ctx, checkpoint.Ref{ThreadID: rt.cfg.thread, NS: rt.ns})
 	if err != nil {
 		return fmt.Errorf("thread %q: %w", rt.cfg.thread, err)
 	}
 	if latest.Ref.CheckpointID != rt.cpID {
-		return rt.put(checkpoint.SourceFork, nil)
+		return fork()
 	}
 	return nil
 }

@@ -79,14 +79,47 @@ type orcBuilder struct {
 	// fatal records the first scenario bug met inside a node or path
 	// function (the engine turns their panics into node errors).
 	fatal func(error)
+	// pythonOnly lists what the graphs use that only Python LangGraph has
+	// ("<prefix><key> (<type>)" per managed value).
+	pythonOnly []string
 }
 
 // orcGraph is one built graph with what its nodes need to know.
 type orcGraph struct {
-	chans  []string        // state channel names, in declaration order
-	nodes  []string        // node names, in declaration order
-	subs   map[string]bool // nodes that are subgraphs
-	parent *orcGraph
+	chans   []string        // state channel names, in declaration order
+	managed []orcManagedKey // managed values, in declaration order
+	nodes   []string        // node names, in declaration order
+	subs    map[string]bool // nodes that are subgraphs
+	parent  *orcGraph
+}
+
+// orcManaged are the DSL's channel types that are managed values (Python
+// LangGraph's RemainingSteps and IsLastStep): state keys a node and a
+// route read but no channel holds.
+var orcManaged = map[string]bool{"remainingSteps": true, "isLastStep": true}
+
+// orcManagedKey is one managed value of a graph: its key and DSL type.
+type orcManagedKey struct{ name, typ string }
+
+// managedInput adds the graph's managed values to a node's or route's
+// state input, as Python LangGraph adds them to the state it passes:
+// computed for the task running with ctx from its Runtime.
+func (g *orcGraph) managedInput(ctx context.Context, in map[string]any) {
+	if len(g.managed) == 0 {
+		return
+	}
+	rt, ok := engine.RuntimeOf(ctx)
+	if !ok {
+		panic(orcError{"a managed value read outside a running node"})
+	}
+	for _, m := range g.managed {
+		switch m.typ {
+		case "remainingSteps":
+			in[m.name] = float64(rt.RemainingSteps)
+		case "isLastStep":
+			in[m.name] = rt.IsLastStep
+		}
+	}
 }
 
 // write is a write of v to channel ch. A topic takes one value or a list of
@@ -101,6 +134,16 @@ func (b *orcBuilder) build(spec *omap, prefix string, parent *orcGraph) (*engine
 	chans := spec.obj("channels")
 	if chans != nil {
 		for _, name := range chans.keys {
+			if typ := chans.obj(name).str("type"); orcManaged[typ] {
+				// A managed value is no channel: the node and route
+				// functions read it from their Runtime (managedInput).
+				if chans.obj(name).has("default") {
+					return nil, nil, orcError{fmt.Sprintf("managed value %q (%s) takes no default", name, typ)}
+				}
+				g.managed = append(g.managed, orcManagedKey{name, typ})
+				b.pythonOnly = append(b.pythonOnly, fmt.Sprintf("%s%s (%s)", prefix, name, typ))
+				continue
+			}
 			d, err := orcChannel(name, chans.obj(name))
 			if err != nil {
 				return nil, nil, err
@@ -361,7 +404,9 @@ func (b *orcBuilder) nodeFunc(g *orcGraph, name, key string, spec *omap) engine.
 		if arg := s.Arg(); arg != nil {
 			input = plain(arg)
 		} else {
-			input = stateInput(s, g.chans)
+			in := stateInput(s, g.chans)
+			g.managedInput(ctx, in)
+			input = in
 		}
 		c := &evalCtx{input: input, call: float64(call), node: name, resumes: []any{}}
 		if f := spec.obj("fail"); f != nil {
@@ -550,7 +595,9 @@ func orcSend(g *orcGraph, s engine.Send) engine.Send {
 func (b *orcBuilder) pathFunc(g *orcGraph, from string, route any) engine.PathFunc {
 	return func(ctx context.Context, s engine.State) (r engine.Route, err error) {
 		defer b.guard(&err)
-		c := &evalCtx{input: stateInput(s, g.chans), node: from}
+		in := stateInput(s, g.chans)
+		g.managedInput(ctx, in)
+		c := &evalCtx{input: in, node: from}
 		for _, d := range evalRoute(route, c) {
 			switch x := d.(type) {
 			case string:

@@ -215,3 +215,32 @@ func TestDifferentialAllowEntries(t *testing.T) {
 		t.Errorf("childPath of an empty key: %s", childPath("x", ""))
 	}
 }
+
+// A LangGraph.js document may say a scenario is not in LangGraph.js only
+// for a scenario using a Python-only feature; such a scenario needs one.
+func TestDifferentialNotInLangGraphJS(t *testing.T) {
+	marked := map[string]any{"name": "s", notInJSKey: "managed values"}
+	ordinary := map[string]any{"name": "s", "actions": []any{}}
+	managed := []string{"left (remainingSteps)"}
+	for _, c := range []struct {
+		what       string
+		r          oracleReference
+		exp        any
+		pythonOnly []string
+		outcome    orcOutcome
+		handled    bool
+		problem    string // part of the problem; "" for none
+	}{
+		{"a managed scenario marked", oracleJS, marked, managed, orcNotInRef, true, ""},
+		{"an ordinary scenario", oracleJS, ordinary, nil, 0, false, ""},
+		{"a managed scenario under Python", oraclePython, ordinary, managed, 0, false, ""},
+		{"a managed scenario recorded as if LangGraph.js had it", oracleJS, ordinary, managed, orcDiffers, true, "is an ordinary document"},
+		{"a marked scenario using nothing Python-only", oracleJS, marked, nil, orcDiffers, true, "uses no Python-only feature"},
+		{"a marked Python document", oraclePython, marked, managed, orcDiffers, true, "only a LangGraph.js document may"},
+	} {
+		o, handled, problem := notInReference("s", c.r, c.exp, c.pythonOnly)
+		if o != c.outcome || handled != c.handled || (c.problem == "") != (problem == "") || !strings.Contains(problem, c.problem) {
+			t.Errorf("%s: got (%v, %v, %q), want (%v, %v, %q)", c.what, o, handled, problem, c.outcome, c.handled, c.problem)
+		}
+	}
+}

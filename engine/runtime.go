@@ -33,6 +33,21 @@ type Runtime struct {
 	// RunID is the id given with WithRunID (also in every checkpoint's
 	// metadata); "" when the run was given none.
 	RunID string
+	// RemainingSteps is how many more super-steps the run may start after
+	// this one before its recursion limit stops it (Python LangGraph's
+	// RemainingSteps managed value): the limit's step minus Step, counted
+	// from where this run began (a subgraph from its own first step). On a
+	// new run the first node after START sees the limit minus one; a
+	// resumed task sees the limit plus one, as the resumed run counts from
+	// the checkpoint it continues. A node seeing 0 still runs, but the run
+	// then fails with a RecursionLimitError. Computed for each task, never
+	// stored: it is in no checkpoint, snapshot or stream event.
+	RemainingSteps int
+	// IsLastStep is true on the step whose RemainingSteps is 1 (Python
+	// LangGraph's IsLastStep managed value): the last step after which the
+	// run can still end without a RecursionLimitError, so a route that
+	// goes to END there finishes the run. Never stored.
+	IsLastStep bool
 }
 
 // RuntimeOf returns the Runtime of the node running with ctx. ok is false
@@ -44,8 +59,11 @@ func RuntimeOf(ctx context.Context) (r Runtime, ok bool) {
 		return Runtime{}, false
 	}
 	rt := tc.rt
+	// rt.stop is the last step the run may take; Python LangGraph
+	// computes its managed values from the same two numbers.
 	return Runtime{ThreadID: rt.cfg.thread, CheckpointID: rt.cpID, Step: tc.step, Node: tc.t.name,
-		TaskID: tc.t.id, NS: rt.ns, RunID: rt.cfg.runID}, true
+		TaskID: tc.t.id, NS: rt.ns, RunID: rt.cfg.runID,
+		RemainingSteps: rt.stop - tc.step, IsLastStep: tc.step == rt.stop-1}, true
 }
 
 // WithRunContext passes v to every node of the run (subgraphs included),

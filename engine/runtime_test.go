@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -71,7 +72,10 @@ func TestRuntimeAndRunContext(t *testing.T) {
 		}
 	}
 	a := got["a"]
-	want := engine.Runtime{ThreadID: "t1", CheckpointID: fromA.Ref.CheckpointID, Step: fromA.Metadata.Step + 1, Node: "a", TaskID: taskIDs["a"], RunID: "run-7"}
+	// A new run under the default limit of 25: a, the first node after
+	// START, runs on step 1 and may be followed by 24 more.
+	want := engine.Runtime{ThreadID: "t1", CheckpointID: fromA.Ref.CheckpointID, Step: fromA.Metadata.Step + 1, Node: "a", TaskID: taskIDs["a"], RunID: "run-7",
+		RemainingSteps: 25 - (fromA.Metadata.Step + 1)}
 	if a.rt != want {
 		t.Errorf("runtime of a:\n got %+v\nwant %+v", a.rt, want)
 	}
@@ -84,6 +88,65 @@ func TestRuntimeAndRunContext(t *testing.T) {
 	}
 	if !in.ok || in.ctx.ID != "u42" {
 		t.Errorf("run context inside the subgraph = %+v, %v", in.ctx, in.ok)
+	}
+}
+
+// A node and its route read RemainingSteps and IsLastStep from their
+// Runtime: a loop whose route goes to END on the last step finishes
+// without a RecursionLimitError, and the route sees what its node saw.
+// The values are in no checkpoint.
+func TestRemainingStepsAndIsLastStep(t *testing.T) {
+	log := engine.List[string]("log")
+	var routed []string
+	g, err := engine.NewGraph("loop", log).
+		AddNode("work", func(ctx context.Context, _ engine.State) (engine.Output, error) {
+			rt, _ := engine.RuntimeOf(ctx)
+			return engine.Updates(log.Add(fmt.Sprintf("%d/%v", rt.RemainingSteps, rt.IsLastStep))), nil
+		}).
+		AddEdge(engine.START, "work").
+		AddConditionalEdges("work", func(ctx context.Context, _ engine.State) (engine.Route, error) {
+			rt, ok := engine.RuntimeOf(ctx)
+			if !ok {
+				return engine.Route{}, errors.New("no runtime in a route")
+			}
+			routed = append(routed, fmt.Sprintf("%d/%v", rt.RemainingSteps, rt.IsLastStep))
+			if rt.IsLastStep {
+				return engine.To(engine.END), nil
+			}
+			return engine.To("work"), nil
+		}, engine.Targets("work", engine.END)).
+		Compile(engine.WithSaver(memory.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	res, err := g.Invoke(ctx, engine.Values{}, engine.WithThread("t"), engine.WithRecursionLimit(4))
+	if err != nil {
+		t.Fatalf("a route ending on the last step: %v", err)
+	}
+	want := []string{"3/false", "2/false", "1/true"}
+	if got := fmt.Sprint(res.Values["log"]); got != fmt.Sprint(want) {
+		t.Errorf("the node saw %s, want %v", got, want)
+	}
+	if fmt.Sprint(routed) != fmt.Sprint(want) {
+		t.Errorf("the route saw %v, want %v", routed, want)
+	}
+	// A second run on the thread counts from its own first step.
+	routed = nil
+	if res, err = g.Invoke(ctx, engine.Values{}, engine.WithThread("t"), engine.WithRecursionLimit(3)); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(res.Values["log"]); got != fmt.Sprint(append(want, "2/false", "1/true")) {
+		t.Errorf("after a second run the log is %s", got)
+	}
+	hist, err := g.History(ctx, checkpoint.ListOptions{}, engine.WithThread("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range hist {
+		if len(s.Values) > 1 {
+			t.Errorf("checkpoint at step %d holds %v: only log is state", s.Metadata.Step, s.Values)
+		}
 	}
 }
 
