@@ -89,11 +89,11 @@ func (p *taskPool) get() *task {
 // algoBufs are scratch buffers of planTasks and applyWrites, reused from
 // step to step.
 type algoBufs struct {
-	cands   []int
-	mask    []bool
-	buckets [][]any
-	touched []int
-	order   []*task
+	cands  []int
+	mask   []bool
+	writes []cwrite // a step's writes, by channel
+	vals   []any    // their values, in the same order
+	order  []*task
 	// updated alternates between two buffers: the slice applyWrites
 	// returned last time stays valid while the next is built.
 	upd  [2][]int
@@ -101,12 +101,9 @@ type algoBufs struct {
 }
 
 func (b *algoBufs) reset() {
-	b.cands, b.touched, b.order = b.cands[:0], b.touched[:0], b.order[:0]
+	b.cands, b.writes, b.vals, b.order = b.cands[:0], b.writes[:0], b.vals[:0], b.order[:0]
 	b.upd, b.flip = [2][]int{b.upd[0][:0], b.upd[1][:0]}, 0
 	clear(b.mask)
-	for i := range b.buckets {
-		b.buckets[i] = b.buckets[i][:0]
-	}
 }
 
 // planTasks returns the tasks of the next super-step (LangGraph's
@@ -263,38 +260,43 @@ func applyWrites(g *Graph, st *chanState, tasks []*task, b *algoBufs) ([]int, er
 			}
 		}
 	}
-	b.touched = b.touched[:0]
-	if len(b.buckets) < len(st.ch) {
-		b.buckets = make([][]any, len(st.ch))
-	}
+	// The step's writes in channel order, each channel's in task order
+	// (a stable sort of one buffer: a slice per channel cost an
+	// allocation per channel written).
+	ws := b.writes[:0]
 	for _, t := range tasks {
 		for _, w := range t.writes {
-			if w.ch < 0 {
-				continue
+			if w.ch >= 0 {
+				ws = append(ws, w)
 			}
-			if len(b.buckets[w.ch]) == 0 {
-				b.touched = append(b.touched, w.ch)
-			}
-			b.buckets[w.ch] = append(b.buckets[w.ch], w.v)
 		}
 	}
-	slices.Sort(b.touched)
+	slices.SortStableFunc(ws, func(a, b cwrite) int { return a.ch - b.ch })
+	vals := b.vals[:0]
+	for _, w := range ws {
+		vals = append(vals, w.v)
+	}
 	b.flip ^= 1
 	updated := b.upd[b.flip][:0]
 	if len(b.mask) < len(st.ch) {
 		b.mask = make([]bool, len(st.ch))
+		b.upd = [2][]int{make([]int, 0, len(st.ch)), make([]int, 0, len(st.ch))}
+		updated = b.upd[b.flip]
 	}
 	mask := b.mask
 	clear(mask)
 	var err error
-	for _, c := range b.touched {
-		vals := b.buckets[c]
-		b.buckets[c] = vals[:0]
+	for i := 0; i < len(ws); {
+		c, j := ws[i].ch, i+1
+		for j < len(ws) && ws[j].ch == c {
+			j++
+		}
+		chVals := vals[i:j:j]
+		i = j
 		if err != nil {
 			continue
 		}
-		changed, uerr := st.ch[c].update(vals)
-		clear(vals)
+		changed, uerr := st.ch[c].update(chVals)
 		if uerr != nil {
 			err = uerr
 			continue
@@ -307,6 +309,10 @@ func applyWrites(g *Graph, st *chanState, tasks []*task, b *algoBufs) ([]int, er
 			}
 		}
 	}
+	// Kept for the next step, emptied so they hold no value of this one.
+	clear(ws)
+	clear(vals)
+	b.writes, b.vals = ws[:0], vals[:0]
 	if err != nil {
 		return nil, err
 	}

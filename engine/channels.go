@@ -93,6 +93,25 @@ type ephemeral struct {
 	guard bool
 }
 
+// newTrigger returns the channel a node's edges write to trigger it.
+func newTrigger(name string) *ephemeral {
+	return &ephemeral{lastValue: lastValue{name: name, codec: typedCodec[any]{}}}
+}
+
+// newChannels fills ch with a new channel for each of specs; the nodes'
+// trigger channels, most of a graph's, come from one allocation.
+func newChannels(ch []channel, specs []*chanSpec, triggers int) {
+	slab := make([]ephemeral, triggers)
+	for i, s := range specs {
+		if s.trigger && len(slab) > 0 {
+			slab[0] = ephemeral{lastValue: lastValue{name: s.name, codec: typedCodec[any]{}}}
+			ch[i], slab = &slab[0], slab[1:]
+			continue
+		}
+		ch[i] = s.newCh()
+	}
+}
+
 func (c *ephemeral) update(vals []any) (bool, error) {
 	if len(vals) == 0 {
 		was := c.set

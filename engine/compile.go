@@ -26,6 +26,9 @@ func (g *StateGraph) Compile(opts ...CompileOption) (*Graph, error) {
 	addSpec := func(s *chanSpec) int {
 		out.chanIdx[s.name] = len(out.specs)
 		out.specs = append(out.specs, s)
+		if s.trigger {
+			out.triggers++
+		}
 		return len(out.specs) - 1
 	}
 	for _, d := range g.decls {
@@ -80,10 +83,8 @@ func (g *StateGraph) Compile(opts ...CompileOption) (*Graph, error) {
 				s = &chanSpec{name: name, kind: "ephemeral", codec: typedCodec[any]{},
 					newCh: func() channel { return &lastValueAfterFinish{name: name} }}
 			} else {
-				s = &chanSpec{name: name, kind: "ephemeral", codec: typedCodec[any]{},
-					newCh: func() channel {
-						return &ephemeral{lastValue: lastValue{name: name, codec: typedCodec[any]{}}}
-					}}
+				s = &chanSpec{name: name, kind: "ephemeral", codec: typedCodec[any]{}, trigger: true,
+					newCh: func() channel { return newTrigger(name) }}
 			}
 			n.triggers = []int{addSpec(s)}
 		}

@@ -17,6 +17,8 @@ type Graph struct {
 	name    string
 	specs   []*chanSpec // state channels first (nState of them), then internal ones
 	nState  int
+	// triggers counts the specs that are nodes' trigger channels.
+	triggers int
 	chanIdx map[string]int
 	startCh int
 	tasksCh int

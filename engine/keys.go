@@ -42,6 +42,10 @@ type chanSpec struct {
 	dflt func() any
 	// err is a declaration error NewGraph reports.
 	err error
+	// trigger marks a node's plain trigger channel (an ephemeral named
+	// branch:to:NODE): a runtime builds all of them in one allocation
+	// rather than calling newCh for each.
+	trigger bool
 }
 
 // bind makes newCh build channels with mk from s itself.

@@ -517,8 +517,11 @@ func (rt *runtime) breakpointInterrupts() []PendingInterrupt {
 // LangGraphs do when the task ends: a values event with its interrupts,
 // and, following Python, the state as of the step's start (B2).
 func (rt *runtime) emitInterruptValues(t *task) {
-	var ie *InterruptError
-	if !rt.em.on(ModeValues) || t.err == nil || !errors.As(t.err, &ie) || len(ie.Interrupts) == 0 {
+	if !rt.em.on(ModeValues) || t.err == nil {
+		return
+	}
+	var ie *InterruptError // escapes to errors.As: declared past the common return
+	if !errors.As(t.err, &ie) || len(ie.Interrupts) == 0 {
 		return // a subgraph's breakpoint has no question: its parent reports the stop
 	}
 	ev := Event{Mode: ModeValues, Step: rt.step, Interrupts: ie.Interrupts}

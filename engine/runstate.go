@@ -200,9 +200,7 @@ func (gr *Graph) newRuntime(ctx context.Context, cfg *runConfig, em *emitter) (*
 	}
 	n := len(gr.specs)
 	rt.ch = make([]channel, n)
-	for i, s := range gr.specs {
-		rt.ch[i] = s.newCh()
-	}
+	newChannels(rt.ch, gr.specs, gr.triggers)
 	vers := make([]int64, 2*n) // one allocation: snapshots build many runtimes
 	rt.ver, rt.savedVer = vers[:n:n], vers[n:]
 	rt.seen = make(map[string][]int64, len(gr.nodes)+2)
@@ -220,9 +218,7 @@ func (gr *Graph) renewRuntime(ctx context.Context, cfg *runConfig, rt *runtime) 
 	*rt = runtime{g: gr, ctx: ctx, cfg: cfg, saver: rt.saver, em: rt.em, ns: cfg.ns,
 		chanState:   chanState{ch: rt.ch, ver: rt.ver, seen: rt.seen, seenBlock: rt.seenBlock},
 		persistence: persistence{savedVer: rt.savedVer}, stepBufs: bufs}
-	for i, s := range gr.specs {
-		rt.ch[i] = s.newCh()
-	}
+	newChannels(rt.ch, gr.specs, gr.triggers)
 	clear(rt.ver)
 	clear(rt.savedVer)
 	clear(rt.seen)
