@@ -154,7 +154,9 @@ const maxEvent = 64 << 20
 // sseReader reads Server-Sent Events (the WHATWG framing: event, data,
 // id and retry fields, comments, CR, LF or CRLF line ends).
 type sseReader struct {
-	r *bufio.Reader
+	r     *bufio.Reader
+	lines []string // lines read but not yet parsed (a read ends at LF; CR splits further)
+	eof   error    // the read error once the reader is drained
 }
 
 type rawEvent struct {
@@ -166,6 +168,29 @@ type rawEvent struct {
 // errPartial is a stream that closed inside an event.
 var errPartial = errors.New("the stream closed in the middle of an event")
 
+// line returns the next line without its line end.
+func (s *sseReader) line() (string, error) {
+	for len(s.lines) == 0 {
+		if s.eof != nil {
+			return "", s.eof
+		}
+		chunk, err := s.r.ReadString('\n')
+		if err != nil {
+			s.eof = err
+			if chunk == "" {
+				continue
+			}
+		} else {
+			chunk = strings.TrimSuffix(strings.TrimSuffix(chunk, "\n"), "\r")
+		}
+		// A lone CR ends a line too.
+		s.lines = strings.Split(chunk, "\r")
+	}
+	l := s.lines[0]
+	s.lines = s.lines[1:]
+	return l, nil
+}
+
 // next returns the next event, io.EOF at a clean end, errPartial when
 // the stream closed inside an event, or the read error.
 func (s *sseReader) next() (rawEvent, error) {
@@ -173,53 +198,43 @@ func (s *sseReader) next() (rawEvent, error) {
 	pending := false
 	size := 0
 	for {
-		line, err := s.r.ReadString('\n')
-		if err != nil && !(errors.Is(err, io.EOF) && line != "") {
+		l, err := s.line()
+		if err != nil {
 			if errors.Is(err, io.EOF) && pending {
 				return ev, errPartial
 			}
 			return ev, err
 		}
-		size += len(line)
+		size += len(l)
 		if size > maxEvent {
 			return ev, fmt.Errorf("an event is larger than %d MiB", maxEvent>>20)
 		}
-		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
-		// A lone CR also ends a line.
-		for _, l := range strings.Split(line, "\r") {
-			if l == "" {
-				if pending {
-					return ev, nil
-				}
-				continue
-			}
-			if strings.HasPrefix(l, ":") {
-				continue // a comment (keep-alive)
-			}
-			field, value, _ := strings.Cut(l, ":")
-			value = strings.TrimPrefix(value, " ")
-			pending = true
-			switch field {
-			case "event":
-				ev.name = value
-			case "data":
-				if ev.hasData {
-					ev.data = append(ev.data, '\n')
-				}
-				ev.data = append(ev.data, value...)
-				ev.hasData = true
-			case "id":
-				if !strings.ContainsRune(value, 0) {
-					ev.id = value
-				}
-			default: // retry and unknown fields are ignored, as the framing says
-			}
-		}
-		if err != nil { // EOF after a last line without a line end
+		if l == "" {
 			if pending {
-				return ev, errPartial
+				return ev, nil
 			}
-			return ev, io.EOF
+			continue
+		}
+		if strings.HasPrefix(l, ":") {
+			continue // a comment (keep-alive)
+		}
+		field, value, _ := strings.Cut(l, ":")
+		value = strings.TrimPrefix(value, " ")
+		pending = true
+		switch field {
+		case "event":
+			ev.name = value
+		case "data":
+			if ev.hasData {
+				ev.data = append(ev.data, '\n')
+			}
+			ev.data = append(ev.data, value...)
+			ev.hasData = true
+		case "id":
+			if !strings.ContainsRune(value, 0) {
+				ev.id = value
+			}
+		default: // retry and unknown fields are ignored, as the framing says
 		}
 	}
 }
