@@ -369,3 +369,61 @@ func TestEmptyIDsAreRefused(t *testing.T) {
 		t.Errorf("a run without an assistant: %v", err)
 	}
 }
+
+// TestCleanCloseMidRun: a proxy that closes the stream cleanly while the
+// run goes on; the run's status says so, and the client rejoins.
+func TestCleanCloseMidRun(t *testing.T) {
+	var gets atomic.Int32
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /threads/T/runs/stream", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Content-Location", "/threads/T/runs/R")
+		sse(w, 0, 2) // and a clean end
+	})
+	mux.HandleFunc("GET /threads/T/runs/R", func(w http.ResponseWriter, r *http.Request) {
+		status := "running"
+		if gets.Add(1) > 1 {
+			status = "success"
+		}
+		answer(200, "application/json", `{"run_id":"R","thread_id":"T","status":"`+status+`"}`)(w, r)
+	})
+	mux.HandleFunc("GET /threads/T/runs/R/stream", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		sse(w, 2, 4)
+	})
+	c := newClient(t, mux)
+	st, err := c.Stream(context.Background(), "T", agentclient.RunRequest{AssistantID: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := st.Collect()
+	if err != nil || strings.Join(ids(evs), ",") != "0,1,2,3" || st.Reconnects() != 1 || gets.Load() != 2 {
+		t.Errorf("events %v, err %v, %d reconnects, %d status checks; want 0..3 after one rejoin", ids(evs), err, st.Reconnects(), gets.Load())
+	}
+}
+
+// TestCleanCloseRaceAccepted: the run is still marked running as its
+// stream ends, and the rejoin brings nothing new: that is the end, not a
+// cut.
+func TestCleanCloseRaceAccepted(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /threads/T/runs/stream", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Content-Location", "/threads/T/runs/R")
+		sse(w, 0, 2)
+	})
+	mux.HandleFunc("GET /threads/T/runs/R", answer(200, "application/json", `{"run_id":"R","thread_id":"T","status":"running"}`))
+	mux.HandleFunc("GET /threads/T/runs/R/stream", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		sse(w, 0, 2) // all again, nothing new
+	})
+	c := newClient(t, mux)
+	st, err := c.Stream(context.Background(), "T", agentclient.RunRequest{AssistantID: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := st.Collect()
+	if err != nil || strings.Join(ids(evs), ",") != "0,1" || st.Reconnects() != 1 {
+		t.Errorf("events %v, err %v, %d reconnects", ids(evs), err, st.Reconnects())
+	}
+}

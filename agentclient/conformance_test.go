@@ -29,6 +29,10 @@ import (
 type target struct {
 	url  string
 	slow func(ms int, topic string) agentclient.RunRequest
+	// schemas asks for the graph's schemas, which LangGraph.js extracts
+	// from TypeScript on the first call: minutes on a loaded machine,
+	// too slow to ask of it in every test run.
+	schemas bool
 }
 
 // TestAgainstLangGraph drives LangGraph's own dev server (LangGraph.js
@@ -51,7 +55,7 @@ func TestAgainstWeft(t *testing.T) {
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	conformance(t, target{url: srv.URL, slow: func(ms int, topic string) agentclient.RunRequest {
+	conformance(t, target{url: srv.URL, schemas: true, slow: func(ms int, topic string) agentclient.RunRequest {
 		// A cancel stops a Weft run at the step's end, not inside the
 		// node as LangGraph.js does: a shorter sleep keeps the test short.
 		return agentclient.RunRequest{AssistantID: "approval", Input: map[string]any{"topic": fmt.Sprintf("slow %d %s", ms/4, topic)}}
@@ -194,6 +198,12 @@ func conformance(t *testing.T, tg target) {
 		}
 		if !slices.Contains(nodes, "research:pick") || slices.Contains(nodes, "research") {
 			t.Errorf("x-ray nodes %v, want research:pick inlined", nodes)
+		}
+		if tg.schemas {
+			sc, err := c.GetSchemas(ctx, "approval")
+			if err != nil || !strings.Contains(string(sc.StateSchema), "topic") {
+				t.Errorf("schemas: %+v, %v", sc, err)
+			}
 		}
 		if g, err = c.GetGraph(ctx, "approval", 0); err != nil || !slices.ContainsFunc(g.Nodes, func(n agentclient.GraphNode) bool { return n.ID == "research" }) {
 			t.Errorf("drawing without x-ray: %+v, %v", g, err)
@@ -405,6 +415,38 @@ func conformance(t *testing.T, tg target) {
 		last := evs[len(evs)-1]
 		if v := valuesOf(t, last.Data); !slices.Equal(v.Log, []string{"plan:otters", `review:"no"`, "rejected"}) {
 			t.Errorf("the replay's answer: log %v, want the new answer rejected", v.Log)
+		}
+	})
+
+	t.Run("breakpoint after plan, continued", func(t *testing.T) {
+		th, err := c.CreateThread(ctx, agentclient.ThreadCreate{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Wait(ctx, th.ThreadID, agentclient.RunRequest{AssistantID: "approval", Input: map[string]any{"topic": "owls"}, InterruptAfter: []string{"plan"}}); err != nil {
+			t.Fatal(err)
+		}
+		head, err := c.GetState(ctx, th.ThreadID, agentclient.StateQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(head.Next, []string{"research"}) || len(head.Interrupts()) != 0 {
+			t.Fatalf("at the breakpoint: next %v, interrupts %v", head.Next, head.Interrupts())
+		}
+		st, err := c.Resume(ctx, th.ThreadID, head.Checkpoint.CheckpointID, agentclient.Command{}, agentclient.RunRequest{AssistantID: "approval", StreamMode: []string{"updates"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := st.Collect()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var its []agentclient.Interrupt
+		for _, ev := range evs {
+			its = append(its, interruptsIn(t, ev)...)
+		}
+		if len(its) != 1 || !strings.Contains(string(its[0].Value), "fact A about owls") {
+			t.Errorf("continued past the breakpoint: %s, want the pick question", showInterrupts(its))
 		}
 	})
 

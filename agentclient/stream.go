@@ -244,8 +244,8 @@ func (s *sseReader) next() (rawEvent, error) {
 // end stops reading; the server may cancel the run, per its
 // on_disconnect).
 //
-// A stream cut mid-run (the connection drops, or closes inside an event)
-// is resumed through GET /threads/{thread}/runs/{run}/stream with the
+// A stream cut mid-run (the connection drops, closes inside an event,
+// or closes while the server says the run is still running) is resumed through GET /threads/{thread}/runs/{run}/stream with the
 // Last-Event-ID of the last event read, at most WithReconnects times in
 // a row; events the server sends again are skipped. LangGraph servers
 // keep a run's events for that only with RunRequest.StreamResumable. If
@@ -270,8 +270,11 @@ type Stream struct {
 	resumed    int  // resumes since the last event delivered
 	reconnects int  // resumes in all
 	skipUpTo   int  // after a resume: drop numbered events <= this
-	checkGap   bool // after a resume: the first new event must follow lastNum
-	done       bool
+	// closeChecked: the run's status was checked at a clean close, and no
+	// event came since.
+	closeChecked bool
+	checkGap     bool // after a resume: the first new event must follow lastNum
+	done         bool
 }
 
 // RunID is the run's id, from the response's Content-Location or its
@@ -328,6 +331,18 @@ func (s *Stream) Next() bool {
 		raw, err := s.rd.next()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
+				// LangGraph sends no end event: a clean close is the
+				// end, unless the run is still going (a proxy closed
+				// the connection), checked once per close that
+				// follows new events.
+				if !s.closeChecked && s.c.reconnects > 0 && s.runErr == nil && s.stillRunning() {
+					s.closeChecked = true
+					if err := s.resume(errClosedEarly); err != nil {
+						s.finish(err)
+						return false
+					}
+					continue
+				}
 				s.finish(nil)
 				return false
 			}
@@ -382,6 +397,7 @@ func (s *Stream) Next() bool {
 			s.numbered = false
 		}
 		s.resumed = 0
+		s.closeChecked = false
 		if ev.Mode == "metadata" && s.run == "" {
 			var m struct {
 				RunID string `json:"run_id"`
@@ -406,10 +422,23 @@ func (s *Stream) finish(err error) {
 	s.Close()
 }
 
+// errClosedEarly is a stream closed cleanly while its run still runs.
+var errClosedEarly = errors.New("the connection closed while the run was still running")
+
+// stillRunning asks the server whether the stream's run is still going;
+// false when it cannot tell (a stateless run, no run id, an error).
+func (s *Stream) stillRunning() bool {
+	if s.thread == "" || s.run == "" || s.ctx.Err() != nil {
+		return false
+	}
+	r, err := s.c.GetRun(s.ctx, s.thread, s.run)
+	return err == nil && (r.Status == "pending" || r.Status == "running")
+}
+
 // resume reopens a cut stream after its last event, or says why not.
 func (s *Stream) resume(cause error) error {
-	if errors.Is(cause, errPartial) {
-		cause = errPartial
+	if errors.Is(cause, errPartial) || errors.Is(cause, errClosedEarly) {
+		// as it is
 	} else if !errors.Is(cause, io.ErrUnexpectedEOF) {
 		cause = fmt.Errorf("the connection dropped: %w", cause)
 	}
@@ -587,8 +616,8 @@ func (e *ThreadMovedError) Error() string {
 // Is matches ErrThreadMoved.
 func (e *ThreadMovedError) Is(target error) bool { return target == ErrThreadMoved }
 
-// Resume answers a thread's interrupt (or continues it past a
-// breakpoint) with cmd, acting on checkpoint expectCheckpoint: it reads
+// Resume answers a thread's interrupt with cmd (or, with an empty cmd,
+// continues it past a breakpoint), acting on checkpoint expectCheckpoint: it reads
 // the thread's head and refuses with a *ThreadMovedError if the head is
 // another checkpoint, and refuses with ErrInvalid if the head has no
 // node to run. The run is sent with CheckpointID set to
@@ -625,7 +654,11 @@ func (c *Client) Resume(ctx context.Context, thread, expectCheckpoint string, cm
 	if len(st.Next) == 0 {
 		return nil, bad("thread %s at checkpoint %s has no node to run (it finished): nothing to resume", thread, expectCheckpoint)
 	}
-	req.Command = &cmd
+	// An empty command continues past a breakpoint: servers want no
+	// command then (Weft refuses an empty one).
+	if cmd.Resume != nil || cmd.Update != nil || cmd.Goto != nil {
+		req.Command = &cmd
+	}
 	req.CheckpointID = expectCheckpoint
 	return c.Stream(ctx, thread, req)
 }
