@@ -427,3 +427,52 @@ func TestCleanCloseRaceAccepted(t *testing.T) {
 		t.Errorf("events %v, err %v, %d reconnects", ids(evs), err, st.Reconnects())
 	}
 }
+
+// TestStreamOutlivesTimeout: WithTimeout bounds the wait for a stream's
+// headers, not the run: events slower than it still arrive. And the
+// caller's cancel stops a stream with the context's error, not a cut.
+func TestStreamOutlivesTimeout(t *testing.T) {
+	var calls atomic.Int32
+	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		calls.Add(1)
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	c := newClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		sse(w, 0, 1)
+		select {
+		case <-time.After(400 * time.Millisecond):
+		case <-r.Context().Done():
+			return
+		}
+		sse(w, 1, 2)
+	}), agentclient.WithTimeout(100*time.Millisecond), agentclient.WithHTTPClient(hc), agentclient.WithReconnects(0))
+	st, err := c.Stream(context.Background(), "T", agentclient.RunRequest{AssistantID: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := st.Collect()
+	if err != nil || len(evs) != 2 {
+		t.Errorf("events %v, err %v: want both, the second after the timeout", ids(evs), err)
+	}
+	if calls.Load() != 1 {
+		t.Errorf("the given http.Client made %d requests, want 1", calls.Load())
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	st, err = c.JoinStream(ctx, "T", "R", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Next() {
+		t.Fatalf("no first event: %v", st.Err())
+	}
+	cancel()
+	if st.Next() || !errors.Is(st.Err(), context.Canceled) || errors.Is(st.Err(), agentclient.ErrStreamCut) {
+		t.Errorf("after the caller's cancel: %v, want context.Canceled", st.Err())
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
