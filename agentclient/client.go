@@ -264,7 +264,7 @@ func (c *Client) do(ctx context.Context, cl call) (*http.Response, error) {
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer resp.Body.Close()
 		b, rerr := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		e := &Error{Method: cl.method, Path: cl.path, Status: resp.StatusCode, Body: b, Message: serverMessage(resp.Header.Get("Content-Type"), b)}
+		e := &Error{Method: cl.method, Path: cl.path, Status: resp.StatusCode, Body: b, Message: serverMessage(b)}
 		if rerr != nil && len(b) == 0 {
 			e.Message = http.StatusText(resp.StatusCode) + " (reading the body failed: " + rerr.Error() + ")"
 		}
@@ -299,7 +299,7 @@ func rootCause(err error) error {
 // answers text/plain, Weft and Python servers {"detail": …}, validation
 // errors {"error": {"issues": […]}} (Zod) or {"detail": [{loc, msg}]}
 // (FastAPI).
-func serverMessage(ctype string, b []byte) string {
+func serverMessage(b []byte) string {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 {
 		return "(no message)"
@@ -373,8 +373,8 @@ func pathOf(vs ...any) string {
 	return ""
 }
 
-// getJSON, postJSON and friends make a bounded call and decode its JSON
-// answer into out (nil: the body is read and dropped).
+// json makes a call and decodes its JSON answer into out (nil: the body
+// is read and dropped).
 func (c *Client) json(ctx context.Context, cl call, out any) error {
 	resp, cancel, err := c.send(ctx, cl)
 	if err != nil {

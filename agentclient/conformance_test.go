@@ -346,6 +346,10 @@ func conformance(t *testing.T, tg target) {
 		if len(page) != 2 || page[0].Checkpoint.CheckpointID != history[2].Checkpoint.CheckpointID || page[1].Checkpoint.CheckpointID != history[3].Checkpoint.CheckpointID {
 			t.Errorf("history before %s: %d snapshots, want steps 2 and 1", history[1].Checkpoint.CheckpointID, len(page))
 		}
+		inputs, err := c.History(ctx, tid, agentclient.HistoryQuery{Metadata: map[string]any{"source": "input"}})
+		if err != nil || len(inputs) != 1 || inputs[0].Step() != -1 {
+			t.Errorf("history by metadata source input: %d snapshots, %v; want the input checkpoint", len(inputs), err)
+		}
 		at, err := c.GetState(ctx, tid, agentclient.StateQuery{CheckpointID: history[2].Checkpoint.CheckpointID})
 		if err != nil || !slices.Equal(at.Next, []string{"review"}) || at.Checkpoint.CheckpointID != history[2].Checkpoint.CheckpointID {
 			t.Errorf("state at step 2: %+v, %v", at, err)

@@ -517,7 +517,7 @@ func (c *Client) open(ctx context.Context, cl call) (io.ReadCloser, error) {
 		resp.Body.Close()
 		cancel(nil)
 		return nil, &Error{Method: cl.method, Path: cl.path, Status: resp.StatusCode,
-			Message: fmt.Sprintf("the answer is %q, not an event stream: %s", resp.Header.Get("Content-Type"), serverMessage("", b))}
+			Message: fmt.Sprintf("the answer is %q, not an event stream: %s", resp.Header.Get("Content-Type"), serverMessage(b))}
 	}
 	return &cancelBody{ReadCloser: resp.Body, cancel: func() { cancel(nil) }, loc: resp.Header.Get("Content-Location")}, nil
 }
