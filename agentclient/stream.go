@@ -630,29 +630,48 @@ func (e *ThreadMovedError) Is(target error) bool { return target == ErrThreadMov
 // thread; the run then starts from expectCheckpoint (a fork) or is
 // refused as busy (ErrConflict).
 func (c *Client) Resume(ctx context.Context, thread, expectCheckpoint string, cmd Command, req RunRequest) (*Stream, error) {
-	p := runsPath(thread) + "/stream"
+	req, err := c.resumeRequest(ctx, runsPath(thread)+"/stream", thread, expectCheckpoint, cmd, req)
+	if err != nil {
+		return nil, err
+	}
+	return c.Stream(ctx, thread, req)
+}
+
+// ResumeInBackground is Resume as a background run: the same checks, then
+// CreateRun; the server runs it whether or not anyone follows it.
+func (c *Client) ResumeInBackground(ctx context.Context, thread, expectCheckpoint string, cmd Command, req RunRequest) (*Run, error) {
+	req, err := c.resumeRequest(ctx, runsPath(thread), thread, expectCheckpoint, cmd, req)
+	if err != nil {
+		return nil, err
+	}
+	return c.CreateRun(ctx, thread, req)
+}
+
+// resumeRequest checks a resume against the thread's head and returns the
+// run request that acts on expectCheckpoint.
+func (c *Client) resumeRequest(ctx context.Context, p, thread, expectCheckpoint string, cmd Command, req RunRequest) (RunRequest, error) {
 	bad := func(format string, args ...any) error {
 		return &Error{Method: http.MethodPost, Path: p, Err: fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))}
 	}
 	switch {
 	case thread == "":
-		return nil, bad("Resume needs a thread id")
+		return req, bad("Resume needs a thread id")
 	case expectCheckpoint == "":
-		return nil, bad("Resume needs the checkpoint it acts on (the head's checkpoint id the caller saw)")
+		return req, bad("Resume needs the checkpoint it acts on (the head's checkpoint id the caller saw)")
 	case req.Command != nil || req.Input != nil:
-		return nil, bad("Resume takes its command as an argument: the request's Command and Input must be empty")
+		return req, bad("Resume takes its command as an argument: the request's Command and Input must be empty")
 	case req.CheckpointID != "" && req.CheckpointID != expectCheckpoint:
-		return nil, bad("the request's CheckpointID %s is not the expected checkpoint %s", req.CheckpointID, expectCheckpoint)
+		return req, bad("the request's CheckpointID %s is not the expected checkpoint %s", req.CheckpointID, expectCheckpoint)
 	}
 	st, err := c.GetState(ctx, thread, StateQuery{})
 	if err != nil {
-		return nil, err
+		return req, err
 	}
 	if head := st.Checkpoint.CheckpointID; head != expectCheckpoint {
-		return nil, &ThreadMovedError{Thread: thread, Expected: expectCheckpoint, Head: head, HeadNext: st.Next}
+		return req, &ThreadMovedError{Thread: thread, Expected: expectCheckpoint, Head: head, HeadNext: st.Next}
 	}
 	if len(st.Next) == 0 {
-		return nil, bad("thread %s at checkpoint %s has no node to run (it finished): nothing to resume", thread, expectCheckpoint)
+		return req, bad("thread %s at checkpoint %s has no node to run (it finished): nothing to resume", thread, expectCheckpoint)
 	}
 	// An empty command continues past a breakpoint: servers want no
 	// command then (Weft refuses an empty one).
@@ -660,5 +679,5 @@ func (c *Client) Resume(ctx context.Context, thread, expectCheckpoint string, cm
 		req.Command = &cmd
 	}
 	req.CheckpointID = expectCheckpoint
-	return c.Stream(ctx, thread, req)
+	return req, nil
 }

@@ -1,7 +1,7 @@
 // The commands on a running Agent Server: -store http://HOST:PORT (or
 // https://) names a LangGraph server (langgraph dev, a deployment, or
-// weft serve) instead of a store file, and threads, history, state, run
-// and resume talk to it through agentclient, printing the JSON shapes
+// weft serve) instead of a store file, and threads, history, state, run,
+// resume and answer talk to it through agentclient, printing the JSON shapes
 // they print for a file store.
 
 package cli
@@ -42,6 +42,7 @@ var serverCommands = map[string]serverCommand{
 	"state":   srvState,
 	"run":     srvRun,
 	"resume":  srvResume,
+	"answer":  srvAnswer,
 }
 
 // runOnServer runs command name against the server at base and returns
@@ -399,79 +400,117 @@ func srvRun(ctx context.Context, c *agentclient.Client, args []string, w io.Writ
 
 // srvResume answers a thread's interrupt, or continues it past a
 // breakpoint, through agentclient.Resume: the run acts on the head the
-// command read (or -checkpoint), and is refused if the thread moved.
+// command read (or -checkpoint), and is refused if the thread moved. It
+// waits for the run to stop and prints ResultJSON.
 func srvResume(ctx context.Context, c *agentclient.Client, args []string, w io.Writer) error {
-	fs := flag.NewFlagSet("resume", flag.ContinueOnError)
+	p, err := prepareAnswer(ctx, c, "resume", args, false)
+	if err != nil {
+		return err
+	}
+	st, err := c.Resume(ctx, p.thread, p.at, p.cmd, p.req)
+	if err != nil {
+		return err
+	}
+	return finishRun(ctx, c, p.thread, st, w)
+}
+
+// srvAnswer hands an answer to the server without waiting: a background
+// run, checked like resume's, which the server runs as a worker would.
+// It prints {thread_id, checkpoint_id (the one answered), run_id,
+// stored: true}.
+func srvAnswer(ctx context.Context, c *agentclient.Client, args []string, w io.Writer) error {
+	p, err := prepareAnswer(ctx, c, "answer", args, true)
+	if err != nil {
+		return err
+	}
+	run, err := c.ResumeInBackground(ctx, p.thread, p.at, p.cmd, p.req)
+	if err != nil {
+		return err
+	}
+	return printJSON(w, map[string]any{"thread_id": p.thread, "checkpoint_id": p.at, "run_id": run.RunID, "stored": true})
+}
+
+// answerPlan is a checked resume: the thread, the checkpoint it acts on,
+// the command and the run's request.
+type answerPlan struct {
+	thread, at string
+	cmd        agentclient.Command
+	req        agentclient.RunRequest
+}
+
+// prepareAnswer parses resume's and answer's flags and checks -answer
+// against the thread's pending interrupts, as the file-store commands do.
+func prepareAnswer(ctx context.Context, c *agentclient.Client, name string, args []string, needAnswer bool) (answerPlan, error) {
+	var p answerPlan
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	answer := fs.String("answer", "", "the answer, as JSON")
 	id := fs.String("id", "", "the interrupt to answer (needed when several are pending)")
 	expect := fs.String("checkpoint", "", "act only if the thread's head is this checkpoint (default: the head read now)")
 	pos, err := parse(fs, args)
 	if err != nil {
-		return err
+		return p, err
 	}
-	if len(pos) != 1 || (*answer == "" && *id != "") {
-		return usagef("usage: resume THREAD [-answer JSON [-id INTERRUPT]] [-checkpoint ID]")
+	if len(pos) != 1 || (*answer == "" && (*id != "" || needAnswer)) {
+		if needAnswer {
+			return p, usagef("usage: answer THREAD -answer JSON [-id INTERRUPT] [-checkpoint ID]")
+		}
+		return p, usagef("usage: resume THREAD [-answer JSON [-id INTERRUPT]] [-checkpoint ID]")
 	}
-	tid := pos[0]
-	th, err := c.GetThread(ctx, tid)
+	p.thread = pos[0]
+	th, err := c.GetThread(ctx, p.thread)
 	if err != nil {
-		return threadErr(tid, err)
+		return p, threadErr(p.thread, err)
 	}
 	assistant, _ := th.Metadata["assistant_id"].(string)
 	if g, _ := th.Metadata["graph_id"].(string); assistant == "" {
 		assistant = g
 	}
 	if assistant == "" {
-		return fmt.Errorf("thread %q names no graph (its metadata has no assistant_id or graph_id): it has not run", tid)
+		return p, fmt.Errorf("thread %q names no graph (its metadata has no assistant_id or graph_id): it has not run", p.thread)
 	}
-	head, err := c.GetState(ctx, tid, agentclient.StateQuery{Subgraphs: true})
+	head, err := c.GetState(ctx, p.thread, agentclient.StateQuery{Subgraphs: true})
 	if err != nil {
-		return err
+		return p, err
 	}
-	at := *expect
-	if at == "" {
-		at = head.Checkpoint.CheckpointID
+	p.at = *expect
+	if p.at == "" {
+		p.at = head.Checkpoint.CheckpointID
 	}
 	pending := head.Interrupts()
 	ids := make([]string, len(pending))
 	for i, it := range pending {
 		ids[i] = it.ID
 	}
-	var cmd agentclient.Command
 	switch {
 	case *answer != "":
 		var v any
 		if err := json.Unmarshal([]byte(*answer), &v); err != nil {
-			return usagef("-answer is not valid JSON (%v): quote strings, e.g. -answer '\"approve\"'", err)
+			return p, usagef("-answer is not valid JSON (%v): quote strings, e.g. -answer '\"approve\"'", err)
 		}
 		if v == nil {
-			return usagef("-answer null is not an answer: give the value the question asks for, e.g. -answer '\"approve\"'")
+			return p, usagef("-answer null is not an answer: give the value the question asks for, e.g. -answer '\"approve\"'")
 		}
 		switch {
 		case len(pending) == 0:
-			return fmt.Errorf("thread %q has no pending interrupt to answer (next: %v)", tid, head.Next)
+			return p, fmt.Errorf("thread %q has no pending interrupt to answer (next: %v)", p.thread, head.Next)
 		case *id != "" && !slices.Contains(ids, *id):
-			return fmt.Errorf("thread %q has no pending interrupt %q (pending: %s)", tid, *id, strings.Join(ids, ", "))
+			return p, fmt.Errorf("thread %q has no pending interrupt %q (pending: %s)", p.thread, *id, strings.Join(ids, ", "))
 		case *id != "":
-			cmd = agentclient.ResumeByID(map[string]any{*id: v})
+			p.cmd = agentclient.ResumeByID(map[string]any{*id: v})
 		case len(pending) > 1:
-			return fmt.Errorf("thread %q waits for %d answers (%s): name one with -id", tid, len(pending), strings.Join(ids, ", "))
+			return p, fmt.Errorf("thread %q waits for %d answers (%s): name one with -id", p.thread, len(pending), strings.Join(ids, ", "))
 		default:
 			// By id, so that an interrupt answered meanwhile is not
 			// answered twice.
-			cmd = agentclient.ResumeByID(map[string]any{ids[0]: v})
+			p.cmd = agentclient.ResumeByID(map[string]any{ids[0]: v})
 		}
 	case len(pending) > 0:
-		return fmt.Errorf("thread %q waits for an answer to interrupt %s: give it with -answer JSON", tid, strings.Join(ids, ", "))
+		return p, fmt.Errorf("thread %q waits for an answer to interrupt %s: give it with -answer JSON", p.thread, strings.Join(ids, ", "))
 	case len(head.Next) == 0:
-		return fmt.Errorf("thread %q is done: there is nothing to continue", tid)
+		return p, fmt.Errorf("thread %q is done: there is nothing to continue", p.thread)
 	}
-	st, err := c.Resume(ctx, tid, at, cmd, agentclient.RunRequest{AssistantID: assistant, StreamMode: []string{"values"},
-		StreamResumable: true, OnDisconnect: "continue"})
-	if err != nil {
-		return err
-	}
-	return finishRun(ctx, c, tid, st, w)
+	p.req = agentclient.RunRequest{AssistantID: assistant, StreamMode: []string{"values"}, StreamResumable: true, OnDisconnect: "continue"}
+	return p, nil
 }
 
 // finishRun reads a run's stream to its end and prints the thread's state

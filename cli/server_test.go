@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weftstudio/weft/cli"
 	"github.com/weftstudio/weft/internal/lgserver"
@@ -73,8 +74,29 @@ func TestCommandsOnLangGraphServer(t *testing.T) {
 	if _, errs, code = runCLI(t, nil, "state", "00000000-0000-0000-0000-000000000000", store); code != 1 || !strings.Contains(errs, "not found on this server") {
 		t.Errorf("state of an unknown thread: %d %s", code, errs)
 	}
-	if _, errs, code = runCLI(t, nil, "answer", tid, "-answer", `"x"`, store); code != 2 || !strings.Contains(errs, "not available on an Agent Server") {
-		t.Errorf("answer on a server: %d %s", code, errs)
+	if _, errs, code = runCLI(t, nil, "prune", "-keep", "1", store); code != 2 || !strings.Contains(errs, "not available on an Agent Server") {
+		t.Errorf("prune on a server: %d %s", code, errs)
+	}
+
+	// answer hands the answer to the server, which runs it.
+	out, errs, code = runCLI(t, nil, "run", "approval", "-input", `{"topic": "moles"}`, store)
+	if code != 0 {
+		t.Fatalf("run: %d %s", code, errs)
+	}
+	res = decodeOut[cli.ResultJSON](t, out)
+	out, errs, code = runCLI(t, nil, "answer", res.ThreadID, "-answer", `"fact A about moles"`, store)
+	stored := decodeOut[map[string]any](t, out)
+	if code != 0 || stored["stored"] != true || stored["checkpoint_id"] != res.CheckpointID || stored["run_id"] == "" {
+		t.Fatalf("answer: %d %v %s", code, stored, errs)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		out, _, _ = runCLI(t, nil, "state", res.ThreadID, store)
+		if st := decodeOut[cli.SnapshotJSON](t, out); len(st.Interrupts) == 1 && st.Interrupts[0].Node == "review" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the answered thread never reached review: %s", out)
+		}
 	}
 }
 
