@@ -476,3 +476,48 @@ func TestStreamOutlivesTimeout(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestRunRequestOnTheWire: the fields LangGraph's API names, and nothing
+// for zero fields (an input of null would replay; none is sent).
+func TestRunRequestOnTheWire(t *testing.T) {
+	var body atomic.Value
+	c := newClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		body.Store(r.Method + " " + r.URL.Path + " " + string(b))
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"run_id":"R","thread_id":"T","status":"pending"}`)
+	}))
+	ctx := context.Background()
+	if _, err := c.CreateRun(ctx, "T", agentclient.RunRequest{AssistantID: "approval"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := body.Load(); got != `POST /threads/T/runs {"assistant_id":"approval"}` {
+		t.Errorf("a bare run: %s", got)
+	}
+	_, err := c.CreateRun(ctx, "", agentclient.RunRequest{AssistantID: "a", Input: map[string]any{"topic": "x"},
+		Command: &agentclient.Command{Update: map[string]any{"topic": "y"}, Goto: []string{"review"}},
+		Config:  &agentclient.RunConfig{Configurable: map[string]any{"delay_ms": 5}}, StreamMode: []string{"updates", "messages-tuple"},
+		StreamSubgraphs: true, StreamResumable: true, InterruptBefore: []string{"tools"}, InterruptAfter: []string{"*"},
+		CheckpointID: "C", MultitaskStrategy: "enqueue", IfNotExists: "create", OnDisconnect: "continue"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `POST /runs {"assistant_id":"a","input":{"topic":"x"},"command":{"update":{"topic":"y"},"goto":["review"]},"config":{"configurable":{"delay_ms":5}},` +
+		`"stream_mode":["updates","messages-tuple"],"stream_subgraphs":true,"stream_resumable":true,"interrupt_before":["tools"],"interrupt_after":["*"],` +
+		`"checkpoint_id":"C","multitask_strategy":"enqueue","if_not_exists":"create","on_disconnect":"continue"}`
+	if got := body.Load(); got != want {
+		t.Errorf("a full run:\n%s\nwant\n%s", got, want)
+	}
+	if _, err := c.CreateRun(ctx, "T", agentclient.RunRequest{AssistantID: "a", Command: &agentclient.Command{Resume: map[string]any{"i1": "yes"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := body.Load(); got != `POST /threads/T/runs {"assistant_id":"a","command":{"resume":{"i1":"yes"}}}` {
+		t.Errorf("a resume by id: %s", got)
+	}
+	if _, err := c.History(ctx, "T", agentclient.HistoryQuery{Limit: 2, Before: "C", Metadata: map[string]any{"step": 1}, CheckpointNS: "research:t"}); err == nil {
+		t.Error("a run record is not a history: want a decoding error")
+	}
+	if got := body.Load(); got != `POST /threads/T/history {"before":"C","checkpoint":{"checkpoint_ns":"research:t"},"limit":2,"metadata":{"step":1}}` {
+		t.Errorf("history: %s", got)
+	}
+}

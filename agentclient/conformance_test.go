@@ -450,7 +450,28 @@ func conformance(t *testing.T, tg target) {
 			its = append(its, interruptsIn(t, ev)...)
 		}
 		if len(its) != 1 || !strings.Contains(string(its[0].Value), "fact A about owls") {
-			t.Errorf("continued past the breakpoint: %s, want the pick question", showInterrupts(its))
+			t.Fatalf("continued past the breakpoint: %s, want the pick question", showInterrupts(its))
+		}
+		// An answer with an update: both reach the thread.
+		head, err = c.GetState(ctx, th.ThreadID, agentclient.StateQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err = c.Resume(ctx, th.ThreadID, head.Checkpoint.CheckpointID,
+			agentclient.Command{Resume: "fact A about owls", Update: map[string]any{"log": []string{"edited"}}},
+			agentclient.RunRequest{AssistantID: "approval"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Collect(); err != nil {
+			t.Fatal(err)
+		}
+		head, err = c.GetState(ctx, th.ThreadID, agentclient.StateQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := valuesOf(t, head.Values); v.Chosen != "fact A about owls" || !slices.Contains(v.Log, "edited") || !slices.Equal(head.Next, []string{"review"}) {
+			t.Errorf("after an answer with an update: %+v, next %v", v, head.Next)
 		}
 	})
 
