@@ -563,7 +563,9 @@ func (c *Client) Stream(ctx context.Context, thread string, req RunRequest) (*St
 
 // JoinStream follows a run's events. lastEventID "" follows from now on
 // (LangGraph sends nothing for a finished run then), "-1" from the first
-// event the server kept, n after event n.
+// event the server kept, n after event n. LangGraph keeps a run's events
+// only when it was started with StreamResumable, and LangGraph.js drops
+// them once the run is joined (JoinRun): follow first, then join.
 func (c *Client) JoinStream(ctx context.Context, thread, run, lastEventID string) (*Stream, error) {
 	p := "/threads/" + esc(thread) + "/runs/" + esc(run) + "/stream"
 	if err := twoIDs(http.MethodGet, p, thread, run); err != nil {
