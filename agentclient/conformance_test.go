@@ -562,13 +562,30 @@ func conformance(t *testing.T, tg target) {
 		cutStream(t, ctx, tg.url)
 	})
 
+	t.Run("search and delete threads", func(t *testing.T) {
+		found, err := c.SearchThreads(ctx, agentclient.ThreadSearch{Metadata: map[string]any{"owner": "conformance"}, Limit: 10})
+		if err != nil || len(found) != 1 || found[0].ThreadID != tid || found[0].Status != "idle" && found[0].Status != "interrupted" {
+			t.Errorf("threads by metadata: %+v, %v; want only %s", found, err, tid)
+		}
+		if err := c.DeleteThread(ctx, tid); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.GetThread(ctx, tid); !errors.Is(err, agentclient.ErrNotFound) {
+			t.Errorf("a deleted thread: %v, want ErrNotFound", err)
+		}
+	})
+
 	t.Run("errors", func(t *testing.T) {
 		_, err := c.GetState(ctx, "00000000-0000-0000-0000-000000000000", agentclient.StateQuery{})
 		var ae *agentclient.Error
 		if !errors.Is(err, agentclient.ErrNotFound) || !errors.As(err, &ae) || ae.Status != 404 || !strings.Contains(ae.Message, "00000000-0000-0000-0000-000000000000") {
 			t.Errorf("unknown thread: %v, want a 404 naming it", err)
 		}
-		_, err = c.Stream(ctx, tid, agentclient.RunRequest{AssistantID: "approval", Input: map[string]any{"topic": "x"}, StreamMode: []string{"bogus"}})
+		th, err := c.CreateThread(ctx, agentclient.ThreadCreate{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Stream(ctx, th.ThreadID, agentclient.RunRequest{AssistantID: "approval", Input: map[string]any{"topic": "x"}, StreamMode: []string{"bogus"}})
 		if !errors.Is(err, agentclient.ErrInvalid) || !errors.As(err, &ae) || !strings.Contains(ae.Message, "stream_mode") {
 			t.Errorf("a bogus stream mode: %v, want ErrInvalid naming stream_mode", err)
 		}
