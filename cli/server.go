@@ -96,7 +96,9 @@ func runOnServer(ctx context.Context, name, base string, create bool, args []str
 // checkpoints (from its history), step and source are its head's, status
 // is engine's word for the server's (busy: running; interrupted: waiting,
 // or paused at a breakpoint; error: failed; idle: done, or paused when
-// nodes are due). A server holds no leases: lease is never set.
+// nodes are due; new: made on the server but never run, so without
+// checkpoints, which a store file never lists). A server holds no
+// leases: lease is never set.
 func srvThreads(ctx context.Context, c *agentclient.Client, args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("threads", flag.ContinueOnError)
 	graph := fs.String("graph", "", "only threads of this graph")
@@ -146,8 +148,9 @@ func srvThreads(ctx context.Context, c *agentclient.Client, args []string, w io.
 // status from its state and history.
 func threadFacts(ctx context.Context, c *agentclient.Client, th agentclient.Thread, tj *ThreadJSON) error {
 	st, err := c.GetState(ctx, th.ThreadID, agentclient.StateQuery{})
-	if errors.Is(err, agentclient.ErrNotFound) {
-		// A thread made but never run has no state on some servers.
+	if errors.Is(err, agentclient.ErrNotFound) || err == nil && st.Checkpoint.CheckpointID == "" {
+		// A thread made but never run: no checkpoint yet (some servers
+		// answer 404 for its state, others an empty one).
 		tj.Status = "new"
 		return nil
 	}

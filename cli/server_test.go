@@ -1,12 +1,14 @@
 package cli_test
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/weftstudio/weft/agentclient"
 	"github.com/weftstudio/weft/cli"
 	"github.com/weftstudio/weft/internal/lgserver"
 )
@@ -36,10 +38,25 @@ func TestCommandsOnLangGraphServer(t *testing.T) {
 	}
 	tid := res.ThreadID
 
+	c, err := agentclient.New(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := c.CreateThread(context.Background(), agentclient.ThreadCreate{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	out, errs, code = runCLI(t, nil, "threads", store)
 	threads := decodeOut[[]cli.ThreadJSON](t, out)
-	if code != 0 || len(threads) != 1 || threads[0].ThreadID != tid || threads[0].Graph != "approval" || threads[0].Status != "waiting" || threads[0].Checkpoints != 3 || threads[0].Step != 1 || threads[0].Source != "loop" {
-		t.Errorf("threads: %d %+v %s", code, threads, errs)
+	if code != 0 || len(threads) != 2 || threads[0].ThreadID != fresh.ThreadID || threads[0].Status != "new" || threads[0].Checkpoints != 0 {
+		t.Fatalf("threads, newest first: %d %+v %s", code, threads, errs)
+	}
+	if th := threads[1]; th.ThreadID != tid || th.Graph != "approval" || th.Status != "waiting" || th.Checkpoints != 3 || th.Step != 1 || th.Source != "loop" {
+		t.Errorf("threads: the run's %+v", th)
+	}
+	out, _, code = runCLI(t, nil, "threads", "-graph", "approval", store)
+	if threads = decodeOut[[]cli.ThreadJSON](t, out); code != 0 || len(threads) != 1 || threads[0].ThreadID != tid {
+		t.Errorf("threads -graph approval: %d %+v", code, threads)
 	}
 
 	out, _, code = runCLI(t, nil, "state", tid, store)
