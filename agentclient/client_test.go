@@ -521,3 +521,30 @@ func TestRunRequestOnTheWire(t *testing.T) {
 		t.Errorf("history: %s", got)
 	}
 }
+
+// TestHTTPS: a deployed server over TLS, with the API key it wants.
+func TestHTTPS(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("x-api-key") != "k" {
+			answer(401, "application/json", `{"detail":"Missing or invalid x-api-key"}`)(w, r)
+			return
+		}
+		answer(200, "application/json", `{"version":"0.4.0","flags":{"assistants":true}}`)(w, r)
+	}))
+	defer srv.Close()
+	c, err := agentclient.New(srv.URL, agentclient.WithHTTPClient(srv.Client()), agentclient.WithAPIKey("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := c.Info(context.Background()); err != nil || info.Version != "0.4.0" || info.Flags["assistants"] != true {
+		t.Errorf("info over https: %+v, %v", info, err)
+	}
+	c, _ = agentclient.New(srv.URL, agentclient.WithHTTPClient(srv.Client()))
+	if _, err := c.Info(context.Background()); !errors.Is(err, agentclient.ErrUnauthorized) || !strings.Contains(err.Error(), "Missing or invalid x-api-key") {
+		t.Errorf("no key: %v", err)
+	}
+	c, _ = agentclient.New(srv.URL) // the test's certificate is not trusted
+	if _, err := c.Info(context.Background()); !errors.Is(err, agentclient.ErrUnreachable) || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("an untrusted certificate: %v", err)
+	}
+}
