@@ -155,6 +155,9 @@ func Run(ctx context.Context, args []string, env Env) int {
 		commandHelp(ctx, env.Stdout, args[0], cmd, rest)
 		return 0
 	}
+	if isServerStore(spec) {
+		return runOnServer(ctx, args[0], spec, create, rest, env)
+	}
 	if cmd.ReadOnlyFor != nil {
 		cmd.ReadOnly = cmd.ReadOnlyFor(rest)
 	}
