@@ -40,6 +40,22 @@ type runRec struct {
 	// newer run under multitask_strategy interrupt, or its streaming
 	// client gone.
 	stop atomic.Bool
+	// abort cancels the running node's context as well: a cancel or a
+	// newer run under multitask_strategy interrupt stops the run at once,
+	// as LangGraph aborts its node, and the step it was in stores nothing.
+	abort context.CancelFunc
+}
+
+// interrupt stops the run now: its node's context is cancelled and it
+// ends with status interrupted.
+func (rr *runRec) interrupt() {
+	rr.stop.Store(true)
+	rr.mu.Lock()
+	abort := rr.abort
+	rr.mu.Unlock()
+	if abort != nil {
+		abort()
+	}
 }
 
 // logged is one event of a run, encoded.
@@ -148,6 +164,13 @@ type runBody struct {
 		RecursionLimit int            `json:"recursion_limit"`
 	} `json:"config"`
 }
+
+// Configurable is a run's config.configurable as the request gave it,
+// passed to every node of the run (engine.WithRunContext), which reads it
+// with engine.RunContext[agentserver.Configurable](ctx), as a LangGraph
+// node reads config.configurable. A run whose request has none has no run
+// context. It is not saved: each run, a resume included, gives its own.
+type Configurable map[string]any
 
 // prepared is a run checked and ready to start.
 type prepared struct {
@@ -331,6 +354,9 @@ func (h *Handler) prepare(ctx context.Context, tid string, body runBody) (*prepa
 	if body.Config.RecursionLimit > 0 {
 		p.opts = append(p.opts, engine.WithRecursionLimit(body.Config.RecursionLimit))
 	}
+	if body.Config.Configurable != nil {
+		p.opts = append(p.opts, engine.WithRunContext(Configurable(body.Config.Configurable)))
+	}
 	// Claim the thread across processes before anything runs.
 	runID := uuid.NewString()
 	// The claim outlives the request: a background run goes on after it.
@@ -403,7 +429,7 @@ func (h *Handler) waitFree(ctx context.Context, tid string, interrupt bool) bool
 		}
 		for _, rr := range busy {
 			if interrupt {
-				rr.stop.Store(true)
+				rr.interrupt()
 			}
 			select {
 			case <-rr.done:
@@ -533,9 +559,14 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 	emit := p.rec.log
 	gone := func() bool { return p.rec.stop.Load() || h.stopping.Load() }
 	rr := p.rec
+	ctx, abort := context.WithCancel(ctx)
+	defer abort()
 	rr.mu.Lock()
-	rr.status = "running"
+	rr.status, rr.abort = "running", abort
 	rr.mu.Unlock()
+	if rr.stop.Load() { // interrupted before it started
+		abort()
+	}
 	var mask engine.StreamMode = engine.ModeValues // wait and join answer the last values chunk
 	for _, m := range p.modes {
 		mask |= modes[m]
@@ -559,6 +590,10 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 	var asked any // the interrupts of the run's last values chunk that had them
 	status := "success"
 	for ev, err := range p.g.Stream(ctx, p.input, mask, opts...) {
+		if err != nil && rr.stop.Load() && errors.Is(err, context.Canceled) {
+			status = "interrupted"
+			break
+		}
 		if err != nil {
 			status = "error"
 			emit("error", map[string]any{"error": errorName(err), "message": err.Error()})
@@ -576,7 +611,7 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 		if studio != nil && ev.NS == "" {
 			studio.handle(ev, emit)
 		}
-		for _, out := range wireEvents(ev, p.thread) {
+		for _, out := range wireEvents(ev, p.thread, p.g.Reference() == engine.LangGraphJS) {
 			if !want[out.mode] {
 				continue
 			}
@@ -592,7 +627,12 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 	}
 	if status == "success" {
 		if snap, err := p.g.GetState(ctx, engine.WithThread(p.thread)); err == nil && !snap.Done() {
-			status = "interrupted"
+			// A run that stopped at an interrupt or a breakpoint:
+			// interrupted, or, on LangGraph.js's server, a success
+			// (interrupted is only a cancelled run there).
+			if p.g.Reference() != engine.LangGraphJS || rr.stop.Load() {
+				status = "interrupted"
+			}
 			// A graph following Python LangGraph reports the state once
 			// more after its interrupt chunk (the finished siblings'
 			// writes applied); the run's outcome, as Python's invoke
@@ -731,8 +771,9 @@ type wireEvent struct {
 	data any
 }
 
-// wireEvents turns one engine event into the API's events.
-func wireEvents(ev engine.Event, thread string) []wireEvent {
+// wireEvents turns one engine event into the API's events, shaped as
+// LangGraph.js's server sends them when js is set.
+func wireEvents(ev engine.Event, thread string, js bool) []wireEvent {
 	switch ev.Mode {
 	case engine.ModeValues:
 		return []wireEvent{{"values", valuesChunk(ev)}}
@@ -750,16 +791,16 @@ func wireEvents(ev engine.Event, thread string) []wireEvent {
 		meta := map[string]any{"langgraph_node": m.Node, "langgraph_step": ev.Step, "langgraph_checkpoint_ns": ev.NS, "langgraph_task_id": m.TaskID}
 		return []wireEvent{{"messages-tuple", []any{lcMessage(m.Message, true), meta}}}
 	case engine.ModeTasks:
-		return []wireEvent{{"tasks", wireTaskEvent(ev.Task)}}
+		return []wireEvent{{"tasks", wireTaskEvent(ev.Task, js)}}
 	case engine.ModeCheckpoints:
-		return []wireEvent{{"checkpoints", checkpointPayload(ev.State)}}
+		return []wireEvent{{"checkpoints", checkpointPayload(ev.State, "checkpoints", js)}}
 	case engine.ModeDebug:
 		d := map[string]any{"step": ev.Step, "timestamp": ev.Time.UTC().Format(timeFormat), "type": ev.Debug}
 		switch {
 		case ev.State != nil:
-			d["payload"] = checkpointPayload(ev.State)
+			d["payload"] = checkpointPayload(ev.State, "debug", js)
 		case ev.Task != nil:
-			d["payload"] = wireTaskEvent(ev.Task)
+			d["payload"] = wireTaskEvent(ev.Task, js)
 		}
 		return []wireEvent{{"debug", d}}
 	}
@@ -767,13 +808,19 @@ func wireEvents(ev engine.Event, thread string) []wireEvent {
 }
 
 // wireTaskEvent is a task's start or result as the tasks stream shows it.
-func wireTaskEvent(t *engine.TaskEvent) map[string]any {
+// A task that wrote nothing (one that stopped at an interrupt) has the
+// result null, or {} on LangGraph.js's server (js).
+func wireTaskEvent(t *engine.TaskEvent, js bool) map[string]any {
 	if t.Done {
 		var errv any
 		if t.Error != "" {
 			errv = t.Error
 		}
-		return map[string]any{"id": t.ID, "name": t.Name, "result": wireWrites(t.Result), "interrupts": wireInterrupts(t.Interrupts), "error": errv}
+		var result any = wireWrites(t.Result)
+		if r, _ := result.(map[string]any); r == nil && js {
+			result = map[string]any{}
+		}
+		return map[string]any{"id": t.ID, "name": t.Name, "result": result, "interrupts": wireInterrupts(t.Interrupts), "error": errv}
 	}
 	var input any = t.Input
 	if v, ok := t.Input.(engine.Values); ok {
@@ -787,20 +834,34 @@ func wireTaskEvent(t *engine.TaskEvent) map[string]any {
 }
 
 // checkpointPayload is a checkpoint as debug and checkpoints events carry
-// it: its config, parent, values, metadata, next and tasks.
-func checkpointPayload(s *engine.Snapshot) map[string]any {
-	tasks := make([]map[string]any, 0, len(s.Tasks))
-	for _, t := range s.Tasks {
-		tasks = append(tasks, wireTask(s.Ref.ThreadID, t))
-	}
+// it: its config, parent, values, metadata, next and tasks. LangGraph.js's
+// server sends less (js): a checkpoints event is the values, metadata and
+// next alone, and a debug event has no parent_config and names each task
+// by id, name, path and interrupts.
+func checkpointPayload(s *engine.Snapshot, mode string, js bool) map[string]any {
 	next := s.Next
 	if next == nil {
 		next = []string{}
 	}
+	if js && mode == "checkpoints" {
+		return map[string]any{"values": wireValues(s.Values), "metadata": wireMetadata(s.Metadata), "next": next}
+	}
+	tasks := make([]map[string]any, 0, len(s.Tasks))
+	for _, t := range s.Tasks {
+		wt := wireTask(s.Ref.ThreadID, t)
+		if js {
+			wt = map[string]any{"id": wt["id"], "name": wt["name"], "path": wt["path"], "interrupts": wt["interrupts"]}
+		}
+		tasks = append(tasks, wt)
+	}
 	ref := s.Ref
-	return map[string]any{"config": wireConfig(&ref), "parent_config": wireConfig(s.Parent), "checkpoint": wireRef(&ref),
-		"parent_checkpoint": wireRef(s.Parent), "values": wireValues(s.Values), "metadata": wireMetadata(s.Metadata),
+	out := map[string]any{"config": wireConfig(&ref), "parent_config": wireConfig(s.Parent), "checkpoint": nestedRef(&ref, s.Metadata.Parents, false),
+		"parent_checkpoint": nestedRef(s.Parent, s.Metadata.Parents, false), "values": wireValues(s.Values), "metadata": wireMetadata(s.Metadata),
 		"next": next, "tasks": tasks}
+	if js {
+		delete(out, "parent_config")
+	}
+	return out
 }
 
 // streamRun answers a run as server-sent events: metadata first, then the
@@ -961,7 +1022,7 @@ func (h *Handler) cancelRun(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusConflict, "Run %s has already ended", rr.id)
 		return
 	}
-	rr.stop.Store(true)
+	rr.interrupt()
 	if r.URL.Query().Get("wait") == "true" || r.URL.Query().Get("wait") == "1" {
 		select {
 		case <-rr.done:

@@ -1,0 +1,335 @@
+package agentserver_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weftstudio/weft/agentserver"
+	"github.com/weftstudio/weft/agui"
+	"github.com/weftstudio/weft/checkpoint/store"
+	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/internal/lgserver"
+	"github.com/weftstudio/weft/internal/nodetest"
+)
+
+// jsApprovalGraph is internal/lgserver's approval graph (app/src/approval.ts)
+// written with the engine, following LangGraph.js: plan (slowed by
+// configurable.delay_ms) → research, a subgraph (gather → pick, which asks
+// which note to keep) → review (asks for approval of a draft) → finalize.
+func jsApprovalGraph(t testing.TB) *engine.Graph {
+	t.Helper()
+	topic := engine.LastValue[string]("topic")
+	notes := engine.List[string]("notes")
+	chosen := engine.LastValue[string]("chosen")
+	draft := engine.LastValue[string]("draft")
+	approved := engine.LastValue[bool]("approved")
+	log := engine.List[string]("log")
+	js := engine.WithReference(engine.LangGraphJS)
+	research, err := engine.NewGraph("research", topic, notes, chosen).
+		AddNode("gather", func(_ context.Context, s engine.State) (engine.Output, error) {
+			return engine.Updates(notes.Add("fact A about "+topic.Get(s), "fact B about "+topic.Get(s))), nil
+		}).
+		AddNode("pick", func(ctx context.Context, s engine.State) (engine.Output, error) {
+			ans, err := engine.Interrupt(ctx, map[string]any{"question": "Which note should we keep?", "options": notes.Get(s)})
+			if err != nil {
+				return nil, err
+			}
+			return engine.Updates(chosen.Set(fmt.Sprint(ans))), nil
+		}).
+		AddEdge(engine.START, "gather").AddEdge("gather", "pick").AddEdge("pick", engine.END).Compile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := engine.NewGraph("approval", topic, notes, chosen, draft, approved, log).
+		AddNode("plan", func(ctx context.Context, s engine.State) (engine.Output, error) {
+			cfg, _ := engine.RunContext[agentserver.Configurable](ctx)
+			if ms, _ := cfg["delay_ms"].(float64); ms > 0 {
+				select {
+				case <-time.After(time.Duration(ms) * time.Millisecond):
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+			return engine.Updates(log.Add("plan:" + topic.Get(s))), nil
+		}).
+		AddSubgraph("research", research).
+		AddNode("review", func(ctx context.Context, s engine.State) (engine.Output, error) {
+			c, found := chosen.Lookup(s)
+			if !found {
+				c = "undefined" // what JavaScript's template string makes of a missing value
+			}
+			d := "Draft on " + topic.Get(s) + " using " + c
+			verdict, err := engine.Interrupt(ctx, map[string]any{"question": "Approve this draft?", "draft": d})
+			if err != nil {
+				return nil, err
+			}
+			m, _ := verdict.(map[string]any)
+			ok := verdict == true || verdict == "yes" || m["approved"] == true
+			b, err := json.Marshal(verdict)
+			if err != nil {
+				return nil, err
+			}
+			return engine.Updates(draft.Set(d), approved.Set(ok), log.Add("review:"+string(b))), nil
+		}).
+		AddNode("finalize", func(_ context.Context, s engine.State) (engine.Output, error) {
+			if approved.Get(s) {
+				return engine.Updates(log.Add("published")), nil
+			}
+			return engine.Updates(log.Add("rejected")), nil
+		}).
+		AddEdge(engine.START, "plan").AddEdge("plan", "research").AddEdge("research", "review").
+		AddEdge("review", "finalize").AddEdge("finalize", engine.END).Compile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// TestDifferential runs one SDK script (e2e/diff.mjs) against LangGraph's
+// own dev server serving approval.ts and against weft serve serving the
+// same graph in Go, and requires the two documents to be equal once what
+// must differ is normalized (ids to ordinals, times, the metadata keys in
+// serverMetadata), apart from the differences in allowedDiffs.
+func TestDifferential(t *testing.T) {
+	node := nodetest.Installed(t, "e2e", "@langchain/langgraph-sdk")
+	lg := lgserver.Start(t)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "weft.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	g := jsApprovalGraph(t)
+	h, err := agentserver.New(map[string]*engine.Graph{"approval": g}, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _, wait := nodetest.Serve(t, 0, func(out io.Writer) error {
+		return agui.Serve(ctx, "127.0.0.1:0", st, []*engine.Graph{g}, agui.WithOutput(out), agui.WithRoot(h))
+	})
+
+	run := func(url string) any {
+		t.Helper()
+		runCtx, stop := context.WithTimeout(ctx, 3*time.Minute) // a safety net, not an assertion
+		defer stop()
+		var stderr bytes.Buffer
+		cmd := exec.CommandContext(runCtx, node, "diff.mjs", url)
+		cmd.Dir = "e2e"
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("node diff.mjs %s: %v\nstderr: %s", url, err, stderr.String())
+		}
+		var doc any
+		if err := nodetest.LastJSON(out, &doc); err != nil {
+			t.Fatalf("node printed %s: %v", out, err)
+		}
+		return doc
+	}
+	want, got := normalize(run(lg.URL)), normalize(run(base))
+	if dir := os.Getenv("WEFT_DIFF_DUMP"); dir != "" { // to read the two documents side by side
+		for name, d := range map[string]any{"langgraph.json": want, "weft.json": got} {
+			b, _ := json.MarshalIndent(d, "", " ")
+			_ = os.WriteFile(filepath.Join(dir, name), b, 0o644)
+		}
+	}
+	diffs := map[string]string{}
+	diffJSON("", want, got, diffs)
+	used := map[string]bool{}
+	var unexpected []string
+	for _, path := range mapsKeys(diffs) {
+		allowed := false
+		for pat := range allowedDiffs {
+			if regexp.MustCompile("^" + pat + "$").MatchString(path) {
+				allowed, used[pat] = true, true
+			}
+		}
+		if !allowed {
+			unexpected = append(unexpected, path+": "+diffs[path])
+		}
+	}
+	if len(unexpected) > 0 {
+		t.Errorf("weft serve differs from LangGraph's dev server at %d places (LangGraph's value first):\n%s", len(unexpected), strings.Join(unexpected, "\n"))
+	}
+	for pat, why := range allowedDiffs {
+		if !used[pat] {
+			t.Errorf("allowed difference %s (%s) no longer occurs: remove it", pat, why)
+		}
+	}
+	cancel()
+	if err := wait(); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+}
+
+// allowedDiffs are the differences kept on purpose, by path pattern (a
+// regexp over the paths diffJSON names), with the reason.
+var allowedDiffs = map[string]string{}
+
+// serverMetadata are the keys of checkpoint and run metadata that name the
+// server rather than the run, dropped before comparing.
+var serverMetadata = map[string]string{
+	// LangGraph's server copies the run's configurable and its own
+	// deployment into every checkpoint's and task's metadata.
+	"assistant_id":            "the assistant: a uuid on LangGraph's server, the graph id on Weft's",
+	"created_by":              "LangGraph's server's own bookkeeping",
+	"graph_id":                "copied from the run's configurable",
+	"langgraph_api_url":       "the server's own address",
+	"langgraph_host":          "LangGraph's deployment kind",
+	"langgraph_plan":          "LangGraph's licence plan",
+	"langgraph_version":       "LangGraph's version",
+	"ls_integration":          "LangSmith's tracing tag",
+	"run_attempt":             "copied from the run's configurable",
+	"run_id":                  "copied from the run's configurable",
+	"thread_id":               "copied from the run's configurable",
+	"user-agent":              "the client's header, copied from the run's configurable",
+	"langgraph_checkpoint_ns": "copied from the subgraph task's config",
+	"langgraph_node":          "copied from the subgraph task's config",
+	"langgraph_path":          "copied from the subgraph task's config",
+	"langgraph_step":          "copied from the subgraph task's config",
+	"langgraph_triggers":      "copied from the subgraph task's config",
+	"checkpoint_ns":           "copied from the subgraph task's config",
+	"checkpoint_map":          "copied from the subgraph task's config",
+	"checkpoint_id":           "copied from the run's configurable (a run from a checkpoint)",
+	// Weft's own (engine doc, Deliberate differences: Metadata).
+	"graph":             "the graph that wrote the checkpoint (engine.MetaGraph)",
+	"graph_fingerprint": "the shape of that graph (engine.MetaFingerprint)",
+}
+
+var (
+	uuidRe = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\b[0-9a-f]{32,64}\b`)
+	timeRe = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$`)
+)
+
+// normalize maps every id to "<CLASS N>", N its ordinal of first
+// appearance among the ids of its class (so the same id is the same name
+// throughout one document, and an id one server adds shifts only its own
+// class), and every time to "<time>", walking objects in key order; it
+// drops serverMetadata keys. An id's class is the key it first appears
+// under (idClass).
+func normalize(doc any) any {
+	ids := map[string]string{}
+	count := map[string]int{}
+	var walk func(v any, class string) any
+	walk = func(v any, class string) any {
+		switch x := v.(type) {
+		case map[string]any:
+			out := map[string]any{}
+			for _, k := range mapsKeys(x) {
+				if class == "metadata" || class == "configurable" && k != "checkpoint_id" && k != "checkpoint_ns" && k != "checkpoint_map" && k != "thread_id" {
+					if _, drop := serverMetadata[k]; drop {
+						continue
+					}
+				}
+				out[walk(k, "key").(string)] = walk(x[k], idClass(k, x))
+			}
+			return out
+		case []any:
+			out := make([]any, len(x))
+			for i, e := range x {
+				out[i] = walk(e, class)
+			}
+			return out
+		case string:
+			if timeRe.MatchString(x) {
+				return "<time>"
+			}
+			return uuidRe.ReplaceAllStringFunc(x, func(id string) string {
+				if n, ok := ids[id]; ok {
+					return n
+				}
+				count[class]++
+				ids[id] = fmt.Sprintf("<%s %d>", class, count[class])
+				return ids[id]
+			})
+		}
+		return v
+	}
+	return walk(doc, "")
+}
+
+// idClass is the class of the ids found under key k of object o.
+func idClass(k string, o map[string]any) string {
+	switch k {
+	case "thread_id", "run_id", "assistant_id", "metadata", "configurable":
+		return k
+	case "checkpoint_id", "parent_checkpoint_id", "checkpoint_map", "parents", "checkpoint", "parent_checkpoint", "parent_config", "config":
+		return "checkpoint"
+	case "checkpoint_ns", "task_id", "interrupts", "tasks", "path":
+		return "task"
+	case "id":
+		if _, ok := o["value"]; ok {
+			return "interrupt"
+		}
+		return "task"
+	}
+	return "id"
+}
+
+// diffJSON records in out each path where a and b differ, with both values.
+func diffJSON(path string, a, b any, out map[string]string) {
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	if aok && bok {
+		keys := mapsKeys(am)
+		for k := range bm {
+			if _, ok := am[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		for _, k := range keys {
+			av, ain := am[k]
+			bv, bin := bm[k]
+			switch {
+			case !ain:
+				out[path+"."+k] = "missing vs " + compact(bv)
+			case !bin:
+				out[path+"."+k] = compact(av) + " vs missing"
+			default:
+				diffJSON(path+"."+k, av, bv, out)
+			}
+		}
+		return
+	}
+	as, aok := a.([]any)
+	bs, bok := b.([]any)
+	if aok && bok && len(as) == len(bs) {
+		for i := range as {
+			diffJSON(fmt.Sprintf("%s[%d]", path, i), as[i], bs[i], out)
+		}
+		return
+	}
+	if compact(a) != compact(b) {
+		out[path] = compact(a) + " vs " + compact(b)
+	}
+}
+
+func compact(v any) string {
+	b, _ := json.Marshal(v)
+	if len(b) > 600 {
+		return string(b[:600]) + "…"
+	}
+	return string(b)
+}
+
+func mapsKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
