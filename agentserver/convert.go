@@ -172,12 +172,17 @@ func nestedRef(r *checkpoint.Ref, parents map[string]string, self bool) map[stri
 }
 
 // wireConfig is a checkpoint as a RunnableConfig ({"configurable": …}),
-// as debug events carry it.
-func wireConfig(r *checkpoint.Ref) map[string]any {
+// as debug events carry it; a subgraph's names the checkpoints above it
+// (parents) as its checkpoint_map.
+func wireConfig(r *checkpoint.Ref, parents map[string]string) map[string]any {
 	if r == nil {
 		return nil
 	}
-	return map[string]any{"configurable": map[string]any{"thread_id": r.ThreadID, "checkpoint_ns": r.NS, "checkpoint_id": r.CheckpointID}}
+	c := map[string]any{"thread_id": r.ThreadID, "checkpoint_ns": r.NS, "checkpoint_id": r.CheckpointID}
+	if r.NS != "" {
+		c["checkpoint_map"] = nestedRef(r, parents, false)["checkpoint_map"]
+	}
+	return map[string]any{"configurable": c}
 }
 
 // wireMetadata is a checkpoint's metadata as one flat object: source, step,
@@ -250,7 +255,7 @@ func wireState(s *engine.Snapshot) map[string]any {
 	ref := s.Ref
 	return map[string]any{
 		"values": wireValues(s.Values), "next": next, "tasks": tasks, "metadata": wireMetadata(s.Metadata),
-		"created_at": s.CreatedAt.UTC().Format(timeFormat), "checkpoint": nestedRef(&ref, s.Metadata.Parents, true), "parent_checkpoint": nestedRef(s.Parent, s.Metadata.Parents, true),
+		"created_at": s.CreatedAt.UTC().Format(timeFormat), "checkpoint": nestedRef(&ref, s.Metadata.Parents, true), "parent_checkpoint": wireRef(s.Parent),
 		"interrupts": wireInterrupts(s.OpenInterrupts()),
 	}
 }

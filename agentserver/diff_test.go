@@ -151,22 +151,23 @@ func TestDifferential(t *testing.T) {
 	used := map[string]bool{}
 	var unexpected []string
 	for _, path := range mapsKeys(diffs) {
+		d := path + ": " + diffs[path]
 		allowed := false
-		for pat := range allowedDiffs {
-			if regexp.MustCompile("^" + pat + "$").MatchString(path) {
-				allowed, used[pat] = true, true
+		for _, a := range allowedDiffs {
+			if regexp.MustCompile("^(?:" + a.diff + ")$").MatchString(d) {
+				allowed, used[a.diff] = true, true
 			}
 		}
 		if !allowed {
-			unexpected = append(unexpected, path+": "+diffs[path])
+			unexpected = append(unexpected, d)
 		}
 	}
 	if len(unexpected) > 0 {
 		t.Errorf("weft serve differs from LangGraph's dev server at %d places (LangGraph's value first):\n%s", len(unexpected), strings.Join(unexpected, "\n"))
 	}
-	for pat, why := range allowedDiffs {
-		if !used[pat] {
-			t.Errorf("allowed difference %s (%s) no longer occurs: remove it", pat, why)
+	for _, a := range allowedDiffs {
+		if !used[a.diff] && !a.racy {
+			t.Errorf("allowed difference %s (%s) no longer occurs: remove it", a.diff, a.why)
 		}
 	}
 	cancel()
@@ -175,9 +176,40 @@ func TestDifferential(t *testing.T) {
 	}
 }
 
-// allowedDiffs are the differences kept on purpose, by path pattern (a
-// regexp over the paths diffJSON names), with the reason.
-var allowedDiffs = map[string]string{}
+// allowedDiffs are the differences kept on purpose: each a regexp over
+// "path: LangGraph's value vs Weft's" as the test reports a difference,
+// and why. Every other difference fails the test, and so does an entry no
+// difference matches, unless it is racy (LangGraph's server shows it only
+// when its timing falls so).
+var allowedDiffs = []struct {
+	diff, why string
+	racy      bool
+}{
+	{diff: `\.(atPick|atPickSubgraphs|atReview|final|afterFork|afterReplay|atBreakpoint|afterGoto|(history|historyAfter|subHistory|gotoHistory)\[\d+\])\.interrupts: null vs .*`,
+		why: "Weft's state lists its pending interrupts at the top too, as Python LangGraph's server does; LangGraph.js's leaves them to the tasks"},
+	{diff: `\.atPickSubgraphs\.tasks\[0\]\.state\.interrupts: missing vs .*`,
+		why: "the same, in the subgraph's state inlined in its task"},
+	{diff: `\.atPickSubgraphs\.tasks\[0\]\.checkpoint: null vs \{"checkpoint_ns":"research:<task \d+>","thread_id":"<thread_id 1>"\}`,
+		why: "Weft keeps a subgraph task's address beside its inlined state; LangGraph.js's server drops it then"},
+	{diff: `\.(history|historyAfter)\[\d+\]\.tasks\[0\]\.result\.topic: "otters" vs missing|\.resumePick\[\d+\]\[1\]\.(research|result|payload\.result)\.topic: "otters" vs missing`,
+		why: "subgraph write-back: Weft's subgraph writes back only the channels its nodes wrote, not the topic it only read (engine doc, Deliberate differences)"},
+	{diff: `\.(first|resumePick|forkRun)\[\d+\]\[1\]\.payload\.(config|parent_config)\.(metadata|recursion_limit|tags): .* vs missing`,
+		why: "LangGraph's debug events echo the run's whole RunnableConfig (its metadata is all server keys); Weft's carry the checkpoint's address"},
+	{diff: `\.(first|resumePick|forkRun)\[\d+\]\[1\]\.payload\.tasks\[0\]\.(error: null vs missing|result: \{\} vs missing|interrupts: \[.*\] vs \[\])`, racy: true,
+		why: "LangGraph.js writes a debug checkpoint event out after the step it starts has run when that step stops at an interrupt, so the event shows the task's outcome; Weft sends the checkpoint as it was written"},
+	{diff: `\.multitask\.reject\.second\.message: "HTTP 422: Thread is already running a task\. .*" vs "HTTP 422: \{\\"detail\\":\\"Thread <id \d+> is busy with another run \(multitask_strategy reject\).*`,
+		why: "Weft's refusal is a JSON detail naming the thread and what to do; the status, 422, is the same"},
+	{diff: `\.threadAtPick\.values\.(log: missing vs \["plan:otters"\]|notes: \["fact A about otters","fact B about otters"\] vs \[\])`,
+		why: "LangGraph's dev server takes a thread's values from the last checkpoint any namespace wrote, here the subgraph's; Weft's are the thread's state, as GET …/state answers"},
+	{diff: `\.resumePick\[\d+\]\[1\]\.payload\.(parent_checkpoint\.checkpoint_map: null vs \{"":"<checkpoint \d+>"\}|parent_config\.configurable\.checkpoint_map: missing vs \{"":"<checkpoint \d+>"\})`,
+		why: "LangGraph.js names the checkpoint_map of a subgraph checkpoint's parent from the run's config, so not when the parent was read back from the store (a resumed subgraph's first checkpoint); Weft names it from the checkpoint's metadata, always"},
+	{diff: `\.multitask\.interrupt\.runs\[0\]: "interrupted" vs "success"|\.multitask\.interrupt\.runs\[1\]: "success" vs "interrupted"`,
+		why: "LangGraph's in-memory dev server lists a thread's runs oldest first; Weft lists them newest first (both runs' own statuses are compared under firstStatus and secondStatus)"},
+	{diff: `\.gotoReview\.__interrupt__\[0\]\..*`, racy: true,
+		why: "after the goto, research and review both stop at an interrupt in one step; runs/wait answers the values chunk of the task that stopped last, which on either server depends on timing"},
+	{diff: `\.threadAtPick\.interrupts\.<task \d+>: .*`,
+		why: "a thread's interrupts are keyed by task: LangGraph's dev server takes the innermost task (pick, in the subgraph), Weft the thread's own task (research), as its state's tasks name it"},
+}
 
 // serverMetadata are the keys of checkpoint and run metadata that name the
 // server rather than the run, dropped before comparing.
@@ -318,7 +350,11 @@ func diffJSON(path string, a, b any, out map[string]string) {
 }
 
 func compact(v any) string {
-	b, _ := json.Marshal(v)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // keep the ordinals' <…> readable
+	_ = enc.Encode(v)
+	b := bytes.TrimSpace(buf.Bytes())
 	if len(b) > 600 {
 		return string(b[:600]) + "…"
 	}

@@ -182,7 +182,8 @@ type prepared struct {
 	create           bool // the thread is new (if_not_exists "create"): record it when the run starts
 	input            engine.Input
 	opts             []engine.RunOption
-	modes            []string // the wire names asked for
+	modes            []string       // the wire names asked for
+	taskMeta         map[string]any // what a task's start event names as its metadata (LangGraph.js)
 	subgraphs        bool
 	rec              *runRec
 	claim            *engine.Claim
@@ -403,6 +404,8 @@ func (h *Handler) prepare(ctx context.Context, tid string, body runBody) (*prepa
 	}
 	meta := h.runMetadata(p.thread, g)
 	maps.Copy(meta, md)
+	p.taskMeta = maps.Clone(meta)
+	p.taskMeta["run_id"] = runID
 	p.opts = append(p.opts, engine.WithThread(p.thread), engine.WithRunID(runID), engine.WithClaim(claim), engine.WithMetadata(meta))
 	return p, nil
 }
@@ -611,7 +614,7 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 		if studio != nil && ev.NS == "" {
 			studio.handle(ev, emit)
 		}
-		for _, out := range wireEvents(ev, p.thread, p.g.Reference() == engine.LangGraphJS) {
+		for _, out := range wireEvents(ev, p.g.Reference() == engine.LangGraphJS, p.taskMeta) {
 			if !want[out.mode] {
 				continue
 			}
@@ -773,7 +776,8 @@ type wireEvent struct {
 
 // wireEvents turns one engine event into the API's events, shaped as
 // LangGraph.js's server sends them when js is set.
-func wireEvents(ev engine.Event, thread string, js bool) []wireEvent {
+// A task's start event carries taskMeta on LangGraph.js's server.
+func wireEvents(ev engine.Event, js bool, taskMeta map[string]any) []wireEvent {
 	switch ev.Mode {
 	case engine.ModeValues:
 		return []wireEvent{{"values", valuesChunk(ev)}}
@@ -791,7 +795,7 @@ func wireEvents(ev engine.Event, thread string, js bool) []wireEvent {
 		meta := map[string]any{"langgraph_node": m.Node, "langgraph_step": ev.Step, "langgraph_checkpoint_ns": ev.NS, "langgraph_task_id": m.TaskID}
 		return []wireEvent{{"messages-tuple", []any{lcMessage(m.Message, true), meta}}}
 	case engine.ModeTasks:
-		return []wireEvent{{"tasks", wireTaskEvent(ev.Task, js)}}
+		return []wireEvent{{"tasks", wireTaskEvent(ev.Task, js, taskMeta)}}
 	case engine.ModeCheckpoints:
 		return []wireEvent{{"checkpoints", checkpointPayload(ev.State, "checkpoints", js)}}
 	case engine.ModeDebug:
@@ -800,7 +804,7 @@ func wireEvents(ev engine.Event, thread string, js bool) []wireEvent {
 		case ev.State != nil:
 			d["payload"] = checkpointPayload(ev.State, "debug", js)
 		case ev.Task != nil:
-			d["payload"] = wireTaskEvent(ev.Task, js)
+			d["payload"] = wireTaskEvent(ev.Task, js, taskMeta)
 		}
 		return []wireEvent{{"debug", d}}
 	}
@@ -810,7 +814,7 @@ func wireEvents(ev engine.Event, thread string, js bool) []wireEvent {
 // wireTaskEvent is a task's start or result as the tasks stream shows it.
 // A task that wrote nothing (one that stopped at an interrupt) has the
 // result null, or {} on LangGraph.js's server (js).
-func wireTaskEvent(t *engine.TaskEvent, js bool) map[string]any {
+func wireTaskEvent(t *engine.TaskEvent, js bool, taskMeta map[string]any) map[string]any {
 	if t.Done {
 		var errv any
 		if t.Error != "" {
@@ -830,14 +834,19 @@ func wireTaskEvent(t *engine.TaskEvent, js bool) map[string]any {
 	if triggers == nil {
 		triggers = []string{}
 	}
-	return map[string]any{"id": t.ID, "name": t.Name, "input": input, "triggers": triggers, "interrupts": wireInterrupts(t.Interrupts)}
+	out := map[string]any{"id": t.ID, "name": t.Name, "input": input, "triggers": triggers, "interrupts": wireInterrupts(t.Interrupts)}
+	if js {
+		out["metadata"] = taskMeta
+	}
+	return out
 }
 
 // checkpointPayload is a checkpoint as debug and checkpoints events carry
 // it: its config, parent, values, metadata, next and tasks. LangGraph.js's
 // server sends less (js): a checkpoints event is the values, metadata and
-// next alone, and a debug event has no parent_config and names each task
-// by id, name, path and interrupts.
+// next alone, and a debug event has no parent_config for a first checkpoint
+// and names each task by id, name, path, interrupts and a subgraph's
+// namespace.
 func checkpointPayload(s *engine.Snapshot, mode string, js bool) map[string]any {
 	next := s.Next
 	if next == nil {
@@ -851,14 +860,17 @@ func checkpointPayload(s *engine.Snapshot, mode string, js bool) map[string]any 
 		wt := wireTask(s.Ref.ThreadID, t)
 		if js {
 			wt = map[string]any{"id": wt["id"], "name": wt["name"], "path": wt["path"], "interrupts": wt["interrupts"]}
+			if t.NS != "" { // a subgraph's address, its checkpoint not yet written
+				wt["checkpoint"] = map[string]any{"thread_id": s.Ref.ThreadID, "checkpoint_ns": t.NS, "checkpoint_id": nil, "checkpoint_map": nil}
+			}
 		}
 		tasks = append(tasks, wt)
 	}
 	ref := s.Ref
-	out := map[string]any{"config": wireConfig(&ref), "parent_config": wireConfig(s.Parent), "checkpoint": nestedRef(&ref, s.Metadata.Parents, false),
+	out := map[string]any{"config": wireConfig(&ref, s.Metadata.Parents), "parent_config": wireConfig(s.Parent, s.Metadata.Parents), "checkpoint": nestedRef(&ref, s.Metadata.Parents, false),
 		"parent_checkpoint": nestedRef(s.Parent, s.Metadata.Parents, false), "values": wireValues(s.Values), "metadata": wireMetadata(s.Metadata),
 		"next": next, "tasks": tasks}
-	if js {
+	if js && s.Parent == nil {
 		delete(out, "parent_config")
 	}
 	return out
