@@ -146,6 +146,8 @@ func TestDifferential(t *testing.T) {
 			_ = os.WriteFile(filepath.Join(dir, name), b, 0o644)
 		}
 	}
+	checkMultitask(t, "LangGraph's dev server", want)
+	checkMultitask(t, "weft serve", got)
 	diffs := map[string]string{}
 	diffJSON("", want, got, diffs)
 	used := map[string]bool{}
@@ -173,6 +175,27 @@ func TestDifferential(t *testing.T) {
 	cancel()
 	if err := wait(); err != nil {
 		t.Fatalf("Serve: %v", err)
+	}
+}
+
+// checkMultitask asserts what the script saw of two runs on one thread,
+// the second started while the first (slowed by delay_ms) is in its plan
+// node, under each multitask strategy: reject refuses the second with 422;
+// interrupt cancels the first at once (its plan writes nothing) and runs
+// the second; enqueue runs the second after the first. Each run stops at
+// the subgraph's interrupt: a success.
+func checkMultitask(t *testing.T, server string, doc any) {
+	t.Helper()
+	logs := func(s string) string { return compact(get(doc, "multitask", s, "values", "log")) }
+	if code := get(doc, "multitask", "reject", "second", "status"); code != 422.0 || str(doc, "multitask", "reject", "firstStatus") != "success" || logs("reject") != `["plan:first"]` {
+		t.Errorf("%s, multitask reject: %s", server, compact(get(doc, "multitask", "reject")))
+	}
+	if str(doc, "multitask", "interrupt", "firstStatus") != "interrupted" || str(doc, "multitask", "interrupt", "secondStatus") != "success" || logs("interrupt") != `["plan:second"]` {
+		t.Errorf("%s, multitask interrupt: %s", server, compact(get(doc, "multitask", "interrupt")))
+	}
+	if str(doc, "multitask", "enqueue", "second", "status") != "pending" || str(doc, "multitask", "enqueue", "firstStatus") != "success" ||
+		str(doc, "multitask", "enqueue", "secondStatus") != "success" || logs("enqueue") != `["plan:first","plan:second"]` {
+		t.Errorf("%s, multitask enqueue: %s", server, compact(get(doc, "multitask", "enqueue")))
 	}
 }
 
@@ -218,16 +241,23 @@ var serverMetadata = map[string]string{
 	// deployment into every checkpoint's and task's metadata.
 	"assistant_id":            "the assistant: a uuid on LangGraph's server, the graph id on Weft's",
 	"created_by":              "LangGraph's server's own bookkeeping",
-	"graph_id":                "copied from the run's configurable",
 	"langgraph_api_url":       "the server's own address",
 	"langgraph_host":          "LangGraph's deployment kind",
 	"langgraph_plan":          "LangGraph's licence plan",
 	"langgraph_version":       "LangGraph's version",
 	"ls_integration":          "LangSmith's tracing tag",
 	"run_attempt":             "copied from the run's configurable",
+	"user-agent":              "the client's header, copied from the run's configurable",
+}
+
+// copiedMetadata are the keys LangGraph's server also copies from the
+// run's and a subgraph task's config into checkpoint and task metadata;
+// dropped there, but compared in stream events (the events mode), where
+// they name the node that ran.
+var copiedMetadata = map[string]string{
+	"graph_id":                "copied from the run's configurable",
 	"run_id":                  "copied from the run's configurable",
 	"thread_id":               "copied from the run's configurable",
-	"user-agent":              "the client's header, copied from the run's configurable",
 	"langgraph_checkpoint_ns": "copied from the subgraph task's config",
 	"langgraph_node":          "copied from the subgraph task's config",
 	"langgraph_path":          "copied from the subgraph task's config",
@@ -250,7 +280,7 @@ var (
 // appearance among the ids of its class (so the same id is the same name
 // throughout one document, and an id one server adds shifts only its own
 // class), and every time to "<time>", walking objects in key order; it
-// drops serverMetadata keys. An id's class is the key it first appears
+// drops serverMetadata and copiedMetadata keys. An id's class is the key it first appears
 // under (idClass).
 func normalize(doc any) any {
 	ids := map[string]string{}
@@ -261,10 +291,13 @@ func normalize(doc any) any {
 		case map[string]any:
 			out := map[string]any{}
 			for _, k := range mapsKeys(x) {
-				if class == "metadata" || class == "configurable" && k != "checkpoint_id" && k != "checkpoint_ns" && k != "checkpoint_map" && k != "thread_id" {
-					if _, drop := serverMetadata[k]; drop {
-						continue
-					}
+				_, server := serverMetadata[k]
+				_, copied := copiedMetadata[k]
+				switch {
+				case class == "metadata" && (server || copied),
+					class == "eventmeta" && server,
+					class == "configurable" && (server || copied) && k != "checkpoint_id" && k != "checkpoint_ns" && k != "checkpoint_map" && k != "thread_id":
+					continue
 				}
 				out[walk(k, "key").(string)] = walk(x[k], idClass(k, x))
 			}
@@ -295,6 +328,9 @@ func normalize(doc any) any {
 
 // idClass is the class of the ids found under key k of object o.
 func idClass(k string, o map[string]any) string {
+	if _, ok := o["event"]; ok && k == "metadata" {
+		return "eventmeta" // a stream event's (the events mode)
+	}
 	switch k {
 	case "thread_id", "run_id", "assistant_id", "metadata", "configurable":
 		return k

@@ -141,6 +141,8 @@ var modes = map[string]engine.StreamMode{
 	// Studio's messages mode: accumulated chunks, each message complete
 	// once its node's update has it, and the values it implies.
 	"messages": engine.ModeMessages | engine.ModeUpdates | engine.ModeValues,
+	// LangChain's stream events, made from the task events (chainEvents).
+	"events": engine.ModeTasks | engine.ModeValues,
 }
 
 // runBody is a run request (LangGraph's RunCreate).
@@ -184,6 +186,7 @@ type prepared struct {
 	opts             []engine.RunOption
 	modes            []string       // the wire names asked for
 	taskMeta         map[string]any // what a task's start event names as its metadata (LangGraph.js)
+	rawInput         any            // the input or command as the request gave it (the events mode's first event)
 	subgraphs        bool
 	rec              *runRec
 	claim            *engine.Claim
@@ -327,7 +330,12 @@ func (h *Handler) prepare(ctx context.Context, tid string, body runBody) (*prepa
 			return nil, e
 		}
 		p.input = cmd
+		var raw map[string]any
+		_ = json.Unmarshal(body.Command, &raw) // h.command has read it
+		p.rawInput = map[string]any{"lg_name": "Command", "goto": []any{}}
+		maps.Copy(p.rawInput.(map[string]any), raw)
 	case hasInput:
+		_ = json.Unmarshal(body.Input, &p.rawInput) // decodeWrites reads it next
 		up, err := decodeWrites(g, body.Input)
 		if err != nil {
 			return nil, refuse(http.StatusBadRequest, "input: %v", err)
@@ -405,7 +413,7 @@ func (h *Handler) prepare(ctx context.Context, tid string, body runBody) (*prepa
 	meta := h.runMetadata(p.thread, g)
 	maps.Copy(meta, md)
 	p.taskMeta = maps.Clone(meta)
-	p.taskMeta["run_id"] = runID
+	p.taskMeta["run_id"], p.taskMeta["thread_id"] = runID, p.thread
 	p.opts = append(p.opts, engine.WithThread(p.thread), engine.WithRunID(runID), engine.WithClaim(claim), engine.WithMetadata(meta))
 	return p, nil
 }
@@ -588,6 +596,11 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 			}
 		}
 	}
+	var chains *chainEvents
+	if want["events"] {
+		chains = newChainEvents(rr.id, p.taskMeta)
+		chains.start(p.rawInput, emit)
+	}
 	opts := append(slices.Clone(p.opts), engine.WithStopCheck(gone))
 	var last any
 	var asked any // the interrupts of the run's last values chunk that had them
@@ -608,6 +621,9 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 				asked = wireInterrupts(ev.Interrupts)
 			}
 		}
+		if chains != nil {
+			chains.handle(ev, emit)
+		}
 		if ev.NS != "" && !p.subgraphs {
 			continue
 		}
@@ -626,6 +642,11 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 				name += "|" + ev.NS
 			}
 			emit(name, out.data)
+		}
+	}
+	if chains != nil && status != "error" {
+		if snap, err := p.g.GetState(ctx, engine.WithThread(p.thread)); err == nil {
+			chains.end(wireValues(snap.Values), emit)
 		}
 	}
 	if status == "success" {

@@ -88,7 +88,17 @@ doc.gotoReview = await client.runs.wait(b, G, { command: { goto: "review" } });
 doc.afterGoto = view(await client.threads.getState(b));
 doc.gotoHistory = await history(b);
 
-// 5. Two runs on one thread under each multitask strategy: the first is
+// 5. LangChain's stream events: to the subgraph's interrupt, then on.
+const e = (await client.threads.create()).thread_id;
+async function events(opts) {
+  const out = [];
+  for await (const c of client.runs.stream(e, G, { streamMode: "events", ...opts })) out.push([c.event, c.data]);
+  return out;
+}
+doc.events = await events({ input: { topic: "eels" } });
+doc.eventsResumed = await events({ command: { resume: "fact B about eels" } });
+
+// 6. Two runs on one thread under each multitask strategy: the first is
 // slowed by configurable.delay_ms so the second finds the thread busy.
 const slow = { delay_ms: 1500 };
 async function twoRuns(strategy) {
