@@ -239,15 +239,15 @@ var allowedDiffs = []struct {
 var serverMetadata = map[string]string{
 	// LangGraph's server copies the run's configurable and its own
 	// deployment into every checkpoint's and task's metadata.
-	"assistant_id":            "the assistant: a uuid on LangGraph's server, the graph id on Weft's",
-	"created_by":              "LangGraph's server's own bookkeeping",
-	"langgraph_api_url":       "the server's own address",
-	"langgraph_host":          "LangGraph's deployment kind",
-	"langgraph_plan":          "LangGraph's licence plan",
-	"langgraph_version":       "LangGraph's version",
-	"ls_integration":          "LangSmith's tracing tag",
-	"run_attempt":             "copied from the run's configurable",
-	"user-agent":              "the client's header, copied from the run's configurable",
+	"assistant_id":      "the assistant: a uuid on LangGraph's server, the graph id on Weft's",
+	"created_by":        "LangGraph's server's own bookkeeping",
+	"langgraph_api_url": "the server's own address",
+	"langgraph_host":    "LangGraph's deployment kind",
+	"langgraph_plan":    "LangGraph's licence plan",
+	"langgraph_version": "LangGraph's version",
+	"ls_integration":    "LangSmith's tracing tag",
+	"run_attempt":       "copied from the run's configurable",
+	"user-agent":        "the client's header, copied from the run's configurable",
 }
 
 // copiedMetadata are the keys LangGraph's server also copies from the

@@ -101,10 +101,11 @@ func (ce *chainEvents) handle(ev engine.Event, emit func(string, any)) {
 		if c == nil || t.Error != "" || len(t.Interrupts) > 0 {
 			return
 		}
-		var output any = wireWrites(t.Result)
-		if output == nil {
-			output = map[string]any{}
+		w := wireWrites(t.Result)
+		if w == nil {
+			w = map[string]any{}
 		}
+		var output any = w
 		// A subgraph's task: its graph ends first, and both answer the
 		// subgraph's state, as LangGraph's subgraph returns it.
 		for ns, sg := range ce.sub {
