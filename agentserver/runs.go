@@ -644,7 +644,7 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 			emit(name, out.data)
 		}
 	}
-	if chains != nil && status != "error" {
+	if chains != nil && status == "success" { // a cancelled or failed run has no end, as its nodes have none
 		if snap, err := p.g.GetState(ctx, engine.WithThread(p.thread)); err == nil {
 			chains.end(wireValues(snap.Values), emit)
 		}
