@@ -570,7 +570,9 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 	emit := p.rec.log
 	gone := func() bool { return p.rec.stop.Load() || h.stopping.Load() }
 	rr := p.rec
-	ctx, abort := context.WithCancel(ctx)
+	// The run's nodes get runCtx, which a cancel ends; what follows the
+	// run (its state, a stateless run's deletion) keeps ctx.
+	runCtx, abort := context.WithCancel(ctx)
 	defer abort()
 	rr.mu.Lock()
 	rr.status, rr.abort = "running", abort
@@ -605,7 +607,7 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 	var last any
 	var asked any // the interrupts of the run's last values chunk that had them
 	status := "success"
-	for ev, err := range p.g.Stream(ctx, p.input, mask, opts...) {
+	for ev, err := range p.g.Stream(runCtx, p.input, mask, opts...) {
 		if err != nil && rr.stop.Load() && errors.Is(err, context.Canceled) {
 			status = "interrupted"
 			break
@@ -669,6 +671,15 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 			// it as its reference does (B1): LangGraph.js's values and
 			// updates chunks {"__interrupt__": []}, Python's updates
 			// chunk alone, its run's outcome the state.
+		}
+	}
+	if status == "interrupted" && rr.stop.Load() {
+		if snap, err := p.g.GetState(ctx, engine.WithThread(p.thread)); err == nil {
+			h.mu.Lock()
+			if rec := h.threads[p.thread]; rec != nil {
+				rec.Cancelled = snap.Ref.CheckpointID
+			}
+			h.mu.Unlock()
 		}
 	}
 	if p.stateless && !p.keepThread {

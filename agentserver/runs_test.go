@@ -214,7 +214,8 @@ func TestStopRuns(t *testing.T) {
 
 // TestCancelStopsTheNode: a cancel stops the running node at once (its
 // context is cancelled, as LangGraph aborts it), so the step it was in
-// stores nothing, and a node reads the run's config.configurable; a run
+// stores nothing and the thread is idle, and a node reads the run's
+// config.configurable; a run
 // of a LangGraph.js graph stopped at an interrupt is a success there.
 func TestCancelStopsTheNode(t *testing.T) {
 	h, err := agentserver.New(map[string]*engine.Graph{"approval": jsApprovalGraph(t)}, memory.New())
@@ -236,6 +237,9 @@ func TestCancelStopsTheNode(t *testing.T) {
 	}
 	if _, v := s.call("GET", "/threads/"+tid+"/runs/"+rid, ""); str(v, "status") != "interrupted" {
 		t.Errorf("the cancelled run: %v", v)
+	}
+	if _, th := s.call("GET", "/threads/"+tid, ""); str(th, "status") != "idle" {
+		t.Errorf("the thread of the cancelled run is %q, want idle (nothing waits for an answer)", str(th, "status"))
 	}
 	if _, st := s.call("GET", "/threads/"+tid+"/state", ""); get(st, "values", "log") != nil && len(get(st, "values", "log").([]any)) != 0 {
 		t.Errorf("the cancelled step stored its writes: %v", get(st, "values"))

@@ -84,6 +84,7 @@ doc.historyAfter = await history(a);
 const b = (await client.threads.create()).thread_id;
 doc.breakpoint = await client.runs.wait(b, G, { input: { topic: "kelp" }, interruptBefore: ["research"] });
 doc.atBreakpoint = view(await client.threads.getState(b));
+doc.threadAtBreakpoint = (await client.threads.get(b)).status;
 doc.gotoReview = await client.runs.wait(b, G, { command: { goto: "review" } });
 doc.afterGoto = view(await client.threads.getState(b));
 doc.gotoHistory = await history(b);
@@ -116,6 +117,19 @@ async function twoRuns(strategy) {
   out.thread = (await client.threads.get(t)).status;
   return out;
 }
+// 7. A cancel (action interrupt) of a run in its slow plan node.
+{
+  const t = (await client.threads.create()).thread_id;
+  const run = await client.runs.create(t, G, { input: { topic: "cancel me" }, config: { configurable: { delay_ms: 5000 } } });
+  await new Promise((r) => setTimeout(r, 300));
+  await client.runs.cancel(t, run.run_id, true, "interrupt");
+  const st = await client.threads.getState(t);
+  doc.cancel = {
+    run: (await client.runs.get(t, run.run_id)).status, thread: (await client.threads.get(t)).status,
+    values: st.values, next: st.next, tasks: st.tasks,
+  };
+}
+
 doc.multitask = {};
 for (const s of ["reject", "interrupt", "enqueue"]) doc.multitask[s] = await twoRuns(s);
 
