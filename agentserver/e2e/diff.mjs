@@ -108,8 +108,8 @@ async function twoRuns(strategy) {
   await new Promise((r) => setTimeout(r, 300));
   const second = await failure(client.runs.create(t, G, { input: { topic: "second" }, multitaskStrategy: strategy }));
   const out = { second: second.accepted ? { status: second.accepted.status } : second };
-  await client.runs.join(t, first.run_id);
-  if (second.accepted) await client.runs.join(t, second.accepted.run_id);
+  out.firstJoined = await client.runs.join(t, first.run_id);
+  if (second.accepted) out.secondJoined = await client.runs.join(t, second.accepted.run_id);
   out.firstStatus = (await client.runs.get(t, first.run_id)).status;
   if (second.accepted) out.secondStatus = (await client.runs.get(t, second.accepted.run_id)).status;
   out.runs = (await client.runs.list(t)).map((r) => r.status);
