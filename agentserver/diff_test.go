@@ -100,7 +100,13 @@ func jsApprovalGraph(t testing.TB) *engine.Graph {
 // own dev server serving approval.ts and against weft serve serving the
 // same graph in Go, and requires the two documents to be equal once what
 // must differ is normalized (ids to ordinals, times, the metadata keys in
-// serverMetadata), apart from the differences in allowedDiffs.
+// serverMetadata and copiedMetadata), apart from the differences in
+// allowedDiffs. The script streams to the subgraph's interrupt and resumes
+// it by id (values, updates, tasks, checkpoints and debug events with
+// their subgraph's mode|ns), the review interrupt, the final state and
+// history, a fork by update_state, a replay with checkpoint_id, a goto
+// past a breakpoint, the events mode, a cancel and two runs on one thread
+// under each multitask strategy, which checkMultitask also asserts.
 func TestDifferential(t *testing.T) {
 	node := nodetest.Installed(t, "e2e", "@langchain/langgraph-sdk")
 	lg := lgserver.Start(t)
