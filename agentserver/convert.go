@@ -150,13 +150,39 @@ func wireRef(r *checkpoint.Ref) map[string]any {
 	return map[string]any{"thread_id": r.ThreadID, "checkpoint_ns": r.NS, "checkpoint_id": r.CheckpointID, "checkpoint_map": nil}
 }
 
+// nestedRef is wireRef of a subgraph's checkpoint r with LangGraph's
+// checkpoint_map: the checkpoint id of each namespace above it (parents, its
+// metadata's), and its own under its namespace when self is set (a
+// snapshot's address; a debug event carries the map the subgraph was
+// started with, without itself). A root checkpoint's map is null.
+func nestedRef(r *checkpoint.Ref, parents map[string]string, self bool) map[string]any {
+	out := wireRef(r)
+	if out == nil || r.NS == "" {
+		return out
+	}
+	cm := map[string]any{}
+	for ns, id := range parents {
+		cm[ns] = id
+	}
+	if self {
+		cm[r.NS] = r.CheckpointID
+	}
+	out["checkpoint_map"] = cm
+	return out
+}
+
 // wireConfig is a checkpoint as a RunnableConfig ({"configurable": …}),
-// as debug events carry it.
-func wireConfig(r *checkpoint.Ref) map[string]any {
+// as debug events carry it; a subgraph's names the checkpoints above it
+// (parents) as its checkpoint_map.
+func wireConfig(r *checkpoint.Ref, parents map[string]string) map[string]any {
 	if r == nil {
 		return nil
 	}
-	return map[string]any{"configurable": map[string]any{"thread_id": r.ThreadID, "checkpoint_ns": r.NS, "checkpoint_id": r.CheckpointID}}
+	c := map[string]any{"thread_id": r.ThreadID, "checkpoint_ns": r.NS, "checkpoint_id": r.CheckpointID}
+	if r.NS != "" {
+		c["checkpoint_map"] = nestedRef(r, parents, false)["checkpoint_map"]
+	}
+	return map[string]any{"configurable": c}
 }
 
 // wireMetadata is a checkpoint's metadata as one flat object: source, step,
@@ -229,7 +255,7 @@ func wireState(s *engine.Snapshot) map[string]any {
 	ref := s.Ref
 	return map[string]any{
 		"values": wireValues(s.Values), "next": next, "tasks": tasks, "metadata": wireMetadata(s.Metadata),
-		"created_at": s.CreatedAt.UTC().Format(timeFormat), "checkpoint": wireRef(&ref), "parent_checkpoint": wireRef(s.Parent),
+		"created_at": s.CreatedAt.UTC().Format(timeFormat), "checkpoint": nestedRef(&ref, s.Metadata.Parents, true), "parent_checkpoint": wireRef(s.Parent),
 		"interrupts": wireInterrupts(s.OpenInterrupts()),
 	}
 }

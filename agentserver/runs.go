@@ -40,6 +40,22 @@ type runRec struct {
 	// newer run under multitask_strategy interrupt, or its streaming
 	// client gone.
 	stop atomic.Bool
+	// abort cancels the running node's context as well: a cancel or a
+	// newer run under multitask_strategy interrupt stops the run at once,
+	// as LangGraph aborts its node, and the step it was in stores nothing.
+	abort context.CancelFunc
+}
+
+// interrupt stops the run now: its node's context is cancelled and it
+// ends with status interrupted.
+func (rr *runRec) interrupt() {
+	rr.stop.Store(true)
+	rr.mu.Lock()
+	abort := rr.abort
+	rr.mu.Unlock()
+	if abort != nil {
+		abort()
+	}
 }
 
 // logged is one event of a run, encoded.
@@ -125,6 +141,8 @@ var modes = map[string]engine.StreamMode{
 	// Studio's messages mode: accumulated chunks, each message complete
 	// once its node's update has it, and the values it implies.
 	"messages": engine.ModeMessages | engine.ModeUpdates | engine.ModeValues,
+	// LangChain's stream events, made from the task events (chainEvents).
+	"events": engine.ModeTasks | engine.ModeValues,
 }
 
 // runBody is a run request (LangGraph's RunCreate).
@@ -149,6 +167,13 @@ type runBody struct {
 	} `json:"config"`
 }
 
+// Configurable is a run's config.configurable as the request gave it,
+// passed to every node of the run (engine.WithRunContext), which reads it
+// with engine.RunContext[agentserver.Configurable](ctx), as a LangGraph
+// node reads config.configurable. A run whose request has none has no run
+// context. It is not saved: each run, a resume included, gives its own.
+type Configurable map[string]any
+
 // prepared is a run checked and ready to start.
 type prepared struct {
 	g                *engine.Graph
@@ -159,7 +184,9 @@ type prepared struct {
 	create           bool // the thread is new (if_not_exists "create"): record it when the run starts
 	input            engine.Input
 	opts             []engine.RunOption
-	modes            []string // the wire names asked for
+	modes            []string       // the wire names asked for
+	taskMeta         map[string]any // what a task's start event names as its metadata (LangGraph.js)
+	rawInput         any            // the input or command as the request gave it (the events mode's first event)
 	subgraphs        bool
 	rec              *runRec
 	claim            *engine.Claim
@@ -303,7 +330,12 @@ func (h *Handler) prepare(ctx context.Context, tid string, body runBody) (*prepa
 			return nil, e
 		}
 		p.input = cmd
+		var raw map[string]any
+		_ = json.Unmarshal(body.Command, &raw) // h.command has read it
+		p.rawInput = map[string]any{"lg_name": "Command", "goto": []any{}}
+		maps.Copy(p.rawInput.(map[string]any), raw)
 	case hasInput:
+		_ = json.Unmarshal(body.Input, &p.rawInput) // decodeWrites reads it next
 		up, err := decodeWrites(g, body.Input)
 		if err != nil {
 			return nil, refuse(http.StatusBadRequest, "input: %v", err)
@@ -330,6 +362,9 @@ func (h *Handler) prepare(ctx context.Context, tid string, body runBody) (*prepa
 	}
 	if body.Config.RecursionLimit > 0 {
 		p.opts = append(p.opts, engine.WithRecursionLimit(body.Config.RecursionLimit))
+	}
+	if body.Config.Configurable != nil {
+		p.opts = append(p.opts, engine.WithRunContext(Configurable(body.Config.Configurable)))
 	}
 	// Claim the thread across processes before anything runs.
 	runID := uuid.NewString()
@@ -377,6 +412,8 @@ func (h *Handler) prepare(ctx context.Context, tid string, body runBody) (*prepa
 	}
 	meta := h.runMetadata(p.thread, g)
 	maps.Copy(meta, md)
+	p.taskMeta = maps.Clone(meta)
+	p.taskMeta["run_id"], p.taskMeta["thread_id"] = runID, p.thread
 	p.opts = append(p.opts, engine.WithThread(p.thread), engine.WithRunID(runID), engine.WithClaim(claim), engine.WithMetadata(meta))
 	return p, nil
 }
@@ -403,7 +440,7 @@ func (h *Handler) waitFree(ctx context.Context, tid string, interrupt bool) bool
 		}
 		for _, rr := range busy {
 			if interrupt {
-				rr.stop.Store(true)
+				rr.interrupt()
 			}
 			select {
 			case <-rr.done:
@@ -533,9 +570,16 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 	emit := p.rec.log
 	gone := func() bool { return p.rec.stop.Load() || h.stopping.Load() }
 	rr := p.rec
+	// The run's nodes get runCtx, which a cancel ends; what follows the
+	// run (its state, a stateless run's deletion) keeps ctx.
+	runCtx, abort := context.WithCancel(ctx)
+	defer abort()
 	rr.mu.Lock()
-	rr.status = "running"
+	rr.status, rr.abort = "running", abort
 	rr.mu.Unlock()
+	if rr.stop.Load() { // interrupted before it started
+		abort()
+	}
 	var mask engine.StreamMode = engine.ModeValues // wait and join answer the last values chunk
 	for _, m := range p.modes {
 		mask |= modes[m]
@@ -554,11 +598,20 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 			}
 		}
 	}
+	var chains *chainEvents
+	if want["events"] {
+		chains = newChainEvents(rr.id, p.taskMeta)
+		chains.start(p.rawInput, emit)
+	}
 	opts := append(slices.Clone(p.opts), engine.WithStopCheck(gone))
 	var last any
 	var asked any // the interrupts of the run's last values chunk that had them
 	status := "success"
-	for ev, err := range p.g.Stream(ctx, p.input, mask, opts...) {
+	for ev, err := range p.g.Stream(runCtx, p.input, mask, opts...) {
+		if err != nil && rr.stop.Load() && errors.Is(err, context.Canceled) {
+			status = "interrupted"
+			break
+		}
 		if err != nil {
 			status = "error"
 			emit("error", map[string]any{"error": errorName(err), "message": err.Error()})
@@ -570,13 +623,16 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 				asked = wireInterrupts(ev.Interrupts)
 			}
 		}
+		if chains != nil {
+			chains.handle(ev, emit)
+		}
 		if ev.NS != "" && !p.subgraphs {
 			continue
 		}
 		if studio != nil && ev.NS == "" {
 			studio.handle(ev, emit)
 		}
-		for _, out := range wireEvents(ev, p.thread) {
+		for _, out := range wireEvents(ev, p.g.Reference() == engine.LangGraphJS, p.taskMeta) {
 			if !want[out.mode] {
 				continue
 			}
@@ -590,9 +646,19 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 			emit(name, out.data)
 		}
 	}
+	if chains != nil && status == "success" { // a cancelled or failed run has no end, as its nodes have none
+		if snap, err := p.g.GetState(ctx, engine.WithThread(p.thread)); err == nil {
+			chains.end(wireValues(snap.Values), emit)
+		}
+	}
 	if status == "success" {
 		if snap, err := p.g.GetState(ctx, engine.WithThread(p.thread)); err == nil && !snap.Done() {
-			status = "interrupted"
+			// A run that stopped at an interrupt or a breakpoint:
+			// interrupted, or, on LangGraph.js's server, a success
+			// (interrupted is only a cancelled run there).
+			if p.g.Reference() != engine.LangGraphJS || rr.stop.Load() {
+				status = "interrupted"
+			}
 			// A graph following Python LangGraph reports the state once
 			// more after its interrupt chunk (the finished siblings'
 			// writes applied); the run's outcome, as Python's invoke
@@ -605,6 +671,15 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 			// it as its reference does (B1): LangGraph.js's values and
 			// updates chunks {"__interrupt__": []}, Python's updates
 			// chunk alone, its run's outcome the state.
+		}
+	}
+	if status == "interrupted" && rr.stop.Load() {
+		if snap, err := p.g.GetState(ctx, engine.WithThread(p.thread)); err == nil {
+			h.mu.Lock()
+			if rec := h.threads[p.thread]; rec != nil {
+				rec.Cancelled = snap.Ref.CheckpointID
+			}
+			h.mu.Unlock()
 		}
 	}
 	if p.stateless && !p.keepThread {
@@ -731,8 +806,10 @@ type wireEvent struct {
 	data any
 }
 
-// wireEvents turns one engine event into the API's events.
-func wireEvents(ev engine.Event, thread string) []wireEvent {
+// wireEvents turns one engine event into the API's events, shaped as
+// LangGraph.js's server sends them when js is set.
+// A task's start event carries taskMeta on LangGraph.js's server.
+func wireEvents(ev engine.Event, js bool, taskMeta map[string]any) []wireEvent {
 	switch ev.Mode {
 	case engine.ModeValues:
 		return []wireEvent{{"values", valuesChunk(ev)}}
@@ -750,16 +827,16 @@ func wireEvents(ev engine.Event, thread string) []wireEvent {
 		meta := map[string]any{"langgraph_node": m.Node, "langgraph_step": ev.Step, "langgraph_checkpoint_ns": ev.NS, "langgraph_task_id": m.TaskID}
 		return []wireEvent{{"messages-tuple", []any{lcMessage(m.Message, true), meta}}}
 	case engine.ModeTasks:
-		return []wireEvent{{"tasks", wireTaskEvent(ev.Task)}}
+		return []wireEvent{{"tasks", wireTaskEvent(ev.Task, js, taskMeta)}}
 	case engine.ModeCheckpoints:
-		return []wireEvent{{"checkpoints", checkpointPayload(ev.State)}}
+		return []wireEvent{{"checkpoints", checkpointPayload(ev.State, "checkpoints", js)}}
 	case engine.ModeDebug:
 		d := map[string]any{"step": ev.Step, "timestamp": ev.Time.UTC().Format(timeFormat), "type": ev.Debug}
 		switch {
 		case ev.State != nil:
-			d["payload"] = checkpointPayload(ev.State)
+			d["payload"] = checkpointPayload(ev.State, "debug", js)
 		case ev.Task != nil:
-			d["payload"] = wireTaskEvent(ev.Task)
+			d["payload"] = wireTaskEvent(ev.Task, js, taskMeta)
 		}
 		return []wireEvent{{"debug", d}}
 	}
@@ -767,13 +844,19 @@ func wireEvents(ev engine.Event, thread string) []wireEvent {
 }
 
 // wireTaskEvent is a task's start or result as the tasks stream shows it.
-func wireTaskEvent(t *engine.TaskEvent) map[string]any {
+// A task that wrote nothing (one that stopped at an interrupt) has the
+// result null, or {} on LangGraph.js's server (js).
+func wireTaskEvent(t *engine.TaskEvent, js bool, taskMeta map[string]any) map[string]any {
 	if t.Done {
 		var errv any
 		if t.Error != "" {
 			errv = t.Error
 		}
-		return map[string]any{"id": t.ID, "name": t.Name, "result": wireWrites(t.Result), "interrupts": wireInterrupts(t.Interrupts), "error": errv}
+		var result any = wireWrites(t.Result)
+		if r, _ := result.(map[string]any); r == nil && js {
+			result = map[string]any{}
+		}
+		return map[string]any{"id": t.ID, "name": t.Name, "result": result, "interrupts": wireInterrupts(t.Interrupts), "error": errv}
 	}
 	var input any = t.Input
 	if v, ok := t.Input.(engine.Values); ok {
@@ -783,24 +866,46 @@ func wireTaskEvent(t *engine.TaskEvent) map[string]any {
 	if triggers == nil {
 		triggers = []string{}
 	}
-	return map[string]any{"id": t.ID, "name": t.Name, "input": input, "triggers": triggers, "interrupts": wireInterrupts(t.Interrupts)}
+	out := map[string]any{"id": t.ID, "name": t.Name, "input": input, "triggers": triggers, "interrupts": wireInterrupts(t.Interrupts)}
+	if js {
+		out["metadata"] = taskMeta
+	}
+	return out
 }
 
 // checkpointPayload is a checkpoint as debug and checkpoints events carry
-// it: its config, parent, values, metadata, next and tasks.
-func checkpointPayload(s *engine.Snapshot) map[string]any {
-	tasks := make([]map[string]any, 0, len(s.Tasks))
-	for _, t := range s.Tasks {
-		tasks = append(tasks, wireTask(s.Ref.ThreadID, t))
-	}
+// it: its config, parent, values, metadata, next and tasks. LangGraph.js's
+// server sends less (js): a checkpoints event is the values, metadata and
+// next alone, and a debug event has no parent_config for a first checkpoint
+// and names each task by id, name, path, interrupts and a subgraph's
+// namespace.
+func checkpointPayload(s *engine.Snapshot, mode string, js bool) map[string]any {
 	next := s.Next
 	if next == nil {
 		next = []string{}
 	}
+	if js && mode == "checkpoints" {
+		return map[string]any{"values": wireValues(s.Values), "metadata": wireMetadata(s.Metadata), "next": next}
+	}
+	tasks := make([]map[string]any, 0, len(s.Tasks))
+	for _, t := range s.Tasks {
+		wt := wireTask(s.Ref.ThreadID, t)
+		if js {
+			wt = map[string]any{"id": wt["id"], "name": wt["name"], "path": wt["path"], "interrupts": wt["interrupts"]}
+			if t.NS != "" { // a subgraph's address, its checkpoint not yet written
+				wt["checkpoint"] = map[string]any{"thread_id": s.Ref.ThreadID, "checkpoint_ns": t.NS, "checkpoint_id": nil, "checkpoint_map": nil}
+			}
+		}
+		tasks = append(tasks, wt)
+	}
 	ref := s.Ref
-	return map[string]any{"config": wireConfig(&ref), "parent_config": wireConfig(s.Parent), "checkpoint": wireRef(&ref),
-		"parent_checkpoint": wireRef(s.Parent), "values": wireValues(s.Values), "metadata": wireMetadata(s.Metadata),
+	out := map[string]any{"config": wireConfig(&ref, s.Metadata.Parents), "parent_config": wireConfig(s.Parent, s.Metadata.Parents), "checkpoint": nestedRef(&ref, s.Metadata.Parents, false),
+		"parent_checkpoint": nestedRef(s.Parent, s.Metadata.Parents, false), "values": wireValues(s.Values), "metadata": wireMetadata(s.Metadata),
 		"next": next, "tasks": tasks}
+	if js && s.Parent == nil {
+		delete(out, "parent_config")
+	}
+	return out
 }
 
 // streamRun answers a run as server-sent events: metadata first, then the
@@ -961,7 +1066,7 @@ func (h *Handler) cancelRun(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusConflict, "Run %s has already ended", rr.id)
 		return
 	}
-	rr.stop.Store(true)
+	rr.interrupt()
 	if r.URL.Query().Get("wait") == "true" || r.URL.Query().Get("wait") == "1" {
 		select {
 		case <-rr.done:

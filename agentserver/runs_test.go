@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -208,5 +209,77 @@ func TestStopRuns(t *testing.T) {
 	}
 	if _, v := s.call("GET", "/threads/"+tid+"/runs/"+rid, ""); str(v, "status") != "interrupted" {
 		t.Errorf("a run stopped by StopRuns: %v", v)
+	}
+}
+
+// TestCancelStopsTheNode: a cancel stops the running node at once (its
+// context is cancelled, as LangGraph aborts it), so the step it was in
+// stores nothing and the thread is idle, and a node reads the run's
+// config.configurable; a run
+// of a LangGraph.js graph stopped at an interrupt is a success there.
+func TestCancelStopsTheNode(t *testing.T) {
+	h, err := agentserver.New(map[string]*engine.Graph{"approval": jsApprovalGraph(t)}, memory.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	s := &server{t: t, srv: srv}
+	tid := s.newThread(`{}`)
+	rid := s.background(tid, `{"assistant_id": "approval", "input": {"topic": "slow"}, "config": {"configurable": {"delay_ms": 20000}}}`)
+	time.Sleep(200 * time.Millisecond) // into plan's delay
+	start := time.Now()
+	if code, _ := s.call("POST", "/threads/"+tid+"/runs/"+rid+"/cancel?wait=true", ""); code != 204 {
+		t.Fatalf("cancel: %d", code)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("cancel took %v: the node ran on", d)
+	}
+	if _, v := s.call("GET", "/threads/"+tid+"/runs/"+rid, ""); str(v, "status") != "interrupted" {
+		t.Errorf("the cancelled run: %v", v)
+	}
+	if _, th := s.call("GET", "/threads/"+tid, ""); str(th, "status") != "idle" {
+		t.Errorf("the thread of the cancelled run is %q, want idle (nothing waits for an answer)", str(th, "status"))
+	}
+	if _, st := s.call("GET", "/threads/"+tid+"/state", ""); get(st, "values", "log") != nil && len(get(st, "values", "log").([]any)) != 0 {
+		t.Errorf("the cancelled step stored its writes: %v", get(st, "values"))
+	}
+	code, v := s.call("POST", "/threads/"+tid+"/runs/wait", `{"assistant_id": "approval", "input": {"topic": "quick"}, "config": {"configurable": {"delay_ms": 1}}}`)
+	if code != 200 || str(v, "__interrupt__", 0, "value", "question") != "Which note should we keep?" {
+		t.Fatalf("a run after the cancel: %d %v", code, v)
+	}
+	_, runs := s.call("GET", "/threads/"+tid+"/runs", "")
+	if str(runs, 0, "status") != "success" {
+		t.Errorf("a LangGraph.js graph's run stopped at an interrupt: %v, want success", get(runs, 0))
+	}
+}
+
+// TestEventsMode: stream_mode events gives LangChain's chain events for
+// the graph, each node and the subgraph, a node that stops at an
+// interrupt without its end, and the graph's end with its state.
+func TestEventsMode(t *testing.T) {
+	s := newApproval(t, engine.WithReference(engine.LangGraphJS))
+	tid := s.newThread(`{}`)
+	code, evs, _ := s.stream("/threads/"+tid+"/runs/stream", `{"assistant_id": "approval", "input": {"topic": "eels"}, "stream_mode": "events"}`)
+	if code != 200 {
+		t.Fatalf("stream: %d", code)
+	}
+	var got []string
+	for _, ev := range evs[1:] {
+		if ev.Name != "events" {
+			t.Fatalf("event %s in the events mode", ev.Name)
+		}
+		got = append(got, str(ev.Data, "event")+":"+str(ev.Data, "name"))
+	}
+	want := []string{"on_chain_start:LangGraph", "on_chain_start:plan", "on_chain_end:plan", "on_chain_start:research",
+		"on_chain_start:LangGraph", "on_chain_start:gather", "on_chain_end:gather", "on_chain_start:pick", "on_chain_end:LangGraph"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	if str(evs[2].Data, "metadata", "langgraph_node") != "plan" || get(evs[2].Data, "tags", 0) != "graph:step:1" || get(evs[3].Data, "data", "output", "log", 0) != "plan:eels" {
+		t.Errorf("plan's events: %v, %v", evs[2].Data, evs[3].Data)
+	}
+	if last := evs[len(evs)-1].Data; get(last, "data", "output", "topic") != "eels" || str(last, "run_id") != str(evs[0].Data, "run_id") {
+		t.Errorf("the graph's end %v, want the state under the run's id", last)
 	}
 }

@@ -193,7 +193,11 @@ func (h *Handler) updateState(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.touch(tid)
-	writeJSON(w, 200, map[string]any{"checkpoint": wireRef(&ref)})
+	cp := wireRef(&ref)
+	if g.Reference() == engine.LangGraphJS {
+		delete(cp, "checkpoint_map") // LangGraph.js's server answers the address alone
+	}
+	writeJSON(w, 200, map[string]any{"checkpoint": cp})
 }
 
 // history lists checkpoints newest first: limit (default 10), before (a

@@ -20,6 +20,11 @@ type threadRec struct {
 	Created  time.Time
 	Updated  time.Time
 	Metadata map[string]any
+	// Cancelled is the thread's newest checkpoint when a run of this
+	// process was cancelled there: the thread is idle at it, as
+	// LangGraph's server leaves a thread whose run was cancelled, not
+	// interrupted (nothing waits for an answer). "" for none.
+	Cancelled string `json:"-"`
 }
 
 // thread is a thread as the API shows it, assembled from its record and
@@ -101,7 +106,7 @@ func (t *thread) status() string {
 	switch {
 	case t.busy:
 		return "busy"
-	case t.snap == nil:
+	case t.snap == nil, t.rec.Cancelled != "" && t.rec.Cancelled == t.snap.Ref.CheckpointID:
 		return "idle"
 	}
 	switch engine.StatusOf(t.snap, nil) {
