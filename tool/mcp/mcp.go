@@ -178,7 +178,11 @@ func Connect(ctx context.Context, srv Server, opts ...Option) (*Client, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	c := &Client{srv: srv, cfg: cfg, sdk: sdk.NewClient(&sdk.Implementation{Name: "weft", Version: "1"}, nil)}
+	c := &Client{srv: srv, cfg: cfg, sdk: sdk.NewClient(&sdk.Implementation{Name: "weft", Version: "1"},
+		// No capabilities: Weft offers no roots, sampling or elicitation
+		// (the SDK would announce roots by default, and servers such as the
+		// filesystem one would then wait for roots instead of their args).
+		&sdk.ClientOptions{Capabilities: &sdk.ClientCapabilities{}})}
 	s, err := c.connect(ctx)
 	if err != nil {
 		return nil, err

@@ -113,6 +113,7 @@ func TestAgentCallsToolsOverStdio(t *testing.T) {
 		engine.ToolCall{ID: "a", Name: "add", Args: `{"a":2,"b":40}`},
 		engine.ToolCall{ID: "r", Name: "report", Args: `{}`},
 		engine.ToolCall{ID: "p", Name: "picture", Args: `{}`},
+		engine.ToolCall{ID: "w", Name: "wrap", Args: `{}`},
 		engine.ToolCall{ID: "f", Name: "fail", Args: `{}`},
 		engine.ToolCall{ID: "s", Name: "shout", Args: `{"word":"x"}`},
 	)
@@ -123,6 +124,7 @@ func TestAgentCallsToolsOverStdio(t *testing.T) {
 		"r": "three items\n" + `{"items":3}`, // text and structured content that differ: both
 		"p": "a dot\n[attachment 1: image image/png, " + fmt.Sprint(len(pngBytes)) + " B]",
 		"f": "Error: the disk is full",
+		"w": "a\nb", // structured content that only wraps the text: once
 	}
 	for id, w := range want {
 		if r[id] != w {
@@ -310,7 +312,7 @@ func TestConnectErrors(t *testing.T) {
 		{mcp.Server{URL: "ftp://x"}, nil, "not an http:// or https:// URL"},
 		{mcp.Server{Command: "x", Header: http.Header{}}, nil, "Header and HTTPClient are for a URL"},
 		{mcp.Server{Command: "weft-no-such-server-command"}, nil, `starting server weft-no-such-server-command: exec: "weft-no-such-server-command": executable file not found`},
-		{goServer(t), []mcp.Option{mcp.WithTools("echo", "nope")}, "WithTools names nope, which server go-test does not have; it has: add, die, echo, fail, hang, picture, report, shout, sleep"},
+		{goServer(t), []mcp.Option{mcp.WithTools("echo", "nope")}, "WithTools names nope, which server go-test does not have; it has: add, die, echo, fail, hang, picture, report, shout, sleep, wrap"},
 		{mcp.Server{Name: "false", Command: "sh", Args: []string{"-c", "echo broken config >&2; exit 2"}}, nil, `connecting to server false`},
 	} {
 		_, err := mcp.Connect(ctx, c.srv, c.opts...)

@@ -94,6 +94,11 @@ func testServer(calls *atomic.Int32) *sdk.Server {
 			count()
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "three items"}}, StructuredContent: map[string]any{"items": 3}}, nil
 		})
+	s.AddTool(&sdk.Tool{Name: "wrap", Description: "Structured content that only wraps the text.", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			count()
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "a\nb"}}, StructuredContent: map[string]any{"content": "a\nb"}}, nil
+		})
 	s.AddTool(&sdk.Tool{Name: "picture", Description: "Returns an image.", InputSchema: map[string]any{"type": "object"}},
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			count()

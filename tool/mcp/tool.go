@@ -297,13 +297,21 @@ func convert(res *sdk.CallToolResult) (*Result, error) {
 	return r, nil
 }
 
-// carries reports whether text, or one of its lines, is the JSON value v:
-// servers are asked to repeat structured content as text, and the model
-// need not read it twice.
+// carries reports whether text already says what the structured content v
+// does: text (or one of its lines) is v as JSON, as servers are asked to
+// repeat it, or v only wraps text in an object of one field (the
+// filesystem server's {"content": text}). The model need not read it twice.
 func carries(text string, v json.RawMessage) bool {
 	var want any
 	if json.Unmarshal(v, &want) != nil {
 		return false
+	}
+	if obj, ok := want.(map[string]any); ok && len(obj) == 1 {
+		for _, f := range obj {
+			if f == text {
+				return true
+			}
+		}
 	}
 	same := func(s string) bool {
 		var got any
