@@ -40,12 +40,13 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/weftstudio/weft/tool"
 )
 
 // Server says how to reach an MCP server: Command (with Args, Env and Dir)
@@ -179,9 +180,8 @@ func Connect(ctx context.Context, srv Server, opts ...Option) (*Client, error) {
 		o(&cfg)
 	}
 	c := &Client{srv: srv, cfg: cfg, sdk: sdk.NewClient(&sdk.Implementation{Name: "weft", Version: "1"},
-		// No capabilities: Weft offers no roots, sampling or elicitation
-		// (the SDK would announce roots by default, and servers such as the
-		// filesystem one would then wait for roots instead of their args).
+		// No capabilities: Weft offers no roots, sampling or elicitation,
+		// and the SDK would announce roots by default.
 		&sdk.ClientOptions{Capabilities: &sdk.ClientCapabilities{}})}
 	s, err := c.connect(ctx)
 	if err != nil {
@@ -196,8 +196,25 @@ func Connect(ctx context.Context, srv Server, opts ...Option) (*Client, error) {
 }
 
 // Tools returns the server's tools (those WithTools kept), in the order
-// the server listed them, as Weft tools.
-func (c *Client) Tools() []*Tool { return slices.Clone(c.tools) }
+// the server listed them, for tool.Node or agent.New; each is a *Tool.
+func (c *Client) Tools() []tool.Tool {
+	out := make([]tool.Tool, len(c.tools))
+	for i, t := range c.tools {
+		out[i] = t
+	}
+	return out
+}
+
+// Tool returns the tool the server names name (its own name, without a
+// prefix); nil when there is none, or WithTools left it out.
+func (c *Client) Tool(name string) *Tool {
+	for _, t := range c.tools {
+		if t.name == name {
+			return t
+		}
+	}
+	return nil
+}
 
 // Close ends the session and, for a command, the server's process: its
 // stdin is closed, and it is killed if it has not exited a few seconds

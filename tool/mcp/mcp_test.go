@@ -36,13 +36,7 @@ func connect(t testing.TB, srv mcp.Server, opts ...mcp.Option) *mcp.Client {
 	return c
 }
 
-func tools(c *mcp.Client) []tool.Tool {
-	var out []tool.Tool
-	for _, t := range c.Tools() {
-		out = append(out, t)
-	}
-	return out
-}
+func tools(c *mcp.Client) []tool.Tool { return c.Tools() }
 
 // agentRun runs a ReAct agent whose scripted model makes calls, then
 // answers "done"; it returns the conversation and the custom stream's
@@ -87,7 +81,7 @@ func results(conv []engine.Message) map[string]string {
 func TestToolsListedWithTheServersSchemas(t *testing.T) {
 	c := connect(t, goServer(t), mcp.WithPrefix("go_"), mcp.WithTools("echo", "shout"))
 	got := c.Tools()
-	if len(got) != 2 || got[0].Spec().Name != "go_echo" || got[1].Spec().Name != "go_shout" || got[0].Name() != "echo" {
+	if len(got) != 2 || got[0].Spec().Name != "go_echo" || got[1].Spec().Name != "go_shout" || c.Tool("echo") != got[0] || c.Tool("go_echo") != nil || c.Tool("add") != nil {
 		t.Fatalf("tools %v", got)
 	}
 	if got[0].Spec().Description != "Echoes text." {
@@ -171,13 +165,11 @@ func TestInvalidArgumentsNeverReachTheServer(t *testing.T) {
 
 func find(t testing.TB, c *mcp.Client, name string) *mcp.Tool {
 	t.Helper()
-	for _, x := range c.Tools() {
-		if x.Spec().Name == name {
-			return x
-		}
+	x := c.Tool(name)
+	if x == nil {
+		t.Fatalf("no tool %q", name)
 	}
-	t.Fatalf("no tool %q", name)
-	return nil
+	return x
 }
 
 // A server that exits during a call fails that call, through the agent,
