@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// freezeSelf stops the calling process (SIGSTOP), where the system can.
+var freezeSelf func()
+
 // goServer is the test binary as a server over stdio.
 func goServer(t testing.TB) mcp.Server {
 	t.Helper()
@@ -121,6 +124,14 @@ func testServer(calls *atomic.Int32) *sdk.Server {
 			count()
 			select {}
 		})
+	if freezeSelf != nil {
+		s.AddTool(&sdk.Tool{Name: "freeze", Description: "Stops the whole server process.", InputSchema: map[string]any{"type": "object"}},
+			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				count()
+				freezeSelf()
+				return nil, nil
+			})
+	}
 	sdk.AddTool(s, &sdk.Tool{Name: "sleep", Description: "Sleeps, unless cancelled."}, func(ctx context.Context, _ *sdk.CallToolRequest, a sleepArgs) (*sdk.CallToolResult, any, error) {
 		count()
 		select {

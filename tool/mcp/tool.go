@@ -100,6 +100,8 @@ type AttachmentEvent struct {
 // server stopped or dropped the connection during it. Its message is what
 // the model reads.
 type ToolError struct {
+	// Server names the server (Server.Name, or its command or URL); Tool
+	// is the tool's name on it.
 	Server, Tool string
 	// Timeout says the server did not answer within the call timeout;
 	// Lost that the connection ended during the call.
@@ -188,7 +190,7 @@ func (t *Tool) callError(ctx, callCtx context.Context, s *session, err error) er
 		// The server may be busy or stuck: a ping tells, without holding up
 		// this result; a stuck one is dropped so the next call reconnects.
 		go func() {
-			pctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
+			pctx, cancel := context.WithTimeout(context.Background(), min(pingTimeout, t.c.cfg.callTimeout))
 			defer cancel()
 			if s.cs.Ping(pctx, nil) != nil {
 				t.c.drop(s)
@@ -204,8 +206,8 @@ func (t *Tool) callError(ctx, callCtx context.Context, s *session, err error) er
 // could not deliver (an HTTP request that failed): not the server's answer.
 const codeRejected = -32005
 
-// pingTimeout is how long a server that timed out a call has to answer a
-// ping before it counts as stuck.
+// pingTimeout is how long, at most, a server that timed out a call has to
+// answer a ping before it counts as stuck; no longer than the call timeout.
 const pingTimeout = 5 * time.Second
 
 func (t *Tool) lost(s *session, err error) error {
