@@ -457,6 +457,10 @@ func (p *process) stop() {
 	p.stdout.Close()
 }
 
+// maxStderr is how much of a server's stderr an error quotes: its last
+// lines, not a log for the model to wade through.
+const maxStderr = 400
+
 // describe says how the process ended and what it last wrote to stderr,
 // waiting briefly for it to end: "" when it still runs and wrote nothing.
 func (p *process) describe() string {
@@ -471,6 +475,9 @@ func (p *process) describe() string {
 	case <-time.After(200 * time.Millisecond):
 	}
 	if t := strings.TrimSpace(p.tail.String()); t != "" {
+		if len(t) > maxStderr {
+			t = "…" + strings.ToValidUTF8(t[len(t)-maxStderr:], "")
+		}
 		parts = append(parts, fmt.Sprintf("its stderr ends: %q", t))
 	}
 	if len(parts) == 0 {

@@ -317,6 +317,11 @@ func TestConnectErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "exit status 2") || !strings.Contains(err.Error(), "broken config") {
 		t.Errorf("a command that exits: %v", err)
 	}
+	// A chatty one is quoted by its last lines only.
+	_, err = mcp.Connect(ctx, mcp.Server{Name: "chatty", Command: "sh", Args: []string{"-c", "for i in $(seq 300); do echo log line $i >&2; done; exit 1"}})
+	if err == nil || !strings.Contains(err.Error(), "log line 300") || strings.Contains(err.Error(), "log line 200\\n") || len(err.Error()) > 600 {
+		t.Errorf("a chatty command that exits: %v", err)
+	}
 	c := connect(t, goServer(t))
 	c.Close()
 	if _, err := find(t, c, "echo").Call(ctx, `{"text":"x"}`); err == nil || !strings.Contains(err.Error(), "closed") {
