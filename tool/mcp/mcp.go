@@ -126,8 +126,8 @@ const (
 func WithCallTimeout(d time.Duration) Option { return func(c *config) { c.callTimeout = d } }
 
 // WithConnectTimeout bounds starting or reaching the server and its
-// handshake, at Connect and at every reconnection (default
-// DefaultConnectTimeout).
+// handshake, at Connect and at every reconnection, and listing its tools
+// at Connect (default DefaultConnectTimeout).
 func WithConnectTimeout(d time.Duration) Option { return func(c *config) { c.connectTimeout = d } }
 
 // WithPrefix prefixes the name of every tool the model sees ("fs_" makes
@@ -188,8 +188,17 @@ func Connect(ctx context.Context, srv Server, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	c.sess = s
-	if err := c.listTools(ctx, s); err != nil {
+	lctx := ctx
+	if cfg.connectTimeout > 0 {
+		var cancel context.CancelFunc
+		lctx, cancel = context.WithTimeout(ctx, cfg.connectTimeout)
+		defer cancel()
+	}
+	if err := c.listTools(lctx, s); err != nil {
 		c.Close()
+		if ctx.Err() == nil && lctx.Err() != nil {
+			err = fmt.Errorf("%w (no answer within %v)", err, cfg.connectTimeout)
+		}
 		return nil, err
 	}
 	return c, nil

@@ -317,6 +317,18 @@ func TestConnectErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "exit status 2") || !strings.Contains(err.Error(), "broken config") {
 		t.Errorf("a command that exits: %v", err)
 	}
+	// One that never lists its tools fails Connect within the connect
+	// timeout.
+	hang := goServer(t)
+	hang.Env = []string{"WEFT_MCP_TEST_SERVER=hang-list"}
+	start := time.Now()
+	_, err = mcp.Connect(ctx, hang, mcp.WithConnectTimeout(500*time.Millisecond))
+	if err == nil || !strings.Contains(err.Error(), "listing the tools of server go-test") || !strings.Contains(err.Error(), "no answer within 500ms") {
+		t.Errorf("a server that never lists its tools: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Connect took %v with a 500ms timeout", d)
+	}
 	// A chatty one is quoted by its last lines only.
 	_, err = mcp.Connect(ctx, mcp.Server{Name: "chatty", Command: "sh", Args: []string{"-c", "for i in $(seq 300); do echo log line $i >&2; done; exit 1"}})
 	if err == nil || !strings.Contains(err.Error(), "log line 300") || strings.Contains(err.Error(), "log line 200\\n") || len(err.Error()) > 600 {

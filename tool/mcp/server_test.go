@@ -22,8 +22,19 @@ import (
 const serverEnv = "WEFT_MCP_TEST_SERVER"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(serverEnv) != "" {
-		if err := testServer(nil).Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+	if mode := os.Getenv(serverEnv); mode != "" {
+		s := testServer(nil)
+		if mode == "hang-list" { // answers the handshake, never tools/list
+			s.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+				return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+					if method == "tools/list" {
+						select {}
+					}
+					return next(ctx, method, req)
+				}
+			})
+		}
+		if err := s.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 			fmt.Fprintln(os.Stderr, "test server:", err)
 			os.Exit(1)
 		}
