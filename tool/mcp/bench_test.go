@@ -73,10 +73,15 @@ func BenchmarkToolNodeStep(b *testing.B) {
 const stdioBudget = 2 * time.Millisecond
 
 // The budget, checked on medians so that a loaded machine's outliers do
-// not decide it.
+// not decide it; a pass over budget is measured again (up to three
+// passes), since a burst of other work can hold a whole pass back, and
+// only three over budget fail.
 func TestStdioCallOverheadWithinBudget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing: skipped in -short mode")
+	}
+	if raceEnabled {
+		t.Skip("timing: the race detector slows the server and client, not Weft")
 	}
 	median := func(step func()) time.Duration {
 		for range 20 { // warm up: connections, caches
@@ -91,10 +96,16 @@ func TestStdioCallOverheadWithinBudget(t *testing.T) {
 		slices.Sort(ds)
 		return ds[len(ds)/2]
 	}
-	local := median(stepGraph(t, goEcho()))
-	remote := median(stepGraph(t, find(t, connect(t, goServer(t)), "echo")))
-	t.Logf("median tool-node step: Go tool %v, MCP over stdio %v: +%v", local, remote, remote-local)
-	if remote-local > stdioBudget {
-		t.Errorf("an MCP call over stdio adds %v to a tool-node step (median), over the %v budget", remote-local, stdioBudget)
+	localStep := stepGraph(t, goEcho())
+	remoteStep := stepGraph(t, find(t, connect(t, goServer(t)), "echo"))
+	var added []time.Duration
+	for range 3 {
+		local, remote := median(localStep), median(remoteStep)
+		t.Logf("median tool-node step: Go tool %v, MCP over stdio %v: +%v", local, remote, remote-local)
+		if remote-local <= stdioBudget {
+			return
+		}
+		added = append(added, remote-local)
 	}
+	t.Errorf("an MCP call over stdio adds %v to a tool-node step (medians of three passes), over the %v budget", added, stdioBudget)
 }
