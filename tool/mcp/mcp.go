@@ -19,7 +19,7 @@
 // tool node gives back to the model to correct. A result's text goes to
 // the model; its structured content too, as JSON, when no text already
 // carries it; images, audio and embedded files become Attachments, named
-// in the text ("[attachment 1: image/png, 1.2 kB]") and sent whole to the
+// in the text ("[attachment 1: image image/png, 1.2 kB]") and sent whole to the
 // run's custom stream (engine.Emit, an AttachmentEvent) for front ends to
 // show. A result the server marks as an error is an error of the call.
 //
@@ -29,7 +29,8 @@
 // fails that call with an error that says so (with the end of its stderr
 // and its exit status, for a command). The next call reconnects — starts
 // the command again or opens a new HTTP session — rather than retrying the
-// failed one, whose effects are unknown.
+// failed one, whose effects are unknown. A server that times a call out
+// and then answers no ping is replaced the same way.
 package mcp
 
 import (
