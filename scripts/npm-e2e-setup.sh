@@ -9,6 +9,7 @@
 #   agui/e2e              @ag-ui/client 1.0.x as "agui-new" and 0.0.59 as "agui-old" (TestE2EClients)
 #   agentserver/e2e       @langchain/langgraph-sdk 1.15.0 (TestSDK)
 #   internal/lgserver/app LangGraph's own dev server, @langchain/langgraph-cli 1.5.1 (tests against a real LangGraph server)
+#   tool/mcp/e2e          MCP servers @modelcontextprotocol/server-everything and server-filesystem 2026.8.31 (tool/mcp's e2e tests)
 # Without node_modules those tests skip, or fail where services are required
 # (CI, the README's test command). Needs Node (>= 18), npm and the npm registry.
 set -euo pipefail
@@ -16,7 +17,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dirs=("$@")
 if [ ${#dirs[@]} -eq 0 ]; then
-	dirs=(agui/e2e agentserver/e2e internal/lgserver/app)
+	dirs=(agui/e2e agentserver/e2e internal/lgserver/app tool/mcp/e2e)
 fi
 
 for tool in node npm; do

@@ -1,0 +1,384 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	validator "github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/model"
+	"github.com/weftstudio/weft/tool"
+)
+
+// Tool is one tool of an MCP server, as a tool.Tool.
+type Tool struct {
+	c      *Client
+	name   string // the server's name of the tool
+	spec   model.ToolSpec
+	schema *validator.Schema
+	raw    *sdk.Tool
+}
+
+var _ tool.Tool = (*Tool)(nil)
+
+func newTool(c *Client, t *sdk.Tool) (*Tool, error) {
+	params, err := json.Marshal(t.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: server %s: tool %q: cannot encode its input schema: %w", c.srv.label(), t.Name, err)
+	}
+	if t.InputSchema == nil {
+		params = json.RawMessage(`{"type":"object"}`)
+	}
+	compiled, err := compile(params)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: server %s: tool %q: its input schema is not valid JSON Schema: %w", c.srv.label(), t.Name, err)
+	}
+	desc := t.Description
+	if desc == "" {
+		desc = t.Title
+	}
+	return &Tool{c: c, name: t.Name, schema: compiled, raw: t,
+		spec: model.ToolSpec{Name: c.cfg.prefix + t.Name, Description: desc, Parameters: params}}, nil
+}
+
+// Spec returns the tool's name (with the client's prefix), description and
+// the server's input schema.
+func (t *Tool) Spec() model.ToolSpec { return t.spec }
+
+// Name returns the tool's name on its server (without a prefix).
+func (t *Tool) Name() string { return t.name }
+
+// Definition returns the tool as the server listed it: its title,
+// annotations (read-only, destructive hints) and output schema too.
+func (t *Tool) Definition() *sdk.Tool { return t.raw }
+
+// Result is what a tool call returned.
+type Result struct {
+	// Text is the result's text blocks, one per line, with the text of
+	// embedded text resources and a line naming each link and attachment.
+	Text string
+	// Structured is the result's structured content (JSON); nil when it
+	// has none.
+	Structured json.RawMessage
+	// Attachments are the images, audio and binary resources of the
+	// result, whole.
+	Attachments []Attachment
+	// IsError says the server reported the call as failed; Text says why.
+	IsError bool
+}
+
+// Attachment is a binary part of a tool's result.
+type Attachment struct {
+	// Kind is "image", "audio" or "resource".
+	Kind     string `json:"kind"`
+	MIMEType string `json:"mime_type,omitempty"`
+	// URI is the resource's URI, for Kind "resource".
+	URI  string `json:"uri,omitempty"`
+	Data []byte `json:"data"`
+}
+
+// AttachmentEvent is what Call sends to a running node's custom stream
+// (engine.Emit, engine.ModeCustom) for each attachment of a result, so a
+// front end shows the images a model only reads about.
+type AttachmentEvent struct {
+	Tool       string     `json:"tool"`  // the tool's name as the model knows it
+	Index      int        `json:"index"` // 1-based, as the result's text numbers it
+	Attachment Attachment `json:"attachment"`
+}
+
+// ToolError is the error of a call the server reported as failed (a result
+// with isError), or of a call that did not complete: timed out, or the
+// server stopped or dropped the connection during it. Its message is what
+// the model reads.
+type ToolError struct {
+	// Server names the server (Server.Name, or its command or URL); Tool
+	// is the tool's name on it.
+	Server, Tool string
+	// Timeout says the server did not answer within the call timeout;
+	// Lost that the connection ended during the call.
+	Timeout, Lost bool
+	Message       string
+}
+
+// Error returns the message.
+func (e *ToolError) Error() string { return e.Message }
+
+// Call validates args against the server's input schema, calls the tool
+// and returns the result's text (see Invoke), with its structured content
+// as JSON when no text carries it. Each attachment is sent to the run's
+// custom stream as an AttachmentEvent. A result the server marks as an
+// error, a timeout and a lost server are *ToolErrors; invalid arguments a
+// *tool.ArgumentError.
+func (t *Tool) Call(ctx context.Context, args string) (string, error) {
+	r, err := t.Invoke(ctx, args)
+	if err != nil {
+		return "", err
+	}
+	for i, a := range r.Attachments {
+		engine.Emit(ctx, AttachmentEvent{Tool: t.spec.Name, Index: i + 1, Attachment: a})
+	}
+	out := r.Text
+	if r.Structured != nil && !carries(r.Text, r.Structured) {
+		if out != "" {
+			out += "\n"
+		}
+		out += string(r.Structured)
+	}
+	if r.IsError {
+		if out == "" {
+			out = "the tool failed and said nothing more"
+		}
+		return "", &ToolError{Server: t.c.srv.label(), Tool: t.name, Message: out}
+	}
+	return out, nil
+}
+
+// Invoke validates args against the server's input schema and calls the
+// tool, returning the whole result; a result marked as an error is a
+// Result with IsError, not an error. It fails with a *tool.ArgumentError
+// for invalid arguments, a *ToolError when the call timed out or the
+// server was lost during it, the context's error when ctx ended, and an
+// error naming the server otherwise (a protocol error it answered with,
+// or a failed reconnection).
+func (t *Tool) Invoke(ctx context.Context, args string) (*Result, error) {
+	raw, err := t.validate(args)
+	if err != nil {
+		return nil, err
+	}
+	s, err := t.c.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	callCtx := ctx
+	if d := t.c.cfg.callTimeout; d > 0 {
+		var cancel context.CancelFunc
+		callCtx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	res, err := s.cs.CallTool(callCtx, &sdk.CallToolParams{Name: t.name, Arguments: raw})
+	if err != nil {
+		return nil, t.callError(ctx, callCtx, s, err)
+	}
+	return convert(res)
+}
+
+// callError turns a failed call into an error that says what happened.
+func (t *Tool) callError(ctx, callCtx context.Context, s *session, err error) error {
+	label := t.c.srv.label()
+	if ctx.Err() != nil {
+		return ctx.Err() // the run was cancelled: not the tool's failure
+	}
+	var we *jsonrpc.Error
+	if errors.As(err, &we) && we.Code != codeRejected {
+		return fmt.Errorf("MCP server %s refused the call of %s: %s", label, t.name, we.Message)
+	}
+	select {
+	case <-s.gone:
+		return t.lost(s, err)
+	default:
+	}
+	if callCtx.Err() != nil {
+		// The server may be busy or stuck: a ping tells, without holding up
+		// this result; a stuck one is dropped so the next call reconnects.
+		go func() {
+			pctx, cancel := context.WithTimeout(context.Background(), min(pingTimeout, t.c.cfg.callTimeout))
+			defer cancel()
+			if s.cs.Ping(pctx, nil) != nil {
+				t.c.drop(s)
+			}
+		}()
+		return &ToolError{Server: label, Tool: t.name, Timeout: true,
+			Message: fmt.Sprintf("MCP server %s did not answer the call of %s within %v; the call was cancelled", label, t.name, t.c.cfg.callTimeout)}
+	}
+	return t.lost(s, err)
+}
+
+// codeRejected is the code of the SDK's error for a request its transport
+// could not deliver (an HTTP request that failed): not the server's answer.
+const codeRejected = -32005
+
+// pingTimeout is how long, at most, a server that timed out a call has to
+// answer a ping before it counts as stuck; no longer than the call timeout.
+const pingTimeout = 5 * time.Second
+
+func (t *Tool) lost(s *session, err error) error {
+	t.c.drop(s)
+	label := t.c.srv.label()
+	how := "dropped the connection"
+	detail := ": " + err.Error()
+	if s.proc != nil {
+		how = "stopped"
+		detail = s.proc.describe()
+	}
+	return &ToolError{Server: label, Tool: t.name, Lost: true,
+		Message: fmt.Sprintf("MCP server %s %s during the call of %s%s; the call may or may not have taken effect, and the next call reconnects", label, how, t.name, detail)}
+}
+
+// validate checks args against the input schema and returns them as the
+// JSON object to send.
+func (t *Tool) validate(args string) (json.RawMessage, error) {
+	if strings.TrimSpace(args) == "" {
+		args = "{}"
+	}
+	inst, err := validator.UnmarshalJSON(strings.NewReader(args))
+	if err != nil {
+		return nil, &tool.ArgumentError{Tool: t.spec.Name, Args: args, Problems: []string{"not JSON: " + err.Error()}}
+	}
+	if _, ok := inst.(map[string]any); !ok {
+		return nil, &tool.ArgumentError{Tool: t.spec.Name, Args: args, Problems: []string{"at /: want a JSON object of arguments"}}
+	}
+	if err := t.schema.Validate(inst); err != nil {
+		return nil, &tool.ArgumentError{Tool: t.spec.Name, Args: args, Problems: problems(err)}
+	}
+	return json.RawMessage(args), nil
+}
+
+// convert reads a result's content blocks.
+func convert(res *sdk.CallToolResult) (*Result, error) {
+	r := &Result{IsError: res.IsError}
+	var lines []string
+	attach := func(a Attachment) {
+		r.Attachments = append(r.Attachments, a)
+		desc := a.MIMEType
+		if a.URI != "" {
+			desc = a.URI + ", " + desc
+		}
+		lines = append(lines, fmt.Sprintf("[attachment %d: %s %s, %s]", len(r.Attachments), a.Kind, strings.TrimSuffix(desc, ", "), size(len(a.Data))))
+	}
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *sdk.TextContent:
+			lines = append(lines, c.Text)
+		case *sdk.ImageContent:
+			attach(Attachment{Kind: "image", MIMEType: c.MIMEType, Data: c.Data})
+		case *sdk.AudioContent:
+			attach(Attachment{Kind: "audio", MIMEType: c.MIMEType, Data: c.Data})
+		case *sdk.ResourceLink:
+			l := "[resource " + c.URI
+			if c.Name != "" {
+				l += " (" + c.Name + ")"
+			}
+			if c.Description != "" {
+				l += ": " + c.Description
+			}
+			lines = append(lines, l+"]")
+		case *sdk.EmbeddedResource:
+			if c.Resource == nil {
+				continue
+			}
+			if c.Resource.Blob == nil {
+				lines = append(lines, c.Resource.Text)
+				continue
+			}
+			attach(Attachment{Kind: "resource", MIMEType: c.Resource.MIMEType, URI: c.Resource.URI, Data: c.Resource.Blob})
+		default:
+			b, err := json.Marshal(c)
+			if err != nil {
+				return nil, fmt.Errorf("mcp: a result's content block of type %T cannot be read: %w", c, err)
+			}
+			lines = append(lines, string(b))
+		}
+	}
+	r.Text = strings.Join(lines, "\n")
+	if res.StructuredContent != nil {
+		b, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			return nil, fmt.Errorf("mcp: a result's structured content cannot be encoded: %w", err)
+		}
+		r.Structured = b
+	}
+	return r, nil
+}
+
+// carries reports whether text already says what the structured content v
+// does: text (or one of its lines) is v as JSON, as servers are asked to
+// repeat it, or v only wraps text in an object of one field (the
+// filesystem server's {"content": text}). The model need not read it twice.
+func carries(text string, v json.RawMessage) bool {
+	var want any
+	if json.Unmarshal(v, &want) != nil {
+		return false
+	}
+	if obj, ok := want.(map[string]any); ok && len(obj) == 1 {
+		for _, f := range obj {
+			if f == text {
+				return true
+			}
+		}
+	}
+	same := func(s string) bool {
+		var got any
+		return json.Unmarshal([]byte(s), &got) == nil && reflect.DeepEqual(got, want)
+	}
+	if same(text) {
+		return true
+	}
+	for l := range strings.SplitSeq(text, "\n") {
+		if same(l) {
+			return true
+		}
+	}
+	return false
+}
+
+func size(n int) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d B", n)
+	case n < 1000*1000:
+		return fmt.Sprintf("%.1f kB", float64(n)/1000)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+}
+
+// compile compiles an input schema; one without "$schema" is read as
+// JSON Schema 2020-12, as MCP specifies.
+func compile(schema json.RawMessage) (*validator.Schema, error) {
+	doc, err := validator.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return nil, err
+	}
+	c := validator.NewCompiler()
+	c.DefaultDraft(validator.Draft2020)
+	if err := c.AddResource("input.json", doc); err != nil {
+		return nil, err
+	}
+	return c.Compile("input.json")
+}
+
+// problems lists a validation error's leaf causes, "at /path: message",
+// as tool.New's tools report them.
+func problems(err error) []string {
+	var ve *validator.ValidationError
+	if !errors.As(err, &ve) {
+		return []string{err.Error()}
+	}
+	var out []string
+	var walk func(u *validator.OutputUnit)
+	walk = func(u *validator.OutputUnit) {
+		if len(u.Errors) == 0 && u.Error != nil {
+			loc := u.InstanceLocation
+			if loc == "" {
+				loc = "/"
+			}
+			out = append(out, "at "+loc+": "+u.Error.String())
+		}
+		for i := range u.Errors {
+			walk(&u.Errors[i])
+		}
+	}
+	walk(ve.DetailedOutput())
+	if len(out) == 0 {
+		return []string{strings.ReplaceAll(err.Error(), "\n", " ")}
+	}
+	return out
+}
