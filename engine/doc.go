@@ -48,9 +48,12 @@
 //     (WithCheckpoint). Python: the checkpoint is continued as it is, its
 //     next checkpoint a child of it. LangGraph.js: a fork copy of a loop or
 //     input checkpoint is written first and the run goes on from the copy;
-//     an update or fork checkpoint is continued as it is. Off the thread's
-//     head Weft writes the fork copy under both references (see Writes off
-//     the head below).
+//     an update or fork checkpoint is continued as it is. Both continue the
+//     thread's newest checkpoint as a run without WithCheckpoint would, and
+//     LangGraph.js also a resume (a Command with an answer) that names the
+//     newest checkpoint, its pending writes kept: a client that names the
+//     head it answers resumes. Off the thread's head Weft writes the fork
+//     copy under both references (see Writes off the head below).
 //   - B7 Update writes: UpdateState as a node. Python: the update's writes
 //     are also stored as the writes of that node's due task on the
 //     checkpoint updated, whose snapshot then shows them as its result

@@ -125,7 +125,7 @@ func (gr *Graph) execute(ctx context.Context, input Input, cfg *runConfig, em *e
 			if err := rt.noteHead(); err != nil {
 				return nil, err
 			}
-			rt.replay = cfg.checkpointID != "" && cfg.parentRT == nil
+			rt.replay = cfg.checkpointID != "" && cfg.parentRT == nil && !rt.continuesAddressedHead(input, saved.Metadata.Source)
 		}
 		ip, inProcess := rt.saver.(checkpoint.InProcess)
 		if cfg.durability == DurabilityAsync && !(inProcess && ip.InProcess()) {

@@ -311,6 +311,23 @@ func (rt *runtime) load(t *checkpoint.Tuple) error {
 
 func (rt *runtime) seenFor(name string) []int64 { return rt.chanState.seenFor(name, len(rt.g.nodes)) }
 
+// continuesAddressedHead reports whether a run addressed to an explicit
+// checkpoint continues it as a run without one would, pending writes and
+// all, rather than replaying it. LangGraph.js does so when the checkpoint
+// is the thread's newest and either the input answers an interrupt or the
+// checkpoint is neither an update nor a fork (its loop's "resume at
+// head"): a client that names the head it resumes, as a careful one does,
+// resumes. Python replays any addressed checkpoint (B6).
+func (rt *runtime) continuesAddressedHead(input Input, source checkpoint.Source) bool {
+	if !rt.js() || rt.cfg.checkpointID == "" || rt.headID != rt.cfg.checkpointID {
+		return false
+	}
+	if cmd, ok := input.(Command); ok && (cmd.Resume != nil || cmd.ResumeByID != nil) {
+		return true
+	}
+	return source != checkpoint.SourceUpdate && source != checkpoint.SourceFork
+}
+
 // noteHead reads the id of the thread's newest checkpoint when the run was
 // asked to stand on an explicit, maybe older one (see head.headID).
 func (rt *runtime) noteHead() error {
