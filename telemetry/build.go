@@ -167,6 +167,9 @@ func (st *spanTree) lifecycle(ev engine.Event) {
 	l := ev.Lifecycle
 	switch l.Kind {
 	case engine.StepStart:
+		if l.Tasks == 0 {
+			return // the input's step, whose only task is the hidden start task: a span without content
+		}
 		a := append(st.common(ev), attribute.Int("weft.tasks", l.Tasks))
 		_, s := st.t.tracer.Start(st.parentOf(ev.NS), "step "+strconv.Itoa(ev.Step), trace.WithTimestamp(ev.Time), trace.WithAttributes(a...))
 		st.steps[ev.NS] = s
