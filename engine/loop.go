@@ -26,7 +26,9 @@ func (rt *runtime) loop() (*Result, error) {
 			return res, err
 		}
 		step := rt.step
-		rt.emitStep(step, &Lifecycle{Kind: StepStart, Tasks: visibleTasks(tasks)})
+		if rt.em.on(ModeLifecycle) { // checked here: the event would escape even when unused
+			rt.emitStep(step, &Lifecycle{Kind: StepStart, Tasks: visibleTasks(tasks)})
+		}
 		out, err := rt.runStep(tasks)
 		if err != nil {
 			rt.emitStepEnd(step, err, nil)
@@ -48,11 +50,10 @@ func (rt *runtime) loop() (*Result, error) {
 	}
 }
 
-// emitStep reports a step's lifecycle event (ModeLifecycle).
+// emitStep reports a step's lifecycle event; callers check that
+// ModeLifecycle is on.
 func (rt *runtime) emitStep(step int, l *Lifecycle) {
-	if rt.em.on(ModeLifecycle) {
-		rt.em.emit(Event{Mode: ModeLifecycle, Step: step, Lifecycle: l})
-	}
+	rt.em.emit(Event{Mode: ModeLifecycle, Step: step, Lifecycle: l})
 }
 
 // emitStepEnd reports the end of step: failed with err, stopped at ints,

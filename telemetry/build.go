@@ -30,14 +30,29 @@ type runRecord struct {
 	res            *engine.Result
 	err            error
 	mu             sync.Mutex // guards events: tasks report concurrently
-	events         []engine.Event
+	events         *[]recEvent
 	flushed        chan struct{} // set on a flush marker instead of a run
 }
+
+// recEvent is what the builder needs of an event: a third of its size.
+type recEvent struct {
+	time time.Time
+	ns   string
+	step int
+	life *engine.Lifecycle
+	call *engine.CallEvent
+}
+
+// eventSlices recycles the runs' event buffers once their spans are built.
+var eventSlices = sync.Pool{New: func() any { s := make([]recEvent, 0, 64); return &s }}
 
 // add records one event; it is the run's OnEvent, so it only appends.
 func (r *runRecord) add(ev engine.Event) {
 	r.mu.Lock()
-	r.events = append(r.events, ev)
+	if r.events == nil {
+		r.events = eventSlices.Get().(*[]recEvent)
+	}
+	*r.events = append(*r.events, recEvent{time: ev.Time, ns: ev.NS, step: ev.Step, life: ev.Lifecycle, call: ev.Call})
 	r.mu.Unlock()
 }
 
@@ -109,8 +124,14 @@ func (t *Tracer) build(rec *runRecord) {
 		tasks:  map[string]openTask{},
 		ended:  map[string]time.Time{},
 	}
-	for _, ev := range rec.events {
-		st.event(ev)
+	if rec.events != nil {
+		for _, ev := range *rec.events {
+			st.event(ev)
+		}
+		clear(*rec.events) // drop the pointers before the buffer is reused
+		*rec.events = (*rec.events)[:0]
+		eventSlices.Put(rec.events)
+		rec.events = nil
 	}
 	// Spans left open lost their end to a failure or a dropped event.
 	for _, ot := range st.tasks {
@@ -125,11 +146,11 @@ func (t *Tracer) build(rec *runRecord) {
 }
 
 // event adds one recorded event to the tree.
-func (st *spanTree) event(ev engine.Event) {
+func (st *spanTree) event(ev recEvent) {
 	switch {
-	case ev.Lifecycle != nil:
+	case ev.life != nil:
 		st.lifecycle(ev)
-	case ev.Call != nil:
+	case ev.call != nil:
 		st.call(ev)
 	}
 }
@@ -152,33 +173,33 @@ func (st *spanTree) parentOf(ns string) context.Context {
 	return st.runCtx
 }
 
-func (st *spanTree) common(ev engine.Event) []attribute.KeyValue {
-	a := []attribute.KeyValue{keyStep.Int(ev.Step)}
+func (st *spanTree) common(ev recEvent) []attribute.KeyValue {
+	a := []attribute.KeyValue{keyStep.Int(ev.step)}
 	if st.rec.thread != "" {
 		a = append(a, keyThread.String(st.rec.thread))
 	}
-	if ev.NS != "" {
-		a = append(a, keyNS.String(ev.NS))
+	if ev.ns != "" {
+		a = append(a, keyNS.String(ev.ns))
 	}
 	return a
 }
 
-func (st *spanTree) lifecycle(ev engine.Event) {
-	l := ev.Lifecycle
+func (st *spanTree) lifecycle(ev recEvent) {
+	l := ev.life
 	switch l.Kind {
 	case engine.StepStart:
 		if l.Tasks == 0 {
 			return // the input's step, whose only task is the hidden start task: a span without content
 		}
 		a := append(st.common(ev), attribute.Int("weft.tasks", l.Tasks))
-		_, s := st.t.tracer.Start(st.parentOf(ev.NS), "step "+strconv.Itoa(ev.Step), trace.WithTimestamp(ev.Time), trace.WithAttributes(a...))
-		st.steps[ev.NS] = s
+		_, s := st.t.tracer.Start(st.parentOf(ev.ns), "step "+strconv.Itoa(ev.step), trace.WithTimestamp(ev.time), trace.WithAttributes(a...))
+		st.steps[ev.ns] = s
 	case engine.StepEnd:
-		s, ok := st.steps[ev.NS]
+		s, ok := st.steps[ev.ns]
 		if !ok {
 			return
 		}
-		delete(st.steps, ev.NS)
+		delete(st.steps, ev.ns)
 		if l.Checkpoint != "" {
 			s.SetAttributes(keyCheckpoint.String(l.Checkpoint))
 		}
@@ -188,32 +209,32 @@ func (st *spanTree) lifecycle(ev engine.Event) {
 		if l.Error != "" {
 			s.SetStatus(codes.Error, l.Error)
 		}
-		s.End(trace.WithTimestamp(ev.Time))
+		s.End(trace.WithTimestamp(ev.time))
 	case engine.TaskStart:
 		parent := st.runCtx
-		if s, ok := st.steps[ev.NS]; ok {
+		if s, ok := st.steps[ev.ns]; ok {
 			parent = trace.ContextWithSpan(st.runCtx, s)
 		}
 		a := append(st.common(ev), keyTask.String(l.TaskID), keyNode.String(l.Node))
-		ctx, s := st.t.tracer.Start(parent, l.Node, trace.WithTimestamp(ev.Time), trace.WithAttributes(a...))
-		st.tasks[taskKey(ev.NS, l.TaskID)] = openTask{span: s, ctx: ctx}
+		ctx, s := st.t.tracer.Start(parent, l.Node, trace.WithTimestamp(ev.time), trace.WithAttributes(a...))
+		st.tasks[taskKey(ev.ns, l.TaskID)] = openTask{span: s, ctx: ctx}
 	case engine.TaskEnd:
-		k := taskKey(ev.NS, l.TaskID)
+		k := taskKey(ev.ns, l.TaskID)
 		ot, ok := st.tasks[k]
 		if !ok {
 			return
 		}
 		delete(st.tasks, k)
-		st.ended[l.TaskID] = ev.Time
+		st.ended[l.TaskID] = ev.time
 		for _, in := range l.Interrupts {
-			ot.span.AddEvent("weft.interrupt", trace.WithTimestamp(ev.Time), trace.WithAttributes(st.interruptAttrs(in)...))
+			ot.span.AddEvent("weft.interrupt", trace.WithTimestamp(ev.time), trace.WithAttributes(st.interruptAttrs(in)...))
 		}
 		if l.Error != "" {
-			ot.span.RecordError(errors.New(l.Error), trace.WithTimestamp(ev.Time))
+			ot.span.RecordError(errors.New(l.Error), trace.WithTimestamp(ev.time))
 			ot.span.SetAttributes(attribute.String("error.type", errorType(l.ErrorKind)))
 			ot.span.SetStatus(codes.Error, l.Error)
 		}
-		ot.span.End(trace.WithTimestamp(ev.Time))
+		ot.span.End(trace.WithTimestamp(ev.time))
 	}
 }
 
@@ -238,11 +259,11 @@ func (st *spanTree) interruptAttrs(in engine.PendingInterrupt) []attribute.KeyVa
 
 // call adds a span for a recorded model or tool call, from its own start
 // and latency, under the task that made it.
-func (st *spanTree) call(ev engine.Event) {
-	c := ev.Call
+func (st *spanTree) call(ev recEvent) {
+	c := ev.call
 	rec := c.Record
 	parent := st.runCtx
-	if ot, ok := st.tasks[taskKey(ev.NS, c.TaskID)]; ok {
+	if ot, ok := st.tasks[taskKey(ev.ns, c.TaskID)]; ok {
 		parent = ot.ctx
 	}
 	a := append(st.common(ev), keyTask.String(c.TaskID), keyNode.String(c.Node))
