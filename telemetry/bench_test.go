@@ -18,7 +18,7 @@ type discard struct{}
 func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
 func (discard) Shutdown(context.Context) error                             { return nil }
 
-func benchB1(b *testing.B, traced bool, flushEach bool) {
+func benchB1(b *testing.B, traced bool, flushEach bool, opts ...telemetry.Option) {
 	g, err := bench.Chain10()
 	if err != nil {
 		b.Fatal(err)
@@ -26,7 +26,7 @@ func benchB1(b *testing.B, traced bool, flushEach bool) {
 	ctx := context.Background()
 	var tr *telemetry.Tracer
 	if traced {
-		tr, err = telemetry.New(discard{})
+		tr, err = telemetry.New(discard{}, opts...)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -68,3 +68,10 @@ func BenchmarkB1Traced(b *testing.B) { benchB1(b, true, false) }
 // BenchmarkB1TracedFlushed is B1 traced with each run's 21 spans built and
 // handed to the exporter before the next run: the whole work of tracing.
 func BenchmarkB1TracedFlushed(b *testing.B) { benchB1(b, true, true) }
+
+// BenchmarkB1TracedUnsampled is B1 traced with every run sampled out: what
+// the run itself pays to be traceable (its events recorded, its span's ids
+// drawn and stored), the spans not built.
+func BenchmarkB1TracedUnsampled(b *testing.B) {
+	benchB1(b, true, false, telemetry.WithSampler(sdktrace.NeverSample()))
+}

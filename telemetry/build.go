@@ -56,6 +56,17 @@ func (r *runRecord) add(ev engine.Event) {
 	r.mu.Unlock()
 }
 
+// recycle gives the record's event buffer back for another run.
+func (r *runRecord) recycle() {
+	if r.events == nil {
+		return
+	}
+	clear(*r.events) // drop the pointers before the buffer is reused
+	*r.events = (*r.events)[:0]
+	eventSlices.Put(r.events)
+	r.events = nil
+}
+
 // Attribute keys of Weft's own.
 const (
 	keyGraph      = attribute.Key("weft.graph")
@@ -117,6 +128,10 @@ func (t *Tracer) build(rec *runRecord) {
 		}}))
 	}
 	_, run := t.tracer.Start(withIDs(ctx, rec.traceID, rec.spanID), "invoke_agent "+rec.graph, opts...)
+	if !run.IsRecording() { // sampled out: its children would be too
+		rec.recycle()
+		return
+	}
 	st := &spanTree{
 		t: t, rec: rec,
 		runCtx: trace.ContextWithSpan(ctx, run),
@@ -128,11 +143,8 @@ func (t *Tracer) build(rec *runRecord) {
 		for _, ev := range *rec.events {
 			st.event(ev)
 		}
-		clear(*rec.events) // drop the pointers before the buffer is reused
-		*rec.events = (*rec.events)[:0]
-		eventSlices.Put(rec.events)
-		rec.events = nil
 	}
+	rec.recycle()
 	// Spans left open lost their end to a failure or a dropped event.
 	for _, ot := range st.tasks {
 		ot.span.SetAttributes(attribute.Bool("weft.incomplete", true))
