@@ -11,6 +11,10 @@ import (
 	"github.com/weftstudio/weft/telemetry"
 )
 
+// Each benchmark reports, beside its wall time, cpu-ns/op: the process's
+// CPU time per run, all goroutines included, which a machine shared with
+// other work disturbs less than wall time.
+
 // discard is an exporter that drops spans: the benchmarks measure Weft's
 // side, not a collector's.
 type discard struct{}
@@ -35,6 +39,7 @@ func benchB1(b *testing.B, traced bool, flushEach bool, opts ...telemetry.Option
 	}
 	in := engine.Values{"count": 0}
 	b.ReportAllocs()
+	cpu0 := processCPU()
 	for b.Loop() {
 		res, err := g.Invoke(ctx, in)
 		if err != nil || res.Values["count"] != 10 {
@@ -46,11 +51,16 @@ func benchB1(b *testing.B, traced bool, flushEach bool, opts ...telemetry.Option
 			}
 		}
 	}
-	b.StopTimer()
-	if tr != nil {
+	if tr != nil { // the spans still being built are part of the cost
 		if err := tr.ForceFlush(ctx); err != nil {
 			b.Fatal(err)
 		}
+	}
+	if cpu := processCPU() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
+	b.StopTimer()
+	if tr != nil {
 		if d := tr.Dropped(); d > 0 {
 			b.ReportMetric(float64(d)/float64(b.N), "dropped/op")
 		}

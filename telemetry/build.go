@@ -186,7 +186,8 @@ func (st *spanTree) parentOf(ns string) context.Context {
 }
 
 func (st *spanTree) common(ev recEvent) []attribute.KeyValue {
-	a := []attribute.KeyValue{keyStep.Int(ev.step)}
+	a := make([]attribute.KeyValue, 1, 6) // room for what most spans add
+	a[0] = keyStep.Int(ev.step)
 	if st.rec.thread != "" {
 		a = append(a, keyThread.String(st.rec.thread))
 	}
