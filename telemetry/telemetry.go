@@ -20,6 +20,9 @@
 // same store and transaction as the state, so the link survives the hours
 // between an interrupt and its answer, a restart, and a worker in another
 // process resuming the thread; nothing else has to be stored or cleaned up.
+// The link goes to the run that wrote that checkpoint: a resume that stops
+// again inside the same step (a node that asks twice) writes no checkpoint
+// of its own, so the run after it links to the run before it.
 //
 // Prompt and completion contents, tool arguments and results, and
 // interrupt payloads are recorded only with WithContent (or
@@ -87,7 +90,6 @@ type config struct {
 	content  bool
 	resource *resource.Resource
 	sampler  sdktrace.Sampler
-	sync     bool
 }
 
 // WithContent records prompts and completions (gen_ai.input.messages,
@@ -103,10 +105,6 @@ func WithResource(r *resource.Resource) Option { return func(c *config) { c.reso
 // WithSampler replaces the default sampler (the SDK's: parent based,
 // always sampling roots, or as OTEL_TRACES_SAMPLER says).
 func WithSampler(s sdktrace.Sampler) Option { return func(c *config) { c.sampler = s } }
-
-// WithSyncExport exports each span as it ends instead of in batches; for
-// tests and short-lived programs, where latency matters more than cost.
-func WithSyncExport() Option { return func(c *config) { c.sync = true } }
 
 // New returns a Tracer exporting to exp (an otlptracehttp exporter, or any
 // other). It starts the goroutine that builds spans; Shutdown stops it.
@@ -125,12 +123,7 @@ func New(exp sdktrace.SpanExporter, opts ...Option) (*Tracer, error) {
 		}
 		c.resource = r
 	}
-	tpOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(c.resource), sdktrace.WithIDGenerator(presetIDs{})}
-	if c.sync {
-		tpOpts = append(tpOpts, sdktrace.WithSyncer(exp))
-	} else {
-		tpOpts = append(tpOpts, sdktrace.WithBatcher(exp))
-	}
+	tpOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(c.resource), sdktrace.WithIDGenerator(presetIDs{}), sdktrace.WithBatcher(exp)}
 	if c.sampler != nil {
 		tpOpts = append(tpOpts, sdktrace.WithSampler(c.sampler))
 	}

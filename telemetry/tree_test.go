@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/weftstudio/weft/engine"
@@ -127,3 +129,56 @@ func spanNames(spans tracetest.SpanStubs) []string {
 	}
 	return out
 }
+
+// TestAfterShutdown checks that a graph instrumented by a tracer that was
+// shut down still runs, untraced, and that its runs are counted as
+// dropped; and that a nil Tracer instruments nothing.
+func TestAfterShutdown(t *testing.T) {
+	ctx := context.Background()
+	exp := &counting{}
+	tr, err := telemetry.New(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := engine.LastValue[int]("n")
+	g, err := engine.NewGraph("one", n).
+		AddNode("set", func(context.Context, engine.State) (engine.Output, error) { return engine.Updates(n.Set(1)), nil }).
+		AddEdge(engine.START, "set").AddEdge("set", engine.END).Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	traced := tr.Instrument(g)
+	if _, err := traced.Invoke(ctx, engine.Values{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := exp.n.Load(); got != 3 {
+		t.Errorf("%d spans exported by Shutdown, want 3 (run, step, task)", got)
+	}
+	res, err := traced.Invoke(ctx, engine.Values{})
+	if err != nil || res.Values["n"] != 1 {
+		t.Fatalf("run after Shutdown: %v, %+v", err, res)
+	}
+	if tr.Dropped() != 1 {
+		t.Errorf("Dropped() = %d after one run past Shutdown, want 1", tr.Dropped())
+	}
+	if err := tr.ForceFlush(ctx); err != nil {
+		t.Errorf("ForceFlush after Shutdown: %v", err)
+	}
+	var none *telemetry.Tracer
+	if none.Instrument(g) != g || none.Shutdown(ctx) != nil || none.Dropped() != 0 {
+		t.Error("a nil Tracer does something")
+	}
+}
+
+// counting counts the spans exported (the SDK's in-memory exporter forgets
+// them at Shutdown).
+type counting struct{ n atomic.Int64 }
+
+func (c *counting) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
+	c.n.Add(int64(len(spans)))
+	return nil
+}
+func (c *counting) Shutdown(context.Context) error { return nil }
