@@ -14,12 +14,14 @@ import (
 	"io/fs"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/sqlite"
 	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/internal/textdist"
+	"github.com/weftstudio/weft/telemetry"
 )
 
 // Env is what the commands run against. Zero Stdout/Stderr discard output.
@@ -53,6 +55,9 @@ type Command struct {
 	// (stopOnSignals); a second stops them at once. The zero value leaves
 	// signals as they are: a command that runs no graph just ends.
 	StopsAtSteps bool
+	// Traces commands trace their graphs' runs with OpenTelemetry when
+	// the OTEL_* variables ask for it (telemetry.FromEnv).
+	Traces bool
 }
 
 type usageError struct{ msg string }
@@ -65,18 +70,18 @@ var builtins = map[string]Command{
 	"threads": {Summary: "list the store's threads, newest first, with their status: threads [-graph NAME] [-limit N]", Run: cmdThreads, ReadOnly: true},
 	"history": {Summary: "list a thread's checkpoints, newest first: history THREAD [-limit N]", Run: cmdHistory, ReadOnly: true},
 	"state":   {Summary: "show a thread's state: state THREAD [CHECKPOINT]", Run: cmdState, ReadOnly: true},
-	"resume":  {Summary: "answer a thread's interrupt and run on, or without -answer continue a paused thread: resume THREAD [-answer JSON [-id INTERRUPT]]", Run: cmdResume, StopsAtSteps: true},
+	"resume":  {Summary: "answer a thread's interrupt and run on, or without -answer continue a paused thread: resume THREAD [-answer JSON [-id INTERRUPT]]", Run: cmdResume, StopsAtSteps: true, Traces: true},
 	"prune":   {Summary: "delete old checkpoints: prune -keep N [THREAD…] | prune -older-than 720h", Run: cmdPrune},
 	"delete":  {Summary: "delete threads and all their checkpoints: delete THREAD… [-force]", Run: cmdDelete},
 	"answer":  {Summary: "store an answer for a worker to pick up, without running: answer THREAD -answer JSON [-id INTERRUPT]", Run: cmdAnswer},
-	"worker":  {Summary: "resume threads whose answers wait and continue threads a dead run left, until none is left: worker [-watch 2s]", Run: cmdWorker, StopsAtSteps: true},
-	"run":     {Summary: "run a graph, or continue a thread, stopping at breakpoints: run GRAPH -input JSON [-break SPEC]… | run -thread ID [-break SPEC]…", Run: cmdRun, StopsAtSteps: true},
+	"worker":  {Summary: "resume threads whose answers wait and continue threads a dead run left, until none is left: worker [-watch 2s]", Run: cmdWorker, StopsAtSteps: true, Traces: true},
+	"run":     {Summary: "run a graph, or continue a thread, stopping at breakpoints: run GRAPH -input JSON [-break SPEC]… | run -thread ID [-break SPEC]…", Run: cmdRun, StopsAtSteps: true, Traces: true},
 	"watch":   {Summary: "evaluate expressions at every checkpoint of a thread: watch THREAD EXPR…", Run: cmdWatch, ReadOnly: true},
 	"compare": {Summary: "compare two checkpoints of a thread (where they part, steps, state diff): compare THREAD A B", Run: cmdCompare, ReadOnly: true},
 	"replay":  {Summary: "re-run a thread against this binary's code on a scratch copy and report the first checkpoint that differs: replay THREAD [-strict] [-to CHECKPOINT]", Run: cmdReplay, ReadOnly: true},
 	"export":  {Summary: "write a thread as a JSON bundle: export THREAD [-o FILE]", Run: cmdExport, ReadOnly: true},
 	"import":  {Summary: "read a thread bundle into the store: import FILE [-as THREAD]", Run: cmdImport},
-	"serve":   {Summary: "serve every graph over AG-UI at http://ADDR/agents/<graph> and LangGraph's Agent Server API at http://ADDR/: serve [-addr 127.0.0.1:8123] [-allow-origin URL] [-allow-host NAME] [-token T]", Run: cmdServe},
+	"serve":   {Summary: "serve every graph over AG-UI at http://ADDR/agents/<graph> and LangGraph's Agent Server API at http://ADDR/: serve [-addr 127.0.0.1:8123] [-allow-origin URL] [-allow-host NAME] [-token T]", Run: cmdServe, Traces: true},
 }
 
 // Names returns the names of the subcommands (built in and in extra),
@@ -182,6 +187,19 @@ func Run(ctx context.Context, args []string, env Env) int {
 	for i, g := range env.Graphs {
 		graphs[i] = g.WithSaver(s)
 	}
+	if cmd.Traces {
+		tr, err := telemetry.FromEnv(ctx)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "weft %s: %v\n", args[0], err)
+			return 2
+		}
+		if tr != nil {
+			defer shutdownTraces(tr, env.Stderr)
+			for i, g := range graphs {
+				graphs[i] = tr.Instrument(g)
+			}
+		}
+	}
 	ctx = context.WithValue(ctx, stderrKey{}, env.Stderr)
 	if cmd.StopsAtSteps {
 		var unwatch func()
@@ -197,6 +215,16 @@ func Run(ctx context.Context, args []string, env Env) int {
 		return 1
 	}
 	return 0
+}
+
+// shutdownTraces exports the spans still waiting, for a few seconds at
+// most: the command's own outcome does not wait on a collector.
+func shutdownTraces(tr *telemetry.Tracer, stderr io.Writer) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := tr.Shutdown(ctx); err != nil {
+		fmt.Fprintf(stderr, "weft: exporting traces: %v\n", err)
+	}
 }
 
 // stderrKey carries the command's standard error in its context, for

@@ -122,7 +122,11 @@
 // while the consumer is busy. WithObserver feeds a callback from a bounded
 // buffer of 4,096 events on its own goroutine: a slow observer never blocks
 // the run; events that find the buffer full are dropped and counted in
-// Result.Dropped.
+// Result.Dropped. Graph.WithRunHook attaches a program to every run of a
+// graph, whoever starts it: the hook adds metadata to the run's
+// checkpoints and gets its events synchronously (it must not block) and
+// its outcome; ModeLifecycle reports each step's and task's start and end
+// with ids only, cheap enough for tracing every run (package telemetry).
 //
 // # What a node knows about its run
 //

@@ -34,6 +34,7 @@ type Graph struct {
 	after       []string
 	topo        Topology
 	reference   Reference // WithReference
+	hooks       []RunHook // WithRunHook, in the order given
 	// scratch pools putScratch between runs; shared by WithSaver copies,
 	// which have the same channels and nodes.
 	scratch *sync.Pool

@@ -25,20 +25,62 @@ func (rt *runtime) loop() (*Result, error) {
 		if err != nil || res != nil {
 			return res, err
 		}
+		step := rt.step
+		if rt.em.on(ModeLifecycle) { // checked here: the event would escape even when unused
+			rt.emitStep(step, &Lifecycle{Kind: StepStart, Tasks: visibleTasks(tasks)})
+		}
 		out, err := rt.runStep(tasks)
 		if err != nil {
+			rt.emitStepEnd(step, err, nil)
 			return nil, err
 		}
 		if out.failed != nil {
+			rt.emitStepEnd(step, out.failed, nil)
 			return nil, out.failed
 		}
 		if out.paused {
+			rt.emitStepEnd(step, nil, out.ints)
 			return rt.stopAtInterrupts(tasks, out.ints, lp.ran)
 		}
-		if res, err := rt.afterTick(lp, tasks); err != nil || res != nil {
+		res, err = rt.afterTick(lp, tasks)
+		rt.emitStepEnd(step, err, nil)
+		if err != nil || res != nil {
 			return res, err
 		}
 	}
+}
+
+// emitStep reports a step's lifecycle event; callers check that
+// ModeLifecycle is on.
+func (rt *runtime) emitStep(step int, l *Lifecycle) {
+	rt.em.emit(Event{Mode: ModeLifecycle, Step: step, Lifecycle: l})
+}
+
+// emitStepEnd reports the end of step: failed with err, stopped at ints,
+// or stored (the runtime's checkpoint is then the step's).
+func (rt *runtime) emitStepEnd(step int, err error, ints []PendingInterrupt) {
+	if !rt.em.on(ModeLifecycle) {
+		return
+	}
+	l := &Lifecycle{Kind: StepEnd, Interrupts: ints}
+	if err != nil {
+		l.Error, l.ErrorKind = err.Error(), errorKind(err)
+	} else if rt.saver != nil {
+		l.Checkpoint = rt.cpID
+	}
+	rt.emitStep(step, l)
+}
+
+// visibleTasks counts the tasks that are reported: all but the hidden
+// start task.
+func visibleTasks(tasks []*task) int {
+	n := 0
+	for _, t := range tasks {
+		if !t.node.start {
+			n++
+		}
+	}
+	return n
 }
 
 // loopState is what the loop carries from one step to the next.
@@ -329,6 +371,18 @@ func (rt *runtime) commit(ctx context.Context, t *task) {
 	if t.err == nil || isInterrupt(t.err) {
 		rt.emitUpdate(t, false)
 		rt.emitInterruptValues(t)
+	}
+	if rt.em.on(ModeLifecycle) && !t.node.start {
+		l := &Lifecycle{Kind: TaskEnd, TaskID: t.id, Node: t.name, Path: t.path}
+		if t.err != nil {
+			var ie *InterruptError
+			if errors.As(t.err, &ie) {
+				l.Interrupts = ie.Interrupts
+			} else {
+				l.Error, l.ErrorKind = t.err.Error(), errorKind(t.err)
+			}
+		}
+		rt.em.emit(Event{Mode: ModeLifecycle, Step: rt.step, Lifecycle: l})
 	}
 	if rt.em.on(ModeTasks|ModeDebug) && !t.node.start {
 		ev := &TaskEvent{ID: t.id, Name: t.name, Path: t.path, Done: true, Result: rt.publicWrites(t)}

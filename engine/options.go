@@ -33,13 +33,18 @@ const (
 	ModeCheckpoints                        // each checkpoint, as a Snapshot
 	ModeDebug                              // tasks and checkpoints, with step and time
 	ModeCalls                              // model and tool calls nodes record with RecordCall
-	// ModeAll is every mode.
+	// ModeLifecycle marks each super-step's and each task's start and end
+	// with ids and outcomes only (Event.Lifecycle): what tracing needs, at
+	// a cost small enough for every run (no state is copied).
+	ModeLifecycle
+	// ModeAll is every mode LangGraph streams, with ModeCalls; it leaves
+	// out ModeLifecycle, whose events repeat ModeTasks' in a lighter form.
 	ModeAll = ModeValues | ModeUpdates | ModeCustom | ModeMessages | ModeTasks | ModeCheckpoints | ModeDebug | ModeCalls
 )
 
 // String names the mode ("values", "updates", …) or lists combined modes.
 func (m StreamMode) String() string {
-	names := []string{"values", "updates", "custom", "messages", "tasks", "checkpoints", "debug", "calls"}
+	names := []string{"values", "updates", "custom", "messages", "tasks", "checkpoints", "debug", "calls", "lifecycle"}
 	out := ""
 	for i, n := range names {
 		if m&(1<<i) != 0 {

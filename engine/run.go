@@ -67,6 +67,10 @@ func (gr *Graph) Invoke(ctx context.Context, input Input, opts ...RunOption) (*R
 
 func (gr *Graph) invoke(ctx context.Context, input Input, modes StreamMode, sink func(Event), opts []RunOption) (*Result, error) {
 	cfg := newWriteConfig(opts)
+	var ends []func(*Result, error)
+	if len(gr.hooks) > 0 {
+		ctx, modes, sink, ends = gr.startHooks(ctx, input, cfg, modes, sink)
+	}
 	var q *observerQueue
 	if cfg.observer != nil {
 		q = newObserverQueue(cfg.observerBuf, cfg.observer)
@@ -93,6 +97,9 @@ func (gr *Graph) invoke(ctx context.Context, input Input, modes StreamMode, sink
 		if res != nil {
 			res.Dropped = d
 		}
+	}
+	for _, end := range ends {
+		end(res, err)
 	}
 	return res, err
 }

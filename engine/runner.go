@@ -116,6 +116,9 @@ func (rt *runtime) execConcurrently(todo []*task) *task {
 // emitTaskStart reports a task's start; the hidden start task is not
 // reported, as in LangGraph.
 func (rt *runtime) emitTaskStart(t *task) {
+	if rt.em.on(ModeLifecycle) && !t.node.start {
+		rt.em.emit(Event{Mode: ModeLifecycle, Step: rt.step, Lifecycle: &Lifecycle{Kind: TaskStart, TaskID: t.id, Node: t.name, Path: t.path}})
+	}
 	if !rt.em.on(ModeTasks|ModeDebug) || t.node.start {
 		return
 	}

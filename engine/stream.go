@@ -33,6 +33,46 @@ type Event struct {
 	State      *Snapshot     // ModeCheckpoints, and ModeDebug with DebugType "checkpoint"
 	Debug      string        // ModeDebug: "checkpoint", "task" or "task_result"
 	Call       *CallEvent    // ModeCalls
+	Lifecycle  *Lifecycle    // ModeLifecycle
+}
+
+// LifecycleKind says which boundary a Lifecycle event marks.
+type LifecycleKind uint8
+
+// The boundaries ModeLifecycle reports, in the order they happen for a
+// step: its start once its tasks are planned, each task's start and end,
+// and its end once its writes are applied and stored (or the step stopped
+// at interrupts or failed).
+const (
+	StepStart LifecycleKind = iota + 1
+	TaskStart
+	TaskEnd
+	StepEnd
+)
+
+// Lifecycle is one boundary of a super-step or task (ModeLifecycle). The
+// event's Step and NS say which step; zero fields do not apply to Kind.
+type Lifecycle struct {
+	Kind LifecycleKind
+	// Tasks counts the step's tasks (StepStart), those restored from
+	// pending writes included; the hidden start task is not counted, as
+	// it is not reported.
+	Tasks int
+	// TaskID, Node and Path name the task (TaskStart, TaskEnd).
+	TaskID string
+	Node   string
+	Path   string
+	// Checkpoint is, at StepEnd, the checkpoint the step stored, or, for a
+	// step that stopped at interrupts, the one it started from, which holds
+	// its pending writes; "" without a saver or when the step failed.
+	Checkpoint string
+	// Error says why the task or step failed (TaskEnd, StepEnd); "" when
+	// it did not. ErrorKind classifies it.
+	Error     string
+	ErrorKind ErrorKind
+	// Interrupts are the questions the task (TaskEnd) or the step's tasks
+	// (StepEnd) stopped at.
+	Interrupts []PendingInterrupt
 }
 
 // NodeUpdate is what one task wrote (ModeUpdates). Node is "__interrupt__"
