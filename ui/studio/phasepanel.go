@@ -59,8 +59,11 @@ func newPhasePanel(m *model, a *actions) *phasePanel {
 	p.runOn = newKeyButton(a.key, "Run on", theme.MediaPlayIcon(), func() { callMode(d.phaseGo, stepRunOn) })
 	p.writes = newWritesEditor(a.key, d.replace, func(e []engine.StepEdit) { m.setEdits(e) })
 	p.body = container.NewVBox()
-	top := container.NewVBox(container.NewHBox(p.next, p.finish, p.runOn), p.title, p.help)
-	p.compose(p, container.NewBorder(top, nil, nil, nil, container.NewVScroll(p.body)))
+	// The phase's rows (tasks, writes) come before the help under them:
+	// the tab is a third of the right column, and what the user acts on
+	// is then above the fold.
+	top := container.NewVBox(container.NewHBox(p.next, p.finish, p.runOn), p.title)
+	p.compose(p, container.NewBorder(top, nil, nil, nil, container.NewVScroll(container.NewVBox(p.body, p.help))))
 	m.subscribe(chThread|chPhase|chRun|chGraph, func(part) { p.show() })
 	p.show()
 	return p
