@@ -194,3 +194,35 @@ func TestInspectorKeepsItsRows(t *testing.T) {
 	}
 	check("the question")
 }
+
+// A thread row's subtitle fits the thread list at the window's default
+// width (it was one line cut after "6 checkpoint"), the thread's status
+// first.
+func TestThreadSubtitleFits(t *testing.T) {
+	s := New(test.NewTempApp(t), Config{Store: memory.New(), StoreName: "test.db", Graphs: demoGraphs(t)})
+	s.WaitIdle()
+	startThread(t, s, "tide-pools")
+	act(func() { test.Tap(s.tb.run) })
+	idle(t, s)
+	layoutAt(s, WindowSize)
+	act(func() {
+		l := s.th.list
+		row := l.CreateItem()
+		l.UpdateItem(0, row)
+		row.Resize(fyne.NewSize(l.Size().Width, row.MinSize().Height))
+		row.(*fyne.Container).Layout.Layout(row.(*fyne.Container).Objects, row.Size())
+		box := row.(*fyne.Container).Objects[0].(*fyne.Container)
+		box.Layout.Layout(box.Objects, box.Size())
+		lb := box.Objects[1].(*widget.Label)
+		lines := strings.Split(lb.Text, "\n")
+		for _, line := range lines {
+			size := theme.Size(theme.SizeNameCaptionText)
+			if w := fyne.MeasureText(line, size, lb.TextStyle).Width; w > lb.Size().Width-2*theme.InnerPadding() {
+				t.Errorf("%q is %.0f px wide: cut in a %.0f px label", line, w, lb.Size().Width)
+			}
+		}
+		if !strings.HasPrefix(lines[0], "waiting") {
+			t.Errorf("the subtitle reads %q: want the status first", lines)
+		}
+	})
+}
