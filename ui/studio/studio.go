@@ -889,7 +889,13 @@ func (s *Studio) refresh() {
 		}
 		s.m.update(func() {
 			n := len(f.hs)
+			head := sc.head
 			s.m.mergeHeaders(sc, f.hs)
+			if sc.head != head && head != "" {
+				// Another process moved the thread: where this window's
+				// last run stopped is no longer the thread's state.
+				s.m.setStatus(sc, "")
+			}
 			if n == recentHeaders && !sc.tl.knows(f.hs[n-1].Ref.CheckpointID) {
 				s.loadTimeline(sc, false)
 			}
