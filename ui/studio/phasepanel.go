@@ -132,13 +132,20 @@ func (p *phasePanel) show() {
 			}
 		}
 	case engine.PhaseBarrier:
-		p.title.SetText(fmt.Sprintf("Step %d · barrier: %s to apply", i.Step, writesWait(countWrites(i.Tasks))))
+		p.title.SetText(fmt.Sprintf("Step %d · barrier: %s to apply", i.Step, barrierWaits(countWrites(i.Tasks), countSends(stop.Sends))))
 		help := "Nothing is applied yet. Untick a write to drop it or replace its value: the step then becomes a fork that lists the edits."
 		if len(stop.Edits) > 0 {
 			help = fmt.Sprintf("%d edited: the step's checkpoint will be a fork that lists the edits. Next phase applies the writes.", len(stop.Edits))
 		}
 		p.help.SetText(help)
+		p.writes.sends = stop.Sends
 		p.writes.set(i.Tasks, stop.Edits)
+		if stop.SendsErr != nil {
+			l := widget.NewLabel("The Send packets could not be read: " + stop.SendsErr.Error())
+			l.Importance = widget.DangerImportance
+			l.Wrapping = fyne.TextWrapWord
+			p.body.Add(l)
+		}
 		p.body.Add(p.writes.obj)
 		sum := channelSummary(i.Tasks, stop.Edits, p.m.channels())
 		if len(sum) > 0 {
