@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/engine"
@@ -95,7 +96,7 @@ func (st *stepper) hook(ctx context.Context, p *engine.PhaseInfo) error {
 	ch := make(chan phaseReply, 1)
 	stop := &phaseStop{Info: info, Next: p.Next, reply: ch}
 	if p.Phase == engine.PhaseBarrier && st.store != nil {
-		stop.Sends, stop.SendsErr = readSends(ctx, st.store, p.Ref)
+		stop.Sends, stop.SendsErr = readSends(ctx, st.store, p.Ref, p.Tasks)
 	}
 	st.show(stop)
 	select {
@@ -337,12 +338,43 @@ func triggerText(t engine.TaskState, trig []string) string {
 	return "triggered by " + strings.Join(why, ", ")
 }
 
-// readSends reads the Send packets the tasks of the step from ref wrote,
-// by task id, from their stored writes (checkpoint.Tasks).
-func readSends(ctx context.Context, store checkpoint.Saver, ref checkpoint.Ref) (map[string][]sendPacket, error) {
-	tp, err := store.Get(ctx, ref)
-	if err != nil {
-		return nil, fmt.Errorf("reading checkpoint %s: %w", ref.CheckpointID, err)
+// sendsWait bounds how long the barrier waits for the tasks' writes to
+// be stored: a run stores them from a goroutine of its own (the default
+// durability), which is some milliseconds behind the barrier.
+const sendsWait = time.Second
+
+// readSends reads the Send packets tasks (of the step from ref) wrote, by
+// task id, from their stored writes (checkpoint.Tasks), once every task
+// has stored its writes.
+func readSends(ctx context.Context, store checkpoint.Saver, ref checkpoint.Ref, tasks []engine.TaskState) (map[string][]sendPacket, error) {
+	var tp *checkpoint.Tuple
+	for deadline := time.Now().Add(sendsWait); ; {
+		var err error
+		if tp, err = store.Get(ctx, ref); err != nil {
+			return nil, fmt.Errorf("reading checkpoint %s: %w", ref.CheckpointID, err)
+		}
+		stored := map[string]bool{}
+		for _, pw := range tp.PendingWrites {
+			stored[pw.TaskID] = true
+		}
+		missing := ""
+		for _, t := range tasks {
+			if t.Finished && !stored[t.ID] {
+				missing = taskLabel(tasks, t.ID)
+				break
+			}
+		}
+		if missing == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("the writes of %s are not stored after %v", missing, sendsWait)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 	var out map[string][]sendPacket
 	for _, pw := range tp.PendingWrites {
@@ -351,7 +383,7 @@ func readSends(ctx context.Context, store checkpoint.Saver, ref checkpoint.Ref) 
 		}
 		ps, err := decodeSends(pw.Value)
 		if err != nil {
-			return out, fmt.Errorf("the Send packets of task %s: %w", pw.TaskID, err)
+			return out, fmt.Errorf("the Send packets of %s: %w", taskLabel(tasks, pw.TaskID), err)
 		}
 		if out == nil {
 			out = map[string][]sendPacket{}

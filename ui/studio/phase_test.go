@@ -2,6 +2,7 @@ package studio
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/memory"
+	"github.com/weftstudio/weft/checkpoint/sqlite"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/render"
 )
@@ -425,11 +427,28 @@ func runNextOf(t *testing.T, p *phasePanel, name string) *keyButton {
 	return nil
 }
 
-// At the barrier of a step whose task only sends (the writing assistant's
-// plan, three Sends to research), the Step tab lists the Send packets as
-// the task's writes, where it said "plan · wrote nothing".
+// At the barrier of a step whose task sends (the writing assistant's
+// plan: a message and three Sends to research), the Step tab lists the
+// Send packets with the task's writes, where it listed the message alone.
+// On SQLite the run stores the tasks' writes from a goroutine of its own,
+// behind the barrier: the Step tab waits for them.
 func TestStepIntoShowsSends(t *testing.T) {
-	s := newStudio(t, memory.New())
+	for _, store := range []string{"memory", "sqlite"} {
+		t.Run(store, func(t *testing.T) { stepIntoShowsSends(t, store) })
+	}
+}
+
+func stepIntoShowsSends(t *testing.T, store string) {
+	var saver checkpoint.Saver = memory.New()
+	if store == "sqlite" {
+		db, err := sqlite.Open(filepath.Join(t.TempDir(), "weft.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		saver = db
+	}
+	s := newStudio(t, saver)
 	startThread(t, s, "send-1")
 	shiftF10(s)
 	waitPhase(t, s, engine.PhasePlan)
