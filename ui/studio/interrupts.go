@@ -167,7 +167,11 @@ func (p *interruptPanel) newCard(it engine.PendingInterrupt, several bool) *inte
 	}
 	head := widget.NewLabelWithStyle(who, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	head.Importance = widget.WarningImportance
-	body := container.NewVBox(container.NewHBox(widget.NewIcon(theme.QuestionIcon()), head))
+	q := newValueView("question", pl.question, false)
+	q.label.TextStyle.Bold = true
+	// Who asks and the question share the first line, so that the answer
+	// buttons are in sight in the third of the column the tab has.
+	body := container.NewVBox(container.NewBorder(nil, nil, container.NewHBox(widget.NewIcon(theme.QuestionIcon()), head), nil, q))
 	// An answer the node refused comes back as the question again, with
 	// the reason: it goes first, where the eye lands.
 	c.reason = widget.NewLabel("")
@@ -177,11 +181,8 @@ func (p *interruptPanel) newCard(it engine.PendingInterrupt, several bool) *inte
 	if pl.refused != "" {
 		c.reason.SetText("The last answer was refused: " + pl.refused)
 		c.reason.Show()
-		body.Add(c.reason)
+		body.Objects = append([]fyne.CanvasObject{c.reason}, body.Objects...)
 	}
-	q := newValueView("question", pl.question, false)
-	q.label.TextStyle.Bold = true
-	body.Add(q)
 	c.answer = newKeyEntry(p.a.key, false)
 	c.answer.SetPlaceHolder(answerPlaceholder(pl))
 	c.answer.OnSubmitted = func(string) { p.submit() }
