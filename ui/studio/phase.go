@@ -420,7 +420,7 @@ func decodeSends(b []byte) ([]sendPacket, error) {
 		var arg any
 		if raw != nil {
 			if err := json.Unmarshal(raw, &arg); err != nil {
-				return nil, fmt.Errorf("Send to %q: %w", f.Node, err)
+				return nil, fmt.Errorf("the Send to %q: %w", f.Node, err)
 			}
 		}
 		if f.Values == nil {
