@@ -68,12 +68,15 @@ click() { xdotool mousemove "$1" "$2" click 1; sleep "${3:-0.6}"; }
 # 1. Step into: a writing-assistant thread stopped before its parallel
 # research step (a breakpoint from the command line). Shift+F10 stops at
 # the plan, before each of the three tasks, then at the barrier, where the
-# first task's write is dropped.
+# second task's write is dropped (the Step tab, a third of the right
+# column, shows one write at a time: a wheel turn brings up the second).
 "$weft" run "writing assistant" -db step.db -create -thread tide-pools \
   -input '{"topic":"tide pools"}' -break before:research >/dev/null
 start_app step.db
 for _ in 1 2 3 4 5; do xdotool key shift+F10; sleep 0.8; done
-click 827 540            # research #1's write (the one row the Step tab shows): untick it
+xdotool mousemove 1040 505 click 5
+sleep 0.6
+click 827 517            # research #2's write: untick it
 shot step-into
 stop_app
 
@@ -91,7 +94,7 @@ cat >"$HOME/.config/weft/debug-writing-assistant-d1a2525d.json" <<'JSON'
 }
 JSON
 start_app w.db
-click 1093 318           # the Watches tab
+click 1115 374           # the Watches tab
 shot watches
 
 # 3. What if: the research step (three tasks, from "1 plan") with the

@@ -85,7 +85,7 @@ func TestThreadsPanelAlone(t *testing.T) {
 			{ID: "beta", Step: 5, Count: 6, Status: "done", Updated: time.Now()},
 		}, false)
 	})
-	if len(p.shown) != 2 || p.list.Hidden || !strings.Contains(textIn(p), "alpha") || !strings.Contains(textIn(p), "waiting · step 2 · 3 checkpoints") {
+	if len(p.shown) != 2 || p.list.Hidden || !strings.Contains(textIn(p), "alpha") || !strings.Contains(textIn(p), "waiting · just now\nstep 2 · 3 checkpoints") {
 		t.Fatalf("listed %d rows, list hidden %v:\n%s", len(p.shown), p.list.Hidden, textIn(p))
 	}
 	act(func() { p.list.Select(1) })

@@ -102,6 +102,9 @@ func (v *valueView) set(text string) {
 }
 
 // CreateRenderer is part of fyne.Widget.
+// composed is what the widget draws (holds looks through it for the focus).
+func (v *valueView) composed() fyne.CanvasObject { return v.box }
+
 func (v *valueView) CreateRenderer() fyne.WidgetRenderer {
 	return widget.NewSimpleRenderer(v.box)
 }
@@ -264,6 +267,9 @@ func newTextViewer(title string) *textViewer {
 }
 
 // CreateRenderer is part of fyne.Widget.
+// composed is what the widget draws (holds looks through it for the focus).
+func (t *textViewer) composed() fyne.CanvasObject { return t.obj }
+
 func (t *textViewer) CreateRenderer() fyne.WidgetRenderer {
 	return widget.NewSimpleRenderer(t.obj)
 }

@@ -219,6 +219,9 @@ func newCallsView(keys keyFunc) *callsView {
 	return c
 }
 
+// composed is what the widget draws (holds looks through it for the focus).
+func (c *callsView) composed() fyne.CanvasObject { return container.NewStack(c.listPg, c.detPg) }
+
 // CreateRenderer is part of fyne.Widget.
 func (c *callsView) CreateRenderer() fyne.WidgetRenderer {
 	return widget.NewSimpleRenderer(container.NewStack(c.listPg, c.detPg))

@@ -56,6 +56,9 @@ func newChatView() *chatView {
 	return c
 }
 
+// composed is what the widget draws (holds looks through it for the focus).
+func (c *chatView) composed() fyne.CanvasObject { return container.NewStack(c.empty, c.scroll) }
+
 // CreateRenderer is part of fyne.Widget.
 func (c *chatView) CreateRenderer() fyne.WidgetRenderer {
 	return widget.NewSimpleRenderer(container.NewStack(c.empty, c.scroll))

@@ -157,7 +157,7 @@ func (s *Studio) debugRun(sc *scope, kind runKind, req *runRequest) *debugRun {
 		hooks = append(hooks, bs.Phases())
 	}
 	if kind == kindStepInto {
-		dr.st = &stepper{s: s, sc: sc}
+		dr.st = &stepper{s: s, sc: sc, store: s.m.store}
 		s.dbg.stepping = dr.st
 		hooks = append(hooks, dr.st.hook)
 		req.SubPhases = true // step into a subgraph node too

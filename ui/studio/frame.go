@@ -38,20 +38,24 @@ var splitKeys = [...]string{"split_threads", "split_graph", "split_right"}
 // dividers where prefs last had them.
 func (f *frame) arrange(c fyne.Canvas, prefs fyne.Preferences, dbg *debugUI) fyne.CanvasObject {
 	f.tabs = container.NewAppTabs(
-		container.NewTabItem("Interrupt", f.ip),
-		container.NewTabItem("Events", f.ev),
-		container.NewTabItem("Errors", f.errs),
-		container.NewTabItem("Step", dbg.phase),
-		container.NewTabItem("Watches", dbg.watch),
-		container.NewTabItem("Breakpoints", dbg.brk),
+		bottomTab("Interrupt", f.ip),
+		bottomTab("Events", f.ev),
+		bottomTab("Errors", f.errs),
+		bottomTab("Step", dbg.phase),
+		bottomTab("Watches", dbg.watch),
+		bottomTab("Breakpoints", dbg.brk),
 	)
 	// The graph is drawn top to bottom, so it gets the full height of the
 	// middle; the inspector and the Interrupt/Events/Errors tabs share the
 	// right column, and the timeline runs along the bottom.
-	// Each half asks for at most a third of a 768 px screen: a tall panel
-	// (a wrapped text in the Build tab, a question) scrolls in its half
-	// instead of growing the window past the screen.
-	right := container.NewVSplit(f.insp, capped(f.tabs, panelMaxH))
+	// The divider alone decides how the column is shared: the inspector
+	// asks for its header and minRows rows of state, a bottom tab for
+	// tabMinH, and what a tab holds beyond that (a question, a barrier's
+	// writes, a wrapped text in the Build tab) scrolls in the tab. A tab
+	// that asked for its content's height would push the divider up, the
+	// inspector down to two rows, and every tab's height would change with
+	// what the hidden tabs last showed.
+	right := container.NewVSplit(f.insp, f.tabs)
 	right.Offset = 0.62
 	f.tabs.OnSelected = func(*container.TabItem) { unfocusHidden(c, f.tabs) }
 	centre := container.NewHSplit(f.gp, right)
@@ -82,9 +86,19 @@ func (f *frame) selectTab(name string) { selectTab(f.tabs, name) }
 // had it open.
 func (f *frame) addBuild(p *buildPanel) {
 	f.build = p
-	f.buildTab = container.NewTabItem("Build", p)
+	f.buildTab = bottomTab("Build", p)
 	f.tabs.Append(f.buildTab)
 	if f.wantTab == "Build" {
 		f.tabs.Select(f.buildTab)
 	}
+}
+
+// tabMinH is the most height a bottom tab asks for: a line of its panel
+// above the fold; the rest scrolls.
+const tabMinH = 40
+
+// bottomTab is a bottom tab showing panel, which scrolls in the tab when
+// it is taller than the tab (see arrange).
+func bottomTab(name string, panel fyne.CanvasObject) *container.TabItem {
+	return container.NewTabItem(name, capped(panel, tabMinH))
 }

@@ -2,12 +2,14 @@ package studio
 
 import (
 	"fmt"
+	"image/color"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
@@ -26,6 +28,7 @@ type inspector struct {
 	composite
 	title    *widget.Label
 	tree     *keyTree
+	stateBox *fyne.Container // the State tab: the tree, at least minRows tall
 	chat     *chatView
 	calls    *callsView
 	json     *textViewer
@@ -125,6 +128,12 @@ func newInspector(m *model, a *actions) *inspector {
 		in.selCh = ch
 		in.markStale(in.tabs.Items[in.tabIndex("JSON")])
 	}
+	// The tabs ask for minRows rows of state whatever the bottom tabs
+	// hold, so that nothing they show pushes the divider over the state
+	// (frame.arrange).
+	floor := canvas.NewRectangle(color.Transparent)
+	floor.SetMinSize(fyne.NewSize(0, minRows*stateRowH()))
+	in.stateBox = container.NewStack(floor, in.tree)
 	in.json = newTextViewer("State")
 	in.diff = newKeyList(a.key, func() int { return len(in.changes) },
 		func() fyne.CanvasObject {
@@ -193,6 +202,9 @@ func newInspector(m *model, a *actions) *inspector {
 	in.callsTab = container.NewTabItem("Calls", in.calls)
 	in.tabs = container.NewAppTabs()
 	in.tabs.OnSelected = func(ti *container.TabItem) {
+		if c := fyne.CurrentApp().Driver().CanvasForObject(in); c != nil {
+			unfocusHidden(c, in.tabs)
+		}
 		if in.stale[ti] {
 			in.refreshTab(ti)
 		}
@@ -241,7 +253,7 @@ func newInspector(m *model, a *actions) *inspector {
 // setTabs offers the tabs the selected graph can fill: Chat only when it
 // has a Messages channel.
 func (in *inspector) setTabs() {
-	items := []*container.TabItem{container.NewTabItem("State", in.tree)}
+	items := []*container.TabItem{container.NewTabItem("State", in.stateBox)}
 	if messagesChannel(in.m.channels()) != "" {
 		items = append(items, in.chatTab)
 	}
@@ -732,6 +744,18 @@ func uniq(names []string) []string {
 }
 
 // titleLine is the height of one line of the inspector's title.
+// minRows is how many rows of state the inspector keeps whatever the
+// panels below it show. At WindowSize the right column has some 460 px:
+// the inspector's header takes 115, four rows 156, which leaves the
+// bottom tabs room for a question and its answer buttons.
+const minRows = 4
+
+// stateRowH is the height of a row of the state tree: a label and the
+// tree's padding between rows.
+func stateRowH() float32 {
+	return widget.NewLabel("Mg").MinSize().Height + theme.Padding()
+}
+
 func titleLine() float32 {
 	th := theme.Current()
 	return fyne.MeasureText("Mg", th.Size(theme.SizeNameCaptionText), fyne.TextStyle{}).Height + th.Size(theme.SizeNameLineSpacing)

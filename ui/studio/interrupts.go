@@ -33,12 +33,17 @@ type interruptPanel struct {
 	leaveB  *keyButton
 	items   []*interruptCard
 	shown   []engine.PendingInterrupt
+	// sent is set once the answers went to a run: the cards are answered
+	// and stay locked until the run ends (its result replaces them, or
+	// gives them back when the thread still waits on them).
+	sent bool
 }
 
 // interruptCard is one pending interrupt's question and answer field.
 type interruptCard struct {
 	it      engine.PendingInterrupt
 	reason  *widget.Label // why the previous answer was refused; hidden when none
+	sentLbl *widget.Label // the answer sent, while the run it resumes goes; hidden otherwise
 	answer  *keyEntry
 	errLbl  *widget.Label
 	choices []*keyButton
@@ -60,6 +65,9 @@ func newInterruptPanel(m *model, a *actions) *interruptPanel {
 	m.subscribe(chThread|chInterrupts|chView|chRun, func(c part) {
 		ints := m.scope().pending()
 		p.setEmptyText()
+		if p.sent && !m.run.Going {
+			p.sent = false
+		}
 		if c&chThread == 0 && sameInterrupts(ints, p.shown) {
 			p.setBusy(m.run.Busy)
 			return
@@ -97,13 +105,23 @@ func sameInterrupts(a, b []engine.PendingInterrupt) bool {
 	return true
 }
 
-// setBusy disables answering while a run goes.
+// setBusy disables answering while a run goes, and every field and
+// button of the cards once their answers are sent.
 func (p *interruptPanel) setBusy(busy bool) {
+	off := busy || p.sent
 	for _, b := range []*keyButton{p.resumeB, p.leaveB} {
-		if busy && !b.Disabled() {
-			b.Disable()
-		} else if !busy && b.Disabled() {
-			b.Enable()
+		setEnabled(b, !off)
+	}
+	for _, c := range p.items {
+		for _, b := range c.choices {
+			setEnabled(b, !p.sent)
+		}
+		setEnabled(c.answer, !p.sent)
+		if p.sent {
+			c.sentLbl.SetText("Answered " + strings.TrimSpace(c.answer.Text) + " · resuming…")
+			c.sentLbl.Show()
+		} else if c.sentLbl.Visible() {
+			c.sentLbl.Hide()
 		}
 	}
 }
@@ -112,6 +130,7 @@ func (p *interruptPanel) setBusy(busy bool) {
 func (p *interruptPanel) show(ints []engine.PendingInterrupt) {
 	p.items = nil
 	p.shown = ints
+	p.sent = false
 	p.cards.RemoveAll()
 	if len(ints) == 0 {
 		p.empty.Show()
@@ -148,7 +167,11 @@ func (p *interruptPanel) newCard(it engine.PendingInterrupt, several bool) *inte
 	}
 	head := widget.NewLabelWithStyle(who, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	head.Importance = widget.WarningImportance
-	body := container.NewVBox(container.NewHBox(widget.NewIcon(theme.QuestionIcon()), head))
+	q := newValueView("question", pl.question, false)
+	q.label.TextStyle.Bold = true
+	// Who asks and the question share the first line, so that the answer
+	// buttons are in sight in the third of the column the tab has.
+	body := container.NewVBox(container.NewBorder(nil, nil, container.NewHBox(widget.NewIcon(theme.QuestionIcon()), head), nil, q))
 	// An answer the node refused comes back as the question again, with
 	// the reason: it goes first, where the eye lands.
 	c.reason = widget.NewLabel("")
@@ -158,14 +181,15 @@ func (p *interruptPanel) newCard(it engine.PendingInterrupt, several bool) *inte
 	if pl.refused != "" {
 		c.reason.SetText("The last answer was refused: " + pl.refused)
 		c.reason.Show()
-		body.Add(c.reason)
+		body.Objects = append([]fyne.CanvasObject{c.reason}, body.Objects...)
 	}
-	q := newValueView("question", pl.question, false)
-	q.label.TextStyle.Bold = true
-	body.Add(q)
 	c.answer = newKeyEntry(p.a.key, false)
 	c.answer.SetPlaceHolder(answerPlaceholder(pl))
 	c.answer.OnSubmitted = func(string) { p.submit() }
+	c.sentLbl = widget.NewLabel("")
+	c.sentLbl.Importance = widget.SuccessImportance
+	c.sentLbl.Wrapping = fyne.TextWrapWord
+	c.sentLbl.Hide()
 	c.errLbl = widget.NewLabel("")
 	c.errLbl.Importance = widget.DangerImportance
 	c.errLbl.Wrapping = fyne.TextWrapWord
@@ -185,6 +209,7 @@ func (p *interruptPanel) newCard(it engine.PendingInterrupt, several bool) *inte
 	}
 	body.Add(container.NewBorder(nil, nil, container.NewHBox(btns...), resume, c.answer))
 	body.Add(c.errLbl)
+	body.Add(c.sentLbl)
 	if !several {
 		body.Add(container.NewHBox(layoutSpacer(), p.leaveB))
 	}
@@ -217,10 +242,18 @@ func (p *interruptPanel) choose(c *interruptCard, opt any) {
 	}
 }
 
-// submit validates every answer and resumes the run.
+// submit validates every answer and resumes the run; once the run
+// starts the cards are answered (locked, the answer said).
 func (p *interruptPanel) submit() {
+	if p.sent {
+		return
+	}
 	if one, byID, ok := p.collect(); ok && p.a.resume != nil {
 		p.a.resume(one, byID)
+		if p.m.run.Going {
+			p.sent = true
+			p.setBusy(p.m.run.Busy)
+		}
 	}
 }
 

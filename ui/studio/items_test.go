@@ -140,8 +140,7 @@ func TestInterruptCard(t *testing.T) {
 	objs := card.Content.(*fyne.Container).Objects
 	ri := slices.Index(objs, fyne.CanvasObject(c.reason))
 	qi := slices.IndexFunc(objs, func(o fyne.CanvasObject) bool {
-		v, ok := o.(*valueView)
-		return ok && strings.HasPrefix(v.label.Text, "Approve this draft")
+		return strings.Contains(textIn(o), "Approve this draft")
 	})
 	if ri < 0 || qi < 0 || ri > qi {
 		t.Errorf("reason at %d, question at %d: the reason must come first", ri, qi)
@@ -299,4 +298,46 @@ func TestImportAndExportDialogs(t *testing.T) {
 	if !strings.Contains(s.m.note, "/tmp/graphs/writer.png") {
 		t.Errorf("export picture note %q", s.m.note)
 	}
+}
+
+// Once an answer is sent the question is answered: its choices, field
+// and Resume are disabled and it says the answer while the run resumes
+// (a second click sent a second resume, and the card looked unanswered);
+// the run's result then replaces it.
+func TestAnsweredCardLocks(t *testing.T) {
+	s := newStudio(t, memory.New())
+	startThread(t, s, "a-1")
+	act(func() { test.Tap(s.tb.run) })
+	idle(t, s)
+	if len(s.ip.items) != 1 {
+		t.Fatalf("%d questions after Run, want 1", len(s.ip.items))
+	}
+	c := s.ip.items[0]
+	act(func() {
+		test.Tap(c.choices[1]) // Revise: the run stops at the next review
+		if !s.m.run.Going {
+			t.Fatal("no run after the answer")
+		}
+		for _, b := range append(c.choices, s.ip.resumeB, s.ip.leaveB) {
+			if !b.Disabled() {
+				t.Errorf("%q enabled while the answer resumes the run", b.Text)
+			}
+		}
+		if !c.answer.Disabled() {
+			t.Error("the answer field is enabled while the answer resumes the run")
+		}
+		if !c.sentLbl.Visible() || !strings.Contains(c.sentLbl.Text, `"revise"`) {
+			t.Errorf("the card says %q (shown %v), want the answer sent", c.sentLbl.Text, c.sentLbl.Visible())
+		}
+	})
+	idle(t, s)
+	act(func() {
+		if len(s.ip.items) != 1 || s.ip.items[0] == c {
+			t.Fatalf("%d questions after the revision, want the next review's", len(s.ip.items))
+		}
+		n := s.ip.items[0]
+		if n.answer.Disabled() || n.choices[0].Disabled() || s.ip.resumeB.Disabled() || n.sentLbl.Visible() {
+			t.Error("the next question is locked")
+		}
+	})
 }

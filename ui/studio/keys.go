@@ -162,19 +162,36 @@ func unfocusHidden(c fyne.Canvas, tabs *container.AppTabs) {
 	}
 }
 
-// holds reports whether o lies in root through containers and panels
-// (composites, which draw a composition of containers; the panels place
-// their focusable widgets straight in containers).
+// holds reports whether o lies in root: through containers, panels
+// (composites, which draw a composition of containers) and the standard
+// widgets that hold others (scrolls, cards, splits, tabs). A widget it
+// cannot see into (one that draws its children through its own renderer)
+// holds nothing focusable in the studio's panels.
 func holds(root fyne.CanvasObject, o fyne.Focusable) bool {
+	if root == nil {
+		return false
+	}
 	if w, ok := o.(fyne.CanvasObject); ok && root == w {
 		return true
 	}
-	if p, ok := root.(interface{ composed() fyne.CanvasObject }); ok {
-		return holds(p.composed(), o)
-	}
-	if c, ok := root.(*fyne.Container); ok {
-		for _, k := range c.Objects {
+	switch r := root.(type) {
+	case interface{ composed() fyne.CanvasObject }:
+		return holds(r.composed(), o)
+	case *fyne.Container:
+		for _, k := range r.Objects {
 			if holds(k, o) {
+				return true
+			}
+		}
+	case *container.Scroll:
+		return holds(r.Content, o)
+	case *widget.Card:
+		return holds(r.Content, o)
+	case *container.Split:
+		return holds(r.Leading, o) || holds(r.Trailing, o)
+	case *container.AppTabs:
+		for _, it := range r.Items {
+			if holds(it.Content, o) {
 				return true
 			}
 		}

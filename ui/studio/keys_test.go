@@ -104,3 +104,39 @@ func TestHiddenSelectLosesFocus(t *testing.T) {
 		t.Fatalf("a key after the tab switch showed %T over the Interrupts tab", top)
 	}
 }
+
+// A field inside a card, in a scroll, in a hidden tab keeps no focus: the
+// answer field of a question, once the user opens another tab, would keep
+// ←/→ as its own and the timeline would not travel; the same for a text
+// field in a hidden tab of the inspector.
+func TestHiddenFieldLosesFocus(t *testing.T) {
+	s := newStudio(t, nil)
+	startThread(t, s, "h-1")
+	act(func() { test.Tap(s.tb.run) })
+	idle(t, s)
+	if len(s.ip.items) != 1 {
+		t.Fatalf("%d questions after Run, want 1", len(s.ip.items))
+	}
+	c := s.win.Canvas()
+	head := s.m.scope().head
+	act(func() {
+		c.Focus(s.ip.items[0].answer)
+		s.selectTab("Events")
+		pressKey(s.win, fyne.KeyLeft)
+	})
+	idle(t, s)
+	if f := c.Focused(); f != nil {
+		t.Errorf("focus on %T in a hidden tab", f)
+	}
+	if s.m.scope().sel != s.m.scope().tl.prev(head) {
+		t.Error("← with the hidden answer field focused did not travel back")
+	}
+	act(func() {
+		s.insp.tabs.SelectIndex(s.insp.tabIndex("Calls"))
+		c.Focus(s.insp.calls.list)
+		s.insp.tabs.SelectIndex(s.insp.tabIndex("State"))
+	})
+	if f := c.Focused(); f != nil {
+		t.Errorf("focus on %T in the inspector's hidden Calls tab", f)
+	}
+}

@@ -5,7 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
 
 	"github.com/weftstudio/weft/checkpoint/memory"
 	"github.com/weftstudio/weft/engine"
@@ -116,4 +119,110 @@ func TestWindowFitsTheScreen(t *testing.T) {
 		t.Fatal("no interrupt after Run")
 	}
 	fits("an interrupt")
+}
+
+// menuBarH is the height of the main menu the real window draws above its
+// content (Fyne's desktop driver, measured under Xvfb); the test driver
+// draws none.
+const menuBarH = 28
+
+// layoutAt lays the window's content out afresh at size (a Resize to the
+// size it has already lays nothing out).
+func layoutAt(s *Studio, size fyne.Size) {
+	act(func() {
+		c := s.win.Content()
+		c.Resize(size.SubtractWidthHeight(1, 1))
+		c.Resize(size)
+	})
+}
+
+// At an interrupt after a step into, the inspector keeps minRows rows of
+// state: the Step tab's barrier (hidden, but still holding the barrier's
+// writes) and the question once pushed the divider up and left the state
+// two and a half rows. The bottom tabs keep one height through the step
+// into's phases and the question, so what the user reads stays in place.
+func TestInspectorKeepsItsRows(t *testing.T) {
+	s := New(test.NewTempApp(t), Config{Store: memory.New(), StoreName: "test.db", Graphs: demoGraphs(t)})
+	s.WaitIdle()
+	real := fyne.NewSize(WindowSize.Width, WindowSize.Height-menuBarH)
+	row := widget.NewLabel("Mg").MinSize().Height + theme.Padding()
+	var tabsH float32
+	check := func(at string) {
+		t.Helper()
+		layoutAt(s, real)
+		act(func() {
+			if h := s.insp.tree.Size().Height; h < minRows*row {
+				t.Errorf("%s: the state tree is %.0f px tall, %.1f rows; want at least %d", at, h, h/row, minRows)
+			}
+			h := s.tabs.Size().Height
+			if tabsH == 0 {
+				tabsH = h
+			} else if h != tabsH {
+				t.Errorf("%s: the bottom tabs are %.0f px tall, were %.0f", at, h, tabsH)
+			}
+			if m := s.win.Content().MinSize(); m.Height > real.Height {
+				t.Errorf("%s: the window asks for %.0f px of height under its menu, has %.0f", at, m.Height, real.Height)
+			}
+		})
+	}
+	startThread(t, s, "w-1")
+	check("a new thread")
+	step(t, s)
+	shiftF10(s)
+	waitPhase(t, s, engine.PhasePlan)
+	check("the plan")
+	for left := 3; left > 0; left-- {
+		shiftF10(s)
+		waitFor(t, "a task stop", func() bool {
+			w := s.m.waiting()
+			return w != nil && w.Info.Phase == engine.PhaseTask && len(w.Info.Pending) == left
+		})
+	}
+	check("a task")
+	shiftF10(s)
+	waitPhase(t, s, engine.PhaseBarrier)
+	check("the barrier")
+	shiftF10(s)
+	idle(t, s)
+	act(func() { test.Tap(s.tb.run) })
+	idle(t, s)
+	if len(s.m.scope().pending()) == 0 {
+		t.Fatal("no interrupt after Run")
+	}
+	if s.tabs.Selected().Text != "Interrupt" {
+		t.Fatalf("the %s tab is open at a question", s.tabs.Selected().Text)
+	}
+	check("the question")
+}
+
+// A thread row's subtitle fits the thread list at the window's default
+// width (it was one line cut after "6 checkpoint"), the thread's status
+// first.
+func TestThreadSubtitleFits(t *testing.T) {
+	s := New(test.NewTempApp(t), Config{Store: memory.New(), StoreName: "test.db", Graphs: demoGraphs(t)})
+	s.WaitIdle()
+	startThread(t, s, "tide-pools")
+	act(func() { test.Tap(s.tb.run) })
+	idle(t, s)
+	layoutAt(s, WindowSize)
+	act(func() {
+		l := s.th.list
+		row := l.CreateItem()
+		l.UpdateItem(0, row)
+		row.Resize(fyne.NewSize(l.Size().Width, row.MinSize().Height))
+		row.(*fyne.Container).Layout.Layout(row.(*fyne.Container).Objects, row.Size())
+		box := row.(*fyne.Container).Objects[0].(*fyne.Container)
+		box.Layout.Layout(box.Objects, box.Size())
+		lb := box.Objects[1].(*widget.Label)
+		lines := strings.Split(lb.Text, "\n")
+		for _, line := range lines {
+			size := theme.Size(theme.SizeNameCaptionText)
+			if w := fyne.MeasureText(line, size, lb.TextStyle).Width; w > lb.Size().Width-2*theme.InnerPadding() {
+				t.Errorf("%q is %.0f px wide: cut in a %.0f px label", line, w, lb.Size().Width)
+			}
+		}
+		if !strings.HasPrefix(lines[0], "waiting") {
+			t.Errorf("the subtitle reads %q: want the status first", lines)
+		}
+	})
 }

@@ -2,6 +2,7 @@ package studio
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -147,5 +148,36 @@ func TestQuitKey(t *testing.T) {
 	}
 	if got := s.app.Preferences().FloatWithFallback("split_threads", -1); got < 0 {
 		t.Errorf("the panel layout was not kept on quitting (split_threads %v)", got)
+	}
+}
+
+// The status line follows the thread when another process moves it (it
+// kept "answer stored · a worker will resume this thread" and the old
+// step after the worker had finished), and on an older checkpoint it says
+// which step it shows and which is the latest, whose state it gives.
+func TestStatusLineFollowsOtherProcesses(t *testing.T) {
+	saver := memory.New()
+	s := newStudio(t, saver)
+	leaveAnswer(t, s, "w3")
+	if got := s.sb.String(); !strings.Contains(got, "a worker will resume") {
+		t.Fatalf("status %q after leaving the answer", got)
+	}
+	workerFinishes(t, s, saver, "w3")
+	act(s.refresh) // what the store's Watch does
+	idle(t, s)
+	head := s.m.scope().tl.items[s.m.scope().tl.count()-1].step
+	want := fmt.Sprintf("thread w3 · step %d · done", head)
+	if got := s.sb.String(); !strings.Contains(got, want) {
+		t.Errorf("status %q after the worker finished, want it to say %q", got, want)
+	}
+	act(func() { s.travel(-1) })
+	idle(t, s)
+	v := s.tview()
+	if v == nil || s.m.scope().atHead() {
+		t.Fatal("travel back did not leave the head")
+	}
+	want = fmt.Sprintf("thread w3 · viewing step %d (history) · latest: step %d · done", v.Snap.Metadata.Step, head)
+	if got := s.sb.String(); !strings.Contains(got, want) {
+		t.Errorf("status %q on an older checkpoint, want it to say %q", got, want)
 	}
 }

@@ -54,7 +54,7 @@ func TestPanelsStandAlone(t *testing.T) {
 	if tl.info.Text == emptyTimeline || len(ip.items) != 1 {
 		t.Fatalf("timeline %q, %d questions", tl.info.Text, len(ip.items))
 	}
-	if got := sb.String(); got != "alone.db · writing assistant · thread x · step 0" {
+	if got := sb.String(); got != "alone.db · writing assistant · thread x · step 0 · waiting" {
 		t.Errorf("status %q", got)
 	}
 	test.Tap(ip.items[0].choices[1])

@@ -10,10 +10,13 @@ package studio
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"time"
 
+	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/render"
 )
@@ -39,7 +42,19 @@ type phaseStop struct {
 	// Edits are, at PhaseBarrier, the user's drops and replacements of
 	// the waiting writes.
 	Edits []engine.StepEdit
-	reply chan phaseReply // nil when nothing waits (apply, or answered)
+	// Sends are, at PhaseBarrier, the Send packets each task wrote (by
+	// task id): the next step's tasks, which the engine's Result (state
+	// writes only) leaves out; read from the tasks' stored writes.
+	Sends    map[string][]sendPacket
+	SendsErr error           // why the Send packets could not be read
+	reply    chan phaseReply // nil when nothing waits (apply, or answered)
+}
+
+// sendPacket is one Send a task wrote: the node it starts and its
+// argument, as stored (JSON).
+type sendPacket struct {
+	Node string
+	Arg  any
 }
 
 // phaseReply is the user's answer to a phase stop.
@@ -52,9 +67,10 @@ type phaseReply struct {
 
 // stepper is the hook of one step-into run.
 type stepper struct {
-	s    *Studio
-	sc   *scope
-	mode atomic.Int32
+	s     *Studio
+	sc    *scope
+	store checkpoint.Saver // the run's store, where the tasks' writes are
+	mode  atomic.Int32
 }
 
 // hook is the run's engine.PhaseFunc: it shows each phase and waits for
@@ -78,7 +94,11 @@ func (st *stepper) hook(ctx context.Context, p *engine.PhaseInfo) error {
 		return nil
 	}
 	ch := make(chan phaseReply, 1)
-	st.show(&phaseStop{Info: info, Next: p.Next, reply: ch})
+	stop := &phaseStop{Info: info, Next: p.Next, reply: ch}
+	if p.Phase == engine.PhaseBarrier && st.store != nil {
+		stop.Sends, stop.SendsErr = readSends(ctx, st.store, p.Ref, p.Tasks)
+	}
+	st.show(stop)
 	select {
 	case r := <-ch:
 		st.mode.Store(int32(r.mode))
@@ -224,11 +244,11 @@ func rootPhaseLine(p *phaseStop) string {
 	case engine.PhaseTask:
 		return fmt.Sprintf("stepping into step %d · run: %d of %d tasks left, %s next · Shift+F10 runs it", i.Step, len(i.Pending), len(i.Tasks), taskLabel(i.Tasks, p.Next))
 	case engine.PhaseBarrier:
-		s := fmt.Sprintf("stepping into step %d · barrier: %s", i.Step, writesWait(countWrites(i.Tasks)))
+		s := fmt.Sprintf("stepping into step %d · barrier: %s", i.Step, barrierWaits(countWrites(i.Tasks), countSends(p.Sends)))
 		if len(p.Edits) > 0 {
 			s += fmt.Sprintf(", %d edited (the step will be a fork)", len(p.Edits))
 		}
-		if countWrites(i.Tasks) == 1 {
+		if countWrites(i.Tasks)+countSends(p.Sends) == 1 {
 			return s + " · Shift+F10 applies it"
 		}
 		return s + " · Shift+F10 applies them"
@@ -316,4 +336,127 @@ func triggerText(t engine.TaskState, trig []string) string {
 		return "planned"
 	}
 	return "triggered by " + strings.Join(why, ", ")
+}
+
+// sendsWait bounds how long the barrier waits for the tasks' writes to
+// be stored: a run stores them from a goroutine of its own (the default
+// durability), which is some milliseconds behind the barrier.
+const sendsWait = time.Second
+
+// readSends reads the Send packets tasks (of the step from ref) wrote, by
+// task id, from their stored writes (checkpoint.Tasks), once every task
+// has stored its writes.
+func readSends(ctx context.Context, store checkpoint.Saver, ref checkpoint.Ref, tasks []engine.TaskState) (map[string][]sendPacket, error) {
+	var tp *checkpoint.Tuple
+	for deadline := time.Now().Add(sendsWait); ; {
+		var err error
+		if tp, err = store.Get(ctx, ref); err != nil {
+			return nil, fmt.Errorf("reading checkpoint %s: %w", ref.CheckpointID, err)
+		}
+		stored := map[string]bool{}
+		for _, pw := range tp.PendingWrites {
+			stored[pw.TaskID] = true
+		}
+		missing := ""
+		for _, t := range tasks {
+			if t.Finished && !stored[t.ID] {
+				missing = taskLabel(tasks, t.ID)
+				break
+			}
+		}
+		if missing == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("the writes of %s are not stored after %v", missing, sendsWait)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	var out map[string][]sendPacket
+	for _, pw := range tp.PendingWrites {
+		if pw.Channel != checkpoint.Tasks {
+			continue
+		}
+		ps, err := decodeSends(pw.Value)
+		if err != nil {
+			return out, fmt.Errorf("the Send packets of %s: %w", taskLabel(tasks, pw.TaskID), err)
+		}
+		if out == nil {
+			out = map[string][]sendPacket{}
+		}
+		out[pw.TaskID] = append(out[pw.TaskID], ps...)
+	}
+	return out, nil
+}
+
+// decodeSends reads a stored write to checkpoint.Tasks: one Send or a
+// list, each {"node", "values" or "arg"}.
+func decodeSends(b []byte) ([]sendPacket, error) {
+	type form struct {
+		Node   string          `json:"node"`
+		Values json.RawMessage `json:"values"`
+		Arg    json.RawMessage `json:"arg"`
+	}
+	var forms []form
+	if len(b) > 0 && b[0] == '{' {
+		var f form
+		if err := json.Unmarshal(b, &f); err != nil {
+			return nil, err
+		}
+		forms = []form{f}
+	} else if err := json.Unmarshal(b, &forms); err != nil {
+		return nil, err
+	}
+	out := make([]sendPacket, 0, len(forms))
+	for _, f := range forms {
+		raw := f.Values
+		if raw == nil {
+			raw = f.Arg
+		}
+		var arg any
+		if raw != nil {
+			if err := json.Unmarshal(raw, &arg); err != nil {
+				return nil, fmt.Errorf("the Send to %q: %w", f.Node, err)
+			}
+		}
+		if f.Values == nil {
+			// An argument other than Values is stored with its registered
+			// type's name: {"type": "string", "value": …}; the value is
+			// what the node reads.
+			if m, ok := arg.(map[string]any); ok && len(m) == 2 && m["type"] != nil {
+				if v, ok := m["value"]; ok {
+					arg = v
+				}
+			}
+		}
+		out = append(out, sendPacket{Node: f.Node, Arg: arg})
+	}
+	return out, nil
+}
+
+// countSends counts a barrier's Send packets.
+func countSends(sends map[string][]sendPacket) int {
+	n := 0
+	for _, ps := range sends {
+		n += len(ps)
+	}
+	return n
+}
+
+// barrierWaits says what waits at a barrier: "3 writes wait", "3 Sends
+// wait", "1 write and 2 Sends wait".
+func barrierWaits(writes, sends int) string {
+	switch {
+	case sends == 0:
+		return writesWait(writes)
+	case writes == 0 && sends == 1:
+		return "1 Send waits"
+	case writes == 0:
+		return plural(sends, "Send") + " wait"
+	}
+	return plural(writes, "write") + " and " + plural(sends, "Send") + " wait"
 }

@@ -2,6 +2,7 @@ package studio
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/memory"
+	"github.com/weftstudio/weft/checkpoint/sqlite"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/render"
 )
@@ -423,4 +425,82 @@ func runNextOf(t *testing.T, p *phasePanel, name string) *keyButton {
 	}
 	t.Fatalf("no Run next button for %s", name)
 	return nil
+}
+
+// At the barrier of a step whose task sends (the writing assistant's
+// plan: a message and three Sends to research), the Step tab lists the
+// Send packets with the task's writes, where it listed the message alone.
+// On SQLite the run stores the tasks' writes from a goroutine of its own,
+// behind the barrier: the Step tab waits for them.
+func TestStepIntoShowsSends(t *testing.T) {
+	for _, store := range []string{"memory", "sqlite"} {
+		t.Run(store, func(t *testing.T) { stepIntoShowsSends(t, store) })
+	}
+}
+
+func stepIntoShowsSends(t *testing.T, store string) {
+	var saver checkpoint.Saver = memory.New()
+	if store == "sqlite" {
+		db, err := sqlite.Open(filepath.Join(t.TempDir(), "weft.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		saver = db
+	}
+	s := newStudio(t, saver)
+	startThread(t, s, "send-1")
+	shiftF10(s)
+	waitPhase(t, s, engine.PhasePlan)
+	shiftF10(s)
+	stop := waitPhase(t, s, engine.PhaseBarrier)
+	act(func() {
+		if stop.SendsErr != nil {
+			t.Fatalf("reading the Sends: %v", stop.SendsErr)
+		}
+		var nodes []string
+		for _, ps := range stop.Sends {
+			for _, p := range ps {
+				nodes = append(nodes, p.Node)
+			}
+		}
+		if len(nodes) != 3 || nodes[0] != "research" {
+			t.Errorf("Sends to %v, want research ×3", nodes)
+		}
+		text := textIn(s.dbg.phase)
+		if strings.Contains(text, "wrote nothing") || strings.Count(text, "Send → research") != 3 || !strings.Contains(text, `Send → research  "tide pools: history"`) {
+			t.Errorf("the Step tab reads:\n%s", text)
+		}
+		if !strings.Contains(s.dbg.phase.title.Text, "1 write and 3 Sends wait") || !strings.Contains(s.sb.String(), "barrier: 1 write and 3 Sends wait") {
+			t.Errorf("title %q, status %q", s.dbg.phase.title.Text, s.sb.String())
+		}
+	})
+	shiftF10(s)
+	idle(t, s)
+}
+
+// The map-reduce's split writes nothing but its three Sends to the
+// summarize subgraph: its barrier lists them under "split · 3 Sends".
+func TestStepIntoShowsOnlySends(t *testing.T) {
+	s := newStudio(t, memory.New())
+	for i, g := range s.m.graphs {
+		if g.Graph.Name() == "map-reduce" {
+			act(func() { s.m.setGraph(i) })
+		}
+	}
+	idle(t, s)
+	startThread(t, s, "mr-1")
+	shiftF10(s)
+	waitPhase(t, s, engine.PhasePlan)
+	shiftF10(s)
+	waitPhase(t, s, engine.PhaseBarrier)
+	act(func() {
+		text := textIn(s.dbg.phase)
+		if strings.Contains(text, "wrote nothing") || !strings.Contains(text, "split · 3 Sends") ||
+			!strings.Contains(text, `Send → summarize  {"subject": "otters"}`) || strings.Count(text, "Send → summarize") != 3 {
+			t.Errorf("the Step tab reads:\n%s", text)
+		}
+	})
+	shiftF10(s)
+	idle(t, s)
 }

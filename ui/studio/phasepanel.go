@@ -59,8 +59,11 @@ func newPhasePanel(m *model, a *actions) *phasePanel {
 	p.runOn = newKeyButton(a.key, "Run on", theme.MediaPlayIcon(), func() { callMode(d.phaseGo, stepRunOn) })
 	p.writes = newWritesEditor(a.key, d.replace, func(e []engine.StepEdit) { m.setEdits(e) })
 	p.body = container.NewVBox()
-	top := container.NewVBox(container.NewHBox(p.next, p.finish, p.runOn), p.title, p.help)
-	p.compose(p, container.NewBorder(top, nil, nil, nil, container.NewVScroll(p.body)))
+	// The phase's rows (tasks, writes) come before the help under them:
+	// the tab is a third of the right column, and what the user acts on
+	// is then above the fold.
+	top := container.NewVBox(container.NewHBox(p.next, p.finish, p.runOn), p.title)
+	p.compose(p, container.NewBorder(top, nil, nil, nil, container.NewVScroll(container.NewVBox(p.body, p.help))))
 	m.subscribe(chThread|chPhase|chRun|chGraph, func(part) { p.show() })
 	p.show()
 	return p
@@ -129,13 +132,20 @@ func (p *phasePanel) show() {
 			}
 		}
 	case engine.PhaseBarrier:
-		p.title.SetText(fmt.Sprintf("Step %d · barrier: %s to apply", i.Step, writesWait(countWrites(i.Tasks))))
+		p.title.SetText(fmt.Sprintf("Step %d · barrier: %s to apply", i.Step, barrierWaits(countWrites(i.Tasks), countSends(stop.Sends))))
 		help := "Nothing is applied yet. Untick a write to drop it or replace its value: the step then becomes a fork that lists the edits."
 		if len(stop.Edits) > 0 {
 			help = fmt.Sprintf("%d edited: the step's checkpoint will be a fork that lists the edits. Next phase applies the writes.", len(stop.Edits))
 		}
 		p.help.SetText(help)
+		p.writes.sends = stop.Sends
 		p.writes.set(i.Tasks, stop.Edits)
+		if stop.SendsErr != nil {
+			l := widget.NewLabel("The Send packets could not be read: " + stop.SendsErr.Error())
+			l.Importance = widget.DangerImportance
+			l.Wrapping = fyne.TextWrapWord
+			p.body.Add(l)
+		}
 		p.body.Add(p.writes.obj)
 		sum := channelSummary(i.Tasks, stop.Edits, p.m.channels())
 		if len(sum) > 0 {

@@ -8,6 +8,8 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
+
+	"github.com/weftstudio/weft/engine"
 )
 
 // statusBar is the bottom line: store · graph · thread · step · run state ·
@@ -64,12 +66,18 @@ func (b *statusBar) line() string {
 	if sc.read > 0 && !sc.complete {
 		parts = append(parts, readingLine(sc.read, m.threadRow(sc.thread).Count))
 	}
+	// What follows the step is the thread's state at its latest
+	// checkpoint: on an older one, the line says it views history and
+	// names the latest step before that state.
 	if v := sc.viewFor(); v != nil {
-		step := fmt.Sprintf("step %d", v.Snap.Metadata.Step)
-		if !sc.atHead() {
-			step += " (history)"
+		if sc.atHead() || sc.head == "" {
+			parts = append(parts, fmt.Sprintf("step %d", v.Snap.Metadata.Step))
+		} else {
+			parts = append(parts, fmt.Sprintf("viewing step %d (history)", v.Snap.Metadata.Step))
+			if i := sc.tl.at(sc.head); i >= 0 {
+				parts = append(parts, fmt.Sprintf("latest: step %d", sc.tl.items[i].step))
+			}
 		}
-		parts = append(parts, step)
 	}
 	switch {
 	case sc.dbg.phase != nil && (m.run.Going || sc.status == ""):
@@ -78,10 +86,13 @@ func (b *statusBar) line() string {
 		parts = append(parts, fmt.Sprintf("%s… %.1f s", m.run.Kind, time.Since(m.run.Started).Seconds()))
 	case sc.status != "":
 		parts = append(parts, sc.status)
+	case sc.atHead() && sc.viewFor() != nil && sc.viewFor().Latest:
+		// Not run in this window since the head moved: the head's own.
+		parts = append(parts, string(engine.StatusOf(sc.viewFor().Snap, nil)))
 	default:
-		// Not run in this window yet: what the thread list knows.
+		// What the thread list knows, when it is of the same head.
 		for _, r := range m.threads {
-			if r.ID == sc.thread && r.Status != "" && sc.atHead() {
+			if r.ID == sc.thread && r.Status != "" && (r.Latest == sc.head || r.Latest == "") {
 				parts = append(parts, r.Status)
 			}
 		}

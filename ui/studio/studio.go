@@ -90,14 +90,11 @@ type Studio struct {
 // then arrives in one frame.
 const busyDelay = 120 * time.Millisecond
 
-// panelMaxH caps the height the inspector and the bottom tabs each ask
-// the window for, so toolbar, both, timeline and status bar fit 768 px.
-const panelMaxH = 250
-
 // WindowSize is the size the studio's window opens at: it fits a 1366×768
 // screen with room for a title bar and a taskbar (Fyne does not tell the
 // screen's size before the window shows), and the window's content never
-// asks for more (panelMaxH caps its panels).
+// asks for more (the right column's panels scroll in what the divider
+// gives them, see frame.arrange).
 var WindowSize = fyne.NewSize(1280, 720)
 
 // New builds the studio window for cfg on a: content, menus and keyboard
@@ -892,7 +889,13 @@ func (s *Studio) refresh() {
 		}
 		s.m.update(func() {
 			n := len(f.hs)
+			head := sc.head
 			s.m.mergeHeaders(sc, f.hs)
+			if sc.head != head && head != "" {
+				// Another process moved the thread: where this window's
+				// last run stopped is no longer the thread's state.
+				s.m.setStatus(sc, "")
+			}
 			if n == recentHeaders && !sc.tl.knows(f.hs[n-1].Ref.CheckpointID) {
 				s.loadTimeline(sc, false)
 			}

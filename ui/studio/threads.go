@@ -59,7 +59,12 @@ func newThreadsPanel(m *model, a *actions) *threadsPanel {
 			title := widget.NewLabel("thread")
 			title.TextStyle.Bold = true
 			title.Truncation = fyne.TextTruncateEllipsis
-			sub := widget.NewLabel("step")
+			// The subtitle is two short lines, where one long line was cut
+			// at the default width: what the thread is doing and when
+			// first (a cut takes the tail), then where it is.
+			// One label of two lines: one pair of paddings, where two
+			// labels would make the row a third taller.
+			sub := widget.NewLabel("waiting\nstep")
 			sub.SizeName = theme.SizeNameCaptionText
 			sub.Truncation = fyne.TextTruncateEllipsis
 			return container.NewBorder(nil, nil, widget.NewIcon(theme.HistoryIcon()), nil,
@@ -76,13 +81,8 @@ func newThreadsPanel(m *model, a *actions) *threadsPanel {
 			}
 			r := p.shown[i]
 			box.Objects[0].(*widget.Label).SetText(r.ID)
-			sub := fmt.Sprintf("step %s · %s checkpoints · %s", grouped(r.Step), grouped(r.Count), ago(r.Updated))
-			if r.Holder != "" {
-				sub = "running · " + r.Holder + " · " + sub
-			} else if r.Status != "" {
-				sub = r.Status + " · " + sub
-			}
-			box.Objects[1].(*widget.Label).SetText(sub)
+			state, where := threadSubtitle(r)
+			box.Objects[1].(*widget.Label).SetText(state + "\n" + where)
 			row.Objects[1].(*widget.Icon).SetResource(statusIcon(r.Status))
 		})
 	p.list.OnSelected = func(i widget.ListItemID) {
@@ -105,6 +105,19 @@ func newThreadsPanel(m *model, a *actions) *threadsPanel {
 	p.list.Hide()
 	m.subscribe(chThreads|chThread, func(part) { p.filter() })
 	return p
+}
+
+// threadSubtitle is a thread row's two caption lines: its status (or
+// the process running it) and when it last moved, then its step and
+// checkpoint count.
+func threadSubtitle(r threadRow) (state, where string) {
+	state = ago(r.Updated)
+	if r.Holder != "" {
+		state = "running · " + r.Holder + " · " + state
+	} else if r.Status != "" {
+		state = r.Status + " · " + state
+	}
+	return state, fmt.Sprintf("step %s · %s checkpoints", grouped(r.Step), grouped(r.Count))
 }
 
 // moreRow is 1 when the list ends in a "More threads" row.

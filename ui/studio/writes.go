@@ -36,6 +36,10 @@ type writesEditor struct {
 	tasks    []engine.TaskState
 	edits    []engine.StepEdit
 	readOnly bool
+	// sends are the Send packets each task wrote, by task id: listed
+	// under its state writes, read-only (they are the next step's tasks,
+	// which edits do not reach).
+	sends map[string][]sendPacket
 	// checks are the write checks, by task index then write index.
 	checks   [][]*keyCheck
 	replaceB [][]*keyButton
@@ -84,9 +88,16 @@ func (w *writesEditor) rebuild() {
 		var rowChecks []*keyCheck
 		var rowButtons []*keyButton
 		if len(t.Result) == 0 {
-			l := widget.NewLabel(label + " · wrote nothing")
-			l.Importance = widget.LowImportance
+			text := label + " · wrote nothing"
+			if n := len(w.sends[t.ID]); n > 0 {
+				text = label + " · " + plural(n, "Send")
+			}
+			l := widget.NewLabel(text)
+			if len(w.sends[t.ID]) == 0 {
+				l.Importance = widget.LowImportance
+			}
 			w.obj.Add(l)
+			w.addSends(t.ID)
 			w.checks, w.replaceB = append(w.checks, nil), append(w.replaceB, nil)
 			w.taskC = append(w.taskC, nil)
 			continue
@@ -180,6 +191,7 @@ func (w *writesEditor) rebuild() {
 			}
 			w.obj.Add(container.NewBorder(nil, nil, container.NewHBox(widget.NewLabel("  "), c), b, v))
 		}
+		w.addSends(t.ID)
 		w.checks = append(w.checks, rowChecks)
 		w.replaceB = append(w.replaceB, rowButtons)
 	}
@@ -286,4 +298,14 @@ func (s *Studio) valueDialog(title, channel string, cur any, decode func([]byte)
 	f.dlg.Resize(fyne.NewSize(560, 360))
 	f.dlg.Show()
 	s.win.Canvas().Focus(f.entry)
+}
+
+// addSends lists the Send packets task id wrote, one row each.
+func (w *writesEditor) addSends(id string) {
+	for _, p := range w.sends[id] {
+		l := widget.NewLabel("Send → " + p.Node + "  " + preview(p.Arg, 120))
+		l.Truncation = fyne.TextTruncateEllipsis
+		l.TextStyle.Monospace = true
+		w.obj.Add(l)
+	}
 }
