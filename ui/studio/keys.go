@@ -33,11 +33,7 @@ func newKeyList(keys keyFunc, length func() int, create func() fyne.CanvasObject
 }
 
 // TypedKey is part of fyne.Focusable.
-func (l *keyList) TypedKey(ev *fyne.KeyEvent) {
-	if l.keys == nil || !l.keys(ev, false) {
-		l.List.TypedKey(ev)
-	}
-}
+func (l *keyList) TypedKey(ev *fyne.KeyEvent) { passKey(l.keys, ev, l.List.TypedKey) }
 
 // keyTree is a widget.Tree that passes window keys on (←/→ travel the
 // timeline rather than fold branches, which a click does).
@@ -53,11 +49,7 @@ func newKeyTree(keys keyFunc) *keyTree {
 }
 
 // TypedKey is part of fyne.Focusable.
-func (t *keyTree) TypedKey(ev *fyne.KeyEvent) {
-	if t.keys == nil || !t.keys(ev, false) {
-		t.Tree.TypedKey(ev)
-	}
-}
+func (t *keyTree) TypedKey(ev *fyne.KeyEvent) { passKey(t.keys, ev, t.Tree.TypedKey) }
 
 // keyEntry is a widget.Entry that passes the function keys on and keeps
 // its arrows and typing.
@@ -83,6 +75,14 @@ func (e *keyEntry) TypedKey(ev *fyne.KeyEvent) {
 	}
 }
 
+// passKey gives ev to the window's keys first, and to the widget's own
+// handler only when they do not take it.
+func passKey(keys keyFunc, ev *fyne.KeyEvent, own func(*fyne.KeyEvent)) {
+	if keys == nil || !keys(ev, false) {
+		own(ev)
+	}
+}
+
 // keyCheck is a widget.Check that passes window keys on.
 type keyCheck struct {
 	widget.Check
@@ -97,11 +97,7 @@ func newKeyCheck(keys keyFunc, label string, changed func(bool)) *keyCheck {
 }
 
 // TypedKey is part of fyne.Focusable.
-func (c *keyCheck) TypedKey(ev *fyne.KeyEvent) {
-	if c.keys == nil || !c.keys(ev, false) {
-		c.Check.TypedKey(ev)
-	}
-}
+func (c *keyCheck) TypedKey(ev *fyne.KeyEvent) { passKey(c.keys, ev, c.Check.TypedKey) }
 
 // keySelect is a widget.Select that passes window keys on.
 type keySelect struct {
@@ -117,11 +113,7 @@ func newKeySelect(keys keyFunc, options []string, changed func(string)) *keySele
 }
 
 // TypedKey is part of fyne.Focusable.
-func (s *keySelect) TypedKey(ev *fyne.KeyEvent) {
-	if s.keys == nil || !s.keys(ev, false) {
-		s.Select.TypedKey(ev)
-	}
-}
+func (s *keySelect) TypedKey(ev *fyne.KeyEvent) { passKey(s.keys, ev, s.Select.TypedKey) }
 
 // keyButton is a widget.Button that passes window keys on (a button has
 // the focus after Tab).
@@ -138,11 +130,7 @@ func newKeyButton(keys keyFunc, label string, icon fyne.Resource, tapped func())
 }
 
 // TypedKey is part of fyne.Focusable.
-func (b *keyButton) TypedKey(ev *fyne.KeyEvent) {
-	if b.keys == nil || !b.keys(ev, false) {
-		b.Button.TypedKey(ev)
-	}
-}
+func (b *keyButton) TypedKey(ev *fyne.KeyEvent) { passKey(b.keys, ev, b.Button.TypedKey) }
 
 // unfocusHidden takes the focus from a widget in a tab of tabs that is not
 // the selected one. A hidden widget would keep the keys otherwise: Space or
