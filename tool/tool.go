@@ -60,7 +60,7 @@ func (e *ArgumentError) Error() string {
 // A string result goes to the model as it is; other results as JSON.
 type Func[A, R any] struct {
 	spec   model.ToolSpec
-	schema *validator.Schema
+	schema *Schema
 	fn     func(context.Context, A) (R, error)
 }
 
@@ -85,7 +85,7 @@ func New[A, R any](name, description string, fn func(ctx context.Context, args A
 	if err != nil {
 		return nil, fmt.Errorf("tool %q: %w", name, err)
 	}
-	compiled, err := compile(schema)
+	compiled, err := CompileSchema(schema)
 	if err != nil {
 		return nil, fmt.Errorf("tool %q: schema: %w", name, err)
 	}
@@ -111,12 +111,8 @@ func (f *Func[A, R]) Decode(args string) (A, error) {
 	if strings.TrimSpace(args) == "" {
 		args = "{}"
 	}
-	inst, err := validator.UnmarshalJSON(strings.NewReader(args))
-	if err != nil {
-		return a, &ArgumentError{Tool: f.spec.Name, Args: args, Problems: []string{"not JSON: " + err.Error()}}
-	}
-	if err := f.schema.Validate(inst); err != nil {
-		return a, &ArgumentError{Tool: f.spec.Name, Args: args, Problems: problems(err)}
+	if _, err := f.schema.Check(f.spec.Name, args); err != nil {
+		return a, err
 	}
 	if err := json.Unmarshal([]byte(args), &a); err != nil {
 		return a, &ArgumentError{Tool: f.spec.Name, Args: args, Problems: []string{err.Error()}}
@@ -161,7 +157,13 @@ func schemaOf(t reflect.Type) (json.RawMessage, error) {
 	return b, nil
 }
 
-func compile(schema json.RawMessage) (*validator.Schema, error) {
+// Schema checks a tool's arguments against a JSON Schema: the schema a Func
+// derives from its argument type, or one a tool server gives.
+type Schema struct{ s *validator.Schema }
+
+// CompileSchema compiles a JSON Schema; one that names no "$schema" is read
+// as draft 2020-12 (what MCP specifies, and what Func derives).
+func CompileSchema(schema json.RawMessage) (*Schema, error) {
 	doc, err := validator.UnmarshalJSON(bytes.NewReader(schema))
 	if err != nil {
 		return nil, err
@@ -171,7 +173,29 @@ func compile(schema json.RawMessage) (*validator.Schema, error) {
 	if err := c.AddResource("tool.json", doc); err != nil {
 		return nil, err
 	}
-	return c.Compile("tool.json")
+	compiled, err := c.Compile("tool.json")
+	if err != nil {
+		return nil, err
+	}
+	return &Schema{compiled}, nil
+}
+
+// Check validates args, the JSON text of a call to the tool named name
+// ("" or blanks stand for {}), and returns it decoded. Arguments that are
+// not JSON or break the schema are an *ArgumentError listing each leaf
+// problem as "at /path: message".
+func (s *Schema) Check(name, args string) (any, error) {
+	if strings.TrimSpace(args) == "" {
+		args = "{}"
+	}
+	inst, err := validator.UnmarshalJSON(strings.NewReader(args))
+	if err != nil {
+		return nil, &ArgumentError{Tool: name, Args: args, Problems: []string{"not JSON: " + err.Error()}}
+	}
+	if err := s.s.Validate(inst); err != nil {
+		return nil, &ArgumentError{Tool: name, Args: args, Problems: problems(err)}
+	}
+	return inst, nil
 }
 
 // problems lists a validation error's leaf causes, "at /path: message".

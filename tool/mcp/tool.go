@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	validator "github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/model"
@@ -24,7 +22,7 @@ type Tool struct {
 	c      *Client
 	name   string // the server's name of the tool
 	spec   model.ToolSpec
-	schema *validator.Schema
+	schema *tool.Schema
 	raw    *sdk.Tool
 }
 
@@ -38,7 +36,7 @@ func newTool(c *Client, t *sdk.Tool) (*Tool, error) {
 	if t.InputSchema == nil {
 		params = json.RawMessage(`{"type":"object"}`)
 	}
-	compiled, err := compile(params)
+	compiled, err := tool.CompileSchema(params)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: server %s: tool %q: its input schema is not valid JSON Schema: %w", c.srv.label(), t.Name, err)
 	}
@@ -229,15 +227,12 @@ func (t *Tool) validate(args string) (json.RawMessage, error) {
 	if strings.TrimSpace(args) == "" {
 		args = "{}"
 	}
-	inst, err := validator.UnmarshalJSON(strings.NewReader(args))
+	inst, err := t.schema.Check(t.spec.Name, args)
 	if err != nil {
-		return nil, &tool.ArgumentError{Tool: t.spec.Name, Args: args, Problems: []string{"not JSON: " + err.Error()}}
+		return nil, err
 	}
 	if _, ok := inst.(map[string]any); !ok {
 		return nil, &tool.ArgumentError{Tool: t.spec.Name, Args: args, Problems: []string{"at /: want a JSON object of arguments"}}
-	}
-	if err := t.schema.Validate(inst); err != nil {
-		return nil, &tool.ArgumentError{Tool: t.spec.Name, Args: args, Problems: problems(err)}
 	}
 	return json.RawMessage(args), nil
 }
@@ -338,47 +333,4 @@ func size(n int) string {
 		return fmt.Sprintf("%.1f kB", float64(n)/1000)
 	}
 	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-}
-
-// compile compiles an input schema; one without "$schema" is read as
-// JSON Schema 2020-12, as MCP specifies.
-func compile(schema json.RawMessage) (*validator.Schema, error) {
-	doc, err := validator.UnmarshalJSON(bytes.NewReader(schema))
-	if err != nil {
-		return nil, err
-	}
-	c := validator.NewCompiler()
-	c.DefaultDraft(validator.Draft2020)
-	if err := c.AddResource("input.json", doc); err != nil {
-		return nil, err
-	}
-	return c.Compile("input.json")
-}
-
-// problems lists a validation error's leaf causes, "at /path: message",
-// as tool.New's tools report them.
-func problems(err error) []string {
-	var ve *validator.ValidationError
-	if !errors.As(err, &ve) {
-		return []string{err.Error()}
-	}
-	var out []string
-	var walk func(u *validator.OutputUnit)
-	walk = func(u *validator.OutputUnit) {
-		if len(u.Errors) == 0 && u.Error != nil {
-			loc := u.InstanceLocation
-			if loc == "" {
-				loc = "/"
-			}
-			out = append(out, "at "+loc+": "+u.Error.String())
-		}
-		for i := range u.Errors {
-			walk(&u.Errors[i])
-		}
-	}
-	walk(ve.DetailedOutput())
-	if len(out) == 0 {
-		return []string{strings.ReplaceAll(err.Error(), "\n", " ")}
-	}
-	return out
 }
