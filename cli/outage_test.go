@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weftstudio/weft/internal/testenv"
+
 	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/cli"
 	"github.com/weftstudio/weft/engine"
@@ -81,24 +83,6 @@ func (p *proxy) restore() {
 	p.down = false
 }
 
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestWorkerOutlivesOutage: the PostgreSQL server goes away under a
 // watching worker and comes back. The worker says it lost the connection
 // (not "unexpected EOF" alone), retries with backoff, and once the server
@@ -153,7 +137,7 @@ func TestWorkerOutlivesOutage(t *testing.T) {
 	ask("before")
 	wctx, stop := context.WithCancel(ctx)
 	var stdout bytes.Buffer
-	var stderr syncBuffer
+	var stderr testenv.Buffer
 	code := make(chan int, 1)
 	go func() {
 		code <- cli.Run(wctx, []string{"worker", "-store", proxied, "-watch", "100ms"},

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weftstudio/weft/internal/testenv"
+
 	"github.com/weftstudio/weft/agent"
 	"github.com/weftstudio/weft/checkpoint/memory"
 	"github.com/weftstudio/weft/engine"
@@ -222,7 +224,7 @@ func TestServerThatHangs(t *testing.T) {
 // Cancelling the run cancels the call on the server, and the node fails
 // with the cancellation, not a tool error.
 func TestCancellationReachesTheServer(t *testing.T) {
-	var stderr syncBuffer
+	var stderr testenv.Buffer
 	c := connect(t, goServer(t), mcp.WithStderr(&stderr))
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
@@ -241,23 +243,6 @@ func TestCancellationReachesTheServer(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // Over HTTP, headers go with every request, and a server that goes away
