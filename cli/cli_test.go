@@ -185,13 +185,7 @@ func TestAnswerThenWorker(t *testing.T) {
 
 // The same with PostgreSQL: the store many workers share.
 func TestAnswerThenWorkerPostgres(t *testing.T) {
-	dsn := os.Getenv("WEFT_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		if testenv.ServicesRequired() {
-			t.Fatal("WEFT_TEST_POSTGRES_DSN is not set, and the PostgreSQL tests must run here (CI or scripts/dev.sh test)")
-		}
-		t.Skip(`no PostgreSQL: run eval "$(bash scripts/pg-test-server.sh start)" first`)
-	}
+	dsn := testenv.PostgresDSN(t)
 	graphs := demoGraphs(t)
 	thread := "cli-" + strings.ReplaceAll(t.Name(), "/", "-") + "-" + time.Now().Format("150405.000000")
 	s, err := store.Open(ctx, dsn)

@@ -443,13 +443,7 @@ func TestKilledHolderIsDeadAtOnce(t *testing.T) {
 // other tests): both prune commands keep dead runs for the worker, and skip
 // and name a thread a run holds.
 func TestPruneLeasesPostgres(t *testing.T) {
-	dsn := os.Getenv("WEFT_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		if testenv.ServicesRequired() {
-			t.Fatal("WEFT_TEST_POSTGRES_DSN is not set, and the PostgreSQL tests must run here (CI or scripts/dev.sh test)")
-		}
-		t.Skip(`no PostgreSQL: run eval "$(bash scripts/pg-test-server.sh start)" first`)
-	}
+	dsn := testenv.PostgresDSN(t)
 	t.Setenv(ledgerFileVar, filepath.Join(t.TempDir(), "ledger"))
 	s, err := store.Open(ctx, dsn)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -88,13 +87,7 @@ func (p *proxy) restore() {
 // (not "unexpected EOF" alone), retries with backoff, and once the server
 // is back finishes the work that arrived meanwhile.
 func TestWorkerOutlivesOutage(t *testing.T) {
-	dsn := os.Getenv("WEFT_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("WEFT_TEST_POSTGRES_DSN is not set in CI")
-		}
-		t.Skip(`no PostgreSQL: run eval "$(bash scripts/pg-test-server.sh start)" first`)
-	}
+	dsn := testenv.PostgresDSN(t)
 	direct := pgSchemaDSN(t, dsn)
 	u, err := url.Parse(direct)
 	if err != nil {

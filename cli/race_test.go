@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weftstudio/weft/internal/testenv"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weftstudio/weft/checkpoint"
@@ -127,13 +129,7 @@ func TestRaceOneThread(t *testing.T) {
 		raceStore(t, filepath.Join(t.TempDir(), "race.db"))
 	})
 	t.Run("postgres", func(t *testing.T) {
-		dsn := os.Getenv("WEFT_TEST_POSTGRES_DSN")
-		if dsn == "" {
-			if os.Getenv("CI") == "true" {
-				t.Fatal("WEFT_TEST_POSTGRES_DSN is not set in CI")
-			}
-			t.Skip(`no PostgreSQL: run eval "$(bash scripts/pg-test-server.sh start)" first`)
-		}
+		dsn := testenv.PostgresDSN(t)
 		raceStore(t, pgSchemaDSN(t, dsn))
 	})
 }

@@ -30,13 +30,7 @@ func TestClockAheadThenRightClock(t *testing.T) {
 		clockAheadThenRight(t, s)
 	})
 	t.Run("postgres", func(t *testing.T) {
-		dsn := os.Getenv("WEFT_TEST_POSTGRES_DSN")
-		if dsn == "" {
-			if testenv.ServicesRequired() {
-				t.Fatal("WEFT_TEST_POSTGRES_DSN is not set, and the PostgreSQL tests must run here")
-			}
-			t.Skip(`no PostgreSQL: run eval "$(bash scripts/pg-test-server.sh start)" first`)
-		}
+		dsn := testenv.PostgresDSN(t)
 		s, err := postgres.Open(context.Background(), dsn, postgres.WithSchema(fmt.Sprintf("weft_skew_%d_%d", os.Getpid(), time.Now().UnixNano())))
 		if err != nil {
 			t.Fatal(err)
@@ -124,13 +118,7 @@ func TestForkByBehindClockBecomesHead(t *testing.T) {
 		})
 	})
 	t.Run("postgres", func(t *testing.T) {
-		dsn := os.Getenv("WEFT_TEST_POSTGRES_DSN")
-		if dsn == "" {
-			if testenv.ServicesRequired() {
-				t.Fatal("WEFT_TEST_POSTGRES_DSN is not set, and the PostgreSQL tests must run here")
-			}
-			t.Skip(`no PostgreSQL: run eval "$(bash scripts/pg-test-server.sh start)" first`)
-		}
+		dsn := testenv.PostgresDSN(t)
 		schema := fmt.Sprintf("weft_skewfork_%d_%d", os.Getpid(), time.Now().UnixNano())
 		forkByBehindClock(t, []string{"WEFT_SKEW_CHILD_PG_SCHEMA=" + schema}, func() (checkpoint.Saver, func()) {
 			s, err := postgres.Open(context.Background(), dsn, postgres.WithSchema(schema))
