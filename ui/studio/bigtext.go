@@ -209,7 +209,7 @@ func showAllText(from fyne.CanvasObject, title, text string) {
 	d := dialog.NewCustom(title+" · "+textSize(text), "Close", tv, w)
 	cs := w.Canvas().Size()
 	d.Resize(fyne.NewSize(cs.Width*0.85, cs.Height*0.85))
-	d.Show()
+	showDialog(d, tv)
 }
 
 // textViewer shows a whole text of any size: a list of its lines (long

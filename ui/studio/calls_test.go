@@ -9,7 +9,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
-	"github.com/weftstudio/weft/checkpoint/memory"
 	"github.com/weftstudio/weft/engine"
 )
 
@@ -40,9 +39,7 @@ func openCalls(t *testing.T, s *Studio) *callsView {
 // with arguments and results, the one made before the approval question
 // shown while the question waits; a call selected shows in full.
 func TestCallsTabOnAgent(t *testing.T) {
-	s := newStudio(t, memory.New())
-	act(func() { s.m.setGraph(1) })
-	idle(t, s)
+	s := onGraph(t, 1)
 	act(func() { s.startThread("calls-1", s.m.graph().Example) })
 	idle(t, s)
 	step(t, s) // agent asks for two tools
@@ -148,9 +145,7 @@ func TestCallsTabOnAgent(t *testing.T) {
 // While a run goes, calls are listed as they are reported, under the task
 // that made them, before the step ends.
 func TestCallsStreamLive(t *testing.T) {
-	s := newStudio(t, memory.New())
-	act(func() { s.m.setGraph(1) })
-	idle(t, s)
+	s := onGraph(t, 1)
 	act(func() { s.startThread("calls-live", s.m.graph().Example) })
 	idle(t, s)
 	sc := s.m.scope()

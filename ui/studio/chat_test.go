@@ -7,7 +7,6 @@ import (
 
 	"fyne.io/fyne/v2/test"
 
-	"github.com/weftstudio/weft/checkpoint/memory"
 	"github.com/weftstudio/weft/engine"
 )
 
@@ -15,9 +14,7 @@ import (
 // request, the assistant's tool calls with their arguments and results,
 // and which messages the step added.
 func TestChatShowsConversation(t *testing.T) {
-	s := newStudio(t, memory.New())
-	act(func() { s.m.setGraph(1) })
-	idle(t, s)
+	s := onGraph(t, 1)
 	act(func() { s.startThread("c-1", s.m.graph().Example) })
 	idle(t, s)
 	step(t, s) // agent: asks for two tools
@@ -52,8 +49,7 @@ func TestChatShowsConversation(t *testing.T) {
 // one row per message and task (not one per word), and the chat shows the
 // message growing while the run goes.
 func TestStreamedTokensGrouped(t *testing.T) {
-	s := newStudio(t, memory.New())
-	startThread(t, s, "s-1")
+	s := newThread(t, "s-1")
 	step(t, s) // plan
 	step(t, s) // research ×3 streams its notes word by word
 	var rows []evRow

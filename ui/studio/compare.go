@@ -136,7 +136,7 @@ func (s *Studio) compareDialog(a, b string) {
 		container.NewVScroll(f.body))
 	f.dlg = dialog.NewCustomWithoutButtons("Compare checkpoints", f.compose(f, content), s.win)
 	f.dlg.Resize(fyne.NewSize(1120, 680))
-	f.dlg.Show()
+	showDialog(f.dlg, content)
 	s.runCompare(sc, f)
 }
 

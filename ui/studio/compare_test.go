@@ -8,8 +8,6 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
-
-	"github.com/weftstudio/weft/checkpoint/memory"
 )
 
 // Two branches of a thread compared side by side: a Ctrl+click on the
@@ -17,8 +15,7 @@ import (
 // the branches part, the steps each took, and the channels that differ,
 // texts diffed word by word, with the task that wrote each side.
 func TestCompareBranches(t *testing.T) {
-	s := newStudio(t, memory.New())
-	startThread(t, s, "cmp-1")
+	s := newThread(t, "cmp-1")
 	act(func() { test.Tap(s.tb.run) })
 	idle(t, s) // main branch: … 3 structure, 4 write, waiting at review
 	sc := s.m.scope()

@@ -235,8 +235,7 @@ func (*bufCloser) Close() error { return nil }
 // File → Export thread writes a bundle; Import refuses the same id and
 // imports it under a new one.
 func TestExportImportThread(t *testing.T) {
-	s := newStudio(t, memory.New())
-	startThread(t, s, "t-x")
+	s := newThread(t, "t-x")
 	act(func() { test.Tap(s.tb.run) })
 	idle(t, s)
 	var buf bufCloser

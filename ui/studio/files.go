@@ -185,7 +185,7 @@ func (s *Studio) openStoreDialog() {
 		}
 	}, s.win)
 	d.Resize(fyne.NewSize(620, 200))
-	d.Show()
+	showDialog(d, content)
 	s.win.Canvas().Focus(entry)
 }
 
@@ -419,7 +419,7 @@ func (s *Studio) importThread(data []byte, rename string) {
 					}
 				}, s.win)
 			d.Resize(fyne.NewSize(460, 180)) // room for the whole id
-			d.Show()
+			showDialog(d, e)
 			return
 		}
 		if err != nil {

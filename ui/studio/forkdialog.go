@@ -159,5 +159,5 @@ func (s *Studio) editDialog() {
 	content := container.NewBorder(container.NewVBox(help, form, f.hint), container.NewVBox(f.errLbl, container.NewHBox(layoutSpacer(), cancel, f.forkB, f.forkRunB)), nil, nil, f.editor)
 	f.dlg = dialog.NewCustomWithoutButtons(fmt.Sprintf("Edit state at step %d and fork", v.Snap.Metadata.Step), f.compose(f, content), s.win)
 	f.dlg.Resize(fyne.NewSize(640, 520))
-	f.dlg.Show()
+	showDialog(f.dlg, content)
 }

@@ -84,8 +84,7 @@ func TestTimelineMarksFromStoredData(t *testing.T) {
 // Item 6: Step or Run on an older checkpoint asks; "Continue from here"
 // branches from it.
 func TestStepOnHistoryAsks(t *testing.T) {
-	s := newStudio(t, memory.New())
-	startThread(t, s, "h-1")
+	s := newThread(t, "h-1")
 	step(t, s)
 	step(t, s)
 	count := s.m.scope().tl.count()
@@ -113,8 +112,7 @@ func TestStepOnHistoryAsks(t *testing.T) {
 // Item 7: a refused answer's reason comes first; the placeholder comes from
 // the interrupt's own choices; an unclosed brace is named.
 func TestInterruptCard(t *testing.T) {
-	s := newStudio(t, memory.New())
-	startThread(t, s, "i-1")
+	s := newThread(t, "i-1")
 	act(func() { s.splits["split_right"].Offset = 0.3 }) // the user drags the divider
 	act(func() { test.Tap(s.tb.run) })
 	idle(t, s)
@@ -203,8 +201,7 @@ func TestValuesReadable(t *testing.T) {
 	if !strings.Contains(got, "one ends") || !strings.Contains(got, "two ends") || !strings.HasPrefix(got, `"…`) {
 		t.Errorf("long string diff %q does not show where it changed", got)
 	}
-	s := newStudio(t, memory.New())
-	startThread(t, s, "v-1")
+	s := newThread(t, "v-1")
 	step(t, s)
 	if !slices.ContainsFunc(s.insp.verRows, func(r [2]string) bool { return r[0] == "messages" && strings.HasPrefix(r[1], "version ") }) {
 		t.Errorf("versions rows %q", s.insp.verRows)
@@ -263,8 +260,7 @@ func TestStoreDialogs(t *testing.T) {
 // Item 10: Import's rename field shows the whole proposed id; Export
 // picture asks for the format and says where the file went.
 func TestImportAndExportDialogs(t *testing.T) {
-	s := newStudio(t, memory.New())
-	startThread(t, s, "t-exp")
+	s := newThread(t, "t-exp")
 	var buf bufCloser
 	act(func() { s.exportThread("t-exp", &buf, "/tmp/t-exp.weft.json") })
 	idle(t, s)
@@ -305,8 +301,7 @@ func TestImportAndExportDialogs(t *testing.T) {
 // (a second click sent a second resume, and the card looked unanswered);
 // the run's result then replaces it.
 func TestAnsweredCardLocks(t *testing.T) {
-	s := newStudio(t, memory.New())
-	startThread(t, s, "a-1")
+	s := newThread(t, "a-1")
 	act(func() { test.Tap(s.tb.run) })
 	idle(t, s)
 	if len(s.ip.items) != 1 {

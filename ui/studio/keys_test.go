@@ -4,10 +4,10 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
-
-	"github.com/weftstudio/weft/checkpoint/memory"
 )
 
 // pressKey delivers a key the way the desktop driver does: to the focused
@@ -28,8 +28,7 @@ func pressKey(w fyne.Window, name fyne.KeyName) {
 // state tree, a list, a check box or the graph chooser (which all take
 // the focus), and in a text field, which keeps its own arrows.
 func TestKeysWorkWhateverHasFocus(t *testing.T) {
-	s := newStudio(t, memory.New())
-	startThread(t, s, "k-1")
+	s := newThread(t, "k-1")
 	for _, c := range []struct {
 		name string
 		obj  fyne.Focusable
@@ -138,5 +137,46 @@ func TestHiddenFieldLosesFocus(t *testing.T) {
 	})
 	if f := c.Focused(); f != nil {
 		t.Errorf("focus on %T in the inspector's hidden Calls tab", f)
+	}
+}
+
+// focusProbe is an entry that counts how often it was told it lost the
+// focus.
+type focusProbe struct {
+	widget.Entry
+	lost int
+}
+
+func (p *focusProbe) FocusLost() { p.lost++; p.Entry.FocusLost() }
+
+// A dialog shown with showDialog tells the field that had the focus when it
+// closes; Fyne alone does not, and the field's cursor then blinks, and
+// repaints the window, for as long as the studio runs.
+func TestClosedDialogReleasesItsFocus(t *testing.T) {
+	test.NewTempApp(t)
+	w := test.NewWindow(nil)
+	defer w.Close()
+	w.Resize(fyne.NewSize(600, 400))
+	for _, tc := range []struct {
+		name string
+		show func(dialog.Dialog, fyne.CanvasObject)
+		lost int
+	}{
+		{"Fyne's Show", func(d dialog.Dialog, _ fyne.CanvasObject) { d.Show() }, 0},
+		{"showDialog", showDialog, 1},
+	} {
+		p := &focusProbe{}
+		p.ExtendBaseWidget(p)
+		content := container.NewVBox(widget.NewLabel("a field"), p)
+		var d dialog.Dialog
+		act(func() {
+			d = dialog.NewCustom("probe", "Close", content, w)
+			tc.show(d, content)
+			w.Canvas().Focus(p)
+		})
+		act(func() { d.Hide() })
+		if p.lost != tc.lost {
+			t.Errorf("%s: the field was told %d times it lost the focus, want %d", tc.name, p.lost, tc.lost)
+		}
 	}
 }

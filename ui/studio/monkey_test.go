@@ -13,8 +13,6 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
-
-	"github.com/weftstudio/weft/checkpoint/memory"
 )
 
 // monkeySkips are the menu items the random walk leaves alone: they end
@@ -40,8 +38,7 @@ func TestMonkey(t *testing.T) {
 			t.Fatalf("WEFT_MONKEY_SEED=%q: %v", v, err)
 		}
 	}
-	s := newStudio(t, memory.New())
-	startThread(t, s, "m-1")
+	s := newThread(t, "m-1")
 	r := rand.New(rand.NewPCG(seed, seed))
 	var last []string
 	log := func(f string, a ...any) {

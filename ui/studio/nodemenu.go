@@ -121,6 +121,6 @@ func (s *Studio) condDialog(node string, after bool) {
 	content := container.NewVBox(q, f.entry, f.errLbl, buttons)
 	f.dlg = dialog.NewCustomWithoutButtons(fmt.Sprintf("Break %s %s if…", word, node), f.compose(f, content), s.win)
 	f.dlg.Resize(fyne.NewSize(560, 230))
-	f.dlg.Show()
+	showDialog(f.dlg, content)
 	s.win.Canvas().Focus(f.entry)
 }

@@ -65,8 +65,7 @@ func waitPhase(t *testing.T, s *Studio, ph engine.Phase) *phaseStop {
 // plain Step gives. The status line and the Step tab name each phase;
 // Shift+F10 works with the focus in the state tree.
 func TestStepIntoChosenOrder(t *testing.T) {
-	s := newStudio(t, memory.New())
-	startThread(t, s, "si-1")
+	s := newThread(t, "si-1")
 	step(t, s) // plan: research ×3 next
 	act(func() { s.win.Canvas().Focus(s.insp.tree) })
 	shiftF10(s)
@@ -163,8 +162,7 @@ func TestStepIntoChosenOrder(t *testing.T) {
 // the step's checkpoint is then a fork whose metadata lists the edits,
 // and the timeline shows it as one.
 func TestStepIntoBarrierEditForks(t *testing.T) {
-	s := newStudio(t, memory.New())
-	startThread(t, s, "si-2")
+	s := newThread(t, "si-2")
 	step(t, s)
 	shiftF10(s)
 	waitPhase(t, s, engine.PhasePlan)
@@ -251,8 +249,7 @@ func TestReplaceDialogChecksTheValue(t *testing.T) {
 // it stops cleanly (before its step, at the plan), and nothing of it shows
 // on the other thread.
 func TestStepIntoLeftThreadStops(t *testing.T) {
-	s := newStudio(t, memory.New())
-	startThread(t, s, "si-a")
+	s := newThread(t, "si-a")
 	startThread(t, s, "si-b")
 	shiftF10(s)
 	waitPhase(t, s, engine.PhasePlan)

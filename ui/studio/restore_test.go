@@ -230,8 +230,7 @@ func TestOlderGraphMarked(t *testing.T) {
 // with the window still on the build it runs; a tap copies where the
 // error is; the next good build clears them.
 func TestBuildErrorsShown(t *testing.T) {
-	s := newStudio(t, memory.New())
-	startThread(t, s, "b-1")
+	s := newThread(t, "b-1")
 	act(func() { s.ShowBuild(Build{Running: 1, N: 1, At: time.Now()}) })
 	if s.tabs.Selected() == s.buildTab {
 		t.Error("a good build opened the Build tab")

@@ -116,7 +116,7 @@ func (s *Studio) saveTestDialog() {
 	f.dlg = dialog.NewCustomWithoutButtons("Save thread as a test", f.compose(f, content), s.win)
 	f.dlg.Resize(fyne.NewSize(720, 420))
 	check()
-	f.dlg.Show()
+	showDialog(f.dlg, content)
 }
 
 // saveTest writes the test the form describes, off the UI goroutine.

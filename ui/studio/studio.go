@@ -712,7 +712,7 @@ func (s *Studio) askHistory(kind runKind, req runRequest) {
 	content := container.NewBorder(nil, container.NewHBox(layoutSpacer(), cancel, head, fromHere), nil, nil, q)
 	dlg = dialog.NewCustomWithoutButtons(verb+" from an older checkpoint?", content, s.win)
 	dlg.Resize(fyne.NewSize(560, 240))
-	dlg.Show()
+	showDialog(dlg, content)
 }
 
 func lower(s string) string {

@@ -87,6 +87,25 @@ func init() {
 }
 
 // startThread starts thread id from the graph's example through the dialog.
+// onGraph opens a studio on a new memory store with its i-th graph
+// selected.
+func onGraph(t *testing.T, i int) *Studio {
+	t.Helper()
+	s := newStudio(t, memory.New())
+	act(func() { s.m.setGraph(i) })
+	idle(t, s)
+	return s
+}
+
+// newThread opens a studio on a new memory store and starts thread id of
+// its first graph through the New thread dialog.
+func newThread(t *testing.T, id string) *Studio {
+	t.Helper()
+	s := newStudio(t, memory.New())
+	startThread(t, s, id)
+	return s
+}
+
 func startThread(t *testing.T, s *Studio, id string) {
 	t.Helper()
 	act(s.newThreadDialog)
@@ -118,8 +137,7 @@ func notes(s *Studio) []string {
 // The newcomer's first minute: start a thread, step, travel back, answer
 // the review interrupt, fork with an edited outline.
 func TestNewcomerFlow(t *testing.T) {
-	s := newStudio(t, memory.New())
-	startThread(t, s, "t-1")
+	s := newThread(t, "t-1")
 	if got := s.m.scope().tl.count(); got != 2 {
 		t.Fatalf("after start: %d checkpoints, want 2 (input, start)", got)
 	}
@@ -259,8 +277,7 @@ func TestNewcomerFlow(t *testing.T) {
 
 // Golden markup of the main panels with a thread stopped at the review.
 func TestGoldenPanels(t *testing.T) {
-	s := newStudio(t, memory.New())
-	startThread(t, s, "t-1")
+	s := newThread(t, "t-1")
 	act(func() { test.Tap(s.tb.run) })
 	idle(t, s)
 	act(func() {
@@ -282,8 +299,7 @@ func TestGoldenPanels(t *testing.T) {
 // Breakpoints set on the graph stop runs; "re-run from here" replays as a
 // branch; the event log has the run's stream.
 func TestBreakpointsReplayAndEvents(t *testing.T) {
-	s := newStudio(t, memory.New())
-	startThread(t, s, "t-2")
+	s := newThread(t, "t-2")
 	act(func() { s.gp.view.OnToggleBreakpoint("structure", false) })
 	if !s.gp.view.Highlight().BreakBefore["structure"] {
 		t.Fatal("breakpoint dot not shown")
@@ -354,8 +370,7 @@ func TestToJSONSurvivesPanics(t *testing.T) {
 // Editing the topic at the start and choosing "Fork and run" writes a new
 // draft on a branch; the old one stays.
 func TestForkAndRun(t *testing.T) {
-	s := newStudio(t, memory.New())
-	startThread(t, s, "t-3")
+	s := newThread(t, "t-3")
 	act(func() { test.Tap(s.tb.run) })
 	idle(t, s)
 	act(func() { s.tl.selectAt(1) })
@@ -385,8 +400,7 @@ func TestNoGraphsAndRecentInputs(t *testing.T) {
 	if empty.m.thread() != "" {
 		t.Fatal("a thread appeared from nowhere")
 	}
-	s := newStudio(t, memory.New())
-	startThread(t, s, "t-r")
+	s := newThread(t, "t-r")
 	recent := s.app.Preferences().StringList(recentKey + "writing assistant")
 	if len(recent) == 0 || recent[0] != `{"topic":"tide pools"}` {
 		t.Errorf("recent inputs %q", recent)

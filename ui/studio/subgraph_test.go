@@ -18,9 +18,7 @@ import (
 // cluster, and the subgraph node (or cluster) around them, from the run's
 // events, which carry the subgraph's namespace.
 func TestSubgraphNodesLightUp(t *testing.T) {
-	s := newStudio(t, memory.New())
-	act(func() { s.m.setGraph(2) })
-	idle(t, s)
+	s := onGraph(t, 2)
 	act(func() { s.gp.xray.SetChecked(true) })
 	idle(t, s)
 	if _, ok := s.gp.view.Geometry().Node("summarize/gather"); !ok {
@@ -72,9 +70,7 @@ func TestSubgraphNodesLightUp(t *testing.T) {
 // The checkpoint whose step runs subgraph tasks shows each task's own
 // checkpoints as a lane under it.
 func TestSubgraphLanesOnTheTimeline(t *testing.T) {
-	s := newStudio(t, memory.New())
-	act(func() { s.m.setGraph(2) })
-	idle(t, s)
+	s := onGraph(t, 2)
 	startThread(t, s, "mr-2")
 	act(func() { test.Tap(s.tb.run) })
 	idle(t, s)
@@ -151,9 +147,7 @@ func TestInterruptInsideSubgraph(t *testing.T) {
 // a row per task after the graph's channels, the subgraph's channels
 // under it; the expanded cluster marks what ran in it.
 func TestInspectorShowsSubgraphState(t *testing.T) {
-	s := newStudio(t, memory.New())
-	act(func() { s.m.setGraph(2) })
-	idle(t, s)
+	s := onGraph(t, 2)
 	act(func() { s.gp.xray.SetChecked(true) })
 	idle(t, s)
 	startThread(t, s, "mr-3")
@@ -195,9 +189,7 @@ func TestInspectorShowsSubgraphState(t *testing.T) {
 // stops the run inside the subgraph (the status says where), and Run goes
 // on from it.
 func TestBreakpointInsideSubgraph(t *testing.T) {
-	s := newStudio(t, memory.New())
-	act(func() { s.m.setGraph(2) })
-	idle(t, s)
+	s := onGraph(t, 2)
 	act(func() { s.gp.xray.SetChecked(true) })
 	idle(t, s)
 	act(func() { s.gp.view.OnToggleBreakpoint("summarize/condense", false) })
@@ -231,9 +223,7 @@ func TestBreakpointInsideSubgraph(t *testing.T) {
 // the subgraph's own channels (read with engine.WithNamespace); a tap on
 // the thread's checkpoint goes back.
 func TestSubgraphCheckpointOpensInInspector(t *testing.T) {
-	s := newStudio(t, memory.New())
-	act(func() { s.m.setGraph(2) })
-	idle(t, s)
+	s := onGraph(t, 2)
 	startThread(t, s, "mr-sub")
 	act(func() { test.Tap(s.tb.run) })
 	idle(t, s)

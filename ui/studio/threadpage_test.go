@@ -178,8 +178,7 @@ func TestGrouped(t *testing.T) {
 // of the thread's count when the list knows it; once it is in, it says
 // nothing of it.
 func TestStatusLineCountsTheTimelineRead(t *testing.T) {
-	s := newStudio(t, memory.New())
-	startThread(t, s, "t-1")
+	s := newThread(t, "t-1")
 	act(func() {
 		sc := s.m.scope()
 		sc.read, sc.complete = 6000, false

@@ -293,7 +293,7 @@ func (s *Studio) newThreadDialog() {
 	content := container.NewBorder(desc, container.NewVBox(f.errLbl, buttons), nil, nil, f.tabs)
 	f.dlg = dialog.NewCustomWithoutButtons("New thread · "+name, f.compose(f, content), s.win)
 	f.dlg.Resize(fyne.NewSize(560, 440))
-	f.dlg.Show()
+	showDialog(f.dlg, content)
 	// Enter starts the thread with the example input.
 	s.win.Canvas().Focus(f.id)
 }

@@ -32,8 +32,7 @@ func revise(t *testing.T, s *Studio) {
 // evaluated along the thread: "when did revisions first exceed 1?" is the
 // row's summary, and a click there travels to that checkpoint.
 func TestWatches(t *testing.T) {
-	s := newStudio(t, memory.New())
-	startThread(t, s, "w-1")
+	s := newThread(t, "w-1")
 	act(func() { test.Tap(s.tb.run) })
 	idle(t, s)
 	revise(t, s)

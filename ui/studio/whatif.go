@@ -81,7 +81,7 @@ func (s *Studio) whatIfDialog() {
 	content := container.NewBorder(head, bottom, nil, nil, split)
 	f.dlg = dialog.NewCustomWithoutButtons("What if…", f.compose(f, content), s.win)
 	f.dlg.Resize(fyne.NewSize(1000, 620))
-	f.dlg.Show()
+	showDialog(f.dlg, content)
 	s.recompute(sc, f)
 }
 

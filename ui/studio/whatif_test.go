@@ -8,7 +8,6 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"github.com/weftstudio/weft/checkpoint"
-	"github.com/weftstudio/weft/checkpoint/memory"
 	"github.com/weftstudio/weft/engine"
 )
 
@@ -17,8 +16,7 @@ import (
 // channels that come out different are marked; Keep as fork stores it as a
 // fork whose history lists the edits, shown on the timeline.
 func TestWhatIf(t *testing.T) {
-	s := newStudio(t, memory.New())
-	startThread(t, s, "wi-1")
+	s := newThread(t, "wi-1")
 	act(func() { test.Tap(s.tb.run) })
 	idle(t, s) // at the review, after write
 	sc := s.m.scope()
@@ -85,8 +83,7 @@ func TestWhatIf(t *testing.T) {
 // At a checkpoint whose step has not run (the head waiting for an
 // answer) the what-if says so instead of inventing writes.
 func TestWhatIfOfAStepNotRun(t *testing.T) {
-	s := newStudio(t, memory.New())
-	startThread(t, s, "wi-2")
+	s := newThread(t, "wi-2")
 	act(func() { test.Tap(s.tb.run) })
 	idle(t, s)
 	act(s.whatIfDialog)

@@ -296,7 +296,7 @@ func (s *Studio) valueDialog(title, channel string, cur any, decode func([]byte)
 	content := container.NewBorder(hint, container.NewVBox(f.errLbl, container.NewHBox(layoutSpacer(), cancel, f.okB)), nil, nil, f.entry)
 	f.dlg = dialog.NewCustomWithoutButtons(title, f.compose(f, content), s.win)
 	f.dlg.Resize(fyne.NewSize(560, 360))
-	f.dlg.Show()
+	showDialog(f.dlg, content)
 	s.win.Canvas().Focus(f.entry)
 }
 
