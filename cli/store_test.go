@@ -1,0 +1,101 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/weftstudio/weft/checkpoint/longterm"
+	"github.com/weftstudio/weft/checkpoint/sqlite"
+)
+
+// weft store puts, reads, searches, lists and deletes items of the
+// long-term store in the checkpoint file, and what it puts is what a
+// program opening the file sees.
+func TestStoreCommand(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "weft.db")
+	run := func(want int, args ...string) string {
+		t.Helper()
+		out, errs, code := runCLI(t, nil, append([]string{"store"}, append(args, "-db", db)...)...)
+		if code != want {
+			t.Fatalf("store %v: exit %d, want %d: %s", args, code, want, errs)
+		}
+		return out + errs
+	}
+	run(0, "put", "users.ada", "pref", `{"drink": "tea", "n": 3}`, "-create")
+	run(0, "put", "users.ada", "old", `{"drink": "coffee", "n": 1}`, "-ttl", "1h")
+	run(0, "put", "users.bob", "pref", `{"drink": "tea", "n": 5}`)
+
+	var item struct {
+		Namespace []string       `json:"namespace"`
+		Key       string         `json:"key"`
+		Value     map[string]any `json:"value"`
+		ExpiresAt *string        `json:"expires_at"`
+		TTL       string         `json:"ttl"`
+	}
+	if err := json.Unmarshal([]byte(run(0, "get", "users.ada", "old")), &item); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(item.Namespace, ".") != "users.ada" || item.Key != "old" || item.Value["drink"] != "coffee" || item.ExpiresAt == nil || item.TTL != "1h0m0s" {
+		t.Errorf("get = %+v", item)
+	}
+
+	var found struct {
+		Items []struct {
+			Namespace []string `json:"namespace"`
+			Key       string   `json:"key"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(run(0, "search", "users", "-filter", `{"drink": "tea", "n": {"$gt": 4}}`)), &found); err != nil {
+		t.Fatal(err)
+	}
+	if len(found.Items) != 1 || found.Items[0].Key != "pref" || found.Items[0].Namespace[1] != "bob" {
+		t.Errorf("search = %+v, want users.bob/pref alone", found)
+	}
+
+	var ls struct {
+		Namespaces [][]string `json:"namespaces"`
+	}
+	if err := json.Unmarshal([]byte(run(0, "ls", "-suffix", "ada")), &ls); err != nil {
+		t.Fatal(err)
+	}
+	if len(ls.Namespaces) != 1 || strings.Join(ls.Namespaces[0], ".") != "users.ada" {
+		t.Errorf("ls -suffix ada = %v", ls.Namespaces)
+	}
+
+	if out := run(0, "delete", "users.ada", "pref"); !strings.Contains(out, `"deleted": true`) {
+		t.Errorf("delete: %s", out)
+	}
+	if out := run(1, "get", "users.ada", "pref"); !strings.Contains(out, `no item "pref"`) {
+		t.Errorf("get after delete: %s", out)
+	}
+	// Bad input is named.
+	if out := run(2, "put", "users.ada", "k", `[1]`); !strings.Contains(out, "JSON object") {
+		t.Errorf("put of an array: %s", out)
+	}
+	if out := run(1, "put", "langgraph.x", "k", `{}`); !strings.Contains(out, `"langgraph"`) {
+		t.Errorf("put under langgraph: %s", out)
+	}
+	if out := run(1, "search", "-filter", `{"n": {"$in": [1]}}`); !strings.Contains(out, `"$in"`) {
+		t.Errorf("search with a bad operator: %s", out)
+	}
+	if out := run(2, "frob"); !strings.Contains(out, `unknown store subcommand "frob"`) {
+		t.Errorf("unknown subcommand: %s", out)
+	}
+
+	// A program opening the file sees what the command put.
+	s, err := sqlite.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	lt, err := s.LongTerm(longterm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := lt.Get(ctx, longterm.Namespace{"users", "bob"}, "pref")
+	if err != nil || it == nil || it.Value["n"] != 5.0 {
+		t.Errorf("program's Get = %+v, %v", it, err)
+	}
+}
