@@ -368,6 +368,23 @@ func EncodeValue(v map[string]any) ([]byte, error) {
 	return b, nil
 }
 
+// Canonical checks a value to put and returns its canonical JSON (what a
+// decode of the value encodes to: numbers as float64 print, keys sorted)
+// and that decoded value. Storing the canonical text lets a store compare
+// arrays and objects by text as Matches compares them by meaning.
+func Canonical(v map[string]any) ([]byte, map[string]any, error) {
+	raw, err := EncodeValue(v)
+	if err != nil {
+		return nil, nil, err
+	}
+	dec, err := DecodeValue(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	raw, err = json.Marshal(dec)
+	return raw, dec, err
+}
+
 // DecodeValue decodes a stored value.
 func DecodeValue(b []byte) (map[string]any, error) {
 	var v map[string]any

@@ -108,11 +108,7 @@ func (s *Memory) Put(ctx context.Context, ns Namespace, key string, value map[st
 	if err != nil {
 		return err
 	}
-	raw, err := EncodeValue(value)
-	if err != nil {
-		return err
-	}
-	v, err := DecodeValue(raw)
+	raw, v, err := Canonical(value)
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,8 @@ type LongTerm struct {
 	delV  *sql.Stmt
 	addV  *sql.Stmt
 	delI  *sql.Stmt
+	delF  *sql.Stmt
+	addF  *sql.Stmt
 	touch *sql.Stmt
 }
 
@@ -59,7 +61,11 @@ func (s *Saver) LongTerm(cfg longterm.Config) (*LongTerm, error) {
 	return &LongTerm{s: s, cfg: cfg, now: cfg.Clock()}, nil
 }
 
-const ltColumns = "prefix, key, value, created_at, updated_at, expires_at, ttl"
+const (
+	ltColumns = "prefix, key, value, created_at, updated_at, expires_at, ttl"
+	// ltSelect reads ltColumns, the value as JSON text.
+	ltSelect = "i.prefix, i.key, json(i.value), i.created_at, i.updated_at, i.expires_at, i.ttl"
+)
 
 func (l *LongTerm) prepare(ctx context.Context) error {
 	l.once.Do(func() {
@@ -73,14 +79,16 @@ func (l *LongTerm) prepare(ctx context.Context) error {
 			}
 			return st
 		}
-		l.get = prep(l.s.r, "SELECT "+ltColumns+" FROM store_items WHERE prefix = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)")
-		l.put = prep(l.s.w, `INSERT INTO store_items (`+ltColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?)
+		l.get = prep(l.s.r, "SELECT "+ltSelect+" FROM store_items i WHERE prefix = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)")
+		l.put = prep(l.s.w, `INSERT INTO store_items (`+ltColumns+`) VALUES (?, ?, jsonb(?), ?, ?, ?, ?)
 ON CONFLICT (prefix, key) DO UPDATE SET value = excluded.value,
     created_at = CASE WHEN store_items.expires_at IS NOT NULL AND store_items.expires_at <= excluded.updated_at THEN excluded.created_at ELSE store_items.created_at END,
     updated_at = excluded.updated_at, expires_at = excluded.expires_at, ttl = excluded.ttl`)
 		l.delV = prep(l.s.w, "DELETE FROM store_vectors WHERE prefix = ? AND key = ?")
 		l.addV = prep(l.s.w, "INSERT INTO store_vectors (prefix, key, idx, vector) VALUES (?, ?, ?, ?)")
 		l.delI = prep(l.s.w, "DELETE FROM store_items WHERE prefix = ? AND key = ?")
+		l.delF = prep(l.s.w, "DELETE FROM store_fields WHERE prefix = ? AND key = ?")
+		l.addF = prep(l.s.w, "INSERT OR IGNORE INTO store_fields (path, value, prefix, key) VALUES (?, ?, ?, ?)")
 		l.touch = prep(l.s.w, "UPDATE store_items SET expires_at = ? + ttl WHERE prefix = ? AND key = ? AND ttl IS NOT NULL AND expires_at > ?")
 	})
 	return l.err
@@ -172,6 +180,7 @@ func (l *LongTerm) Put(ctx context.Context, ns longterm.Namespace, key string, v
 	if err != nil {
 		return l.wrap("put", err)
 	}
+	fields := indexFields(v)
 	if err := l.prepare(ctx); err != nil {
 		return err
 	}
@@ -196,8 +205,59 @@ func (l *LongTerm) Put(ctx context.Context, ns longterm.Namespace, key string, v
 				return err
 			}
 		}
+		if _, err := tx.StmtContext(ctx, l.delF).ExecContext(ctx, prefix, key); err != nil {
+			return err
+		}
+		if len(fields) > 0 {
+			add := tx.StmtContext(ctx, l.addF)
+			for _, f := range fields {
+				if _, err := add.ExecContext(ctx, f.path, f.value, prefix, key); err != nil {
+					return err
+				}
+			}
+		}
 		return nil
 	}))
+}
+
+// indexedString is how many bytes of a string store_fields keeps.
+const indexedString = 256
+
+// field is a row of store_fields.
+type field struct {
+	path  string
+	value any // float64 or string
+}
+
+// indexFields lists the scalar fields of v outside arrays, at most 8
+// objects deep, skipping names a filter cannot give (a quote or a
+// backslash).
+func indexFields(v map[string]any) []field {
+	var out []field
+	var walk func(path string, m map[string]any, depth int)
+	walk = func(path string, m map[string]any, depth int) {
+		for k, x := range m {
+			if k == "" || strings.ContainsAny(k, "\"\\") {
+				continue
+			}
+			p := path + `."` + k + `"`
+			switch x := x.(type) {
+			case float64:
+				out = append(out, field{p, x})
+			case string:
+				if len(x) > indexedString {
+					x = x[:indexedString]
+				}
+				out = append(out, field{p, x})
+			case map[string]any:
+				if depth < 8 {
+					walk(p, x, depth+1)
+				}
+			}
+		}
+	}
+	walk("$", v, 1)
+	return out
 }
 
 // Delete removes the item at ns and key; see longterm.Store.
@@ -211,6 +271,9 @@ func (l *LongTerm) Delete(ctx context.Context, ns longterm.Namespace, key string
 	prefix := ns.String()
 	return l.wrap("delete", l.s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.StmtContext(ctx, l.delI).ExecContext(ctx, prefix, key); err != nil {
+			return err
+		}
+		if _, err := tx.StmtContext(ctx, l.delF).ExecContext(ctx, prefix, key); err != nil {
 			return err
 		}
 		_, err := tx.StmtContext(ctx, l.delV).ExecContext(ctx, prefix, key)
@@ -351,16 +414,155 @@ func (l *LongTerm) Search(ctx context.Context, q longterm.SearchQuery) ([]longte
 	return out, nil
 }
 
+// Search plans. A search without a query reads, in order of preference:
+//   - the prefix's range of the primary key, sorted, when the prefix holds
+//     fewer than narrowPrefix items;
+//   - the candidates of its most selective condition from store_fields,
+//     when one has fewer than fewCandidates;
+//   - the first walkBudget rows of the newest updates (store_items_updated),
+//     when they hold the page: a filter many items meet finds it there;
+//   - every item under the prefix, sorted.
+var (
+	narrowPrefix  = 2000
+	fewCandidates = 2000
+	walkBudget    = 4000
+)
+
+// driver is the store_fields condition of a Condition: rows whose value
+// is op arg (op2 arg2 too, when op2 is set) hold every item that meets it
+// (a superset, for strings longer than indexedString).
+type driver struct {
+	path, op, op2 string
+	arg, arg2     any
+}
+
+func (d driver) sql() (string, []any) {
+	q := "f.path = ? AND f.value " + d.op + " ?"
+	args := []any{d.path, d.arg}
+	if d.op2 != "" {
+		q += " AND f.value " + d.op2 + " ?"
+		args = append(args, d.arg2)
+	}
+	return q, args
+}
+
+// drivers returns the conditions store_fields can answer: $eq of a number
+// or a string, and the orderings. SQLite orders every number before every
+// text, which bounds each range to its type.
+func drivers(conds []longterm.Condition) []driver {
+	var out []driver
+	for _, c := range conds {
+		var path strings.Builder
+		path.WriteString("$")
+		for _, k := range c.Path {
+			path.WriteString(`."` + k + `"`)
+		}
+		p := path.String()
+		switch v := c.Value.(type) {
+		case float64:
+			switch c.Op {
+			case "$eq":
+				out = append(out, driver{path: p, op: "=", arg: v})
+			case "$gt", "$gte":
+				out = append(out, driver{path: p, op: map[string]string{"$gt": ">", "$gte": ">="}[c.Op], arg: v, op2: "<", arg2: ""})
+			case "$lt", "$lte":
+				out = append(out, driver{path: p, op: map[string]string{"$lt": "<", "$lte": "<="}[c.Op], arg: v})
+			}
+		case string:
+			t := v
+			if len(t) > indexedString {
+				t = t[:indexedString]
+			}
+			// Cut strings compare at most equal to their cut bound.
+			switch c.Op {
+			case "$eq":
+				out = append(out, driver{path: p, op: "=", arg: t})
+			case "$gt", "$gte":
+				out = append(out, driver{path: p, op: ">=", arg: t})
+			case "$lt", "$lte":
+				out = append(out, driver{path: p, op: ">=", arg: "", op2: "<=", arg2: t})
+			}
+		}
+	}
+	return out
+}
+
+func (l *LongTerm) count(ctx context.Context, tx *sql.Tx, q string, args []any, limit int) (int, error) {
+	st, err := l.prep(ctx, tx, "SELECT count(*) FROM ("+q+" LIMIT ?)")
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	err = st.QueryRowContext(ctx, append(args, limit)...).Scan(&n)
+	return n, err
+}
+
 func (l *LongTerm) scan(ctx context.Context, tx *sql.Tx, q longterm.SearchQuery, conds []longterm.Condition, now int64, limit int) ([]longterm.Item, error) {
 	w, args, err := where("i", q.Prefix, now, conds)
 	if err != nil {
 		return nil, err
 	}
-	st, err := l.s.stmt(ctx, tx, "SELECT "+ltColumns+" FROM store_items i WHERE "+w+" ORDER BY updated_at DESC, prefix, key LIMIT ? OFFSET ?")
+	const order = " ORDER BY i.updated_at DESC, i.prefix, i.key LIMIT ? OFFSET ?"
+	page := []any{limit, q.Offset}
+	if len(q.Prefix) > 0 {
+		p := q.Prefix.String()
+		n, err := l.count(ctx, tx, "SELECT 1 FROM store_items WHERE prefix = ? OR (prefix >= ? AND prefix < ?)", []any{p, p + ".", p + "/"}, narrowPrefix)
+		if err != nil {
+			return nil, err
+		}
+		if n < narrowPrefix {
+			return l.rows(ctx, tx, "SELECT "+ltSelect+" FROM store_items i WHERE "+w+order, append(args, page...))
+		}
+	}
+	best, bestN := -1, fewCandidates
+	ds := drivers(conds)
+	for i, d := range ds {
+		dq, dargs := d.sql()
+		n, err := l.count(ctx, tx, "SELECT 1 FROM store_fields f WHERE "+dq, dargs, bestN)
+		if err != nil {
+			return nil, err
+		}
+		if n < bestN {
+			best, bestN = i, n
+		}
+	}
+	if best >= 0 {
+		dq, dargs := ds[best].sql()
+		// CROSS JOIN keeps store_fields the outer loop.
+		return l.rows(ctx, tx, "SELECT "+ltSelect+" FROM store_fields f CROSS JOIN store_items i ON i.prefix = f.prefix AND i.key = f.key WHERE "+
+			dq+" AND "+w+order, append(append(dargs, args...), page...))
+	}
+	if q.Offset+limit <= walkBudget/4 {
+		out, err := l.rows(ctx, tx, "SELECT "+ltSelect+" FROM (SELECT * FROM store_items INDEXED BY store_items_updated ORDER BY updated_at DESC, prefix, key LIMIT ?) i WHERE "+w+order,
+			append(append([]any{walkBudget}, args...), page...))
+		if err != nil || len(out) == limit {
+			return out, err
+		}
+		var total int
+		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM (SELECT 1 FROM store_items LIMIT ?)", walkBudget+1).Scan(&total); err != nil {
+			return nil, err
+		}
+		if total <= walkBudget {
+			return out, nil // the walk saw every item
+		}
+	}
+	return l.rows(ctx, tx, "SELECT "+ltSelect+" FROM store_items i NOT INDEXED WHERE "+w+order, append(args, page...))
+}
+
+// prep prepares q on tx's own connection. Not the Saver's statement cache:
+// preparing there takes a second connection of the read pool while tx holds
+// one, and as many concurrent searches as the pool has connections would
+// wait on each other for good.
+func (l *LongTerm) prep(ctx context.Context, tx *sql.Tx, q string) (*sql.Stmt, error) {
+	return tx.PrepareContext(ctx, q)
+}
+
+func (l *LongTerm) rows(ctx context.Context, tx *sql.Tx, query string, args []any) ([]longterm.Item, error) {
+	st, err := l.prep(ctx, tx, query)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := st.QueryContext(ctx, append(args, limit, q.Offset)...)
+	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -385,7 +587,7 @@ func (l *LongTerm) semantic(ctx context.Context, tx *sql.Tx, q longterm.SearchQu
 	if err != nil {
 		return nil, err
 	}
-	st, err := l.s.stmt(ctx, tx, "SELECT i.prefix, i.key, i.updated_at, v.vector FROM store_items i JOIN store_vectors v ON v.prefix = i.prefix AND v.key = i.key WHERE "+w)
+	st, err := l.prep(ctx, tx, "SELECT i.prefix, i.key, i.updated_at, v.vector FROM store_items i JOIN store_vectors v ON v.prefix = i.prefix AND v.key = i.key WHERE "+w)
 	if err != nil {
 		return nil, err
 	}
@@ -429,7 +631,7 @@ func (l *LongTerm) semantic(ctx context.Context, tx *sql.Tx, q longterm.SearchQu
 	}
 	ranked = ranked[q.Offset:]
 	ranked = ranked[:min(limit, len(ranked))]
-	get, err := l.s.stmt(ctx, tx, "SELECT "+ltColumns+" FROM store_items WHERE prefix = ? AND key = ?")
+	get, err := l.prep(ctx, tx, "SELECT "+ltSelect+" FROM store_items i WHERE prefix = ? AND key = ?")
 	if err != nil {
 		return nil, err
 	}
@@ -469,7 +671,7 @@ func (l *LongTerm) ListNamespaces(ctx context.Context, q longterm.NamespaceQuery
 	}
 	var all []longterm.Namespace
 	err = l.s.read(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		st, err := l.s.stmt(ctx, tx, "SELECT DISTINCT prefix FROM store_items i WHERE "+w)
+		st, err := l.prep(ctx, tx, "SELECT DISTINCT prefix FROM store_items i WHERE "+w)
 		if err != nil {
 			return err
 		}
@@ -498,9 +700,11 @@ func (l *LongTerm) Sweep(ctx context.Context) (int, error) {
 	var n int64
 	err := l.s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		now := l.now().UnixNano()
-		if _, err := tx.ExecContext(ctx, `DELETE FROM store_vectors WHERE (prefix, key) IN
+		for _, t := range []string{"store_vectors", "store_fields"} {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE (prefix, key) IN
     (SELECT prefix, key FROM store_items WHERE expires_at IS NOT NULL AND expires_at <= ?)`, now); err != nil {
-			return err
+				return err
+			}
 		}
 		res, err := tx.ExecContext(ctx, "DELETE FROM store_items WHERE expires_at IS NOT NULL AND expires_at <= ?", now)
 		if err != nil {

@@ -78,6 +78,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"search_limit_offset", plain, searchLimitOffset},
 		{"filter_operators", plain, filterOperators},
 		{"filter_nested_and_types", plain, filterNested},
+		{"filter_long_strings", plain, filterLongStrings},
 		{"filter_errors", plain, filterErrors},
 		{"list_namespaces", plain, listNamespaces},
 		{"ttl_expiry_and_refresh", plain, ttl},
@@ -385,6 +386,27 @@ func filterNested(s *suite) {
 	q(longterm.Filter{"tags": []string{"x"}}, "f/c")
 	q(longterm.Filter{"z": nil}, "f/a") // null matches a present null, not a missing field
 	q(longterm.Filter{"author": map[string]any{"name": "Ada", "age": 36}}, "f/a")
+}
+
+// Strings longer than a store may index whole compare in full.
+func filterLongStrings(s *suite) {
+	p := ns("f")
+	long := strings.Repeat("m", 300)
+	s.put(p, "long", map[string]any{"s": long})
+	s.put(p, "longer", map[string]any{"s": long + "z"})
+	s.put(p, "short", map[string]any{"s": "m"})
+	s.put(p, "after", map[string]any{"s": "n"})
+	q := func(f longterm.Filter, want ...string) {
+		s.t.Helper()
+		s.wantKeys(longterm.SearchQuery{Filter: f, Limit: 100}, want...)
+	}
+	q(longterm.Filter{"s": long}, "f/long")
+	q(longterm.Filter{"s": long + "z"}, "f/longer")
+	q(longterm.Filter{"s": map[string]any{"$gt": long}}, "f/after", "f/longer")
+	q(longterm.Filter{"s": map[string]any{"$gte": long}}, "f/after", "f/long", "f/longer")
+	q(longterm.Filter{"s": map[string]any{"$lt": long + "z"}}, "f/long", "f/short")
+	q(longterm.Filter{"s": map[string]any{"$lte": long}}, "f/long", "f/short")
+	q(longterm.Filter{"s": map[string]any{"$gte": "m", "$lt": "n"}}, "f/long", "f/longer", "f/short")
 }
 
 func filterErrors(s *suite) {
