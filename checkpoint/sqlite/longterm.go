@@ -421,7 +421,9 @@ func (l *LongTerm) Search(ctx context.Context, q longterm.SearchQuery) ([]longte
 //     when one has fewer than fewCandidates;
 //   - the first walkBudget rows of the newest updates (store_items_updated),
 //     when they hold the page: a filter many items meet finds it there;
-//   - every item under the prefix, sorted.
+//   - the candidates of one condition (an equality if there is one);
+//   - every item under the prefix, sorted, for a filter store_fields
+//     cannot answer.
 var (
 	narrowPrefix  = 2000
 	fewCandidates = 2000
@@ -545,6 +547,21 @@ func (l *LongTerm) scan(ctx context.Context, tx *sql.Tx, q longterm.SearchQuery,
 		if total <= walkBudget {
 			return out, nil // the walk saw every item
 		}
+	}
+	if len(ds) > 0 {
+		// Every condition has many candidates but the newest items meet
+		// too few together: the candidates of one condition are still
+		// fewer than every item. An equality is likely the narrower.
+		d := ds[0]
+		for _, x := range ds {
+			if x.op == "=" {
+				d = x
+				break
+			}
+		}
+		dq, dargs := d.sql()
+		return l.rows(ctx, tx, "SELECT "+ltSelect+" FROM store_fields f CROSS JOIN store_items i ON i.prefix = f.prefix AND i.key = f.key WHERE "+
+			dq+" AND "+w+order, append(append(dargs, args...), page...))
 	}
 	return l.rows(ctx, tx, "SELECT "+ltSelect+" FROM store_items i NOT INDEXED WHERE "+w+order, append(args, page...))
 }
