@@ -14,6 +14,7 @@ import (
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/longterm"
+	"github.com/weftstudio/weft/checkpoint/postgres"
 	"github.com/weftstudio/weft/checkpoint/sqlite"
 	"github.com/weftstudio/weft/engine"
 )
@@ -27,12 +28,20 @@ func init() {
 	}
 }
 
-// longTermOf returns the long-term store kept in s.
+// longTermOf returns the long-term store kept in s (store.Open wraps the
+// savers, so their method is asked for, not their type).
 func longTermOf(s checkpoint.Saver) (longterm.Store, error) {
-	if sv, ok := s.(*sqlite.Saver); ok {
+	switch sv := s.(type) {
+	case interface {
+		LongTerm(longterm.Config) (*sqlite.LongTerm, error)
+	}:
+		return sv.LongTerm(longterm.Config{})
+	case interface {
+		LongTerm(longterm.Config) (*postgres.LongTerm, error)
+	}:
 		return sv.LongTerm(longterm.Config{})
 	}
-	return nil, errors.New("this store keeps no long-term items (the SQLite store does)")
+	return nil, errors.New("this store keeps no long-term items (the SQLite and PostgreSQL stores do)")
 }
 
 // storeItem is an item as the command prints it.

@@ -2,12 +2,15 @@ package cli_test
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weftstudio/weft/checkpoint/longterm"
 	"github.com/weftstudio/weft/checkpoint/sqlite"
+	"github.com/weftstudio/weft/internal/testenv"
 )
 
 // weft store puts, reads, searches, lists and deletes items of the
@@ -98,4 +101,32 @@ func TestStoreCommand(t *testing.T) {
 	if err != nil || it == nil || it.Value["n"] != 5.0 {
 		t.Errorf("program's Get = %+v, %v", it, err)
 	}
+}
+
+// The same on PostgreSQL, in a namespace of its own.
+func TestStoreCommandPostgres(t *testing.T) {
+	dsn := os.Getenv("WEFT_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		if testenv.ServicesRequired() {
+			t.Fatal("WEFT_TEST_POSTGRES_DSN is not set, and the PostgreSQL tests must run here (CI or scripts/dev.sh test)")
+		}
+		t.Skip(`no PostgreSQL: run eval "$(bash scripts/pg-test-server.sh start)" first`)
+	}
+	ns := "cli" + time.Now().Format("150405000000") + ".ada"
+	run := func(want int, args ...string) string {
+		t.Helper()
+		out, errs, code := runCLI(t, nil, append([]string{"store"}, append(args, "-store", dsn)...)...)
+		if code != want {
+			t.Fatalf("store %v: exit %d, want %d: %s", args, code, want, errs)
+		}
+		return out + errs
+	}
+	run(0, "put", ns, "pref", `{"drink": "tea", "n": 3}`)
+	if out := run(0, "search", ns, "-filter", `{"n": {"$gte": 3}}`); !strings.Contains(out, `"drink": "tea"`) {
+		t.Errorf("search: %s", out)
+	}
+	if out := run(0, "delete", ns, "pref"); !strings.Contains(out, `"deleted": true`) {
+		t.Errorf("delete: %s", out)
+	}
+	run(1, "get", ns, "pref")
 }

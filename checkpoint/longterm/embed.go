@@ -2,11 +2,13 @@ package longterm
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -158,4 +160,25 @@ func BestScore(q []float32, vecs [][]float32) (score float64, ok bool) {
 		}
 	}
 	return score, len(vecs) > 0
+}
+
+// EncodeVector is v as little-endian float32s, as stores keep vectors.
+func EncodeVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+// DecodeVector appends the float32s of an EncodeVector result to into.
+func DecodeVector(b []byte, into []float32) ([]float32, error) {
+	if len(b)%4 != 0 {
+		return nil, fmt.Errorf("stored vector of %d bytes is not float32s", len(b))
+	}
+	into = slices.Grow(into, len(b)/4)
+	for i := 0; i < len(b); i += 4 {
+		into = append(into, math.Float32frombits(binary.LittleEndian.Uint32(b[i:])))
+	}
+	return into, nil
 }

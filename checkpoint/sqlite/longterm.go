@@ -3,12 +3,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -201,7 +198,7 @@ func (l *LongTerm) Put(ctx context.Context, ns longterm.Namespace, key string, v
 			return err
 		}
 		for i, vec := range vecs {
-			if _, err := tx.StmtContext(ctx, l.addV).ExecContext(ctx, prefix, key, i, encodeVector(vec)); err != nil {
+			if _, err := tx.StmtContext(ctx, l.addV).ExecContext(ctx, prefix, key, i, longterm.EncodeVector(vec)); err != nil {
 				return err
 			}
 		}
@@ -622,7 +619,7 @@ func (l *LongTerm) semantic(ctx context.Context, tx *sql.Tx, q longterm.SearchQu
 			rows.Close()
 			return nil, err
 		}
-		if vec, err = decodeVector(blob, vec[:0]); err != nil {
+		if vec, err = longterm.DecodeVector(blob, vec[:0]); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("item %s/%s: %w", prefix, key, err)
 		}
@@ -731,23 +728,4 @@ func (l *LongTerm) Sweep(ctx context.Context) (int, error) {
 		return err
 	})
 	return int(n), l.wrap("sweep", err)
-}
-
-func encodeVector(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return b
-}
-
-func decodeVector(b []byte, into []float32) ([]float32, error) {
-	if len(b)%4 != 0 {
-		return nil, fmt.Errorf("stored vector of %d bytes is not float32s", len(b))
-	}
-	into = slices.Grow(into, len(b)/4)
-	for i := 0; i < len(b); i += 4 {
-		into = append(into, math.Float32frombits(binary.LittleEndian.Uint32(b[i:])))
-	}
-	return into, nil
 }
