@@ -130,6 +130,25 @@ func Matches(conds []Condition, value map[string]any) bool {
 	return true
 }
 
+// equal compares two JSON-decoded values; scalars without reflection,
+// which a filter over many items mostly compares.
+func equal(a, b any) bool {
+	switch y := b.(type) {
+	case string:
+		x, ok := a.(string)
+		return ok && x == y
+	case float64:
+		x, ok := a.(float64)
+		return ok && x == y
+	case bool:
+		x, ok := a.(bool)
+		return ok && x == y
+	case nil:
+		return a == nil
+	}
+	return reflect.DeepEqual(a, b)
+}
+
 func (c Condition) match(value map[string]any) bool {
 	var cur any = value
 	found := true
@@ -146,9 +165,9 @@ func (c Condition) match(value map[string]any) bool {
 	}
 	switch c.Op {
 	case "$eq":
-		return found && reflect.DeepEqual(cur, c.Value)
+		return found && equal(cur, c.Value)
 	case "$ne":
-		return !found || !reflect.DeepEqual(cur, c.Value)
+		return !found || !equal(cur, c.Value)
 	}
 	if !found {
 		return false

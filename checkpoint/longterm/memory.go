@@ -167,39 +167,66 @@ func (s *Memory) Search(ctx context.Context, q SearchQuery) ([]Item, error) {
 	defer s.mu.Unlock()
 	now := s.now().UTC()
 	type hit struct {
-		it   *memItem
-		item Item // what the order needs: namespace, key, update time, score
+		it    *memItem
+		nsKey string
+		key   string
+		score float64
 	}
 	var hits []hit
-	for _, keys := range s.m {
+	for nsKey, keys := range s.m {
+		var first *memItem
+		for _, it := range keys {
+			first = it
+			break
+		}
+		if first == nil || !HasPrefix(first.ns, q.Prefix) {
+			continue // one namespace per map: its items share the answer
+		}
 		for key, it := range keys {
-			if !HasPrefix(it.ns, q.Prefix) || !s.live(it, now) || !Matches(conds, it.value) {
+			if !s.live(it, now) || !Matches(conds, it.value) {
 				continue
 			}
-			var score *float64
+			h := hit{it: it, nsKey: nsKey, key: key}
 			if qv != nil {
 				sc, ok := BestScore(qv, it.vecs)
 				if !ok {
 					continue
 				}
-				score = &sc
+				h.score = sc
 			}
-			// Sorted before decoding: only the page is copied out.
-			hits = append(hits, hit{it, Item{Namespace: it.ns, Key: key, UpdatedAt: it.updated, Score: score}})
+			hits = append(hits, h)
 		}
 	}
-	slices.SortFunc(hits, func(a, b hit) int { return CompareItems(a.item, b.item, qv != nil) })
+	// CompareItems' order, on the namespace's joined key kept with each hit.
+	slices.SortFunc(hits, func(a, b hit) int {
+		if qv != nil && a.score != b.score {
+			if a.score > b.score {
+				return -1
+			}
+			return 1
+		}
+		if c := b.it.updated.Compare(a.it.updated); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.nsKey, b.nsKey); c != 0 {
+			return c
+		}
+		return strings.Compare(a.key, b.key)
+	})
 	out := []Item{}
 	for i := q.Offset; i < len(hits) && len(out) < limit; i++ {
 		h := hits[i]
 		if h.it.ttl > 0 && !q.NoRefresh {
 			h.it.expires = now.Add(h.it.ttl)
 		}
-		it, err := h.it.out(h.item.Key)
+		it, err := h.it.out(h.key)
 		if err != nil {
 			return nil, err
 		}
-		it.Score = h.item.Score
+		if qv != nil {
+			sc := h.score
+			it.Score = &sc
+		}
 		out = append(out, it)
 	}
 	return out, nil
