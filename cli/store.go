@@ -44,6 +44,20 @@ func longTermOf(s checkpoint.Saver) (longterm.Store, error) {
 	return nil, errors.New("this store keeps no long-term items (the SQLite and PostgreSQL stores do)")
 }
 
+// withLongTerm gives g the long-term store kept in s when g was compiled
+// without one: graphs the commands run (run, resume, worker, serve) find
+// their memories in the same file or database as their checkpoints.
+func withLongTerm(g *engine.Graph, s checkpoint.Saver) *engine.Graph {
+	if g.Store() != nil {
+		return g
+	}
+	lt, err := longTermOf(s)
+	if err != nil {
+		return g // an encrypted store, or one that keeps none: nodes see no store, as compiled
+	}
+	return g.WithStore(lt)
+}
+
 // storeItem is an item as the command prints it.
 type storeItem struct {
 	Namespace []string       `json:"namespace"`

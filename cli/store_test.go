@@ -1,7 +1,9 @@
 package cli_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/weftstudio/weft/checkpoint/longterm"
 	"github.com/weftstudio/weft/checkpoint/sqlite"
+	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/internal/testenv"
 )
 
@@ -129,4 +132,32 @@ func TestStoreCommandPostgres(t *testing.T) {
 		t.Errorf("delete: %s", out)
 	}
 	run(1, "get", ns, "pref")
+}
+
+// A graph compiled without a store that a command runs gets the long-term
+// store of the command's file: what its node puts, weft store reads.
+func TestCommandsGiveGraphsTheFilesStore(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "weft.db")
+	note := engine.LastValue[string]("note")
+	g, err := engine.NewGraph("rememberer", note).AddNode("remember", func(ctx context.Context, s engine.State) (engine.Output, error) {
+		rt, _ := engine.RuntimeOf(ctx)
+		if rt.Store == nil {
+			return nil, errors.New("no long-term store")
+		}
+		return nil, rt.Store.Put(ctx, longterm.Namespace{"notes"}, "last", map[string]any{"note": note.Get(s)})
+	}).AddEdge(engine.START, "remember").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	graphs := []*engine.Graph{g}
+	if out, errs, code := runCLI(t, graphs, "run", "rememberer", "-input", `{"note": "buy kelp"}`, "-db", db, "-create"); code != 0 {
+		t.Fatalf("run: exit %d: %s %s", code, out, errs)
+	}
+	out, errs, code := runCLI(t, graphs, "store", "get", "notes", "last", "-db", db)
+	if code != 0 || !strings.Contains(out, `"note": "buy kelp"`) {
+		t.Errorf("store get after the run: exit %d: %s %s", code, out, errs)
+	}
+	if g.Store() != nil {
+		t.Error("binding the file's store changed the compiled graph")
+	}
 }
