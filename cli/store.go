@@ -22,9 +22,11 @@ import (
 func init() {
 	builtins["store"] = Command{
 		Summary: "the long-term store's items (namespaces as a.b.c): store ls [PREFIX] [-suffix S] [-depth N] | store get NS KEY | " +
-			"store search [PREFIX] [-filter JSON] | store put NS KEY JSON [-ttl D] | store delete NS KEY",
+			"store search [PREFIX] [-filter JSON] | store put NS KEY JSON [-ttl D] | store delete NS KEY | store sweep",
 		Run:         cmdStore,
-		ReadOnlyFor: func(args []string) bool { return len(args) == 0 || (args[0] != "put" && args[0] != "delete") },
+		ReadOnlyFor: func(args []string) bool {
+			return len(args) == 0 || (args[0] != "put" && args[0] != "delete" && args[0] != "sweep")
+		},
 	}
 }
 
@@ -79,7 +81,7 @@ func printable(it longterm.Item) storeItem {
 }
 
 func cmdStore(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args []string, w io.Writer) error {
-	const usage = "usage: store ls|get|search|put|delete … (store -h)"
+	const usage = "usage: store ls|get|search|put|delete|sweep … (store -h)"
 	if len(args) == 0 {
 		return usagef("%s", usage)
 	}
@@ -103,7 +105,7 @@ func cmdStore(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args [
 		offset = fs.Int("offset", 0, "items skipped first")
 	case "put":
 		ttl = fs.Duration("ttl", 0, "the item expires this long after its last write or read (0: never)")
-	case "get", "delete":
+	case "get", "delete", "sweep":
 	case "-h", "-help", "--help":
 		return usagef("%s", usage)
 	default:
@@ -199,8 +201,8 @@ func cmdStore(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args [
 		if err != nil {
 			return err
 		}
-		if it == nil {
-			return fmt.Errorf("item %q in namespace %q is gone right after its put", pos[1], pos[0])
+		if it == nil { // a TTL shorter than the way back
+			return printJSON(w, map[string]any{"namespace": ns, "key": pos[1], "value": v, "expired": true})
 		}
 		return printJSON(w, printable(*it))
 	case "delete":
@@ -216,6 +218,19 @@ func cmdStore(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args [
 			return err
 		}
 		return printJSON(w, map[string]any{"deleted": it != nil, "namespace": ns, "key": pos[1]})
+	case "sweep":
+		if err := want(0, ""); err != nil {
+			return err
+		}
+		sw, ok := lt.(longterm.Sweeper)
+		if !ok {
+			return errors.New("this store's long-term items cannot be swept")
+		}
+		n, err := sw.Sweep(ctx)
+		if err != nil {
+			return err
+		}
+		return printJSON(w, map[string]any{"swept": n})
 	}
 	return nil
 }

@@ -70,6 +70,13 @@ func TestStoreCommand(t *testing.T) {
 		t.Errorf("ls -suffix ada = %v", ls.Namespaces)
 	}
 
+	if out := run(0, "sweep"); !strings.Contains(out, `"swept": 0`) {
+		t.Errorf("sweep with nothing expired: %s", out)
+	}
+	run(0, "put", "users.ada", "brief", `{"x": 1}`, "-ttl", "1ns")
+	if out := run(0, "sweep"); !strings.Contains(out, `"swept": 1`) {
+		t.Errorf("sweep after an item expired: %s", out)
+	}
 	if out := run(0, "delete", "users.ada", "pref"); !strings.Contains(out, `"deleted": true`) {
 		t.Errorf("delete: %s", out)
 	}
