@@ -23,7 +23,7 @@ func init() {
 	builtins["store"] = Command{
 		Summary: "the long-term store's items (namespaces as a.b.c): store ls [PREFIX] [-suffix S] [-depth N] | store get NS KEY | " +
 			"store search [PREFIX] [-filter JSON] | store put NS KEY JSON [-ttl D] | store delete NS KEY | store sweep",
-		Run:         cmdStore,
+		Run: cmdStore,
 		ReadOnlyFor: func(args []string) bool {
 			return len(args) == 0 || (args[0] != "put" && args[0] != "delete" && args[0] != "sweep")
 		},
