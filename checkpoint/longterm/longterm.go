@@ -50,6 +50,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/weftstudio/weft/checkpoint"
 )
 
 // Namespace is the path of labels an item lives under, such as
@@ -356,6 +358,10 @@ func CheckNamespaceQuery(q NamespaceQuery) (limit int, err error) {
 	return q.Limit, nil
 }
 
+// MaxValueSize is the largest value Put stores, in bytes of its JSON:
+// checkpoint.MaxValueSize, the largest channel value.
+const MaxValueSize = checkpoint.MaxValueSize
+
 // EncodeValue checks a value to put and returns its JSON encoding.
 func EncodeValue(v map[string]any) ([]byte, error) {
 	if v == nil {
@@ -364,6 +370,9 @@ func EncodeValue(v map[string]any) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, invalid("value is not JSON: %v", err)
+	}
+	if len(b) > MaxValueSize {
+		return nil, invalid("value is %d bytes of JSON, more than the %d a store takes", len(b), MaxValueSize)
 	}
 	return b, nil
 }
