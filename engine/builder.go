@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/longterm"
 )
 
 // NodeFunc is a node's body. It reads the state and returns what to write
@@ -301,6 +302,7 @@ type CompileOption func(*compileConfig)
 
 type compileConfig struct {
 	saver           checkpoint.Saver
+	store           longterm.Store
 	interruptBefore []string
 	interruptAfter  []string
 	retry           *RetryPolicy
@@ -311,6 +313,12 @@ type compileConfig struct {
 // threads and can be interrupted, resumed and travelled back. Without a
 // saver a graph runs in memory only.
 func WithSaver(s checkpoint.Saver) CompileOption { return func(c *compileConfig) { c.saver = s } }
+
+// WithStore gives the graph's nodes the long-term store s, read through
+// RuntimeOf(ctx).Store (LangGraph's compile(store=...)): documents kept
+// across threads and runs, which no checkpoint holds. A subgraph's nodes
+// get the store of the outermost graph that has one.
+func WithStore(s longterm.Store) CompileOption { return func(c *compileConfig) { c.store = s } }
 
 // WithInterruptBefore sets static breakpoints before the named nodes ("*" for
 // every node). A run may replace them with BreakBefore.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/longterm"
 )
 
 // Graph is a compiled, runnable graph. It is immutable and safe for
@@ -30,6 +31,7 @@ type Graph struct {
 	// trigToNodes lists, per channel, the nodes it triggers (sorted by name).
 	trigToNodes [][]int
 	saver       checkpoint.Saver
+	store       longterm.Store // WithStore; nil when none
 	before      []string
 	after       []string
 	topo        Topology
@@ -65,6 +67,18 @@ func (gr *Graph) Topology() *Topology { return &gr.topo }
 
 // Saver returns the saver given at Compile, or nil.
 func (gr *Graph) Saver() checkpoint.Saver { return gr.saver }
+
+// Store returns the long-term store given at Compile (WithStore), or nil.
+func (gr *Graph) Store() longterm.Store { return gr.store }
+
+// WithStore returns a copy of the graph whose nodes get the long-term store
+// s, for tools that open the user's compiled graphs on a file of their own
+// (as WithSaver does for checkpoints).
+func (gr *Graph) WithStore(s longterm.Store) *Graph {
+	c := *gr
+	c.store = s
+	return &c
+}
 
 // Channels returns the state schema, in declaration order.
 func (gr *Graph) Channels() []ChannelInfo {

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/weftstudio/weft/checkpoint/longterm"
 )
 
 // Runtime describes the task a node is running as: where it is in the
@@ -48,6 +50,10 @@ type Runtime struct {
 	// run can still end without a RecursionLimitError, so a route that
 	// goes to END there finishes the run. Never stored.
 	IsLastStep bool
+	// Store is the graph's long-term store (WithStore; inside a subgraph,
+	// that of the outermost graph with one); nil when it has none. It is
+	// shared by every thread and run, and never part of a checkpoint.
+	Store longterm.Store
 }
 
 // RuntimeOf returns the Runtime of the node running with ctx. ok is false
@@ -63,7 +69,19 @@ func RuntimeOf(ctx context.Context) (r Runtime, ok bool) {
 	// computes its managed values from the same two numbers.
 	return Runtime{ThreadID: rt.cfg.thread, CheckpointID: rt.cpID, Step: tc.step, Node: tc.t.name,
 		TaskID: tc.t.id, NS: rt.ns, RunID: rt.cfg.runID,
-		RemainingSteps: rt.stop - tc.step, IsLastStep: tc.step == rt.stop-1}, true
+		RemainingSteps: rt.stop - tc.step, IsLastStep: tc.step == rt.stop-1, Store: rt.longTerm()}, true
+}
+
+// longTerm returns the long-term store of the outermost graph of the run
+// that has one (LangGraph: a parent's store reaches its subgraphs).
+func (rt *runtime) longTerm() longterm.Store {
+	var s longterm.Store
+	for p := rt; p != nil; p = p.cfg.parentRT {
+		if p.g.store != nil {
+			s = p.g.store
+		}
+	}
+	return s
 }
 
 // WithRunContext passes v to every node of the run (subgraphs included),

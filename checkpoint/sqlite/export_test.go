@@ -19,3 +19,12 @@ func PragmaOf(s *Saver, name string, reader bool) (int64, error) {
 	err := db.QueryRow("PRAGMA " + name).Scan(&v)
 	return v, err
 }
+
+// SetSearchPlan sets the thresholds that choose a long-term search's plan
+// (narrowPrefix, fewCandidates, walkBudget); it returns a function
+// restoring them.
+func SetSearchPlan(narrow, few, walk int) (restore func()) {
+	a, b, c := narrowPrefix, fewCandidates, walkBudget
+	narrowPrefix, fewCandidates, walkBudget = narrow, few, walk
+	return func() { narrowPrefix, fewCandidates, walkBudget = a, b, c }
+}

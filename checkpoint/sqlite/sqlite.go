@@ -13,7 +13,8 @@
 // A checkpoint and its blobs are written in one transaction, so whatever a
 // call committed survives a crash of the process. A fourth table, leases
 // (migrations/0002_leases.sql), records which run holds each thread
-// (checkpoint.Leaser).
+// (checkpoint.Leaser). The long-term store's tables
+// (migrations/0004_longterm.sql) share the file; see LongTerm.
 //
 // The file carries PRAGMA application_id 0x57656674 ("Weft") and PRAGMA
 // user_version = the schema version (SchemaVersion), so Open recognises its

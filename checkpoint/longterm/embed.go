@@ -1,0 +1,184 @@
+package longterm
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// Embedder turns texts into vectors for semantic search: a model's
+// embeddings endpoint, or HashEmbedder offline. Every vector of one
+// Embedder has the same length.
+type Embedder interface {
+	// Embed returns one vector per text, in order.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// HashEmbedder is a deterministic, offline Embedder: a bag of words hashed
+// into Dims buckets (lower-cased letters and digits; each word's bucket gets
+// +1 or -1 by a second hash bit), normalized to length 1. Texts that share
+// words score higher; it knows no synonyms. Meant for tests and demos. Dims
+// 0 means 256.
+type HashEmbedder struct{ Dims int }
+
+// Embed hashes each text's words.
+func (h HashEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	dims := h.Dims
+	if dims <= 0 {
+		dims = 256
+	}
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		v := make([]float32, dims)
+		words := strings.FieldsFunc(strings.ToLower(t), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		for _, w := range words {
+			f := fnv.New64a()
+			f.Write([]byte(w))
+			s := f.Sum64()
+			if s>>63 == 1 {
+				v[s%uint64(dims)]--
+			} else {
+				v[s%uint64(dims)]++
+			}
+		}
+		var n float64
+		for _, x := range v {
+			n += float64(x) * float64(x)
+		}
+		if n > 0 {
+			inv := float32(1 / math.Sqrt(n))
+			for j := range v {
+				v[j] *= inv
+			}
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// checkField checks an embedded field's path.
+func checkField(f string) error {
+	if f == "" {
+		return invalid("index field is empty (use \"$\" for the whole value)")
+	}
+	if f != "$" {
+		for _, p := range strings.Split(f, ".") {
+			if p == "" {
+				return invalid("index field %q has an empty part", f)
+			}
+		}
+	}
+	return nil
+}
+
+// TextsAt returns the texts to embed for value at the field path: "$" is
+// the whole value's JSON; "a.b" the field b of the object at a. A string
+// is its text, an array gives one text per element, anything else its
+// JSON. A missing field gives none.
+func TextsAt(value map[string]any, field string) []string {
+	var cur any = value
+	if field != "$" {
+		for _, k := range strings.Split(field, ".") {
+			m, ok := cur.(map[string]any)
+			if !ok {
+				return nil
+			}
+			if cur, ok = m[k]; !ok {
+				return nil
+			}
+		}
+	}
+	text := func(v any) string {
+		if s, ok := v.(string); ok {
+			return s
+		}
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	if arr, ok := cur.([]any); ok && field != "$" {
+		out := make([]string, 0, len(arr))
+		for _, e := range arr {
+			out = append(out, text(e))
+		}
+		return out
+	}
+	return []string{text(cur)}
+}
+
+// Embed returns the vectors of value's fields (for implementations), none
+// when fields is nil.
+func Embed(ctx context.Context, e Embedder, value map[string]any, fields []string) ([][]float32, error) {
+	if len(fields) == 0 || e == nil {
+		return nil, nil
+	}
+	var texts []string
+	for _, f := range fields {
+		texts = append(texts, TextsAt(value, f)...)
+	}
+	if len(texts) == 0 {
+		return nil, nil
+	}
+	vecs, err := e.Embed(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("embedding the value: %w", err)
+	}
+	if len(vecs) != len(texts) {
+		return nil, fmt.Errorf("embedding the value: the embedder returned %d vectors for %d texts", len(vecs), len(texts))
+	}
+	return vecs, nil
+}
+
+// EmbedQuery returns the vector of a search's query.
+func EmbedQuery(ctx context.Context, e Embedder, query string) ([]float32, error) {
+	if e == nil {
+		return nil, fmt.Errorf("search query %q: %w (give one in the store's Config)", query, ErrNoEmbedder)
+	}
+	vecs, err := e.Embed(ctx, []string{query})
+	if err != nil {
+		return nil, fmt.Errorf("embedding the search query: %w", err)
+	}
+	if len(vecs) != 1 {
+		return nil, errors.New("embedding the search query: the embedder did not return one vector")
+	}
+	return vecs[0], nil
+}
+
+// BestScore is the best cosine similarity of q to any of vecs (max
+// pooling); ok is false when vecs is empty.
+func BestScore(q []float32, vecs [][]float32) (score float64, ok bool) {
+	for i, v := range vecs {
+		s := Cosine(q, v)
+		if i == 0 || s > score {
+			score = s
+		}
+	}
+	return score, len(vecs) > 0
+}
+
+// EncodeVector is v as little-endian float32s, as stores keep vectors.
+func EncodeVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+// DecodeVector appends the float32s of an EncodeVector result to into.
+func DecodeVector(b []byte, into []float32) ([]float32, error) {
+	if len(b)%4 != 0 {
+		return nil, fmt.Errorf("stored vector of %d bytes is not float32s", len(b))
+	}
+	into = slices.Grow(into, len(b)/4)
+	for i := 0; i < len(b); i += 4 {
+		into = append(into, math.Float32frombits(binary.LittleEndian.Uint32(b[i:])))
+	}
+	return into, nil
+}
