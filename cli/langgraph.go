@@ -151,3 +151,29 @@ func lgStatus(ctx context.Context, r *langgraph.Reader, thread string) (status, 
 	}
 	return string(engine.StatusPaused), ""
 }
+
+// lgStorage prints a LangGraph store's storage report: Weft's, with what
+// only a LangGraph store has (the state its rows duplicate).
+func lgStorage(ctx context.Context, r *langgraph.Reader, thread string, opts checkpoint.StorageOptions, w io.Writer) error {
+	if thread != "" {
+		ts, err := r.ThreadStorageReport(ctx, thread, opts)
+		if errors.Is(err, checkpoint.ErrNotFound) {
+			return fmt.Errorf("thread %q not found in this store", thread)
+		}
+		if err != nil {
+			return err
+		}
+		return printJSON(w, ts)
+	}
+	sum, err := r.StorageReport(ctx, opts)
+	if err != nil {
+		return err
+	}
+	return printJSON(w, sum)
+}
+
+// lgRefuse is what a command that would delete from a LangGraph store
+// says: Weft reads such a store, and LangGraph owns its rows.
+func lgRefuse(r *langgraph.Reader, command string) error {
+	return fmt.Errorf("%s: this is a %s, which Weft only reads; it prunes, deletes and vacuums nothing there. Remove threads with LangGraph itself (its checkpointer's delete_thread, or a LangGraph server); weft storage shows where the bytes go", command, r.Kind())
+}

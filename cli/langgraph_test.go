@@ -227,3 +227,56 @@ func sameJSON(t *testing.T, a, b json.RawMessage) bool {
 	}
 	return reflect.DeepEqual(x, y)
 }
+
+// storage reports where a LangGraph store's bytes go, with the state its
+// rows duplicate, and the commands that would delete refuse, leaving the
+// file as it was.
+func TestLangGraphStorage(t *testing.T) {
+	db := lgFixture(t, "py-sqlite.sqlite")
+	before, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLI(t, nil, "storage", "-db", db)
+	if code != 0 {
+		t.Fatalf("storage: exit %d: %s", code, errOut)
+	}
+	var sum struct {
+		Threads int64 `json:"threads"`
+		Bytes   struct {
+			Headers, Values, Writes int64
+		} `json:"bytes"`
+		Layout string `json:"layout"`
+		State  struct {
+			Bytes      int64 `json:"bytes"`
+			Duplicated int64 `json:"duplicated_bytes"`
+		} `json:"state_in_checkpoint_rows"`
+		MostDuplicated []struct {
+			ThreadID string `json:"thread_id"`
+		} `json:"most_duplicated_threads"`
+	}
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Threads != 214 || sum.Layout != "LangGraph (Python) SQLite store" || sum.State.Bytes != sum.Bytes.Values ||
+		sum.State.Duplicated <= 1<<20 || len(sum.MostDuplicated) == 0 || sum.MostDuplicated[0].ThreadID != "large-value" {
+		t.Errorf("storage: %s", out)
+	}
+	out, errOut, code = runCLI(t, nil, "storage", "-thread", "large-value", "-db", db)
+	if code != 0 || !strings.Contains(out, `"duplicated_channels"`) || !strings.Contains(out, `"thread_id": "large-value"`) {
+		t.Errorf("storage -thread: exit %d: %s %s", code, errOut, out)
+	}
+	for _, args := range [][]string{{"storage", "prune", "-keep", "1"}, {"storage", "vacuum"}, {"prune", "-keep", "1"}, {"delete", "chain"}} {
+		_, errOut, code := runCLI(t, nil, append(args, "-db", db)...)
+		if code != 1 || !strings.Contains(errOut, "which Weft only reads") || !strings.Contains(errOut, "LangGraph") {
+			t.Errorf("%v: exit %d, %q", args, code, errOut)
+		}
+	}
+	after, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(after) != string(before) {
+		t.Error("the store changed")
+	}
+}

@@ -235,3 +235,99 @@ func (p *pgBackend) stats(ctx context.Context) (checkpoint.Stats, error) {
 	})
 	return st, err
 }
+
+// sizes reads a storage report's sizes (sizer): every checkpoint row of
+// the thread (of all threads when threadID is "") as JSON text, walked for
+// the values Python keeps inline, and the lengths of blobs and writes.
+// Tables and their space are always read (cheap here).
+func (p *pgBackend) sizes(ctx context.Context, threadID string, _ bool) (*sizeScan, error) {
+	sc := &sizeScan{}
+	where, args := "", []any{}
+	if threadID != "" {
+		where, args = " WHERE thread_id = $1", []any{threadID}
+	}
+	err := p.read(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT thread_id, checkpoint_ns, checkpoint_id, coalesce(parent_checkpoint_id, ''), octet_length(checkpoint_id) + coalesce(octet_length(parent_checkpoint_id), 0),
+			checkpoint::text, metadata::text FROM checkpoints`+where, args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var c cpSize
+			var ids int64
+			var body, meta string
+			if err := rows.Scan(&c.thread, &c.ns, &c.id, &c.parent, &ids, &body, &meta); err != nil {
+				rows.Close()
+				return err
+			}
+			c.step = metaStep([]byte(meta))
+			measure(&c, "json", []byte(body))
+			c.header += ids + int64(len(meta))
+			sc.cps = append(sc.cps, c)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		rows, err = tx.Query(ctx, `SELECT thread_id, checkpoint_ns, channel, version, coalesce(octet_length(blob), 0) FROM checkpoint_blobs`+where, args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var b blobSize
+			if err := rows.Scan(&b.thread, &b.ns, &b.channel, &b.version, &b.bytes); err != nil {
+				rows.Close()
+				return err
+			}
+			sc.blobs = append(sc.blobs, b)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		rows, err = tx.Query(ctx, `SELECT thread_id, checkpoint_ns, checkpoint_id, channel, coalesce(octet_length(blob), 0) FROM checkpoint_writes`+where, args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var w writeSize
+			if err := rows.Scan(&w.thread, &w.ns, &w.id, &w.channel, &w.bytes); err != nil {
+				rows.Close()
+				return err
+			}
+			sc.writes = append(sc.writes, w)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		// The dead tuples' share of each table estimates the space a
+		// vacuum would give back.
+		rows, err = tx.Query(ctx, `SELECT c.relname, pg_total_relation_size(c.oid),
+				coalesce(st.n_dead_tup * pg_relation_size(c.oid) / greatest(st.n_live_tup + st.n_dead_tup, 1), 0)::bigint
+			FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+			LEFT JOIN pg_stat_user_tables st ON st.relid = c.oid
+			WHERE n.nspname = current_schema() AND c.relkind = 'r'
+			  AND c.relname IN ('checkpoints', 'checkpoint_blobs', 'checkpoint_writes', 'checkpoint_migrations')
+			ORDER BY 2 DESC, 1`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var t checkpoint.TableBytes
+			var free int64
+			if err := rows.Scan(&t.Table, &t.Bytes, &free); err != nil {
+				return err
+			}
+			sc.tables = append(sc.tables, t)
+			sc.fileBytes += t.Bytes
+			sc.freeBytes += free
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return sc, nil
+}

@@ -1,0 +1,202 @@
+package langgraph
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weftstudio/weft/checkpoint"
+)
+
+// The storage report's numbers are checked against what the databases
+// themselves sum: SQL over the raw tables, through another connection.
+
+// wantSizes are a store's sizes as SQL computes them.
+type wantSizes struct {
+	threads, checkpoints, writes int64
+	writeBytes                   int64
+	rowBytes                     int64 // ids, bodies and metadata of the checkpoint rows
+	blobs, blobBytes             int64 // PostgreSQL's checkpoint_blobs
+	inRow, inRowBytes, dupBytes  int64 // values inside rows; -1 when SQL cannot walk the body
+}
+
+func checkStorage(t *testing.T, r *Reader, want wantSizes) *Storage {
+	t.Helper()
+	ctx := context.Background()
+	s, err := r.StorageReport(ctx, checkpoint.StorageOptions{Deep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Threads != want.threads || s.Checkpoints != want.checkpoints || s.Writes != want.writes || s.Bytes.Writes != want.writeBytes {
+		t.Errorf("threads %d, checkpoints %d, writes %d of %d bytes; SQL: %d, %d, %d of %d",
+			s.Threads, s.Checkpoints, s.Writes, s.Bytes.Writes, want.threads, want.checkpoints, want.writes, want.writeBytes)
+	}
+	if got := s.Bytes.Headers + s.State.Bytes; got != want.rowBytes {
+		t.Errorf("headers %d + values in rows %d = %d; SQL sums the rows to %d", s.Bytes.Headers, s.State.Bytes, got, want.rowBytes)
+	}
+	if got := s.Bytes.Values - s.State.Bytes; got != want.blobBytes || s.Values-s.State.Values != want.blobs {
+		t.Errorf("values outside rows: %d of %d bytes; SQL: %d blobs of %d bytes", s.Values-s.State.Values, got, want.blobs, want.blobBytes)
+	}
+	if want.inRow >= 0 && (s.State.Values != want.inRow || s.State.Bytes != want.inRowBytes || s.State.DuplicatedBytes != want.dupBytes) {
+		t.Errorf("state in rows: %d values of %d bytes, %d duplicated; SQL: %d of %d, %d duplicated",
+			s.State.Values, s.State.Bytes, s.State.DuplicatedBytes, want.inRow, want.inRowBytes, want.dupBytes)
+	}
+	if s.Layout != r.Kind() || len(s.Notes) == 0 || !strings.Contains(strings.Join(s.Notes, " "), "only reads") {
+		t.Errorf("layout %q, notes %q", s.Layout, s.Notes)
+	}
+	// The channels add up to the totals.
+	var ch checkpoint.ChannelBytes
+	for _, c := range s.Channels {
+		ch.ValueBytes += c.ValueBytes
+		ch.WriteBytes += c.WriteBytes
+	}
+	if ch.ValueBytes != s.Bytes.Values || ch.WriteBytes != s.Bytes.Writes {
+		t.Errorf("channels hold %d value and %d write bytes; totals %d and %d", ch.ValueBytes, ch.WriteBytes, s.Bytes.Values, s.Bytes.Writes)
+	}
+	// large-value holds the most, its 1 MiB string the largest value.
+	if len(s.LargestThreads) == 0 || s.LargestThreads[0].ThreadID != "large-value" ||
+		len(s.LargestValues) == 0 || s.LargestValues[0].Channel != "blob" || s.LargestValues[0].Bytes < 1<<20 {
+		t.Errorf("largest threads %+v, values %+v", s.LargestThreads, s.LargestValues)
+	}
+	// checkpoint.StorageReporter answers the same.
+	sum, err := r.StorageSummary(ctx, checkpoint.StorageOptions{Deep: true})
+	if err != nil || !reflect.DeepEqual(*sum, s.StorageSummary) {
+		t.Errorf("StorageSummary differs from StorageReport's (%v)", err)
+	}
+
+	// A thread's report: its checkpoints add up to it.
+	for _, thread := range []string{"large-value", "update-fork", "subgraph-interrupt"} {
+		tr, err := r.ThreadStorageReport(ctx, thread, checkpoint.StorageOptions{Checkpoints: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b checkpoint.ByteCounts
+		for _, c := range tr.Newest {
+			b = b.Add(c.Bytes)
+		}
+		b.Values += tr.Unreferenced.Bytes
+		if b != tr.Bytes || int64(len(tr.Newest)) != tr.Checkpoints {
+			t.Errorf("%s: checkpoints add to %+v (+%d unreferenced), thread %+v", thread, b, tr.Unreferenced.Bytes, tr.Bytes)
+		}
+		if thread == "subgraph-interrupt" && tr.Namespaces != 2 {
+			t.Errorf("%s: %d namespaces, want the root and review's", thread, tr.Namespaces)
+		}
+	}
+	if _, err := r.ThreadStorage(ctx, "no-such-thread", checkpoint.StorageOptions{}); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Errorf("a missing thread: %v", err)
+	}
+	return s
+}
+
+func TestStorageSQLite(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range []string{"py-sqlite", "js-sqlite"} {
+		t.Run(name, func(t *testing.T) {
+			path := gunzip(t, t.TempDir(), name+".sqlite")
+			db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			var w wantSizes
+			if err := db.QueryRow(`SELECT (SELECT count(DISTINCT thread_id) FROM checkpoints), (SELECT count(*) FROM checkpoints),
+				(SELECT count(*) FROM writes), (SELECT ifnull(sum(length(value)), 0) FROM writes),
+				(SELECT sum(length(checkpoint_id) + ifnull(length(parent_checkpoint_id), 0) + length(checkpoint) + length(metadata)) FROM checkpoints)`).
+				Scan(&w.threads, &w.checkpoints, &w.writes, &w.writeBytes, &w.rowBytes); err != nil {
+				t.Fatal(err)
+			}
+			w.inRow = -1
+			if name == "js-sqlite" {
+				// JS bodies are JSON: SQLite's json_each walks them.
+				// A value is duplicated when the parent's row has the
+				// channel at the same version.
+				err := db.QueryRow(`WITH v AS (SELECT c.thread_id t, c.checkpoint_ns ns, c.checkpoint_id id, c.parent_checkpoint_id par, e.key k,
+					json_extract(CAST(c.checkpoint AS TEXT), '$.channel_versions."' || e.key || '"') ver,
+					CASE e.type WHEN 'null' THEN 4 WHEN 'true' THEN 4 WHEN 'false' THEN 5
+						WHEN 'text' THEN length(CAST(json_quote(e.value) AS BLOB)) ELSE length(CAST(e.value AS BLOB)) END n
+					FROM checkpoints c, json_each(CAST(c.checkpoint AS TEXT), '$.channel_values') e)
+				SELECT count(*), sum(n), (SELECT ifnull(sum(a.n), 0) FROM v a JOIN v b ON b.t = a.t AND b.ns = a.ns AND b.id = a.par AND b.k = a.k AND b.ver IS a.ver) FROM v`).
+					Scan(&w.inRow, &w.inRowBytes, &w.dupBytes)
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			r, err := OpenSQLite(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			s := checkStorage(t, r, w)
+			if s.State.DuplicatedBytes == 0 || s.MostDuplicated[0].ThreadID != "large-value" {
+				t.Errorf("duplicated state %d, most in %+v", s.State.DuplicatedBytes, s.MostDuplicated)
+			}
+
+			// The 1 MiB string: its write and each row's copy are the
+			// same bytes, and every row after the one it first appears
+			// in is a copy.
+			var rows, write int64
+			if err := db.QueryRow(`SELECT (SELECT count(*) FROM checkpoints WHERE thread_id = 'large-value' AND length(checkpoint) > 1048576),
+				(SELECT length(value) FROM writes WHERE thread_id = 'large-value' AND channel = 'blob')`).Scan(&rows, &write); err != nil {
+				t.Fatal(err)
+			}
+			tr, err := r.ThreadStorageReport(ctx, "large-value", checkpoint.StorageOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var blob ChannelState
+			for _, c := range tr.DuplicatedChannels {
+				if c.Channel == "blob" {
+					blob = c
+				}
+			}
+			if rows < 2 || blob.Values != rows || blob.Bytes != rows*write || blob.DuplicatedBytes != (rows-1)*write {
+				t.Errorf("blob in rows: %+v; SQL: %d rows carry it, its write is %d bytes", blob, rows, write)
+			}
+		})
+	}
+}
+
+func TestStoragePostgres(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range []string{"py-postgres", "js-postgres"} {
+		t.Run(name, func(t *testing.T) {
+			dsn := restoreDump(t, name)
+			conn, err := pgx.Connect(ctx, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(ctx)
+			var w wantSizes
+			err = conn.QueryRow(ctx, `WITH v AS (SELECT c.thread_id t, c.checkpoint_ns ns, c.checkpoint_id id, c.parent_checkpoint_id par, e.key k,
+					c.checkpoint->'channel_versions'->>e.key ver, octet_length(e.value::text) n
+					FROM checkpoints c, jsonb_each(coalesce(c.checkpoint->'channel_values', '{}')) e)
+				SELECT (SELECT count(DISTINCT thread_id) FROM checkpoints), (SELECT count(*) FROM checkpoints),
+				(SELECT count(*) FROM checkpoint_writes), (SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_writes),
+				(SELECT sum(octet_length(checkpoint_id) + coalesce(octet_length(parent_checkpoint_id), 0) + octet_length(checkpoint::text) + octet_length(metadata::text)) FROM checkpoints),
+				(SELECT count(*) FROM checkpoint_blobs), (SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_blobs),
+				(SELECT count(*) FROM v), (SELECT coalesce(sum(n), 0) FROM v),
+				(SELECT coalesce(sum(a.n), 0) FROM v a JOIN v b ON b.t = a.t AND b.ns = a.ns AND b.id = a.par AND b.k = a.k AND b.ver IS NOT DISTINCT FROM a.ver)`).
+				Scan(&w.threads, &w.checkpoints, &w.writes, &w.writeBytes, &w.rowBytes, &w.blobs, &w.blobBytes, &w.inRow, &w.inRowBytes, &w.dupBytes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if name == "js-postgres" && w.inRow != 0 || name == "py-postgres" && w.inRow == 0 {
+				t.Fatalf("%s: %d values inline in checkpoint rows", name, w.inRow)
+			}
+			r, err := OpenPostgres(ctx, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			s := checkStorage(t, r, w)
+			if len(s.Tables) < 3 || s.FileBytes == 0 {
+				t.Errorf("tables %+v, file bytes %d", s.Tables, s.FileBytes)
+			}
+		})
+	}
+}
