@@ -124,6 +124,10 @@ type threadRow struct {
 type rawThread struct {
 	cps   []rawCheckpoint
 	blobs map[blobKey]rawBlob // PostgreSQL only: values by (namespace, channel, version)
+	// shared, when not nil, gives Checkpoint.Shared by checkpoint id, as
+	// the store computed it (a point read, which has not the siblings
+	// flagShared needs).
+	shared map[string][]string
 }
 
 type blobKey struct{ ns, channel, version string }
@@ -251,6 +255,11 @@ func (r *Reader) decodeThread(threadID string, raw *rawThread) *Thread {
 	sort.SliceStable(t.Checkpoints, func(i, j int) bool { return t.Checkpoints[i].ID > t.Checkpoints[j].ID })
 	if raw.blobs != nil {
 		t.flagShared()
+	}
+	for _, c := range t.Checkpoints {
+		if sh, ok := raw.shared[c.ID]; ok {
+			c.Shared = sh
+		}
 	}
 	t.setRan(r.kind.JS())
 	return t
@@ -580,8 +589,7 @@ func (c *Checkpoint) Tuple(threadID string) (*checkpoint.Tuple, error) {
 }
 
 // pointReader is a backend that can read one checkpoint and its parent
-// without the rest of the thread (not PostgreSQL's: which blob a fork
-// reads depends on its siblings).
+// without the rest of the thread.
 type pointReader interface {
 	checkpoints(ctx context.Context, threadID, ns, id string) (*rawThread, error)
 }
