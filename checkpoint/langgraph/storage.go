@@ -187,7 +187,11 @@ func (r *Reader) StorageReport(ctx context.Context, opts checkpoint.StorageOptio
 	var states []ThreadState
 	chState := map[string]*StateBytes{}
 	for _, t := range threads {
-		life := &report.Lifetime{Checkpoints: int64(len(t.cps)), First: idTime(t.cps[0].id), Last: idTime(t.cps[len(t.cps)-1].id)}
+		first, last := t.cps[0].id, t.cps[0].id
+		for _, c := range t.cps { // sorted by namespace first
+			first, last = min(first, c.id), max(last, c.id)
+		}
+		life := &report.Lifetime{Checkpoints: int64(len(t.cps)), First: idTime(first), Last: idTime(last)}
 		for _, c := range t.items {
 			life.Bytes.Headers += c.Bytes.Headers
 		}
@@ -585,4 +589,10 @@ func measureMsgpack(body []byte) ([]valSize, map[string]string, error) {
 	return vals, versions, nil
 }
 
-var _ checkpoint.StorageReporter = (*Reader)(nil)
+var (
+	_ checkpoint.StorageReporter = (*Reader)(nil)
+	_ sizer                      = (*sqliteBackend)(nil)
+	_ sizer                      = (*pgBackend)(nil)
+	_ pointReader                = (*sqliteBackend)(nil)
+	_ pointReader                = (*pgBackend)(nil)
+)
