@@ -188,6 +188,7 @@ type Thread struct {
 	order     map[string]int            // see nodeOrder
 	ids       map[[2]string]*Checkpoint // (namespace, id) → checkpoint; see index
 	heads     map[string]*Checkpoint    // namespace → its newest checkpoint
+	joins     map[nsChannel][]string    // (namespace, node) → its join channels; see joinsOf
 }
 
 // Checkpoint is one LangGraph checkpoint as stored, decoded.
