@@ -3,6 +3,7 @@ package langgraph
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
@@ -198,5 +199,39 @@ func TestStoragePostgres(t *testing.T) {
 				t.Errorf("tables %+v, file bytes %d", s.Tables, s.FileBytes)
 			}
 		})
+	}
+}
+
+// The JSON scanner measures each value as encoding/json delimits it, and
+// refuses what is not JSON.
+func TestMeasureJSON(t *testing.T) {
+	body := `{ "v": 4, "channel_values" : { "a\u00e9": "x\"y\\z", "b": [1, -2.5e3, {"c": [true, false, null]}] , "e": {} , "f": [], "g": "q\\" },
+		"channel_versions": {"a\u00e9": "00000000000000000000000000000002.0.5", "b": 3}, "versions_seen": {"n": {"a": 1}} }`
+	vals, versions, err := measureJSON([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct {
+		Values map[string]json.RawMessage `json:"channel_values"`
+	}
+	if err := json.Unmarshal([]byte(body), &ref); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, v := range vals {
+		got[v.channel] = v.bytes
+	}
+	for ch, raw := range ref.Values {
+		if got[ch] != int64(len(raw)) {
+			t.Errorf("%q: %d bytes, encoding/json %d", ch, got[ch], len(raw))
+		}
+	}
+	if len(got) != len(ref.Values) || versions["aé"] != "00000000000000000000000000000002.0.5" || versions["b"] != "3" {
+		t.Errorf("values %v, versions %v", got, versions)
+	}
+	for _, bad := range []string{`{"channel_values": {"a": tru}}`, `{"channel_values": {"a": 1,}}`, `{"a": "x`, `{"a": 1} 2`, `[1]`, `{"a": 01x}`, `{"a": "x\"}`, `{"a": "x\\\"}`} {
+		if _, _, err := measureJSON([]byte(bad)); err == nil {
+			t.Errorf("measureJSON(%q) accepted it", bad)
+		}
 	}
 }
