@@ -87,6 +87,12 @@ type Storage struct {
 	// checkpoint's channel versions name: they are in the totals, and in no
 	// checkpoint's bytes.
 	Unreferenced report.Sizes `json:"unreferenced_values"`
+	// Latest is what the newest checkpoint of each thread and namespace
+	// needs: its row, every value it names (however many rows share a
+	// blob) and its writes. It is what keeping only the latest state
+	// would keep; the rest of Bytes is the history LangGraph keeps for
+	// time travel, which only LangGraph may prune.
+	Latest checkpoint.ByteCounts `json:"latest_checkpoints"`
 	// Unmeasured counts checkpoint rows whose body could not be walked
 	// (encrypted without the key, or damaged): each counts whole as a
 	// header.
@@ -103,8 +109,10 @@ type ThreadReport struct {
 	State              StateBytes     `json:"state_in_checkpoint_rows"`
 	DuplicatedChannels []ChannelState `json:"duplicated_channels"`
 	Unreferenced       report.Sizes   `json:"unreferenced_values"`
-	Unmeasured         int64          `json:"unmeasured_checkpoints,omitempty"`
-	Notes              []string       `json:"notes"`
+	// Latest is as in Storage, for this thread.
+	Latest     checkpoint.ByteCounts `json:"latest_checkpoints"`
+	Unmeasured int64                 `json:"unmeasured_checkpoints,omitempty"`
+	Notes      []string              `json:"notes"`
 }
 
 // sizeScan is what a backend reads for a storage report: sizes, and of the
@@ -217,6 +225,7 @@ func (r *Reader) StorageReport(ctx context.Context, opts checkpoint.StorageOptio
 		}
 		out.State.add(t.state)
 		out.Unreferenced.Add(t.unreferenced.N, t.unreferenced.Bytes)
+		out.Latest = out.Latest.Add(t.latest)
 		out.Unmeasured += t.unmeasured
 		if t.state.DuplicatedBytes > 0 {
 			states = append(states, ThreadState{ThreadID: t.id, Checkpoints: int64(len(t.cps)), StateBytes: t.state})
@@ -230,7 +239,7 @@ func (r *Reader) StorageReport(ctx context.Context, opts checkpoint.StorageOptio
 	if opts.Deep {
 		out.DuplicatedChannels = channelStates(chState)
 	}
-	out.Notes = r.notes(out.State, out.Bytes, out.Unmeasured)
+	out.Notes = r.notes(out.State, out.Bytes, out.Latest, out.Unmeasured)
 	return out, nil
 }
 
@@ -251,7 +260,7 @@ func (r *Reader) ThreadStorageReport(ctx context.Context, threadID string, opts 
 		return nil, fmt.Errorf("thread %q: %w", threadID, checkpoint.ErrNotFound)
 	}
 	t := threads[0]
-	out := &ThreadReport{Layout: r.kind, State: t.state, Unreferenced: t.unreferenced, Unmeasured: t.unmeasured}
+	out := &ThreadReport{Layout: r.kind, State: t.state, Unreferenced: t.unreferenced, Latest: t.latest, Unmeasured: t.unmeasured}
 	ts := &out.ThreadStorage
 	ts.ThreadID = threadID
 	ts.Checkpoints = int64(len(t.cps))
@@ -277,7 +286,7 @@ func (r *Reader) ThreadStorageReport(ctx context.Context, threadID string, opts 
 	}
 	ts.Newest = items
 	out.DuplicatedChannels = channelStates(t.chState)
-	out.Notes = r.notes(out.State, ts.Bytes, out.Unmeasured)
+	out.Notes = r.notes(out.State, ts.Bytes, out.Latest, out.Unmeasured)
 	return out, nil
 }
 
@@ -289,7 +298,7 @@ func (r *Reader) engine() string {
 }
 
 // notes say what a report's numbers mean for this store, in words.
-func (r *Reader) notes(st StateBytes, b checkpoint.ByteCounts, unmeasured int64) []string {
+func (r *Reader) notes(st StateBytes, b, latest checkpoint.ByteCounts, unmeasured int64) []string {
 	var out []string
 	switch r.kind {
 	case PythonSQLite, JSSQLite:
@@ -300,6 +309,10 @@ func (r *Reader) notes(st StateBytes, b checkpoint.ByteCounts, unmeasured int64)
 			r.kind, st.DuplicatedBytes, st.Bytes))
 	case JSPostgres:
 		out = append(out, fmt.Sprintf("%s keeps each channel version once in checkpoint_blobs: checkpoint rows carry no values, so no state is duplicated", r.kind))
+	}
+	if total := b.Total(); total > 0 && latest.Total() > 0 {
+		out = append(out, fmt.Sprintf("the newest checkpoint of each thread (and subgraph) needs %d bytes (%s); the other %d are history LangGraph keeps for time travel",
+			latest.Total(), percent(latest.Total(), total), max(total-latest.Total(), 0)))
 	}
 	if unmeasured > 0 {
 		out = append(out, fmt.Sprintf("%d checkpoint rows could not be walked (encrypted without the key, or damaged): their values count as headers", unmeasured))
@@ -341,6 +354,7 @@ type threadSizes struct {
 	chState            map[string]*StateBytes
 	state              StateBytes
 	unreferenced       report.Sizes
+	latest             checkpoint.ByteCounts
 	largest            []checkpoint.ValueSize
 	unmeasured         int64
 }
@@ -429,6 +443,13 @@ func attribute(sc *sizeScan) []*threadSizes {
 			t.unreferenced.Add(1, b.bytes)
 		}
 	}
+	blobBytes := map[string]map[blobKey]int64{}
+	for _, b := range sc.blobs {
+		if blobBytes[b.thread] == nil {
+			blobBytes[b.thread] = map[blobKey]int64{}
+		}
+		blobBytes[b.thread][blobKey{b.ns, b.channel, b.version}] = b.bytes
+	}
 	for _, w := range sc.writes {
 		t := get(w.thread)
 		t.writeSizes.Add(1, w.bytes)
@@ -436,6 +457,25 @@ func attribute(sc *sizeScan) []*threadSizes {
 		if i, ok := index[w.thread][at{w.ns, w.id}]; ok {
 			t.items[i].Writes++
 			t.items[i].Bytes.Writes += w.bytes
+		}
+	}
+	for id, t := range byID {
+		for i, c := range t.cps { // by namespace, then id: each namespace's last is its newest
+			if i+1 < len(t.cps) && t.cps[i+1].ns == c.ns {
+				continue
+			}
+			l := checkpoint.ByteCounts{Headers: c.header, Writes: t.items[i].Bytes.Writes}
+			inRow := map[string]bool{}
+			for _, v := range c.inRow {
+				l.Values += v.bytes
+				inRow[v.channel] = true
+			}
+			for ch, ver := range c.versions {
+				if !inRow[ch] {
+					l.Values += blobBytes[id][blobKey{c.ns, ch, ver}]
+				}
+			}
+			t.latest = t.latest.Add(l)
 		}
 	}
 	out := make([]*threadSizes, 0, len(byID))

@@ -24,6 +24,9 @@ type wantSizes struct {
 	rowBytes                     int64 // ids, bodies and metadata of the checkpoint rows
 	blobs, blobBytes             int64 // PostgreSQL's checkpoint_blobs
 	inRow, inRowBytes, dupBytes  int64 // values inside rows; -1 when SQL cannot walk the body
+	// the newest checkpoint of each thread and namespace: its rows (with
+	// the values inside), the blobs its versions name, its writes
+	latestRows, latestBlobs, latestWrites int64
 }
 
 func checkStorage(t *testing.T, r *Reader, want wantSizes) *Storage {
@@ -46,6 +49,9 @@ func checkStorage(t *testing.T, r *Reader, want wantSizes) *Storage {
 	if want.inRow >= 0 && (s.State.Values != want.inRow || s.State.Bytes != want.inRowBytes || s.State.DuplicatedBytes != want.dupBytes) {
 		t.Errorf("state in rows: %d values of %d bytes, %d duplicated; SQL: %d of %d, %d duplicated",
 			s.State.Values, s.State.Bytes, s.State.DuplicatedBytes, want.inRow, want.inRowBytes, want.dupBytes)
+	}
+	if got := s.Latest.Headers + s.Latest.Values; got != want.latestRows+want.latestBlobs || s.Latest.Writes != want.latestWrites || s.Latest.Total() >= s.Bytes.Total() {
+		t.Errorf("latest checkpoints: %+v; SQL: rows and their values %d, writes %d", s.Latest, want.latestRows+want.latestBlobs, want.latestWrites)
 	}
 	if s.Layout != r.Kind() || len(s.Notes) == 0 || !strings.Contains(strings.Join(s.Notes, " "), "only reads") {
 		t.Errorf("layout %q, notes %q", s.Layout, s.Notes)
@@ -109,6 +115,13 @@ func TestStorageSQLite(t *testing.T) {
 				(SELECT count(*) FROM writes), (SELECT ifnull(sum(length(value)), 0) FROM writes),
 				(SELECT sum(length(checkpoint_id) + ifnull(length(parent_checkpoint_id), 0) + length(checkpoint) + length(metadata)) FROM checkpoints)`).
 				Scan(&w.threads, &w.checkpoints, &w.writes, &w.writeBytes, &w.rowBytes); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.QueryRow(`WITH h AS (SELECT thread_id, checkpoint_ns, max(checkpoint_id) AS id FROM checkpoints GROUP BY 1, 2)
+				SELECT (SELECT sum(length(c.checkpoint_id) + ifnull(length(c.parent_checkpoint_id), 0) + length(c.checkpoint) + length(c.metadata))
+					FROM checkpoints c JOIN h ON c.thread_id = h.thread_id AND c.checkpoint_ns = h.checkpoint_ns AND c.checkpoint_id = h.id),
+				(SELECT ifnull(sum(length(w.value)), 0) FROM writes w JOIN h ON w.thread_id = h.thread_id AND w.checkpoint_ns = h.checkpoint_ns AND w.checkpoint_id = h.id)`).
+				Scan(&w.latestRows, &w.latestWrites); err != nil {
 				t.Fatal(err)
 			}
 			w.inRow = -1
@@ -183,6 +196,19 @@ func TestStoragePostgres(t *testing.T) {
 				(SELECT count(*) FROM v), (SELECT coalesce(sum(n), 0) FROM v),
 				(SELECT coalesce(sum(a.n), 0) FROM v a JOIN v b ON b.t = a.t AND b.ns = a.ns AND b.id = a.par AND b.k = a.k AND b.ver IS NOT DISTINCT FROM a.ver)`).
 				Scan(&w.threads, &w.checkpoints, &w.writes, &w.writeBytes, &w.rowBytes, &w.blobs, &w.blobBytes, &w.inRow, &w.inRowBytes, &w.dupBytes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The newest checkpoints' rows, the blobs their versions name
+			// (those of channels not inline), their writes.
+			err = conn.QueryRow(ctx, `WITH h AS (SELECT c.* FROM checkpoints c WHERE c.checkpoint_id = (SELECT max(checkpoint_id) FROM checkpoints m
+					WHERE m.thread_id = c.thread_id AND m.checkpoint_ns = c.checkpoint_ns))
+				SELECT (SELECT sum(octet_length(checkpoint_id) + coalesce(octet_length(parent_checkpoint_id), 0) + octet_length(checkpoint::text) + octet_length(metadata::text)) FROM h),
+				(SELECT coalesce(sum(octet_length(b.blob)), 0) FROM h, jsonb_each_text(h.checkpoint->'channel_versions') v
+					JOIN checkpoint_blobs b ON b.channel = v.key AND b.version = v.value
+					WHERE b.thread_id = h.thread_id AND b.checkpoint_ns = h.checkpoint_ns AND NOT coalesce(h.checkpoint->'channel_values', '{}') ? v.key),
+				(SELECT coalesce(sum(octet_length(w.blob)), 0) FROM checkpoint_writes w JOIN h ON w.thread_id = h.thread_id AND w.checkpoint_ns = h.checkpoint_ns AND w.checkpoint_id = h.checkpoint_id)`).
+				Scan(&w.latestRows, &w.latestBlobs, &w.latestWrites)
 			if err != nil {
 				t.Fatal(err)
 			}
