@@ -56,6 +56,12 @@ func (s *StateBytes) add(o StateBytes) {
 	s.DuplicatedBytes += o.DuplicatedBytes
 }
 
+// Count counts stored values and their bytes.
+type Count struct {
+	Values int64 `json:"values"`
+	Bytes  int64 `json:"bytes"`
+}
+
 // ThreadState is one thread's StateBytes.
 type ThreadState struct {
 	ThreadID    string `json:"thread_id"`
@@ -86,7 +92,7 @@ type Storage struct {
 	// Unreferenced counts the stored values (PostgreSQL blobs) no
 	// checkpoint's channel versions name: they are in the totals, and in no
 	// checkpoint's bytes.
-	Unreferenced report.Sizes `json:"unreferenced_values"`
+	Unreferenced Count `json:"unreferenced_values"`
 	// Latest is what the newest checkpoint of each thread and namespace
 	// needs: its row, every value it names (however many rows share a
 	// blob) and its writes. It is what keeping only the latest state
@@ -105,14 +111,17 @@ type Storage struct {
 // LangGraph store has.
 type ThreadReport struct {
 	checkpoint.ThreadStorage
-	Layout             Kind           `json:"layout"`
-	State              StateBytes     `json:"state_in_checkpoint_rows"`
-	DuplicatedChannels []ChannelState `json:"duplicated_channels"`
-	Unreferenced       report.Sizes   `json:"unreferenced_values"`
-	// Latest is as in Storage, for this thread.
-	Latest     checkpoint.ByteCounts `json:"latest_checkpoints"`
-	Unmeasured int64                 `json:"unmeasured_checkpoints,omitempty"`
-	Notes      []string              `json:"notes"`
+	// Layout, State, Unreferenced, Latest, Unmeasured and Notes are as in
+	// Storage, for this thread.
+	Layout Kind       `json:"layout"`
+	State  StateBytes `json:"state_in_checkpoint_rows"`
+	// DuplicatedChannels are the thread's channels' StateBytes, most
+	// duplicated first (ties by bytes, then name).
+	DuplicatedChannels []ChannelState        `json:"duplicated_channels"`
+	Unreferenced       Count                 `json:"unreferenced_values"`
+	Latest             checkpoint.ByteCounts `json:"latest_checkpoints"`
+	Unmeasured         int64                 `json:"unmeasured_checkpoints,omitempty"`
+	Notes              []string              `json:"notes"`
 }
 
 // sizeScan is what a backend reads for a storage report: sizes, and of the
@@ -224,7 +233,8 @@ func (r *Reader) StorageReport(ctx context.Context, opts checkpoint.StorageOptio
 			chState[ch].add(*s)
 		}
 		out.State.add(t.state)
-		out.Unreferenced.Add(t.unreferenced.N, t.unreferenced.Bytes)
+		out.Unreferenced.Values += t.unreferenced.N
+		out.Unreferenced.Bytes += t.unreferenced.Bytes
 		out.Latest = out.Latest.Add(t.latest)
 		out.Unmeasured += t.unmeasured
 		if t.state.DuplicatedBytes > 0 {
@@ -260,7 +270,7 @@ func (r *Reader) ThreadStorageReport(ctx context.Context, threadID string, opts 
 		return nil, fmt.Errorf("thread %q: %w", threadID, checkpoint.ErrNotFound)
 	}
 	t := threads[0]
-	out := &ThreadReport{Layout: r.kind, State: t.state, Unreferenced: t.unreferenced, Latest: t.latest, Unmeasured: t.unmeasured}
+	out := &ThreadReport{Layout: r.kind, State: t.state, Unreferenced: Count{t.unreferenced.N, t.unreferenced.Bytes}, Latest: t.latest, Unmeasured: t.unmeasured}
 	ts := &out.ThreadStorage
 	ts.ThreadID = threadID
 	ts.Checkpoints = int64(len(t.cps))
