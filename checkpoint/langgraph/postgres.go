@@ -288,6 +288,14 @@ func (p *pgBackend) checkpoints(ctx context.Context, threadID, ns, id string) (*
 // namespace has the same version. The database walks and compares; only
 // the names come back.
 func sharedChannels(ctx context.Context, tx pgx.Tx, threadID, ns, id string) ([]string, error) {
+	// Only a fork can read a sibling's blob: a namespace where no
+	// checkpoint has two children (most threads) needs no walk, which on a
+	// long line costs one step per checkpoint a channel stayed unchanged.
+	var forked bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 AND parent_checkpoint_id IS NOT NULL
+		GROUP BY parent_checkpoint_id HAVING count(*) > 1)`, threadID, ns).Scan(&forked); err != nil || !forked {
+		return nil, err
+	}
 	rows, err := tx.Query(ctx, `WITH RECURSIVE
 		vers AS (SELECT v.key AS ch, v.value AS ver FROM checkpoints c, jsonb_each_text(c.checkpoint->'channel_versions') v
 			WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = $3),
