@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/langgraph"
 	"github.com/weftstudio/weft/engine"
 )
 
@@ -29,6 +30,9 @@ func cmdPrune(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args [
 	}
 	if *older <= 0 && *keep < 0 {
 		return usagef("usage: prune -keep N [THREAD…] | prune -older-than DURATION")
+	}
+	if lg, ok := s.(*langgraph.Reader); ok {
+		return lgRefuse(lg, "prune")
 	}
 	if _, ok := s.(checkpoint.PolicyPruner); ok {
 		// The same path as storage prune: held threads are skipped and
@@ -106,6 +110,9 @@ func cmdDelete(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args 
 	}
 	if len(pos) == 0 {
 		return usagef("usage: delete THREAD… [-force]")
+	}
+	if lg, ok := s.(*langgraph.Reader); ok {
+		return lgRefuse(lg, "delete")
 	}
 	for _, id := range pos {
 		if _, err := s.Get(ctx, checkpoint.Ref{ThreadID: id}); errors.Is(err, checkpoint.ErrNotFound) {

@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
@@ -17,6 +19,56 @@ import (
 // state print LangGraph's own view of its threads (next tasks, pending
 // writes applied, interrupts) in Weft's JSON shapes, computed from the
 // store by the reader.
+
+func init() {
+	builtins["graph"] = Command{
+		Summary:  "a LangGraph store's graph, inferred from what its threads did (the store keeps none), or read from a file LangGraph saved: graph [-dot] [THREAD…] | graph -file graph.json [-dot]",
+		Run:      cmdGraph,
+		ReadOnly: true,
+	}
+}
+
+// cmdGraph prints the graph of a LangGraph store's threads, inferred from
+// their checkpoints, as JSON (langgraph.Graph, "inferred": true) or DOT
+// named as inferred; or the graph of a file saved with LangGraph's
+// get_graph().to_json() / getGraph().toJSON().
+func cmdGraph(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("graph", flag.ContinueOnError)
+	dot := fs.Bool("dot", false, "print Graphviz DOT instead of JSON")
+	file := fs.String("file", "", "read this graph file LangGraph saved (to_json / toJSON) instead of inferring the graph")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	var g *langgraph.Graph
+	switch {
+	case *file != "":
+		if len(pos) > 0 {
+			return usagef("graph -file reads the file's graph; it takes no thread (%q)", pos[0])
+		}
+		b, err := os.ReadFile(*file)
+		if err != nil {
+			return err
+		}
+		if g, err = langgraph.ParseGraphJSON(b); err != nil {
+			return fmt.Errorf("%s: %w", *file, err)
+		}
+		g.Source = *file
+	default:
+		lg, ok := s.(*langgraph.Reader)
+		if !ok {
+			return errors.New("graph infers the graph of a LangGraph store, and this is a Weft store: its threads run your graphs, whose topology your program (and the studio) has")
+		}
+		if g, err = lg.InferGraph(ctx, pos...); err != nil {
+			return err
+		}
+	}
+	if *dot {
+		_, err := w.Write(g.DOT())
+		return err
+	}
+	return printJSON(w, g)
+}
 
 // errLangGraphNoGraph is what the commands that need the thread's graph say
 // on a LangGraph store.
@@ -150,4 +202,30 @@ func lgStatus(ctx context.Context, r *langgraph.Reader, thread string) (status, 
 		return string(engine.StatusDone), ""
 	}
 	return string(engine.StatusPaused), ""
+}
+
+// lgStorage prints a LangGraph store's storage report: Weft's, with what
+// only a LangGraph store has (the state its rows duplicate).
+func lgStorage(ctx context.Context, r *langgraph.Reader, thread string, opts checkpoint.StorageOptions, w io.Writer) error {
+	if thread != "" {
+		ts, err := r.ThreadStorageReport(ctx, thread, opts)
+		if errors.Is(err, checkpoint.ErrNotFound) {
+			return fmt.Errorf("thread %q not found in this store", thread)
+		}
+		if err != nil {
+			return err
+		}
+		return printJSON(w, ts)
+	}
+	sum, err := r.StorageReport(ctx, opts)
+	if err != nil {
+		return err
+	}
+	return printJSON(w, sum)
+}
+
+// lgRefuse is what a command that would delete from a LangGraph store
+// says: Weft reads such a store, and LangGraph owns its rows.
+func lgRefuse(r *langgraph.Reader, command string) error {
+	return fmt.Errorf("%s: this is a %s, which Weft only reads; it prunes, deletes and vacuums nothing there. Remove threads with LangGraph itself (its checkpointer's delete_thread, or a LangGraph server); weft storage shows where the bytes go", command, r.Kind())
 }

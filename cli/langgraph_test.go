@@ -227,3 +227,106 @@ func sameJSON(t *testing.T, a, b json.RawMessage) bool {
 	}
 	return reflect.DeepEqual(x, y)
 }
+
+// storage reports where a LangGraph store's bytes go, with the state its
+// rows duplicate, and the commands that would delete refuse, leaving the
+// file as it was.
+func TestLangGraphStorage(t *testing.T) {
+	db := lgFixture(t, "py-sqlite.sqlite")
+	before, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLI(t, nil, "storage", "-db", db)
+	if code != 0 {
+		t.Fatalf("storage: exit %d: %s", code, errOut)
+	}
+	var sum struct {
+		Threads int64 `json:"threads"`
+		Bytes   struct {
+			Headers, Values, Writes int64
+		} `json:"bytes"`
+		Layout string `json:"layout"`
+		State  struct {
+			Bytes      int64 `json:"bytes"`
+			Duplicated int64 `json:"duplicated_bytes"`
+		} `json:"state_in_checkpoint_rows"`
+		MostDuplicated []struct {
+			ThreadID string `json:"thread_id"`
+		} `json:"most_duplicated_threads"`
+	}
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Threads != 214 || sum.Layout != "LangGraph (Python) SQLite store" || sum.State.Bytes != sum.Bytes.Values ||
+		sum.State.Duplicated <= 1<<20 || len(sum.MostDuplicated) == 0 || sum.MostDuplicated[0].ThreadID != "large-value" {
+		t.Errorf("storage: %s", out)
+	}
+	out, errOut, code = runCLI(t, nil, "storage", "-thread", "large-value", "-db", db)
+	if code != 0 || !strings.Contains(out, `"duplicated_channels"`) || !strings.Contains(out, `"thread_id": "large-value"`) {
+		t.Errorf("storage -thread: exit %d: %s %s", code, errOut, out)
+	}
+	for _, args := range [][]string{{"storage", "prune", "-keep", "1"}, {"storage", "vacuum"}, {"prune", "-keep", "1"}, {"delete", "chain"}} {
+		_, errOut, code := runCLI(t, nil, append(args, "-db", db)...)
+		if code != 1 || !strings.Contains(errOut, "which Weft only reads") || !strings.Contains(errOut, "LangGraph") {
+			t.Errorf("%v: exit %d, %q", args, code, errOut)
+		}
+	}
+	after, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(after) != string(before) {
+		t.Error("the store changed")
+	}
+}
+
+// graph infers a LangGraph store's graph from its threads, says so, and
+// reads a graph file LangGraph saved.
+func TestLangGraphGraph(t *testing.T) {
+	db := lgFixture(t, "js-sqlite.sqlite")
+	out, errOut, code := runCLI(t, nil, "graph", "chain", "-db", db)
+	if code != 0 {
+		t.Fatalf("graph: exit %d: %s", code, errOut)
+	}
+	var g struct {
+		Inferred bool `json:"inferred"`
+		Edges    []struct {
+			Source, Target, Kind string
+		} `json:"edges"`
+	}
+	if err := json.Unmarshal([]byte(out), &g); err != nil {
+		t.Fatal(err)
+	}
+	var edges []string
+	for _, e := range g.Edges {
+		edges = append(edges, e.Source+">"+e.Target+" "+e.Kind)
+	}
+	if want := []string{"__start__>fetch static", "fetch>parse static", "parse>store static", "store>__end__ static"}; !g.Inferred || !reflect.DeepEqual(edges, want) {
+		t.Errorf("graph chain: inferred %v, edges %v; want %v", g.Inferred, edges, want)
+	}
+	out, errOut, code = runCLI(t, nil, "graph", "-dot", "send-map-reduce", "-db", db)
+	if code != 0 || !strings.HasPrefix(out, `digraph "inferred from the checkpoints of 1 thread: send-map-reduce"`) || !strings.Contains(out, `"plan" -> "square" [style=dotted`) {
+		t.Errorf("graph -dot: exit %d: %s\n%s", code, errOut, out)
+	}
+	file := filepath.Join("..", "checkpoint", "langgraph", "testdata", "js-graphs.json")
+	var files map[string]struct{ Plain json.RawMessage }
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &files); err != nil {
+		t.Fatal(err)
+	}
+	saved := filepath.Join(t.TempDir(), "graph.json")
+	if err := os.WriteFile(saved, files["messages-tools"].Plain, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = runCLI(t, nil, "graph", "-file", saved, "-dot", "-db", db)
+	if code != 0 || !strings.Contains(out, `"agent" -> "tools" [style=dashed]`) || strings.Contains(out, "inferred") {
+		t.Errorf("graph -file: exit %d: %s\n%s", code, errOut, out)
+	}
+	if _, errOut, code := runCLI(t, nil, "graph", "no-such-thread", "-db", db); code != 1 || !strings.Contains(errOut, "no-such-thread") {
+		t.Errorf("graph of a missing thread: exit %d, %q", code, errOut)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/langgraph"
 	"github.com/weftstudio/weft/engine"
 )
 
@@ -24,6 +25,9 @@ func init() {
 
 func cmdStorage(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args []string, w io.Writer) error {
 	if len(args) > 0 {
+		if lg, ok := s.(*langgraph.Reader); ok && (args[0] == "prune" || args[0] == "vacuum") {
+			return lgRefuse(lg, "storage "+args[0])
+		}
 		switch args[0] {
 		case "prune":
 			return storagePrune(ctx, s, args[1:], w, time.Now())
@@ -44,11 +48,14 @@ func cmdStorage(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args
 	if len(pos) > 0 {
 		return usagef("unknown storage subcommand %q: storage [-thread T], storage prune, storage vacuum", pos[0])
 	}
+	opts := checkpoint.StorageOptions{Top: *top, Points: *points, Checkpoints: *cps, Deep: *deep}
+	if lg, ok := s.(*langgraph.Reader); ok {
+		return lgStorage(ctx, lg, *thread, opts, w)
+	}
 	r, ok := s.(checkpoint.StorageReporter)
 	if !ok {
 		return errors.New("this store cannot report its storage")
 	}
-	opts := checkpoint.StorageOptions{Top: *top, Points: *points, Checkpoints: *cps, Deep: *deep}
 	if *thread != "" {
 		ts, err := r.ThreadStorage(ctx, *thread, opts)
 		if errors.Is(err, checkpoint.ErrNotFound) {

@@ -124,6 +124,10 @@ type threadRow struct {
 type rawThread struct {
 	cps   []rawCheckpoint
 	blobs map[blobKey]rawBlob // PostgreSQL only: values by (namespace, channel, version)
+	// shared, when not nil, gives Checkpoint.Shared by checkpoint id, as
+	// the store computed it (a point read, which has not the siblings
+	// flagShared needs).
+	shared map[string][]string
 }
 
 type blobKey struct{ ns, channel, version string }
@@ -184,6 +188,7 @@ type Thread struct {
 	order     map[string]int            // see nodeOrder
 	ids       map[[2]string]*Checkpoint // (namespace, id) → checkpoint; see index
 	heads     map[string]*Checkpoint    // namespace → its newest checkpoint
+	joins     map[nsChannel][]string    // (namespace, node) → its join channels; see joinsOf
 }
 
 // Checkpoint is one LangGraph checkpoint as stored, decoded.
@@ -252,6 +257,11 @@ func (r *Reader) decodeThread(threadID string, raw *rawThread) *Thread {
 	if raw.blobs != nil {
 		t.flagShared()
 	}
+	for _, c := range t.Checkpoints {
+		if sh, ok := raw.shared[c.ID]; ok {
+			c.Shared = sh
+		}
+	}
 	t.setRan(r.kind.JS())
 	return t
 }
@@ -290,33 +300,48 @@ func (t *Thread) flagShared() {
 	for _, c := range t.Checkpoints {
 		byID[[2]string{c.NS, c.ID}] = c
 	}
-	// oldest introducer of each (namespace, channel, version)
-	first := map[key]map[string]string{}
+	// intros[c][ch] is the oldest checkpoint of c's own line with c's
+	// version of ch, filled oldest first from the parent's, so that a
+	// channel unchanged along a long line costs no walk per checkpoint
+	// (walking made long threads quadratic).
+	intros := map[*Checkpoint]map[string]string{}
 	intro := func(c *Checkpoint, ch string) string {
+		if m := intros[c]; m != nil {
+			if id, ok := m[ch]; ok {
+				return id
+			}
+		}
 		v := c.rawVersions[ch]
 		for {
 			p := byID[[2]string{c.NS, c.Parent}]
 			if p == nil || p.rawVersions[ch] != v {
 				return c.ID
 			}
+			if id, ok := intros[p][ch]; ok {
+				return id
+			}
 			c = p
 		}
 	}
+	first := map[key]map[string]string{}           // oldest introducer of each (namespace, channel, version)
 	for i := len(t.Checkpoints) - 1; i >= 0; i-- { // oldest first
 		c := t.Checkpoints[i]
+		own := map[string]string{}
 		for ch, v := range c.rawVersions {
+			own[ch] = intro(c, ch)
 			k := key{c.NS, ch}
 			if first[k] == nil {
 				first[k] = map[string]string{}
 			}
 			if _, ok := first[k][v]; !ok {
-				first[k][v] = intro(c, ch)
+				first[k][v] = own[ch]
 			}
 		}
+		intros[c] = own
 	}
 	for _, c := range t.Checkpoints {
 		for ch, v := range c.rawVersions {
-			if own := intro(c, ch); first[key{c.NS, ch}][v] != own {
+			if first[key{c.NS, ch}][v] != intros[c][ch] {
 				c.Shared = append(c.Shared, ch)
 			}
 		}
@@ -580,8 +605,7 @@ func (c *Checkpoint) Tuple(threadID string) (*checkpoint.Tuple, error) {
 }
 
 // pointReader is a backend that can read one checkpoint and its parent
-// without the rest of the thread (not PostgreSQL's: which blob a fork
-// reads depends on its siblings).
+// without the rest of the thread.
 type pointReader interface {
 	checkpoints(ctx context.Context, threadID, ns, id string) (*rawThread, error)
 }

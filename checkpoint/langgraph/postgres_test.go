@@ -50,7 +50,7 @@ func psqlPath() (string, error) {
 // restoreDump restores testdata/name.sql.gz (a LangGraph saver's pg_dump)
 // into a fresh database of the test server, dropped when the test ends,
 // and returns its DSN.
-func restoreDump(t *testing.T, name string) string {
+func restoreDump(t testing.TB, name string) string {
 	t.Helper()
 	dsn := os.Getenv(dsnVar)
 	if dsn == "" {
@@ -137,5 +137,19 @@ func TestTruthPostgres(t *testing.T) {
 		pgCase("js-postgres", map[string]string{"update-fork": "LangGraph.js' PostgresSaver shares blobs between forks (README item 1)"}, knownJS),
 	} {
 		t.Run(c.name, func(t *testing.T) { checkTruth(t, c) })
+	}
+}
+
+func TestGetMatchesThreadPostgres(t *testing.T) {
+	for _, name := range []string{"py-postgres", "js-postgres"} {
+		t.Run(name, func(t *testing.T) {
+			dsn := restoreDump(t, name)
+			r, err := OpenPostgres(context.Background(), dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			getMatchesThread(t, name, r)
+		})
 	}
 }

@@ -3,6 +3,7 @@ package langgraph
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -243,4 +244,111 @@ func (s *sqliteBackend) stats(ctx context.Context) (checkpoint.Stats, error) {
 		(SELECT count(*) FROM writes), (SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size())`).
 		Scan(&st.Threads, &st.Checkpoints, &st.Writes, &st.Bytes)
 	return st, err
+}
+
+// sizes reads a storage report's sizes (sizer): every checkpoint row of
+// the thread (of all threads when threadID is ""), whose body it walks for
+// the values inside, and the lengths of the writes. deep adds the tables'
+// pages (dbstat, when this SQLite has it).
+func (s *sqliteBackend) sizes(ctx context.Context, threadID string, deep bool) (*sizeScan, error) {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	where, args := "", []any{}
+	if threadID != "" {
+		where, args = " WHERE thread_id = ?", []any{threadID}
+	}
+	sc := &sizeScan{}
+	rows, err := tx.QueryContext(ctx, `SELECT thread_id, checkpoint_ns, checkpoint_id, ifnull(parent_checkpoint_id, ''), length(checkpoint_id) + ifnull(length(parent_checkpoint_id), 0), type, checkpoint, metadata
+		FROM checkpoints`+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c cpSize
+		var ids int64
+		var typ sql.NullString
+		var body, meta []byte
+		if err := rows.Scan(&c.thread, &c.ns, &c.id, &c.parent, &ids, &typ, &body, &meta); err != nil {
+			return nil, err
+		}
+		c.step = metaStep(meta)
+		measure(&c, typ.String, body)
+		c.header += ids + int64(len(meta))
+		sc.cps = append(sc.cps, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	wrows, err := tx.QueryContext(ctx, `SELECT thread_id, checkpoint_ns, checkpoint_id, channel, ifnull(length(value), 0) FROM writes`+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer wrows.Close()
+	for wrows.Next() {
+		var w writeSize
+		if err := wrows.Scan(&w.thread, &w.ns, &w.id, &w.channel, &w.bytes); err != nil {
+			return nil, err
+		}
+		sc.writes = append(sc.writes, w)
+	}
+	if err := wrows.Err(); err != nil {
+		return nil, err
+	}
+	var pages, free, size int64
+	if err := tx.QueryRowContext(ctx, "SELECT page_count, freelist_count, page_size FROM pragma_page_count(), pragma_freelist_count(), pragma_page_size()").
+		Scan(&pages, &free, &size); err != nil {
+		return nil, err
+	}
+	sc.fileBytes, sc.freeBytes = pages*size, free*size
+	if fi, err := os.Stat(s.path + "-wal"); err == nil {
+		sc.fileBytes += fi.Size()
+	}
+	if deep {
+		if trows, err := tx.QueryContext(ctx, `SELECT coalesce(m.tbl_name, d.name), sum(d.pgsize), sum(d.unused)
+			FROM dbstat AS d LEFT JOIN sqlite_schema AS m ON m.name = d.name GROUP BY 1 ORDER BY 2 DESC, 1`); err == nil {
+			defer trows.Close()
+			for trows.Next() {
+				var t checkpoint.TableBytes
+				if err := trows.Scan(&t.Table, &t.Bytes, &t.Unused); err != nil {
+					return nil, err
+				}
+				sc.tables = append(sc.tables, t)
+			}
+			if err := trows.Err(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return sc, nil
+}
+
+// measure sets c's header, in-row values and versions from a checkpoint
+// body of serde type typ; a body it cannot walk counts whole as header.
+func measure(c *cpSize, typ string, body []byte) {
+	vals, versions, err := measureBody(typ, body)
+	if err != nil {
+		c.header, c.unmeasured = int64(len(body)), true
+		return
+	}
+	c.inRow, c.versions = vals, versions
+	c.header = int64(len(body))
+	for _, v := range vals {
+		c.header -= v.bytes
+	}
+}
+
+// metaStep reads metadata's step (0 when it has none or cannot be read:
+// the report's growth by step is all it is for).
+func metaStep(meta []byte) int {
+	var m struct {
+		Step *float64 `json:"step"`
+	}
+	if json.Unmarshal(meta, &m) != nil || m.Step == nil {
+		return 0
+	}
+	return int(*m.Step)
 }

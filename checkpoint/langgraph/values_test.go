@@ -307,54 +307,69 @@ func TestWatchSQLite(t *testing.T) {
 	}
 }
 
-// Get reads one checkpoint (and its parent) on SQLite; it gives what the
-// whole thread gives, for every checkpoint of both SQLite fixtures.
+// Get reads one checkpoint (and its parent); it gives what the whole
+// thread gives, for every checkpoint of both SQLite fixtures (the
+// PostgreSQL ones: TestGetMatchesThreadPostgres).
 func TestGetMatchesThread(t *testing.T) {
-	ctx := context.Background()
 	for _, name := range []string{"py-sqlite", "js-sqlite"} {
-		r, err := OpenSQLite(ctx, gunzip(t, t.TempDir(), name+".sqlite"))
+		r, err := OpenSQLite(context.Background(), gunzip(t, t.TempDir(), name+".sqlite"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		threads, err := r.ListThreads(ctx, 0)
+		getMatchesThread(t, name, r)
+		r.Close()
+	}
+}
+
+func getMatchesThread(t *testing.T, name string, r *Reader) {
+	t.Helper()
+	ctx := context.Background()
+	if _, ok := r.b.(pointReader); !ok {
+		t.Fatalf("%s: Get reads the whole thread", name)
+	}
+	threads, err := r.ListThreads(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, shared := 0, 0
+	for _, ti := range threads {
+		th, err := r.ReadThread(ctx, ti.ThreadID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := 0
-		for _, ti := range threads {
-			th, err := r.ReadThread(ctx, ti.ThreadID)
+		heads := map[string]bool{}
+		for _, c := range th.Checkpoints {
+			want, err := c.Tuple(th.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
-			heads := map[string]bool{}
-			for _, c := range th.Checkpoints {
-				want, err := c.Tuple(th.ID)
-				if err != nil {
-					t.Fatal(err)
+			if c.Shared != nil {
+				shared++
+			}
+			refs := []checkpoint.Ref{want.Ref}
+			if !heads[c.NS] { // the newest of its namespace
+				heads[c.NS] = true
+				refs = append(refs, checkpoint.Ref{ThreadID: th.ID, NS: c.NS})
+			}
+			for _, ref := range refs {
+				got, err := r.Get(ctx, ref)
+				if err != nil || !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s: Get(%+v) = %+v, %v\nthe thread has %+v", name, ref, got, err, want)
 				}
-				refs := []checkpoint.Ref{want.Ref}
-				if !heads[c.NS] { // the newest of its namespace
-					heads[c.NS] = true
-					refs = append(refs, checkpoint.Ref{ThreadID: th.ID, NS: c.NS})
-				}
-				for _, ref := range refs {
-					got, err := r.Get(ctx, ref)
-					if err != nil || !reflect.DeepEqual(got, want) {
-						t.Fatalf("%s: Get(%+v) = %+v, %v\nthe thread has %+v", name, ref, got, err, want)
-					}
-					n++
-				}
+				n++
 			}
 		}
-		if _, err := r.Get(ctx, checkpoint.Ref{ThreadID: "chain", CheckpointID: "no-such"}); !errors.Is(err, checkpoint.ErrNotFound) {
-			t.Errorf("%s: Get of a missing checkpoint: %v", name, err)
-		}
-		if _, err := r.Get(ctx, checkpoint.Ref{ThreadID: "no-such-thread"}); !errors.Is(err, checkpoint.ErrNotFound) {
-			t.Errorf("%s: Get of a missing thread: %v", name, err)
-		}
-		if n < 673+214 { // every checkpoint, and every thread's head
-			t.Errorf("%s: only %d checkpoints compared", name, n)
-		}
-		r.Close()
+	}
+	if _, err := r.Get(ctx, checkpoint.Ref{ThreadID: "chain", CheckpointID: "no-such"}); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Errorf("%s: Get of a missing checkpoint: %v", name, err)
+	}
+	if _, err := r.Get(ctx, checkpoint.Ref{ThreadID: "no-such-thread"}); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Errorf("%s: Get of a missing thread: %v", name, err)
+	}
+	if n < 672+214 { // every checkpoint, and every thread's head
+		t.Errorf("%s: only %d checkpoints compared", name, n)
+	}
+	if r.Kind() == JSPostgres && shared == 0 {
+		t.Errorf("%s: no checkpoint reads a sibling's blob; update-fork's fork does", name)
 	}
 }

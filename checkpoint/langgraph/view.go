@@ -441,25 +441,38 @@ func (t *Thread) nextTasks(c *Checkpoint, js bool) []nextTask {
 }
 
 // joinsOf lists, sorted, the join channels of node in namespace ns that
-// any checkpoint or write of the thread shows.
+// any checkpoint or write of the thread shows. They are gathered once for
+// the whole thread: every task of every checkpoint asks, and a pass over
+// the thread each time made reading a long thread quadratic.
 func (t *Thread) joinsOf(ns, node string) []string {
-	set := map[string]bool{}
-	for _, c := range t.Checkpoints {
-		if c.NS != ns {
-			continue
-		}
-		for ch := range c.Versions {
-			if n, ok := triggerNode(ch); ok && n == node && strings.HasPrefix(ch, "join:") {
-				set[ch] = true
+	if t.joins == nil {
+		sets := map[nsChannel]map[string]bool{}
+		add := func(ns, ch string) {
+			if !strings.HasPrefix(ch, "join:") {
+				return
+			}
+			if n, ok := triggerNode(ch); ok {
+				k := nsChannel{ns, n}
+				if sets[k] == nil {
+					sets[k] = map[string]bool{}
+				}
+				sets[k][ch] = true
 			}
 		}
-		for _, w := range c.Writes {
-			if n, ok := triggerNode(w.Channel); ok && n == node && strings.HasPrefix(w.Channel, "join:") {
-				set[w.Channel] = true
+		for _, c := range t.Checkpoints {
+			for ch := range c.Versions {
+				add(c.NS, ch)
 			}
+			for _, w := range c.Writes {
+				add(c.NS, w.Channel)
+			}
+		}
+		t.joins = map[nsChannel][]string{}
+		for k, set := range sets {
+			t.joins[k] = sortedKeys(set)
 		}
 	}
-	return sortedKeys(set)
+	return t.joins[nsChannel{ns, node}]
 }
 
 func contains(a []string, s string) bool {
