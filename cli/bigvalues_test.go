@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -167,5 +168,43 @@ func TestHistoryBoundsInterrupts(t *testing.T) {
 	}
 	if m, _ := hist[0].Interrupts[0].Value.(map[string]any); m["$weft"] != "omitted" || out.Len() > 64<<10 {
 		t.Errorf("interrupt printed as %.200v; %d bytes in all", hist[0].Interrupts[0].Value, out.Len())
+	}
+}
+
+// History leaves out the writing assistant's large values yet names the
+// same next tasks at each checkpoint as -max-value 0: the three research
+// tasks its Send packets plan (37 MB of them on a 12 MB topic), the start
+// task of its input; and it prints the graph's state keys only, never the
+// internal channels holding those packets and that input.
+func TestHistoryPlansWhatItLeavesOut(t *testing.T) {
+	db, graphs := bigStore(t, 2)
+	history := func(args ...string) []SnapshotJSON {
+		var out bytes.Buffer
+		if code := Run(context.Background(), append([]string{"history", "big", "-db", db}, args...), Env{Graphs: graphs, Stdout: &out}); code != 0 {
+			t.Fatalf("%v: exit %d", args, code)
+		}
+		var hist []SnapshotJSON
+		if err := json.Unmarshal(out.Bytes(), &hist); err != nil {
+			t.Fatal(err)
+		}
+		return hist
+	}
+	short, full := history(), history("-max-value", "0")
+	if len(short) != len(full) || len(full) != 6 {
+		t.Fatalf("%d and %d checkpoints, want 6", len(short), len(full))
+	}
+	sends := false
+	for i := range full {
+		if !slices.Equal(short[i].Next, full[i].Next) {
+			t.Errorf("checkpoint of step %d: next %v, with every value %v", full[i].Step, short[i].Next, full[i].Next)
+		}
+		sends = sends || slices.Equal(full[i].Next, []string{"research", "research", "research"})
+		keys, want := slices.Sorted(maps.Keys(short[i].Values)), slices.Sorted(maps.Keys(full[i].Values))
+		if !slices.Equal(keys, want) {
+			t.Errorf("checkpoint of step %d: values %v, with every value %v", full[i].Step, keys, want)
+		}
+	}
+	if !sends {
+		t.Error("no checkpoint plans the research tasks")
 	}
 }
