@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -24,7 +25,9 @@ func (c *countingWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); re
 
 // bigStore builds a SQLite store holding the thread "big": the writing
 // assistant on a topic of topicMB megabytes of "x", run to its review
-// interrupt, as a run over AG-UI leaves it (issue #19 item 10).
+// interrupt, as a run over AG-UI leaves it (issue #19 item 10). With
+// WEFT_BIG_DB set, a copy of the store is left at that path, to measure a
+// weft binary on it from outside (peak RSS with /usr/bin/time).
 func bigStore(tb testing.TB, topicMB int) (string, []*engine.Graph) {
 	tb.Helper()
 	db := filepath.Join(tb.TempDir(), "big.db")
@@ -32,7 +35,12 @@ func bigStore(tb testing.TB, topicMB int) (string, []*engine.Graph) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer s.Close()
+	open := true
+	defer func() {
+		if open {
+			s.Close()
+		}
+	}()
 	d, err := examples.Writer(s)
 	if err != nil {
 		tb.Fatal(err)
@@ -40,6 +48,19 @@ func bigStore(tb testing.TB, topicMB int) (string, []*engine.Graph) {
 	topic := strings.Repeat("x", topicMB<<20)
 	if _, err := d.Graph.Invoke(context.Background(), engine.Values{"topic": topic}, engine.WithThread("big")); err != nil {
 		tb.Fatal(err)
+	}
+	open = false
+	if err := s.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	if keep := os.Getenv("WEFT_BIG_DB"); keep != "" {
+		b, err := os.ReadFile(db)
+		if err == nil {
+			err = os.WriteFile(keep, b, 0o644)
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
 	}
 	demos, err := examples.All(nil)
 	if err != nil {
