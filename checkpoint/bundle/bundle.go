@@ -183,18 +183,23 @@ var ErrThreadExists = errors.New("the store already has a thread with this id")
 
 // Export writes thread threadID of saver to w as an indented JSON bundle,
 // one checkpoint at a time as the store lists them (newest first), each
-// value once (see Checkpoint.Shared): memory holds one checkpoint, and the
-// bundle's size follows the thread's distinct values, not its checkpoints
-// times its values. A thread with no checkpoint is an error wrapping
-// checkpoint.ErrNotFound, and nothing is written.
-func Export(ctx context.Context, saver checkpoint.Saver, threadID string, w io.Writer) error {
+// value once (see Checkpoint.Shared). It asks the store for pages of about
+// 64 MB of values (see WholeListing): memory holds about a page or one
+// checkpoint, and the bundle's size follows the thread's distinct values,
+// not its checkpoints times its values. A thread with no checkpoint is an
+// error wrapping checkpoint.ErrNotFound, and nothing is written.
+func Export(ctx context.Context, saver checkpoint.Saver, threadID string, w io.Writer, opts ...ExportOption) error {
+	var o exportOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if threadID == "" {
 		return fmt.Errorf("export: %w", checkpoint.ErrNoThread)
 	}
 	bw := bufio.NewWriterSize(w, 256<<10)
 	sh := sharer{}
 	n := 0
-	for tp, err := range listPaged(ctx, saver, threadID) {
+	for tp, err := range o.list(ctx, saver, threadID) {
 		if err != nil {
 			if n > 0 {
 				bw.Flush() // what was written is cut short; the error says why
@@ -231,6 +236,23 @@ func Export(ctx context.Context, saver checkpoint.Saver, threadID string, w io.W
 		return fmt.Errorf("export thread %q: %w", threadID, err)
 	}
 	return nil
+}
+
+// ExportOption changes how Export reads the thread.
+type ExportOption func(*exportOptions)
+
+type exportOptions struct{ whole bool }
+
+// WholeListing makes Export list the thread in one call instead of pages
+// of about 64 MB, for a saver whose List reads the whole thread whatever
+// its limit (a LangGraph store): pages would read it again each.
+func WholeListing() ExportOption { return func(o *exportOptions) { o.whole = true } }
+
+func (o exportOptions) list(ctx context.Context, saver checkpoint.Saver, threadID string) iter.Seq2[*checkpoint.Tuple, error] {
+	if o.whole {
+		return saver.List(ctx, checkpoint.ListOptions{ThreadID: threadID})
+	}
+	return listPaged(ctx, saver, threadID)
 }
 
 // pageBytes is about how much of a thread's values Export asks the store

@@ -112,3 +112,17 @@ func TestExportReadsPagesOfBoundedSize(t *testing.T) {
 		}
 	}
 }
+
+// With WholeListing, Export lists the thread in one call.
+func TestWholeListingListsOnce(t *testing.T) {
+	defer func(b int) { pageBytes = b }(pageBytes)
+	pageBytes = 1 << 10
+	src := &pagesSaver{Saver: growing(t, 20, 4<<10)}
+	var buf bytes.Buffer
+	if err := Export(t.Context(), src, "t", &buf, WholeListing()); err != nil {
+		t.Fatal(err)
+	}
+	if len(src.pages) != 1 || src.cps != 22 {
+		t.Errorf("%d List calls for %d checkpoints, want 1 for 22", len(src.pages), src.cps)
+	}
+}
