@@ -93,14 +93,14 @@ type TaskState struct {
 // stores larger than n bytes instead of decoding it: a state value shows in
 // Snapshot.Values as Omitted, and so does a finished task's result
 // (TaskState.Result), a Send argument (TaskState.Input) and an interrupt's
-// payload (its Value). What runs next, which tasks finished, their errors
-// and the interrupts' ids are the same as without it: planning needs the
-// channels' versions and the Send packets' nodes, not the values (a 12 MB
-// topic otherwise took as long to decode as to print, at each checkpoint
-// carrying it). Such a snapshot shows a thread, it is not one to continue
-// from. At the latest checkpoint GetState still decodes the writes of tasks
-// that finished, to apply them. 0 (or less) leaves nothing out; runs
-// ignore it.
+// payload (its Value); an input left out leaves Snapshot.Input nil. What
+// runs next, which tasks finished, their errors and the interrupts' ids are
+// the same as without it: planning needs the channels' versions and the
+// Send packets' nodes, not the values (a 12 MB topic otherwise took as long
+// to decode as to print, at each checkpoint carrying it). Such a snapshot
+// shows a thread, it is not one to continue from. At the latest checkpoint
+// GetState still decodes the writes of tasks that finished, to apply them.
+// 0 (or less) leaves nothing out; runs ignore it.
 func WithValueLimit(n int) RunOption { return func(c *runConfig) { c.valueLimit = n } }
 
 // Omitted stands for a value WithValueLimit left out: Bytes is its stored
@@ -559,7 +559,7 @@ func decodeSendsUpTo(c sendsCodec, b []byte, limit int) ([]Send, error) {
 		if err != nil {
 			return err
 		}
-		if raw := cmp0(f.Values, f.Arg); len(raw) > limit {
+		if raw := firstNonNil(f.Values, f.Arg); len(raw) > limit {
 			out = append(out, Send{Node: f.Node, Arg: Omitted{len(raw)}})
 			return nil
 		}
@@ -570,8 +570,8 @@ func decodeSendsUpTo(c sendsCodec, b []byte, limit int) ([]Send, error) {
 	return out, err
 }
 
-// cmp0 returns the first of a and b that is not nil.
-func cmp0(a, b []byte) []byte {
+// firstNonNil returns the first of a and b that is not nil.
+func firstNonNil(a, b []byte) []byte {
 	if a != nil {
 		return a
 	}
