@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,7 +25,9 @@ func (c *countingWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); re
 
 // bigStore builds a SQLite store holding the thread "big": the writing
 // assistant on a topic of topicMB megabytes of "x", run to its review
-// interrupt, as a run over AG-UI leaves it (issue #19 item 10).
+// interrupt, as a run over AG-UI leaves it (issue #19 item 10). With
+// WEFT_BIG_DB set, a copy of the store is left at that path, to measure a
+// weft binary on it from outside (peak RSS with /usr/bin/time).
 func bigStore(tb testing.TB, topicMB int) (string, []*engine.Graph) {
 	tb.Helper()
 	db := filepath.Join(tb.TempDir(), "big.db")
@@ -31,7 +35,12 @@ func bigStore(tb testing.TB, topicMB int) (string, []*engine.Graph) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer s.Close()
+	open := true
+	defer func() {
+		if open {
+			s.Close()
+		}
+	}()
 	d, err := examples.Writer(s)
 	if err != nil {
 		tb.Fatal(err)
@@ -39,6 +48,19 @@ func bigStore(tb testing.TB, topicMB int) (string, []*engine.Graph) {
 	topic := strings.Repeat("x", topicMB<<20)
 	if _, err := d.Graph.Invoke(context.Background(), engine.Values{"topic": topic}, engine.WithThread("big")); err != nil {
 		tb.Fatal(err)
+	}
+	open = false
+	if err := s.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	if keep := os.Getenv("WEFT_BIG_DB"); keep != "" {
+		b, err := os.ReadFile(db)
+		if err == nil {
+			err = os.WriteFile(keep, b, 0o644)
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
 	}
 	demos, err := examples.All(nil)
 	if err != nil {
@@ -167,5 +189,43 @@ func TestHistoryBoundsInterrupts(t *testing.T) {
 	}
 	if m, _ := hist[0].Interrupts[0].Value.(map[string]any); m["$weft"] != "omitted" || out.Len() > 64<<10 {
 		t.Errorf("interrupt printed as %.200v; %d bytes in all", hist[0].Interrupts[0].Value, out.Len())
+	}
+}
+
+// History leaves out the writing assistant's large values yet names the
+// same next tasks at each checkpoint as -max-value 0: the three research
+// tasks its Send packets plan (37 MB of them on a 12 MB topic), the start
+// task of its input; and it prints the graph's state keys only, never the
+// internal channels holding those packets and that input.
+func TestHistoryPlansWhatItLeavesOut(t *testing.T) {
+	db, graphs := bigStore(t, 2)
+	history := func(args ...string) []SnapshotJSON {
+		var out bytes.Buffer
+		if code := Run(context.Background(), append([]string{"history", "big", "-db", db}, args...), Env{Graphs: graphs, Stdout: &out}); code != 0 {
+			t.Fatalf("%v: exit %d", args, code)
+		}
+		var hist []SnapshotJSON
+		if err := json.Unmarshal(out.Bytes(), &hist); err != nil {
+			t.Fatal(err)
+		}
+		return hist
+	}
+	short, full := history(), history("-max-value", "0")
+	if len(short) != len(full) || len(full) != 6 {
+		t.Fatalf("%d and %d checkpoints, want 6", len(short), len(full))
+	}
+	sends := false
+	for i := range full {
+		if !slices.Equal(short[i].Next, full[i].Next) {
+			t.Errorf("checkpoint of step %d: next %v, with every value %v", full[i].Step, short[i].Next, full[i].Next)
+		}
+		sends = sends || slices.Equal(full[i].Next, []string{"research", "research", "research"})
+		keys, want := slices.Sorted(maps.Keys(short[i].Values)), slices.Sorted(maps.Keys(full[i].Values))
+		if !slices.Equal(keys, want) {
+			t.Errorf("checkpoint of step %d: values %v, with every value %v", full[i].Step, keys, want)
+		}
+	}
+	if !sends {
+		t.Error("no checkpoint plans the research tasks")
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/bundle"
+	"github.com/weftstudio/weft/checkpoint/langgraph"
 	"github.com/weftstudio/weft/engine"
 )
 
@@ -23,8 +24,12 @@ func cmdExport(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args 
 	if len(pos) != 1 {
 		return usagef("usage: export THREAD [-o FILE]")
 	}
+	var opts []bundle.ExportOption
+	if _, ok := s.(*langgraph.Reader); ok {
+		opts = append(opts, bundle.WholeListing()) // it reads the whole thread at each List
+	}
 	if *out == "" {
-		return bundle.Export(ctx, s, pos[0], w)
+		return bundle.Export(ctx, s, pos[0], w, opts...)
 	}
 	// Write beside the target and rename, so a failed export never leaves a
 	// half-written file under the name asked for.
@@ -33,7 +38,7 @@ func cmdExport(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args 
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if err := bundle.Export(ctx, s, pos[0], tmp); err != nil {
+	if err := bundle.Export(ctx, s, pos[0], tmp, opts...); err != nil {
 		tmp.Close()
 		return err
 	}

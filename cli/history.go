@@ -12,13 +12,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"iter"
 	"maps"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/weftstudio/weft/agui"
@@ -162,20 +160,43 @@ func graphOf(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, th
 	if _, ok := s.(*langgraph.Reader); ok {
 		return nil, errLangGraphNoGraph
 	}
-	tp, err := s.Get(ctx, checkpoint.Ref{ThreadID: thread})
+	md, err := latestMetadata(ctx, s, thread)
 	if errors.Is(err, checkpoint.ErrNotFound) {
 		return nil, fmt.Errorf("thread %q not found in this store", thread)
 	}
 	if err != nil {
 		return nil, err
 	}
-	name, _ := tp.Metadata.Extra[engine.MetaGraph].(string)
+	name, _ := md.Extra[engine.MetaGraph].(string)
 	for _, g := range graphs {
 		if g.Name() == name {
 			return g, nil
 		}
 	}
 	return nil, fmt.Errorf("thread %q was written by graph %q, which this binary does not have (it has %s)", thread, name, strings.Join(graphNames(graphs), ", "))
+}
+
+// latestMetadata returns the metadata of the thread's latest root
+// checkpoint, from its header when the store lists headers: Get would
+// decode every value it holds (163 MB for a thread started on a 12 MB
+// topic) to read a graph's name.
+func latestMetadata(ctx context.Context, s checkpoint.Saver, thread string) (checkpoint.Metadata, error) {
+	if hl, ok := s.(checkpoint.HeaderLister); ok {
+		root := ""
+		hs, err := hl.ListHeaders(ctx, checkpoint.ListOptions{ThreadID: thread, NS: &root, Limit: 1})
+		if err != nil {
+			return checkpoint.Metadata{}, err
+		}
+		if len(hs) == 0 {
+			return checkpoint.Metadata{}, checkpoint.ErrNotFound
+		}
+		return hs[0].Metadata, nil
+	}
+	tp, err := s.Get(ctx, checkpoint.Ref{ThreadID: thread})
+	if err != nil {
+		return checkpoint.Metadata{}, err
+	}
+	return tp.Metadata, nil
 }
 
 func graphNames(graphs []*engine.Graph) []string {
@@ -200,92 +221,34 @@ func quoteList(names []string) string {
 const historyPage = 1
 
 // historyMaxValue is the default of history's -max-value: values stored
-// larger than this are printed as an omission marker, so history costs
-// (and prints) a bounded amount per checkpoint whatever the thread holds.
+// larger than this are printed as an omission marker and never decoded
+// (engine.WithValueLimit), so history costs (and prints) a bounded amount
+// per checkpoint whatever the thread holds.
 const historyMaxValue = 1 << 20
 
-// omittingSaver lists checkpoints as its Saver does, but without the values
-// stored larger than max: the engine then rebuilds a snapshot without
-// decoding them (a 12 MB value took as long to decode as to print, at every
-// checkpoint carrying it). What a snapshot plans next comes from channel
-// versions and pending writes, which stay. omitted records, per checkpoint
-// id, the size of each value left out.
-type omittingSaver struct {
-	checkpoint.Saver
-	max     int
-	mu      sync.Mutex
-	omitted map[string]map[string]int
-}
-
-func (o *omittingSaver) List(ctx context.Context, opts checkpoint.ListOptions) iter.Seq2[*checkpoint.Tuple, error] {
-	return func(yield func(*checkpoint.Tuple, error) bool) {
-		for tp, err := range o.Saver.List(ctx, opts) {
-			if err == nil {
-				tp = o.omit(tp)
-			}
-			if !yield(tp, err) {
-				return
-			}
-		}
-	}
-}
-
-// omit returns tp without its values over the limit (a copy when any is).
-func (o *omittingSaver) omit(tp *checkpoint.Tuple) *checkpoint.Tuple {
-	var sizes map[string]int
-	for ch, b := range tp.Checkpoint.ChannelValues {
-		if len(b) > o.max {
-			if sizes == nil {
-				sizes = map[string]int{}
-			}
-			sizes[ch] = len(b)
-		}
-	}
-	if sizes == nil {
-		return tp
-	}
-	cp := *tp
-	cp.Checkpoint.ChannelValues = maps.Clone(tp.Checkpoint.ChannelValues)
-	for ch := range sizes {
-		delete(cp.Checkpoint.ChannelValues, ch)
-	}
-	o.mu.Lock()
-	o.omitted[tp.Ref.CheckpointID] = sizes
-	o.mu.Unlock()
-	return &cp
-}
-
-// markOmitted puts the omission markers in sj for the values left out of
-// its checkpoint: {"$weft": "omitted", "bytes": N}, as AG-UI marks a value
-// too large to send, N the stored size.
-func (o *omittingSaver) markOmitted(sj *SnapshotJSON) {
-	// An interrupt's payload is bounded the same way (the writing
-	// assistant's review carries the whole draft); it is in memory already,
-	// so measuring it costs one encoding.
+// markOmitted puts the omission marker {"$weft": "omitted", "bytes": N},
+// as AG-UI marks a value too large to send, in sj for each value or
+// interrupt payload the engine left out (engine.Omitted, N its stored
+// size).
+func markOmitted(sj *SnapshotJSON) {
 	cloned := false
 	for i, in := range sj.Interrupts {
-		if b, err := json.Marshal(in.Value); err == nil && len(b) > o.max {
+		if o, ok := in.Value.(engine.Omitted); ok {
 			if !cloned {
 				sj.Interrupts, cloned = slices.Clone(sj.Interrupts), true
 			}
-			sj.Interrupts[i].Value = omittedMarker(len(b))
+			sj.Interrupts[i].Value = omittedMarker(o.Bytes)
 		}
 	}
-	o.mu.Lock()
-	sizes := o.omitted[sj.CheckpointID]
-	delete(o.omitted, sj.CheckpointID)
-	o.mu.Unlock()
-	if len(sizes) == 0 {
-		return
+	cloned = false
+	for k, v := range sj.Values {
+		if o, ok := v.(engine.Omitted); ok {
+			if !cloned {
+				sj.Values, cloned = maps.Clone(sj.Values), true
+			}
+			sj.Values[k] = omittedMarker(o.Bytes)
+		}
 	}
-	vals := maps.Clone(sj.Values)
-	if vals == nil {
-		vals = engine.Values{}
-	}
-	for ch, n := range sizes {
-		vals[ch] = omittedMarker(n)
-	}
-	sj.Values = vals
 }
 
 // omittedMarker stands for a value of n bytes left out.
@@ -311,11 +274,6 @@ func cmdHistory(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph,
 	if err != nil {
 		return err
 	}
-	var om *omittingSaver
-	if *maxValue > 0 {
-		om = &omittingSaver{Saver: s, max: *maxValue, omitted: map[string]map[string]int{}}
-		g = g.WithSaver(om)
-	}
 	// A JSON array written element by element, laid out as printJSON
 	// would lay out the whole array.
 	bw := bufio.NewWriterSize(w, 64<<10)
@@ -325,7 +283,7 @@ func cmdHistory(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph,
 		if *limit > 0 {
 			page = min(page, *limit-n)
 		}
-		snaps, err := g.History(ctx, checkpoint.ListOptions{Limit: page, Before: before}, engine.WithThread(pos[0]))
+		snaps, err := g.History(ctx, checkpoint.ListOptions{Limit: page, Before: before}, engine.WithThread(pos[0]), engine.WithValueLimit(*maxValue))
 		if err != nil {
 			if n > 0 {
 				bw.WriteString("\n") // the array is cut short; the error says why
@@ -340,9 +298,7 @@ func cmdHistory(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph,
 			}
 			bw.WriteString(sep)
 			sj := toJSON(sn)
-			if om != nil {
-				om.markOmitted(&sj)
-			}
+			markOmitted(&sj)
 			if err := writeSnapshot(bw, sj, "  "); err != nil {
 				return fmt.Errorf("checkpoint %s: %w", sn.Ref.CheckpointID, err)
 			}

@@ -83,6 +83,7 @@ type runConfig struct {
 	stopCheck    func() bool
 	runCtx       any // WithRunContext
 	lease        leaseConfig
+	valueLimit   int // WithValueLimit
 	// set for subgraph runs
 	parents  map[string]string
 	parentRT *runtime

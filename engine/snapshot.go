@@ -4,7 +4,9 @@ package engine
 // and the subgraph states and planned tasks a snapshot describes.
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -86,6 +88,24 @@ type TaskState struct {
 	Calls        []CallRecord
 	CallsDropped int
 }
+
+// WithValueLimit makes GetState and History leave out what a checkpoint
+// stores larger than n bytes instead of decoding it: a state value shows in
+// Snapshot.Values as Omitted, and so does a finished task's result
+// (TaskState.Result), a Send argument (TaskState.Input) and an interrupt's
+// payload (its Value); an input left out leaves Snapshot.Input nil. What
+// runs next, which tasks finished, their errors and the interrupts' ids are
+// the same as without it: planning needs the channels' versions and the
+// Send packets' nodes, not the values (a 12 MB topic otherwise took as long
+// to decode as to print, at each checkpoint carrying it). Such a snapshot
+// shows a thread, it is not one to continue from. At the latest checkpoint
+// GetState still decodes the writes of tasks that finished, to apply them.
+// 0 (or less) leaves nothing out; runs ignore it.
+func WithValueLimit(n int) RunOption { return func(c *runConfig) { c.valueLimit = n } }
+
+// Omitted stands for a value WithValueLimit left out: Bytes is its stored
+// size.
+type Omitted struct{ Bytes int }
 
 // GetState returns the thread's state at its latest checkpoint, or at the one
 // named with WithCheckpoint. At the latest checkpoint, the writes of tasks
@@ -246,7 +266,11 @@ func (gr *Graph) snapshotOf(ctx context.Context, saver checkpoint.Saver, cfg *ru
 	if reuse != nil {
 		*reuse = rt
 	}
-	if err := rt.load(tp); err != nil {
+	loaded, left := gr.leaveOut(tp, cfg.valueLimit)
+	if err := rt.load(loaded); err != nil {
+		return nil, err
+	}
+	if err := rt.loadLeftOut(tp, left, cfg.valueLimit); err != nil {
 		return nil, err
 	}
 	rt.saver = saver // task ids need it even inside GetState
@@ -277,7 +301,7 @@ func (gr *Graph) snapshotOf(ctx context.Context, saver checkpoint.Saver, cfg *ru
 			snap.Input, _ = v.(Values)
 		}
 	}
-	doneSet, err := rt.describeTasks(snap, tasks, tp.PendingWrites, true)
+	doneSet, err := rt.describeTasksUpTo(snap, tasks, tp.PendingWrites, applyPending, cfg.valueLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -295,6 +319,11 @@ func (gr *Graph) snapshotOf(ctx context.Context, saver checkpoint.Saver, cfg *ru
 		}
 	}
 	snap.Values = rt.values()
+	for name, n := range left {
+		if i := gr.chanIdx[name]; i < gr.nState {
+			snap.Values[name] = Omitted{n}
+		}
+	}
 	if cfg.subgraphs {
 		for i, t := range tasks {
 			if t.node.sub == nil {
@@ -321,7 +350,7 @@ func (gr *Graph) subgraphState(ctx context.Context, saver checkpoint.Saver, pare
 	if err != nil {
 		return nil, err
 	}
-	cfg := &runConfig{thread: parent.thread, ns: ns, subgraphs: true, limit: parent.limit}
+	cfg := &runConfig{thread: parent.thread, ns: ns, subgraphs: true, limit: parent.limit, valueLimit: parent.valueLimit}
 	return gr.snapshotOf(ctx, saver, cfg, tp, true, nil)
 }
 
@@ -332,6 +361,13 @@ func (gr *Graph) subgraphState(ctx context.Context, saver checkpoint.Saver, pare
 // that got one and asked again is waiting, not next); with collect their
 // decoded writes are added to the tasks, for applying.
 func (rt *runtime) describeTasks(snap *Snapshot, tasks []*task, pending []checkpoint.PendingWrite, collect bool) (map[string]bool, error) {
+	return rt.describeTasksUpTo(snap, tasks, pending, collect, 0)
+}
+
+// describeTasksUpTo is describeTasks leaving out (see WithValueLimit) the
+// results and interrupt payloads stored larger than limit, unless they are
+// collected; a limit of 0 leaves nothing out.
+func (rt *runtime) describeTasksUpTo(snap *Snapshot, tasks []*task, pending []checkpoint.PendingWrite, collect bool, limit int) (map[string]bool, error) {
 	byID := make(map[string]int, len(tasks))
 	for _, t := range tasks {
 		ts := TaskState{ID: t.id, Name: t.name, Path: t.path, Input: t.arg}
@@ -357,7 +393,13 @@ func (rt *runtime) describeTasks(snap *Snapshot, tasks []*task, pending []checkp
 			}
 			ts.Error, ts.ErrorKind = e.Message, e.Kind
 		case checkpoint.Interrupt:
-			ints, err := decodeInterrupts(pw.Value)
+			var ints []PendingInterrupt
+			var err error
+			if limit > 0 && len(pw.Value) > limit {
+				ints, err = decodeInterruptsUpTo(pw.Value, limit)
+			} else {
+				ints, err = decodeInterrupts(pw.Value)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("checkpoint %s: stored interrupt of task %s: %w", rt.cpID, pw.TaskID, err)
 			}
@@ -374,6 +416,18 @@ func (rt *runtime) describeTasks(snap *Snapshot, tasks []*task, pending []checkp
 		case checkpoint.NoWrites:
 			doneSet[pw.TaskID], wrote[pw.TaskID] = true, true
 		default:
+			if limit > 0 && !collect && len(pw.Value) > limit {
+				// Finished all the same; what it wrote is left out.
+				ch, ok := rt.g.chanIdx[pw.Channel]
+				if !ok {
+					return nil, fmt.Errorf("checkpoint %s: pending write of task %s to channel %q, which graph %q does not declare", rt.cpID, pw.TaskID, pw.Channel, rt.g.name)
+				}
+				doneSet[pw.TaskID], wrote[pw.TaskID] = true, true
+				if ch < rt.g.nState {
+					ts.Result = append(ts.Result, Write{pw.Channel, Omitted{len(pw.Value)}})
+				}
+				continue
+			}
 			w, err := rt.decodePending(pw)
 			if err != nil {
 				return nil, err
@@ -421,4 +475,327 @@ func (rt *runtime) versionMap() map[string]int64 {
 		}
 	}
 	return out
+}
+
+// leaveOut returns tp without the channel values WithValueLimit leaves out
+// (a copy when there are any), and their stored sizes by channel: state
+// values, the input and the Send packets; loadLeftOut stands in for them.
+// Other internal channels (triggers, join barriers) hold a few bytes and
+// are decoded as usual.
+func (gr *Graph) leaveOut(tp *checkpoint.Tuple, limit int) (*checkpoint.Tuple, map[string]int) {
+	if limit <= 0 {
+		return tp, nil
+	}
+	var left map[string]int
+	for name, b := range tp.Checkpoint.ChannelValues {
+		i, ok := gr.chanIdx[name]
+		if len(b) <= limit || !ok || i >= gr.nState && i != gr.startCh && i != gr.tasksCh {
+			continue // an unknown channel is rt.load's to refuse
+		}
+		if left == nil {
+			left = map[string]int{}
+		}
+		left[name] = len(b)
+	}
+	if left == nil {
+		return tp, nil
+	}
+	cp := *tp
+	cp.Checkpoint.ChannelValues = make(map[string][]byte, len(tp.Checkpoint.ChannelValues)-len(left))
+	for name, b := range tp.Checkpoint.ChannelValues {
+		if _, out := left[name]; !out {
+			cp.Checkpoint.ChannelValues[name] = b
+		}
+	}
+	return &cp, left
+}
+
+// loadLeftOut fills the channels leaveOut left out of tp enough to plan:
+// the input channel holds an Omitted (it triggers the start task), the
+// Send packets hold their nodes with large arguments Omitted; state
+// channels stay empty (Values shows them as Omitted).
+func (rt *runtime) loadLeftOut(tp *checkpoint.Tuple, left map[string]int, limit int) error {
+	g := rt.g
+	for name, n := range left {
+		i := g.chanIdx[name]
+		var v any
+		switch i {
+		case g.startCh:
+			v = Omitted{n}
+		case g.tasksCh:
+			sends, err := decodeSendsUpTo(sendsCodec{g}, tp.Checkpoint.ChannelValues[name], limit)
+			if err != nil {
+				return fmt.Errorf("checkpoint %s, channel %q: cannot decode stored value: %w", tp.Checkpoint.ID, name, err)
+			}
+			v = sends
+		default:
+			continue
+		}
+		if _, err := rt.ch[i].update([]any{v}); err != nil {
+			return fmt.Errorf("checkpoint %s, channel %q: %w", tp.Checkpoint.ID, name, err)
+		}
+	}
+	return nil
+}
+
+// decodeSendsUpTo decodes stored Send packets (a list, or one packet) as
+// sendsCodec does, each argument stored larger than limit left out
+// (Omitted) without reading it.
+func decodeSendsUpTo(c sendsCodec, b []byte, limit int) ([]Send, error) {
+	var out []Send
+	err := eachElement(b, func(elem []byte) error {
+		var f sendForm
+		err := eachMember(elem, func(key string, raw []byte) error {
+			switch key {
+			case "node":
+				return json.Unmarshal(raw, &f.Node)
+			case "values":
+				f.Values = raw
+			case "arg":
+				f.Arg = raw
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if raw := firstNonNil(f.Values, f.Arg); len(raw) > limit {
+			out = append(out, Send{Node: f.Node, Arg: Omitted{len(raw)}})
+			return nil
+		}
+		s, err := c.decodeOne(f)
+		out = append(out, s)
+		return err
+	})
+	return out, err
+}
+
+// firstNonNil returns the first of a and b that is not nil.
+func firstNonNil(a, b []byte) []byte {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// decodeInterruptsUpTo decodes stored interrupts as decodeInterrupts does,
+// each payload stored larger than limit left out (Omitted) without
+// reading it.
+func decodeInterruptsUpTo(b []byte, limit int) ([]PendingInterrupt, error) {
+	var out []PendingInterrupt
+	err := eachElement(b, func(elem []byte) error {
+		var in PendingInterrupt
+		var payload []byte
+		err := eachMember(elem, func(key string, raw []byte) error {
+			switch key {
+			case "id":
+				return json.Unmarshal(raw, &in.ID)
+			case "node":
+				return json.Unmarshal(raw, &in.Node)
+			case "task_id":
+				return json.Unmarshal(raw, &in.TaskID)
+			case "ns":
+				return json.Unmarshal(raw, &in.NS)
+			case "value":
+				payload = raw
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if len(payload) > limit {
+			in.Value = Omitted{len(payload)}
+		} else if in.Value, err = decodeLoose(payload); err != nil {
+			return err
+		}
+		out = append(out, in)
+		return nil
+	})
+	return out, err
+}
+
+// The functions below find the parts of a stored JSON document without
+// decoding what they skip: a value left out is stepped over at the speed
+// of a byte search (encoding/json scans a 12 MB string at tens of MB/s).
+// They check the document's structure, not the contents they skip.
+
+// eachElement calls fn with each element of the JSON array b, or with b
+// itself when it is an object.
+func eachElement(b []byte, fn func(elem []byte) error) error {
+	i := skipSpace(b, 0)
+	if i < len(b) && b[i] == '{' {
+		return fn(b)
+	}
+	if i >= len(b) || b[i] != '[' {
+		return errors.New("not a JSON array or object")
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return endOfJSON(b, i+1)
+	}
+	for {
+		end, err := skipJSON(b, i)
+		if err != nil {
+			return err
+		}
+		if err := fn(b[i:end]); err != nil {
+			return err
+		}
+		i = skipSpace(b, end)
+		if i >= len(b) {
+			return errors.New("unexpected end of JSON array")
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case ']':
+			return endOfJSON(b, i+1)
+		default:
+			return fmt.Errorf("invalid character %q after array element at offset %d", b[i], i)
+		}
+	}
+}
+
+// eachMember calls fn with each key of the JSON object b and its raw value.
+func eachMember(b []byte, fn func(key string, raw []byte) error) error {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return errors.New("not a JSON object")
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return endOfJSON(b, i+1)
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return fmt.Errorf("object key expected at offset %d", i)
+		}
+		end, err := skipString(b, i)
+		if err != nil {
+			return err
+		}
+		var key string
+		if err := json.Unmarshal(b[i:end], &key); err != nil {
+			return err
+		}
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return fmt.Errorf("':' expected after object key at offset %d", i)
+		}
+		i = skipSpace(b, i+1)
+		if end, err = skipJSON(b, i); err != nil {
+			return err
+		}
+		if err := fn(key, b[i:end]); err != nil {
+			return err
+		}
+		i = skipSpace(b, end)
+		if i >= len(b) {
+			return errors.New("unexpected end of JSON object")
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case '}':
+			return endOfJSON(b, i+1)
+		default:
+			return fmt.Errorf("invalid character %q after object member at offset %d", b[i], i)
+		}
+	}
+}
+
+// endOfJSON checks that only white space follows offset i.
+func endOfJSON(b []byte, i int) error {
+	if i = skipSpace(b, i); i < len(b) {
+		return fmt.Errorf("invalid character %q after top-level value at offset %d", b[i], i)
+	}
+	return nil
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\t' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the offset just past the JSON string starting at
+// b[i] (a '"').
+func skipString(b []byte, i int) (int, error) {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return 0, fmt.Errorf("unterminated JSON string at offset %d", i)
+		}
+		q := j + k
+		n := 0 // backslashes before the quote: an odd number escapes it
+		for p := q - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1, nil
+		}
+		j = q + 1
+	}
+}
+
+// skipJSON returns the offset just past the JSON value starting at b[i],
+// its brackets balanced and its strings closed.
+func skipJSON(b []byte, i int) (int, error) {
+	start := i
+	var open []byte // the closing bracket each open one expects
+	for {
+		i = skipSpace(b, i)
+		if i >= len(b) {
+			return 0, fmt.Errorf("unexpected end of JSON value starting at offset %d", start)
+		}
+		switch c := b[i]; c {
+		case '"':
+			end, err := skipString(b, i)
+			if err != nil {
+				return 0, err
+			}
+			i = end
+		case '{':
+			open, i = append(open, '}'), i+1
+			continue
+		case '[':
+			open, i = append(open, ']'), i+1
+			continue
+		case '}', ']':
+			if len(open) == 0 || open[len(open)-1] != c {
+				return 0, fmt.Errorf("unexpected %q at offset %d", c, i)
+			}
+			open, i = open[:len(open)-1], i+1
+		case ',', ':':
+			if len(open) == 0 {
+				return 0, fmt.Errorf("unexpected %q at offset %d", c, i)
+			}
+			i++
+			continue
+		default: // a number or literal: up to the next delimiter
+			j := i
+			for j < len(b) && !isDelim(b[j]) {
+				j++
+			}
+			if j == i {
+				return 0, fmt.Errorf("invalid character %q at offset %d", c, i)
+			}
+			i = j
+		}
+		if len(open) == 0 {
+			return i, nil
+		}
+	}
+}
+
+// isDelim reports whether c ends a JSON number or literal.
+func isDelim(c byte) bool {
+	switch c {
+	case ',', ':', '[', ']', '{', '}', '"', ' ', '\t', '\n', '\r':
+		return true
+	}
+	return false
 }

@@ -21,11 +21,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
+	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -85,7 +86,24 @@ type valueKey struct {
 // not the bytes, so writing a bundle holds one checkpoint's values at a
 // time; a key whose bytes differ from its first carrier's (no store writes
 // that, but a bundle need not come from one) is written out in full.
-type sharer map[valueKey][sha256.Size]byte
+type sharer map[valueKey]digest
+
+// digest identifies a value's bytes: their length and two 64-bit hashes
+// seeded at random for the process (values cannot be crafted to collide
+// without the seeds), an order of magnitude cheaper than SHA-256, which
+// was a third of a large export's time once values were no longer
+// re-encoded. Only bytes under one key are compared, and a store keeps
+// one value per key anyway.
+type digest struct {
+	n    int
+	a, b uint64
+}
+
+var seedA, seedB = maphash.MakeSeed(), maphash.MakeSeed()
+
+func digestOf(b []byte) digest {
+	return digest{len(b), maphash.Bytes(seedA, b), maphash.Bytes(seedB, b)}
+}
 
 // shared reports whether b, ch's value in a checkpoint of namespace ns at
 // version ver, can be left to the first carrier of that key, recording b
@@ -95,7 +113,7 @@ func (s sharer) shared(ns, ch string, ver int64, b []byte) bool {
 		return false // no version to share by, or no bytes
 	}
 	k := valueKey{ns, ch, ver}
-	h := sha256.Sum256(b)
+	h := digestOf(b)
 	first, ok := s[k]
 	if !ok {
 		s[k] = h
@@ -138,8 +156,7 @@ func valueOf(b []byte) Value {
 	}
 	// Only compact JSON is embedded: the document is indented, and Bytes
 	// compacts it back, so the stored bytes come back exactly.
-	var c bytes.Buffer
-	if len(b) > 0 && json.Compact(&c, b) == nil && bytes.Equal(c.Bytes(), b) {
+	if isCompactJSON(b) {
 		return Value{JSON: json.RawMessage(b)}
 	}
 	return Value{Base64: b}
@@ -148,6 +165,9 @@ func valueOf(b []byte) Value {
 // Bytes returns the stored bytes.
 func (v Value) Bytes() []byte {
 	if v.JSON != nil {
+		if isCompactJSON(v.JSON) {
+			return []byte(v.JSON) // as Export writes it: nothing to compact
+		}
 		var c bytes.Buffer
 		if json.Compact(&c, v.JSON) == nil {
 			return c.Bytes()
@@ -163,18 +183,23 @@ var ErrThreadExists = errors.New("the store already has a thread with this id")
 
 // Export writes thread threadID of saver to w as an indented JSON bundle,
 // one checkpoint at a time as the store lists them (newest first), each
-// value once (see Checkpoint.Shared): memory holds one checkpoint, and the
-// bundle's size follows the thread's distinct values, not its checkpoints
-// times its values. A thread with no checkpoint is an error wrapping
-// checkpoint.ErrNotFound, and nothing is written.
-func Export(ctx context.Context, saver checkpoint.Saver, threadID string, w io.Writer) error {
+// value once (see Checkpoint.Shared). It asks the store for pages of about
+// 64 MB of values (see WholeListing): memory holds about a page or one
+// checkpoint, and the bundle's size follows the thread's distinct values,
+// not its checkpoints times its values. A thread with no checkpoint is an
+// error wrapping checkpoint.ErrNotFound, and nothing is written.
+func Export(ctx context.Context, saver checkpoint.Saver, threadID string, w io.Writer, opts ...ExportOption) error {
+	var o exportOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if threadID == "" {
 		return fmt.Errorf("export: %w", checkpoint.ErrNoThread)
 	}
 	bw := bufio.NewWriterSize(w, 256<<10)
 	sh := sharer{}
 	n := 0
-	for tp, err := range saver.List(ctx, checkpoint.ListOptions{ThreadID: threadID}) {
+	for tp, err := range o.list(ctx, saver, threadID) {
 		if err != nil {
 			if n > 0 {
 				bw.Flush() // what was written is cut short; the error says why
@@ -211,6 +236,76 @@ func Export(ctx context.Context, saver checkpoint.Saver, threadID string, w io.W
 		return fmt.Errorf("export thread %q: %w", threadID, err)
 	}
 	return nil
+}
+
+// ExportOption changes how Export reads the thread.
+type ExportOption func(*exportOptions)
+
+type exportOptions struct{ whole bool }
+
+// WholeListing makes Export list the thread in one call instead of pages
+// of about 64 MB, for a saver whose List reads the whole thread whatever
+// its limit (a LangGraph store): pages would read it again each.
+func WholeListing() ExportOption { return func(o *exportOptions) { o.whole = true } }
+
+func (o exportOptions) list(ctx context.Context, saver checkpoint.Saver, threadID string) iter.Seq2[*checkpoint.Tuple, error] {
+	if o.whole {
+		return saver.List(ctx, checkpoint.ListOptions{ThreadID: threadID})
+	}
+	return listPaged(ctx, saver, threadID)
+}
+
+// pageBytes is about how much of a thread's values Export asks the store
+// for at a time: a store reads a page of checkpoints with all their values
+// before handing over the first (SQLite's holds 256), and the writing
+// assistant on a 12 MB topic has 6 checkpoints of 835 MB in all. A
+// variable for tests.
+var pageBytes = 64 << 20
+
+// maxPage is the most checkpoints Export asks for at a time.
+const maxPage = 256
+
+// listPaged lists thread threadID of saver newest first as List does, a
+// page at a time: the first page is one checkpoint, and each next one as
+// many as fit in pageBytes at the size of the last page's, at most twice
+// as many, so memory holds about pageBytes or one checkpoint, and a long
+// thread of small checkpoints costs few pages. Pages follow each other by
+// checkpoint id (ListOptions.Before), which stores keep unique in a thread.
+func listPaged(ctx context.Context, saver checkpoint.Saver, threadID string) iter.Seq2[*checkpoint.Tuple, error] {
+	return func(yield func(*checkpoint.Tuple, error) bool) {
+		limit, before := 1, ""
+		for {
+			n, size := 0, 0
+			for tp, err := range saver.List(ctx, checkpoint.ListOptions{ThreadID: threadID, Before: before, Limit: limit}) {
+				if err != nil {
+					yield(nil, err)
+					return
+				}
+				n++
+				size += tupleSize(tp)
+				before = tp.Ref.CheckpointID
+				if !yield(tp, nil) {
+					return
+				}
+			}
+			if n < limit {
+				return
+			}
+			limit = max(1, min(2*limit, maxPage, pageBytes/max(1, size/n)))
+		}
+	}
+}
+
+// tupleSize is the bytes of tp's values and pending writes.
+func tupleSize(tp *checkpoint.Tuple) int {
+	n := 0
+	for _, b := range tp.Checkpoint.ChannelValues {
+		n += len(b)
+	}
+	for _, pw := range tp.PendingWrites {
+		n += len(pw.Value)
+	}
+	return n
 }
 
 // checkpointOf is tp in a bundle, without its values (sharer.fill).
@@ -315,18 +410,18 @@ func Read(ctx context.Context, saver checkpoint.Saver, threadID string) (*Bundle
 	// and shared in id order once the checkpoints are sorted.
 	type held struct {
 		key  valueKey
-		hash [sha256.Size]byte
+		hash digest
 	}
 	distinct := map[held][]byte{}
 	vals := map[string]map[string]held{}
-	for tp, err := range saver.List(ctx, checkpoint.ListOptions{ThreadID: threadID}) {
+	for tp, err := range listPaged(ctx, saver, threadID) {
 		if err != nil {
 			return nil, fmt.Errorf("export thread %q: %w", threadID, err)
 		}
 		c := checkpointOf(tp)
 		m := make(map[string]held, len(tp.Checkpoint.ChannelValues))
 		for k, v := range tp.Checkpoint.ChannelValues {
-			h := held{valueKey{c.NS, k, c.ChannelVersions[k]}, sha256.Sum256(v)}
+			h := held{valueKey{c.NS, k, c.ChannelVersions[k]}, digestOf(v)}
 			if _, ok := distinct[h]; !ok {
 				distinct[h] = v
 			}
