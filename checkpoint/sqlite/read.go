@@ -248,25 +248,49 @@ const maxCachedStmts = 128
 func (s *Saver) stmt(ctx context.Context, tx *sql.Tx, q string) (*sql.Stmt, error) {
 	s.readStmts.Lock()
 	st := s.readStmts.m[q]
-	if st == nil && len(s.readStmts.m) < maxCachedStmts {
-		var err error
-		if st, err = s.r.PrepareContext(ctx, q); err != nil {
-			s.readStmts.Unlock()
-			return nil, err
-		}
-		if s.readStmts.m == nil {
-			s.readStmts.m = map[string]*sql.Stmt{}
-		}
-		s.readStmts.m[q] = st
-	}
 	s.readStmts.Unlock()
-	if tx == nil { // the pool's own statement, or nil when the cache is full
+	switch {
+	case st != nil && tx == nil:
 		return st, nil
-	}
-	if st == nil { // cache full: a one-off statement, closed with tx
+	case st != nil:
+		return tx.StmtContext(ctx, st), nil
+	case tx != nil:
+		// Preparing on the pool takes a connection of the pool's own, which
+		// a caller holding one in tx could wait for forever: with every
+		// connection in a transaction that asks the same, none comes back.
+		// So tx prepares its own, and the pool's is made by a goroutine that
+		// holds none.
+		go s.cacheStmt(context.WithoutCancel(ctx), q)
 		return tx.PrepareContext(ctx, q)
 	}
-	return tx.StmtContext(ctx, st), nil
+	return s.cacheStmt(ctx, q)
+}
+
+// cacheStmt prepares q on the read pool and keeps it, unless the cache is
+// full (then it returns nil: the caller prepares a one-off). A failure is
+// returned, and only means the next use prepares again.
+func (s *Saver) cacheStmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	s.readStmts.Lock()
+	full := len(s.readStmts.m) >= maxCachedStmts
+	s.readStmts.Unlock()
+	if full {
+		return nil, nil
+	}
+	st, err := s.r.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	s.readStmts.Lock()
+	defer s.readStmts.Unlock()
+	if had := s.readStmts.m[q]; had != nil || s.readStmts.closed || len(s.readStmts.m) >= maxCachedStmts {
+		st.Close() // another caller cached it first, or the saver closed meanwhile
+		return had, nil
+	}
+	if s.readStmts.m == nil {
+		s.readStmts.m = map[string]*sql.Stmt{}
+	}
+	s.readStmts.m[q] = st
+	return st, nil
 }
 
 // read runs fn in a read transaction on the read pool. ctx governs the

@@ -1,8 +1,12 @@
 package sqlite
 
 import (
+	"context"
+	"database/sql"
+	"fmt"
 	"path/filepath"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -74,5 +78,44 @@ func TestScanHeadersStops(t *testing.T) {
 				t.Fatalf("scanHeaders stepped %d rows and sent %d (%v), want %d", got, sent, err, tc.want)
 			}
 		})
+	}
+}
+
+// Every read connection in a transaction that needs a statement not yet
+// prepared: preparing it on the pool would wait for a free connection,
+// which none of them gives back. Each transaction must get its statement.
+func TestStmtWhileEveryReaderHoldsATransaction(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "stmt.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const readers = 4 // Open's default pool
+	var inTx sync.WaitGroup
+	inTx.Add(readers)
+	done := make(chan error, readers)
+	for i := range readers {
+		go func() {
+			done <- s.read(context.Background(), func(ctx context.Context, tx *sql.Tx) error {
+				inTx.Done()
+				inTx.Wait() // every connection is in a transaction now
+				st, err := s.stmt(ctx, tx, fmt.Sprintf("SELECT %d + count(*) FROM checkpoints", i))
+				if err != nil {
+					return err
+				}
+				var n int
+				return st.QueryRowContext(ctx).Scan(&n)
+			})
+		}()
+	}
+	for range readers {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(20 * time.Second): // a hang, not a slow machine
+			t.Fatal("the transactions still wait for their statements after 20 s")
+		}
 	}
 }

@@ -124,7 +124,8 @@ type Saver struct {
 
 	readStmts struct {
 		sync.Mutex
-		m map[string]*sql.Stmt
+		m      map[string]*sql.Stmt
+		closed bool // Close ran: statements prepared since are not kept
 	}
 	// readParams are the read pool's connection parameters, which the
 	// snapshot cache's connection shares.
@@ -201,7 +202,7 @@ func (s *Saver) Close() error {
 	for _, st := range s.readStmts.m {
 		errs = append(errs, st.Close())
 	}
-	s.readStmts.m = nil
+	s.readStmts.m, s.readStmts.closed = nil, true
 	s.readStmts.Unlock()
 	for _, st := range slices.Concat([]*sql.Stmt{s.stmts.putCheckpoint, s.stmts.putLoop, s.stmts.replaceWrite, s.stmts.head, s.stmts.acquireLease, s.stmts.releaseLease}, s.stmts.putBlobs[:], s.stmts.putWrites[:]) {
 		if st != nil {
