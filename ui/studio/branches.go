@@ -75,6 +75,18 @@ func (t *timeline) at(id string) int {
 	return -1
 }
 
+// subColumn is the column sub-lanes are drawn under: the step that ran the
+// subgraph tasks, which is the checkpoint continuing the one that planned
+// them once there is one (the planning checkpoint until then); -1 when the
+// timeline does not hold it.
+func (t *timeline) subColumn(sub *subLanes) int {
+	col := t.at(sub.At)
+	if col >= 0 && t.items[col].cont >= 0 {
+		col = t.items[col].cont
+	}
+	return col
+}
+
 // id returns the checkpoint id of item i, "" when out of range.
 func (t *timeline) id(i int) string {
 	if i < 0 || i >= len(t.items) {

@@ -239,6 +239,10 @@ func TestSubgraphCheckpointOpensInInspector(t *testing.T) {
 	if len(hits) != 12 {
 		t.Fatalf("%d subgraph checkpoints drawn, want 3 lanes × 4", len(hits))
 	}
+	// Under the step that ran the subgraph tasks, not the one that sent them.
+	if col, ran := s.tl.strip.r.subCol, sc.tl.at(sc.tl.prev(sc.head)); col != ran {
+		t.Errorf("the sub-lanes are drawn under column %d, want %d (the step that ran the tasks; %d sent them)", col, ran, sc.tl.at(split))
+	}
 	h := hits[2] // the first lane's "1 gather"
 	act(func() {
 		s.tl.strip.Tapped(&fyne.PointEvent{Position: h.Pos.Add(fyne.NewPos(h.Size.Width/2, h.Size.Height/2))})

@@ -315,7 +315,7 @@ func (r *stripRenderer) MinSize() fyne.Size {
 		for _, l := range sub.Lanes {
 			most = max(most, len(l.Headers))
 		}
-		w = max(w, float32(tlPad+(t.at(sub.At)+1)*colW+most*subCol+120))
+		w = max(w, float32(tlPad+(t.subColumn(sub)+1)*colW+most*subCol+120))
 	}
 	return fyne.NewSize(w, h)
 }
@@ -457,7 +457,7 @@ func (r *stripRenderer) Refresh() {
 	sub := sc.sub
 	col := -1
 	if sub != nil {
-		col = t.at(sub.At)
+		col = t.subColumn(sub)
 	}
 	top := float32(tlPad+max(1, t.lanes)*laneH) + 6
 	if sub != r.sub || col != r.subCol || len(r.subObjs) > 0 || r.subPick != sc.dbg.subID || r.subTop != top {
