@@ -331,3 +331,37 @@ func TestHelpAbout(t *testing.T) {
 		t.Errorf("About says %q", all)
 	}
 }
+
+// Edit & fork on a checkpoint holding a megabyte: the editor never gets
+// the value (a Fyne entry lays out all of it), the fork writes it as it
+// is, and a file can replace it.
+func TestForkDialogOnABigValue(t *testing.T) {
+	saver := memory.New()
+	s := newStudio(t, saver)
+	big := bigText(1 << 20)
+	act(func() { s.startThread("big-1", map[string]any{"topic": big}) })
+	idle(t, s)
+	act(s.editDialog)
+	f, _ := inOverlays[*forkForm](s.win)
+	if f == nil {
+		t.Fatal("no fork dialog")
+	}
+	act(func() { f.ch.SetSelected("topic") })
+	assertBounded(t, "the fork dialog on a 1 MB topic", s.win)
+	if f.editor.Text != "" || !f.editor.Disabled() || f.fromFile.Hidden || !strings.Contains(f.hint.Text, "too large to edit here") {
+		t.Fatalf("editor %d bytes (disabled %v), Replace from file hidden %v, hint %q", len(f.editor.Text), f.editor.Disabled(), f.fromFile.Hidden, f.hint.Text)
+	}
+	if f.forkB.Disabled() {
+		t.Fatalf("Fork disabled: %q", f.errLbl.Text)
+	}
+	act(func() { f.replaceFrom("notes.txt", []byte("a topic from a file")) })
+	act(func() { test.Tap(f.forkB) })
+	idle(t, s)
+	st, err := s.m.graph().Graph.WithSaver(saver).GetState(t.Context(), engine.WithThread("big-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Values["topic"]; got != "a topic from a file" || st.Metadata.Source != checkpoint.SourceUpdate {
+		t.Errorf("after the fork: topic %.40q (source %s), want the file's text", fmt.Sprint(got), st.Metadata.Source)
+	}
+}
