@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/weftstudio/weft/agentserver"
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/memory"
+	"github.com/weftstudio/weft/checkpoint/sqlite"
 	"github.com/weftstudio/weft/engine"
 )
 
@@ -148,7 +150,18 @@ func pairGraph(t testing.TB) *engine.Graph {
 // answer are gone from the checkpoint, so answering again runs both
 // tasks with the new answers.
 func TestRollbackResumedRun(t *testing.T) {
-	saver := memory.New()
+	t.Run("memory", func(t *testing.T) { testRollbackResumedRun(t, memory.New()) })
+	t.Run("sqlite", func(t *testing.T) {
+		saver, err := sqlite.Open(filepath.Join(t.TempDir(), "store.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { saver.Close() })
+		testRollbackResumedRun(t, saver)
+	})
+}
+
+func testRollbackResumedRun(t *testing.T, saver checkpoint.Saver) {
 	h, err := agentserver.New(map[string]*engine.Graph{"pair": pairGraph(t)}, saver)
 	if err != nil {
 		t.Fatal(err)
