@@ -254,3 +254,88 @@ func TestRollbackNeedsRunDeleter(t *testing.T) {
 		t.Errorf("cancel: %d", code)
 	}
 }
+
+// nestedGraph asks its question inside a subgraph, whose next node takes
+// long when the answer is "slow" (until its context ends).
+func nestedGraph(t testing.TB) *engine.Graph {
+	t.Helper()
+	ans := engine.LastValue[string]("answer")
+	done := engine.LastValue[string]("done")
+	sub, err := engine.NewGraph("inner", ans, done).
+		AddNode("ask", func(ctx context.Context, s engine.State) (engine.Output, error) {
+			v, err := engine.Interrupt(ctx, "which?")
+			if err != nil {
+				return nil, err
+			}
+			return engine.Updates(ans.Set(fmt.Sprint(v))), nil
+		}).
+		AddNode("work", func(ctx context.Context, s engine.State) (engine.Output, error) {
+			if ans.Get(s) == "slow" {
+				select {
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				case <-time.After(20 * time.Second):
+				}
+			}
+			return engine.Updates(done.Set("worked on "+ans.Get(s))), nil
+		}).
+		AddEdge(engine.START, "ask").AddEdge("ask", "work").AddEdge("work", engine.END).Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := engine.NewGraph("nested", ans, done).
+		AddSubgraph("inner", sub).
+		AddEdge(engine.START, "inner").AddEdge("inner", engine.END).Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// TestRollbackInSubgraph: a resume of an interrupt inside a subgraph,
+// rolled back after the subgraph's step that took the answer stored a
+// checkpoint and its writes, leaves the subgraph's interrupt waiting as
+// before, in the subgraph's namespace too, and answerable anew.
+func TestRollbackInSubgraph(t *testing.T) {
+	saver := memory.New()
+	h, err := agentserver.New(map[string]*engine.Graph{"nested": nestedGraph(t)}, saver)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	s := &server{t: t, srv: srv, saver: saver}
+	tid := s.newThread(`{}`)
+	if code, v := s.call("POST", "/threads/"+tid+"/runs/wait", `{"assistant_id": "nested", "input": {"answer": "-"}}`); code != 200 || get(v, "__interrupt__") == nil {
+		t.Fatalf("first run: %d %v", code, v)
+	}
+	all := func() []*checkpoint.Tuple {
+		var out []*checkpoint.Tuple
+		for tp, err := range saver.List(context.Background(), checkpoint.ListOptions{ThreadID: tid}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, tp)
+		}
+		return out
+	}
+	before := all()
+	hist, state := s.history(tid)
+	rid := s.background(tid, `{"assistant_id": "nested", "command": {"resume": "slow"}}`)
+	waitFor(t, "the subgraph's step past the answer", func() bool { return len(all()) > len(before) })
+	time.Sleep(50 * time.Millisecond) // into work's wait
+	if code, v := s.call("POST", "/threads/"+tid+"/runs/"+rid+"/cancel?wait=true&action=rollback", ""); code != 204 {
+		t.Fatalf("cancel with rollback: %d %v", code, v)
+	}
+	if got := all(); !reflect.DeepEqual(got, before) {
+		t.Errorf("checkpoints after the rollback (every namespace):\n%d %v\nwant\n%d %v", len(got), got, len(before), before)
+	}
+	gotHist, gotState := s.history(tid)
+	if !reflect.DeepEqual(gotHist, hist) || !reflect.DeepEqual(gotState, state) {
+		t.Errorf("history and state after the rollback:\n%v\n%v\nwant\n%v\n%v", gotHist, gotState, hist, state)
+	}
+	code, v := s.call("POST", "/threads/"+tid+"/runs/wait", `{"assistant_id": "nested", "command": {"resume": "quick"}}`)
+	if code != 200 || get(v, "done") != "worked on quick" {
+		t.Errorf("answering again after the rollback: %d %v", code, v)
+	}
+}
