@@ -277,7 +277,7 @@ func nestedGraph(t testing.TB) *engine.Graph {
 				case <-time.After(20 * time.Second):
 				}
 			}
-			return engine.Updates(done.Set("worked on "+ans.Get(s))), nil
+			return engine.Updates(done.Set("worked on " + ans.Get(s))), nil
 		}).
 		AddEdge(engine.START, "ask").AddEdge("ask", "work").AddEdge("work", engine.END).Compile()
 	if err != nil {
