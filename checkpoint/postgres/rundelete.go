@@ -153,10 +153,18 @@ func (s *Saver) deleteRun(ctx context.Context, tx pgx.Tx, thread, run string, st
 		return fmt.Errorf("delete the run's writes: %w", err)
 	}
 	res.Writes += int(tag.RowsAffected())
+	// Set aside what the remaining checkpoints still use, as one join (a
+	// NOT EXISTS per value scans them per value: seconds for a long run in
+	// a long thread, all of it holding the thread's heads).
+	if _, err := tx.Exec(ctx, `DELETE FROM weft_run_values r USING (
+			SELECT DISTINCT c.checkpoint_ns AS ns, e.key AS channel, e.value::bigint AS version
+			FROM weft_checkpoints c CROSS JOIN LATERAL jsonb_each_text(c.checkpoint->'channel_versions') e
+			WHERE c.thread_id = $1 AND c.checkpoint_ns IN (SELECT DISTINCT ns FROM weft_run_values)) u
+		WHERE r.ns = u.ns AND r.channel = u.channel AND r.version = u.version`, thread); err != nil {
+		return fmt.Errorf("find the values still used: %w", err)
+	}
 	if tag, err = tx.Exec(ctx, `DELETE FROM weft_blobs b USING weft_run_values r
-		WHERE b.thread_id = $1 AND b.checkpoint_ns = r.ns AND b.channel = r.channel AND b.version = r.version
-		AND NOT EXISTS (SELECT 1 FROM weft_checkpoints c
-			WHERE c.thread_id = $1 AND c.checkpoint_ns = r.ns AND c.checkpoint->'channel_versions'->>r.channel = r.version::text)`, thread); err != nil {
+		WHERE b.thread_id = $1 AND b.checkpoint_ns = r.ns AND b.channel = r.channel AND b.version = r.version`, thread); err != nil {
 		return fmt.Errorf("delete the run's values: %w", err)
 	}
 	res.Values = int(tag.RowsAffected())

@@ -168,14 +168,44 @@ WHERE c.thread_id = ?1 AND (c.checkpoint_ns, c.checkpoint_id) IN (SELECT value -
 		return err
 	}
 	res.Writes += n
+	// What the remaining checkpoints of those namespaces use, read once
+	// (a query per value would scan them per value: seconds for a long
+	// run in a long thread, all of it holding the write lock).
+	nsSet := map[string]bool{}
 	for _, u := range used {
-		n, err := count(`DELETE FROM blobs WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND channel = ?3 AND version = ?4
- AND NOT EXISTS (SELECT 1 FROM checkpoints AS c, json_each(c.checkpoint, '$.channel_versions') AS v
-  WHERE c.thread_id = ?1 AND c.checkpoint_ns = ?2 AND v.key = ?3 AND v.value = ?4)`, []any{thread, u.ns, u.channel, u.version})
+		nsSet[u.ns] = true
+	}
+	nss := make([]string, 0, len(nsSet))
+	for ns := range nsSet {
+		nss = append(nss, ns)
+	}
+	nsList, _ := json.Marshal(nss)
+	still := map[val]bool{}
+	if err := scanRows(ctx, tx, `SELECT c.checkpoint_ns, v.key, v.value FROM checkpoints AS c, json_each(c.checkpoint, '$.channel_versions') AS v
+WHERE c.thread_id = ?1 AND c.checkpoint_ns IN (SELECT value FROM json_each(?2))`, []any{thread, string(nsList)}, func(sc func(...any) error) error {
+		var u val
+		if err := sc(&u.ns, &u.channel, &u.version); err != nil {
+			return err
+		}
+		still[u] = true
+		return nil
+	}); err != nil {
+		return err
+	}
+	var unused []any
+	for _, u := range used {
+		if !still[u] {
+			unused = append(unused, []any{u.ns, u.channel, u.version})
+		}
+	}
+	if len(unused) > 0 {
+		uList, _ := json.Marshal(unused)
+		n, err := count(`DELETE FROM blobs WHERE thread_id = ?1
+ AND (checkpoint_ns, channel, version) IN (SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?2))`, []any{thread, string(uList)})
 		if err != nil {
 			return err
 		}
-		res.Values += n
+		res.Values = n
 	}
 	return nil
 }
