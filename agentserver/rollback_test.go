@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -337,5 +338,47 @@ func TestRollbackInSubgraph(t *testing.T) {
 	code, v := s.call("POST", "/threads/"+tid+"/runs/wait", `{"assistant_id": "nested", "command": {"resume": "quick"}}`)
 	if code != 200 || get(v, "done") != "worked on quick" {
 		t.Errorf("answering again after the rollback: %d %v", code, v)
+	}
+}
+
+// refusingSaver is the memory saver whose DeleteRun refuses, as a store
+// does when another run continued from the run's checkpoints.
+type refusingSaver struct{ *memory.Saver }
+
+func (refusingSaver) DeleteRun(ctx context.Context, threadID, runID string, starts ...checkpoint.RunStart) (checkpoint.RunDeleted, error) {
+	return checkpoint.RunDeleted{}, fmt.Errorf("delete run %q: %w", runID, checkpoint.ErrRunContinued)
+}
+
+// TestRollbackRefused: when the store refuses to delete the run, the run
+// still stops, stays listed as interrupted, and its stream says why it was
+// not rolled back; its checkpoints stay.
+func TestRollbackRefused(t *testing.T) {
+	saver := refusingSaver{memory.New()}
+	h, err := agentserver.New(map[string]*engine.Graph{"slow": slowGraph(t)}, saver)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	s := &server{t: t, srv: srv, saver: saver}
+	tid := s.newThread(`{}`)
+	rid := s.background(tid, `{"assistant_id": "slow", "input": {"n": 0, "until": 100000}}`)
+	waitFor(t, "the run's steps", func() bool {
+		_, v := s.call("GET", "/threads/"+tid+"/state", "")
+		n, _ := get(v, "values", "n").(float64)
+		return n > 2
+	})
+	if code, v := s.call("POST", "/threads/"+tid+"/runs/"+rid+"/cancel?wait=true&action=rollback", ""); code != 204 {
+		t.Fatalf("cancel with rollback: %d %v", code, v)
+	}
+	if code, v := s.call("GET", "/threads/"+tid+"/runs/"+rid, ""); code != 200 || str(v, "status") != "interrupted" {
+		t.Errorf("the run whose rollback was refused: %d %v", code, v)
+	}
+	evs := s.joinStream(tid, rid, "")
+	if last := evs[len(evs)-1]; last.Name != "error" || !strings.Contains(str(last.Data, "message"), "not rolled back") || !strings.Contains(str(last.Data, "message"), "another run continued") {
+		t.Errorf("the run's last event: %s %s, want the error saying it was not rolled back and why", last.Name, last.Data)
+	}
+	if _, v := s.call("GET", "/threads/"+tid+"/state", ""); get(v, "values", "n") == nil {
+		t.Errorf("the run's checkpoints went: %v", v)
 	}
 }
