@@ -396,8 +396,9 @@ func (h *Handler) prepare(ctx context.Context, tid string, body runBody) (*prepa
 	// The claim outlives the request: a background run goes on after it.
 	claim, err := g.Claim(context.WithoutCancel(ctx), engine.WithThread(p.thread), engine.WithLeaseTTL(h.leaseTTL),
 		engine.WithLeaseOwner(engine.DefaultLeaseOwner()+" Agent Server run "+runID))
-	// Under interrupt or enqueue a run of another process sharing the
-	// store is waited for (this process's runs were, above).
+	// Under interrupt, rollback or enqueue a run of another process
+	// sharing the store is waited for, neither stopped nor rolled back
+	// (this process's runs were, above): only its own process holds it.
 	for wait := time.Now().Add(leaseWait); errors.Is(err, checkpoint.ErrLeaseHeld) && strategy != "reject" && time.Now().Before(wait) && ctx.Err() == nil; {
 		time.Sleep(100 * time.Millisecond)
 		claim, err = g.Claim(context.WithoutCancel(ctx), engine.WithThread(p.thread), engine.WithLeaseTTL(h.leaseTTL),
