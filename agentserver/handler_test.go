@@ -475,7 +475,6 @@ func TestBadRequests(t *testing.T) {
 		{"/threads/" + tid + "/runs/wait", `{"assistant_id": "approval", "input": {"topic": "y"}, "command": {"resume": 1}}`, 400, "not both"},
 		{"/threads/" + tid + "/runs/stream", `{"assistant_id": "approval", "input": {"topic": "x"}, "stream_mode": ["bogus"]}`, 422, "bogus"},
 		{"/threads/" + tid + "/runs/wait", `{"assistant_id": "approval", "input": {"nokey": 1}}`, 400, "nokey"},
-		{"/threads/" + tid + "/runs/wait", `{"assistant_id": "approval", "input": {}, "multitask_strategy": "rollback"}`, 501, "rollback"},
 		{"/threads/" + tid + "/runs/wait", `{"assistant_id": "approval", "input": {}, "multitask_strategy": "later"}`, 422, "later"},
 		{"/threads/" + tid + "/state", `{"values": {"topic": "z"}, "checkpoint_id": "nope"}`, 404, "Checkpoint"},
 		{"/threads/" + tid + "/state", `{"values": {"topic": "z"}, "as_node": "ghost"}`, 400, "ghost"},

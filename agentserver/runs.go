@@ -44,6 +44,27 @@ type runRec struct {
 	// newer run under multitask_strategy interrupt stops the run at once,
 	// as LangGraph aborts its node, and the step it was in stores nothing.
 	abort context.CancelFunc
+	// rollback (guarded by mu) asks that the run, once stopped, be
+	// deleted with the checkpoints it wrote and the writes it added to
+	// the checkpoints it started from (starts, recorded before it ran);
+	// ending is set when the run is past the point where it can be asked.
+	rollback, ending bool
+	starts           []checkpoint.RunStart
+	startsErr        error // why starts could not be recorded; a rollback then deletes nothing
+}
+
+// askRollback asks the run to stop and be rolled back; false when it has
+// already ended (or is ending).
+func (rr *runRec) askRollback() bool {
+	rr.mu.Lock()
+	if rr.ending {
+		rr.mu.Unlock()
+		return false
+	}
+	rr.rollback = true
+	rr.mu.Unlock()
+	rr.interrupt()
+	return true
 }
 
 // interrupt stops the run now: its node's context is cancelled and it
@@ -190,6 +211,7 @@ type prepared struct {
 	subgraphs        bool
 	rec              *runRec
 	claim            *engine.Claim
+	from             string // the checkpoint the request named to start from; "" for the thread's head
 }
 
 // httpErr is a refused request: its status and sentence.
@@ -245,7 +267,9 @@ func (h *Handler) prepare(ctx context.Context, tid string, body runBody) (*prepa
 		strategy = "reject"
 	case "reject", "interrupt", "enqueue":
 	case "rollback":
-		return nil, refuse(http.StatusNotImplemented, "multitask_strategy rollback is not built on this server: the checkpoint store cannot delete one run's checkpoints; use interrupt, enqueue or reject")
+		if _, ok := h.saver.(checkpoint.RunDeleter); !ok {
+			return nil, refuse(http.StatusNotImplemented, "multitask_strategy rollback needs a checkpoint store that can delete one run (checkpoint.RunDeleter), which %T cannot; use interrupt, enqueue or reject", h.saver)
+		}
 	default:
 		return nil, refuse(http.StatusUnprocessableEntity, "multitask_strategy must be reject, interrupt, rollback or enqueue, not %q", strategy)
 	}
@@ -283,7 +307,7 @@ func (h *Handler) prepare(ctx context.Context, tid string, body runBody) (*prepa
 	if tid == "" {
 		p.stateless, p.thread = true, uuid.NewString()
 	} else {
-		if strategy != "reject" && !h.waitFree(ctx, tid, strategy == "interrupt") {
+		if strategy != "reject" && !h.waitFree(ctx, tid, strategy) {
 			return nil, refuse(http.StatusServiceUnavailable, "the request ended while waiting for thread %s to be free", tid)
 		}
 		t, ok, err := h.findThread(ctx, tid)
@@ -317,6 +341,7 @@ func (h *Handler) prepare(ctx context.Context, tid string, body runBody) (*prepa
 		}
 		snap = s
 		p.opts = append(p.opts, engine.WithCheckpoint(cid))
+		p.from = cid
 	}
 	// Input or command.
 	hasInput := len(body.Input) > 0 && strings.TrimSpace(string(body.Input)) != "null"
@@ -371,8 +396,9 @@ func (h *Handler) prepare(ctx context.Context, tid string, body runBody) (*prepa
 	// The claim outlives the request: a background run goes on after it.
 	claim, err := g.Claim(context.WithoutCancel(ctx), engine.WithThread(p.thread), engine.WithLeaseTTL(h.leaseTTL),
 		engine.WithLeaseOwner(engine.DefaultLeaseOwner()+" Agent Server run "+runID))
-	// Under interrupt or enqueue a run of another process sharing the
-	// store is waited for (this process's runs were, above).
+	// Under interrupt, rollback or enqueue a run of another process
+	// sharing the store is waited for, neither stopped nor rolled back
+	// (this process's runs were, above): only its own process holds it.
 	for wait := time.Now().Add(leaseWait); errors.Is(err, checkpoint.ErrLeaseHeld) && strategy != "reject" && time.Now().Before(wait) && ctx.Err() == nil; {
 		time.Sleep(100 * time.Millisecond)
 		claim, err = g.Claim(context.WithoutCancel(ctx), engine.WithThread(p.thread), engine.WithLeaseTTL(h.leaseTTL),
@@ -423,9 +449,9 @@ func (h *Handler) prepare(ctx context.Context, tid string, body runBody) (*prepa
 const leaseWait = time.Minute
 
 // waitFree waits until this process runs nothing on thread tid, first
-// asking its runs to stop when interrupt is set; false when ctx ended
-// first.
-func (h *Handler) waitFree(ctx context.Context, tid string, interrupt bool) bool {
+// asking its runs to stop (strategy interrupt) or to stop and be rolled
+// back (strategy rollback); false when ctx ended first.
+func (h *Handler) waitFree(ctx context.Context, tid, strategy string) bool {
 	for {
 		h.mu.Lock()
 		var busy []*runRec
@@ -439,8 +465,11 @@ func (h *Handler) waitFree(ctx context.Context, tid string, interrupt bool) bool
 			return true
 		}
 		for _, rr := range busy {
-			if interrupt {
+			switch strategy {
+			case "interrupt":
 				rr.interrupt()
+			case "rollback":
+				rr.askRollback()
 			}
 			select {
 			case <-rr.done:
@@ -603,6 +632,9 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 		chains = newChainEvents(rr.id, p.taskMeta)
 		chains.start(p.rawInput, emit)
 	}
+	if _, ok := h.saver.(checkpoint.RunDeleter); ok && !p.stateless {
+		rr.starts, rr.startsErr = h.runStarts(ctx, p)
+	}
 	opts := append(slices.Clone(p.opts), engine.WithStopCheck(gone))
 	var last any
 	var asked any // the interrupts of the run's last values chunk that had them
@@ -645,6 +677,13 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 			}
 			emit(name, out.data)
 		}
+	}
+	rr.mu.Lock()
+	rr.ending = true
+	rollback := rr.rollback
+	rr.mu.Unlock()
+	if rollback && h.rollback(ctx, p) {
+		return
 	}
 	if chains != nil && status == "success" { // a cancelled or failed run has no end, as its nodes have none
 		if snap, err := p.g.GetState(ctx, engine.WithThread(p.thread)); err == nil {
@@ -1045,24 +1084,29 @@ func (h *Handler) joinStream(w http.ResponseWriter, r *http.Request) {
 	sendEvents(w, r, rr, from)
 }
 
-// cancelRun stops a run at its next step boundary (action=interrupt, the
-// default); wait=true answers once it has stopped. action=rollback is not
-// built: the store cannot delete one run's checkpoints.
+// cancelRun stops a run now, its running node's context cancelled
+// (action=interrupt, the default), or stops it and deletes it with the
+// checkpoints it wrote, so the thread is as it was before the run
+// (action=rollback); wait=true answers once that is done.
 func (h *Handler) cancelRun(w http.ResponseWriter, r *http.Request) {
 	rr, ok := h.threadRun(w, r)
 	if !ok {
 		return
 	}
+	rollback := false
 	switch a := r.URL.Query().Get("action"); a {
 	case "", "interrupt":
 	case "rollback":
-		fail(w, http.StatusNotImplemented, "cancel with action=rollback is not built on this server: the checkpoint store cannot delete one run's checkpoints; use action=interrupt")
-		return
+		if _, ok := h.saver.(checkpoint.RunDeleter); !ok {
+			fail(w, http.StatusNotImplemented, "cancel with action=rollback needs a checkpoint store that can delete one run (checkpoint.RunDeleter), which %T cannot; use action=interrupt", h.saver)
+			return
+		}
+		rollback = true
 	default:
 		fail(w, http.StatusUnprocessableEntity, "action must be interrupt or rollback, not %q", a)
 		return
 	}
-	if rr.finished() {
+	if rr.finished() || rollback && !rr.askRollback() {
 		fail(w, http.StatusConflict, "Run %s has already ended", rr.id)
 		return
 	}

@@ -78,9 +78,6 @@ func TestCancelAndJoin(t *testing.T) {
 			break
 		}
 	}
-	if code, v := s.call("POST", "/threads/"+tid+"/runs/"+rid+"/cancel?action=rollback", ""); code != 501 {
-		t.Errorf("rollback: %d %v", code, v)
-	}
 	if code, _ := s.call("POST", "/threads/"+tid+"/runs/"+rid+"/cancel?wait=true&action=interrupt", ""); code != 204 {
 		t.Fatalf("cancel: %d", code)
 	}

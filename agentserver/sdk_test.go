@@ -26,7 +26,9 @@ import (
 // the review interrupt, state, history, a resume with a Command, a search
 // by metadata, a fork, a background run and join, and a refused resume;
 // then the tool agent's tokens in messages-tuple and map-reduce's subgraph
-// events named mode|namespace, on stateless runs.
+// events named mode|namespace, on stateless runs; and two runs rolled
+// back, by multitaskStrategy "rollback" and by a cancel with action
+// "rollback".
 func TestSDK(t *testing.T) {
 	node := nodetest.Installed(t, "e2e", "@langchain/langgraph-sdk")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -41,6 +43,7 @@ func TestSDK(t *testing.T) {
 	for _, g := range byID {
 		graphs = append(graphs, g)
 	}
+	byID["slow"] = slowGraph(t) // a run still going when the next comes, for the rollbacks
 	h, err := agentserver.New(byID, st)
 	if err != nil {
 		t.Fatal(err)
@@ -95,6 +98,16 @@ func TestSDK(t *testing.T) {
 			Node string
 		}
 		SubgraphEvents []string
+		Rollback       struct {
+			Steps                 bool
+			N                     float64
+			FirstGone, SecondGone any
+			KeptBefore            bool
+			Added                 int
+			SameAsMid             bool
+			Status                string
+			Runs                  int
+		}
 	}
 	if err := nodetest.LastJSON(out, &seen); err != nil {
 		t.Fatalf("node printed %s: %v", out, err)
@@ -159,6 +172,14 @@ func TestSDK(t *testing.T) {
 	}
 	if !slices.Contains(seen.SubgraphEvents, "updates|summarize") {
 		t.Errorf("map-reduce with stream_subgraphs: events %v, want updates|summarize:<task>", seen.SubgraphEvents)
+	}
+	// Both rolled-back runs are gone (404) with their checkpoints: the
+	// history after the cancel is the one before the second slow run, the
+	// one before the first plus the run that rolled it back (counting 2 →
+	// 4 from the state before it, not 1003 → 1004).
+	rb := seen.Rollback
+	if !rb.Steps || rb.N != 4 || rb.FirstGone != 404.0 || rb.SecondGone != 404.0 || !rb.KeptBefore || !rb.SameAsMid || rb.Added == 0 || rb.Status != "idle" || rb.Runs != 2 {
+		t.Errorf("rollback through the SDK: %+v, want both runs 404, n 4, only the rolling-back run's checkpoints added, the thread idle with 2 runs", rb)
 	}
 	cancel()
 	if err := wait(); err != nil {

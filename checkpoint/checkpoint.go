@@ -17,10 +17,10 @@
 //     checkpoint (Tasks), so a timeline can show "what ran" without loading
 //     pending writes.
 //
-// Optional capabilities (listing threads, pruning, copying, statistics,
-// light-weight history, leases that keep one run per thread) are separate
-// small interfaces that callers find by type assertion, so a minimal saver
-// stays minimal.
+// Optional capabilities (listing threads, pruning, copying, deleting one
+// run, statistics, light-weight history, leases that keep one run per
+// thread) are separate small interfaces that callers find by type
+// assertion, so a minimal saver stays minimal.
 package checkpoint
 
 import (
@@ -255,6 +255,53 @@ type Copier interface {
 	CopyThread(ctx context.Context, srcThreadID, dstThreadID string) error
 }
 
+// RunStart is a checkpoint a run started from, with the pending writes it
+// held then (as Get returned them before the run): what RunDeleter puts
+// back. A run's tasks store their writes on the checkpoint the run starts
+// from, which is not the run's own (it has another run id, or none), so
+// deleting the run's checkpoints alone would leave them, and a later resume
+// would take those tasks as done.
+type RunStart struct {
+	Ref    Ref            // the checkpoint; CheckpointID must be set
+	Writes []PendingWrite // its writes before the run; nil or empty when it had none
+}
+
+// RunDeleted says what RunDeleter.DeleteRun removed.
+type RunDeleted struct {
+	Checkpoints int // checkpoints of the run, in every namespace
+	Writes      int // pending writes: those of the run's checkpoints and those the run added to its starts
+	Restored    int // special writes of the starts the run had replaced, put back
+	Values      int // channel values no remaining checkpoint uses
+}
+
+// RunDeleter is an optional Saver capability: undo one run, as LangGraph's
+// server does on a cancel with action rollback.
+//
+// DeleteRun deletes every checkpoint of threadID whose Metadata.RunID is
+// runID, in every namespace (subgraph checkpoints too), with their pending
+// writes and the channel values only they used, and sets the pending writes
+// of each start back to start.Writes: a write the store holds that is not
+// listed (same task id, channel, value and task path) is deleted, and a
+// listed special write (SpecialIndex) the store no longer holds (the run
+// replaced it) is stored again. An ordinary listed write the store lacks is
+// left out: no run removes one. Starts that are among the deleted
+// checkpoints are skipped. A run with no checkpoints deletes none and still
+// resets its starts; no starts resets nothing.
+//
+// It refuses, deleting nothing, when a checkpoint of another run (or of
+// none) descends from one of the run's checkpoints — its parent, or one of
+// its Metadata.Parents, is one of them: an error wrapping ErrRunContinued
+// naming that checkpoint. An empty threadID is ErrNoThread, an empty runID
+// an error (it would select every checkpoint without a run), a start of
+// another thread or without a checkpoint id an error, a start that is not
+// stored an error wrapping ErrNotFound; all of them delete nothing.
+//
+// Savers backed by a database do it in one transaction: a crash leaves
+// the thread as it was or as the run never happened.
+type RunDeleter interface {
+	DeleteRun(ctx context.Context, threadID, runID string, starts ...RunStart) (RunDeleted, error)
+}
+
 // Stats describes a store's size. Zero fields are unknown.
 type Stats struct {
 	Threads     int
@@ -354,6 +401,10 @@ var (
 	// chain's order (see NewIDAfter), and such a child would never be the
 	// head. Ids minted by NewIDAfter never get it.
 	ErrIDBeforeParent = errors.New("checkpoint id does not sort after its parent's")
+	// ErrRunContinued is returned by RunDeleter.DeleteRun when a
+	// checkpoint of another run descends from the run's: deleting the run
+	// would leave that checkpoint without its parent.
+	ErrRunContinued = errors.New("another run continued from the run's checkpoints")
 	// ErrReadOnly is returned by writes to a store opened read-only, for
 	// example a file written by a newer version of Weft.
 	ErrReadOnly = errors.New("checkpoint store is read-only")

@@ -91,4 +91,40 @@ for await (const c of client.runs.stream(null, "map-reduce", { input: { subjects
 }
 seen.subgraphEvents = [...sub];
 
+// Rollback: a slow run rolled back by a newer run (multitaskStrategy
+// "rollback"), another by a cancel with action "rollback". Each is gone,
+// and so is every checkpoint it wrote.
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const rt = await client.threads.create();
+await client.runs.wait(rt.thread_id, "slow", { input: { n: 0, until: 2 } });
+const histBefore = (await client.threads.getHistory(rt.thread_id, { limit: 1000 })).map((h) => h.checkpoint.checkpoint_id);
+const stepsOf = async (min) => {
+  for (let i = 0; i < 1000; i++) {
+    if (((await client.threads.getState(rt.thread_id)).values.n ?? 0) >= min) return true;
+    await sleep(10);
+  }
+  return false;
+};
+const gone = (runId) => client.runs.get(rt.thread_id, runId).then(() => "found", (e) => e.status ?? String(e));
+const first = await client.runs.create(rt.thread_id, "slow", { input: { n: 1000, until: 100000 } });
+const firstSteps = await stepsOf(1003);
+const after = await client.runs.wait(rt.thread_id, "slow", { input: { until: 4 }, multitaskStrategy: "rollback" });
+// The history once the rollback run ended, before the second slow run.
+const histMid = (await client.threads.getHistory(rt.thread_id, { limit: 1000 })).map((h) => h.checkpoint.checkpoint_id);
+const second = await client.runs.create(rt.thread_id, "slow", { input: { n: 2000, until: 100000 } });
+const secondSteps = await stepsOf(2003);
+await client.runs.cancel(rt.thread_id, second.run_id, true, "rollback");
+const histAfter = (await client.threads.getHistory(rt.thread_id, { limit: 1000 })).map((h) => h.checkpoint.checkpoint_id);
+seen.rollback = {
+  steps: firstSteps && secondSteps,
+  n: after.n,
+  firstGone: await gone(first.run_id),
+  secondGone: await gone(second.run_id),
+  keptBefore: histBefore.every((id) => histAfter.includes(id)),
+  added: histAfter.length - histBefore.length,
+  sameAsMid: histAfter.length === histMid.length && histAfter.every((id, i) => id === histMid[i]),
+  status: (await client.threads.get(rt.thread_id)).status,
+  runs: (await client.runs.list(rt.thread_id)).length,
+};
+
 console.log(JSON.stringify(seen));

@@ -11,7 +11,7 @@
 // generated list combinations, deleteThread) and the Python package
 // langgraph-checkpoint-conformance (put, put_writes, get_tuple, list,
 // delete_thread, copy_thread, prune). Cases for the optional capabilities
-// (checkpoint.Pruner, Copier, ThreadLister, HeaderLister, StatsReporter,
+// (checkpoint.Pruner, Copier, RunDeleter, ThreadLister, HeaderLister, StatsReporter,
 // StorageReporter, PolicyPruner, Vacuumer, ThreadSearcher, Watcher) run only when
 // the saver implements them. Weft's own contract adds mutation safety,
 // concurrent use, write ordering, the storage model (one value per channel
@@ -20,9 +20,9 @@
 // rule of checkpoint.ErrConflict.
 //
 // Every case gets a fresh saver from newSaver, except the generated list
-// combinations, which share one saver filled once. There are 179 cases
+// combinations, which share one saver filled once. There are 187 cases
 // (put 31, put_writes 19, get 18, list 20, delete_thread 5, prune 11,
-// copy_thread 5, list_threads 4, list_headers 1, stats 1, storage 8,
+// copy_thread 5, delete_run 8, list_threads 4, list_headers 1, stats 1, storage 8,
 // prune_by 8, vacuum 1, search_threads 9, safety 7, lease 11, conflict 6,
 // limits 5, lease_holder 6, watch 3) plus the 432 generated list
 // combinations.
@@ -55,7 +55,9 @@
 //     nothing to migrate.
 //   - JS deltaChannelHistory and Python delta-channel cases: DeltaChannel is
 //     beta in LangGraph 1.2 and out of scope for the engine.
-//   - Python delete_for_runs: Weft has no such capability.
+//   - Python delete_for_runs: Weft's checkpoint.RunDeleter deletes one
+//     run and also resets the writes it added to the checkpoint it started
+//     from; its own cases (delete_run) cover that instead.
 //   - Python "put_writes idempotent across restart" needs a saver that can be
 //     reopened; the SQLite saver's own tests cover it.
 package checkpointtest
@@ -91,6 +93,7 @@ func Run(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver) {
 		{"delete_thread", deleteCases()},
 		{"prune", pruneCases()},
 		{"copy_thread", copyCases()},
+		{"delete_run", runDeleteCases()},
 		{"list_threads", threadCases()},
 		{"list_headers", headerCases()},
 		{"stats", statsCases()},

@@ -10,7 +10,7 @@
 // is stored.
 //
 // Besides checkpoint.Saver it implements every optional capability:
-// ThreadLister, Pruner, Copier, StatsReporter, HeaderLister and Leaser (its
+// ThreadLister, Pruner, Copier, RunDeleter, StatsReporter, HeaderLister and Leaser (its
 // leases hold within this process, like its data). A Saver is safe for
 // concurrent use.
 package memory

@@ -181,8 +181,8 @@ const migrateLockKey = 0x57656674 // "Weft"
 // Saver is a checkpoint store in a PostgreSQL database. Create it with Open
 // and release it with Close. It is safe for concurrent use by many goroutines
 // and processes, and implements every optional capability:
-// checkpoint.ThreadLister, Pruner, Copier, StatsReporter, HeaderLister and
-// Leaser, plus PruneOlderThan.
+// checkpoint.ThreadLister, Pruner, Copier, RunDeleter, StatsReporter,
+// HeaderLister and Leaser, plus PruneOlderThan.
 type Saver struct {
 	pool   *pgxpool.Pool
 	schema string

@@ -93,8 +93,8 @@ var (
 
 // Saver is a checkpoint store in one SQLite file. Create it with Open and
 // release it with Close. It is safe for concurrent use and implements every
-// optional capability: checkpoint.ThreadLister, Pruner, Copier, StatsReporter,
-// HeaderLister and Leaser.
+// optional capability: checkpoint.ThreadLister, Pruner, Copier, RunDeleter,
+// StatsReporter, HeaderLister and Leaser.
 type Saver struct {
 	path   string
 	w      *sql.DB // one connection; nil when read-only
