@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 )
 
@@ -181,4 +182,51 @@ func DecodeVector(b []byte, into []float32) ([]float32, error) {
 		into = append(into, math.Float32frombits(binary.LittleEndian.Uint32(b[i:])))
 	}
 	return into, nil
+}
+
+// Ranking collects a semantic search's matches as a store reads them, one
+// row per embedded field of an item, and keeps each item's best score:
+// what every store's semantic search shares. The zero value is empty and
+// ready.
+type Ranking struct {
+	best map[[2]string]*Item
+	vec  []float32
+}
+
+// Add scores the item (namespace prefix, key, updated at) by the stored
+// vector blob against the query's vector qv. A blob that does not decode
+// is an error naming the item.
+func (r *Ranking) Add(qv []float32, prefix, key string, updated time.Time, blob []byte) error {
+	vec, err := DecodeVector(blob, r.vec[:0])
+	if err != nil {
+		return fmt.Errorf("item %s/%s: %w", prefix, key, err)
+	}
+	r.vec = vec
+	s := Cosine(qv, vec)
+	k := [2]string{prefix, key}
+	if b := r.best[k]; b == nil {
+		if r.best == nil {
+			r.best = map[[2]string]*Item{}
+		}
+		r.best[k] = &Item{Namespace: ParseNamespace(prefix), Key: key, UpdatedAt: updated, Score: &s}
+	} else if s > *b.Score {
+		*b.Score = s
+	}
+	return nil
+}
+
+// Page returns the items best first (SortItems), from offset, at most
+// limit of them: namespace, key, updated time and score, no value (the
+// store reads the values of the page alone).
+func (r *Ranking) Page(offset, limit int) []Item {
+	ranked := make([]Item, 0, len(r.best))
+	for _, it := range r.best {
+		ranked = append(ranked, *it)
+	}
+	SortItems(ranked, true)
+	if offset >= len(ranked) {
+		return nil
+	}
+	ranked = ranked[offset:]
+	return ranked[:min(limit, len(ranked))]
 }

@@ -609,8 +609,7 @@ func (l *LongTerm) semantic(ctx context.Context, tx *sql.Tx, q longterm.SearchQu
 	if err != nil {
 		return nil, err
 	}
-	best := map[[2]string]*longterm.Item{}
-	var vec []float32
+	var rank longterm.Ranking
 	for rows.Next() {
 		var prefix, key string
 		var updated int64
@@ -619,32 +618,19 @@ func (l *LongTerm) semantic(ctx context.Context, tx *sql.Tx, q longterm.SearchQu
 			rows.Close()
 			return nil, err
 		}
-		if vec, err = longterm.DecodeVector(blob, vec[:0]); err != nil {
+		if err := rank.Add(qv, prefix, key, time.Unix(0, updated).UTC(), blob); err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("item %s/%s: %w", prefix, key, err)
-		}
-		s := longterm.Cosine(qv, vec)
-		k := [2]string{prefix, key}
-		if b := best[k]; b == nil {
-			best[k] = &longterm.Item{Namespace: longterm.ParseNamespace(prefix), Key: key, UpdatedAt: time.Unix(0, updated).UTC(), Score: &s}
-		} else if s > *b.Score {
-			*b.Score = s
+			return nil, err
 		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	ranked := make([]longterm.Item, 0, len(best))
-	for _, it := range best {
-		ranked = append(ranked, *it)
-	}
-	longterm.SortItems(ranked, true)
-	if q.Offset >= len(ranked) {
+	ranked := rank.Page(q.Offset, limit)
+	if len(ranked) == 0 {
 		return nil, nil
 	}
-	ranked = ranked[q.Offset:]
-	ranked = ranked[:min(limit, len(ranked))]
 	get, err := l.prep(ctx, tx, "SELECT "+ltSelect+" FROM store_items i WHERE prefix = ? AND key = ?")
 	if err != nil {
 		return nil, err
