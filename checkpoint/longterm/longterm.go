@@ -254,6 +254,42 @@ func (c Config) Clock() func() time.Time {
 	return time.Now
 }
 
+// A PreparedPut is a put checked and made ready for a store to write: what
+// every implementation does before it touches its tables.
+type PreparedPut struct {
+	// Options are the put's options, applied.
+	Options PutOptions
+	// Raw is the value's canonical JSON; Value the value it decodes to.
+	Raw   []byte
+	Value map[string]any
+	// Vectors are the embeddings of the fields Config.EmbedFields names,
+	// in that order; nil when nothing is embedded.
+	Vectors [][]float32
+}
+
+// PreparePut checks a put of value at ns and key with opts (namespace,
+// key, options, value), makes the value canonical and embeds it with c's
+// embedder. An embedder's failure is returned as it is, for the store to
+// say where it happened.
+func (c Config) PreparePut(ctx context.Context, ns Namespace, key string, value map[string]any, opts []PutOption) (PreparedPut, error) {
+	var p PreparedPut
+	if err := CheckNamespace(ns); err != nil {
+		return p, err
+	}
+	if err := CheckKey(ns, key); err != nil {
+		return p, err
+	}
+	var err error
+	if p.Options, err = ApplyPut(opts); err != nil {
+		return p, err
+	}
+	if p.Raw, p.Value, err = Canonical(value); err != nil {
+		return p, err
+	}
+	p.Vectors, err = Embed(ctx, c.Embedder, p.Value, c.EmbedFields(p.Options))
+	return p, err
+}
+
 // EmbedFields returns the fields to embed for a put with o: nil when
 // nothing is embedded.
 func (c Config) EmbedFields(o PutOptions) []string {
@@ -339,6 +375,19 @@ func CheckSearch(q SearchQuery) (limit int, err error) {
 		return DefaultSearchLimit, nil
 	}
 	return q.Limit, nil
+}
+
+// Literal returns the labels of q's prefix before its first "*": the part
+// a store can look up by range, the rest matched by ListNamespaces.
+func (q NamespaceQuery) Literal() Namespace {
+	var lit Namespace
+	for _, p := range q.Prefix {
+		if p == "*" {
+			break
+		}
+		lit = append(lit, p)
+	}
+	return lit
 }
 
 // CheckNamespaceQuery checks q and returns its limit (the default for 0).

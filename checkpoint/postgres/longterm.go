@@ -113,24 +113,11 @@ func (l *LongTerm) Get(ctx context.Context, ns longterm.Namespace, key string, o
 
 // Put stores value at ns and key; see longterm.Store.
 func (l *LongTerm) Put(ctx context.Context, ns longterm.Namespace, key string, value map[string]any, opts ...longterm.PutOption) error {
-	if err := longterm.CheckNamespace(ns); err != nil {
-		return err
-	}
-	if err := longterm.CheckKey(ns, key); err != nil {
-		return err
-	}
-	o, err := longterm.ApplyPut(opts)
-	if err != nil {
-		return err
-	}
-	raw, v, err := longterm.Canonical(value)
-	if err != nil {
-		return err
-	}
-	vecs, err := longterm.Embed(ctx, l.cfg.Embedder, v, l.cfg.EmbedFields(o))
+	pp, err := l.cfg.PreparePut(ctx, ns, key, value, opts)
 	if err != nil {
 		return l.wrap("put", err)
 	}
+	o, raw, vecs := pp.Options, pp.Raw, pp.Vectors
 	if err := l.s.writable(ctx); err != nil {
 		return l.wrap("put", err)
 	}
@@ -361,13 +348,7 @@ func (l *LongTerm) ListNamespaces(ctx context.Context, q longterm.NamespaceQuery
 	if _, err := longterm.CheckNamespaceQuery(q); err != nil {
 		return nil, err
 	}
-	var lit longterm.Namespace
-	for _, p := range q.Prefix {
-		if p == "*" {
-			break
-		}
-		lit = append(lit, p)
-	}
+	lit := q.Literal()
 	w, args, err := pgWhere("i", lit, l.now().UnixNano(), nil, nil)
 	if err != nil {
 		return nil, err

@@ -159,24 +159,11 @@ func (l *LongTerm) Get(ctx context.Context, ns longterm.Namespace, key string, o
 
 // Put stores value at ns and key; see longterm.Store.
 func (l *LongTerm) Put(ctx context.Context, ns longterm.Namespace, key string, value map[string]any, opts ...longterm.PutOption) error {
-	if err := longterm.CheckNamespace(ns); err != nil {
-		return err
-	}
-	if err := longterm.CheckKey(ns, key); err != nil {
-		return err
-	}
-	o, err := longterm.ApplyPut(opts)
-	if err != nil {
-		return err
-	}
-	raw, v, err := longterm.Canonical(value)
-	if err != nil {
-		return err
-	}
-	vecs, err := longterm.Embed(ctx, l.cfg.Embedder, v, l.cfg.EmbedFields(o))
+	pp, err := l.cfg.PreparePut(ctx, ns, key, value, opts)
 	if err != nil {
 		return l.wrap("put", err)
 	}
+	o, raw, v, vecs := pp.Options, pp.Raw, pp.Value, pp.Vectors
 	fields := indexFields(v)
 	if err := l.prepare(ctx); err != nil {
 		return err
@@ -658,13 +645,7 @@ func (l *LongTerm) ListNamespaces(ctx context.Context, q longterm.NamespaceQuery
 		return nil, err
 	}
 	// A literal head of the prefix narrows the scan to a key range.
-	var lit longterm.Namespace
-	for _, p := range q.Prefix {
-		if p == "*" {
-			break
-		}
-		lit = append(lit, p)
-	}
+	lit := q.Literal()
 	w, args, err := where("i", lit, l.now().UnixNano(), nil)
 	if err != nil {
 		return nil, err
