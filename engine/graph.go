@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/nodecache"
 )
 
 // Graph is a compiled, runnable graph. It is immutable and safe for
@@ -34,6 +35,7 @@ type Graph struct {
 	after       []string
 	topo        Topology
 	reference   Reference // WithReference
+	cache       nodecache.Cache // WithCache
 	hooks       []RunHook // WithRunHook, in the order given
 	// scratch pools putScratch between runs; shared by WithSaver copies,
 	// which have the same channels and nodes.
@@ -49,6 +51,7 @@ type node struct {
 	start    bool   // the hidden __start__ node
 	deferred bool
 	retry    *RetryPolicy
+	cache    *CachePolicy
 	timeout  time.Duration
 	triggers []int // channel indexes, sorted
 	edges    []int // branch:to:Y channels written after the node

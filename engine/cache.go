@@ -1,0 +1,235 @@
+package engine
+
+// This file is the node cache (LangGraph's CachePolicy): a node with a
+// policy, in a graph compiled WithCache, is not run on an input it has seen;
+// the writes it made then are applied instead.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/nodecache"
+)
+
+// CachePolicy makes a node's writes reusable: when the node's task has the
+// key of an earlier successful run of the node (in any thread) whose entry
+// has not expired, the node is not run and the writes of that run — state
+// writes, edges, routes and Sends alike, as LangGraph caches them — are
+// applied as its writes. The zero CachePolicy keys on the whole input and
+// never expires.
+type CachePolicy struct {
+	// Key makes the cache key of the node's input: the state as the step
+	// found it, or a push task's Send argument (ArgAs). Two inputs with the
+	// same key share an entry. nil keys on the whole input: every state
+	// channel that has a value (or the Send argument), encoded as stored.
+	// An error fails the run before the step runs.
+	Key func(State) (string, error)
+	// TTL is how long an entry serves hits after it is written; 0 keeps it
+	// until the cache is cleared.
+	TTL time.Duration
+}
+
+// WithCachePolicy caches the node's writes by its input (see CachePolicy).
+// It takes effect in a graph compiled with WithCache; a subgraph's nodes use
+// the subgraph's cache, or, when it has none, the cache of the graph that
+// runs it.
+func WithCachePolicy(p CachePolicy) NodeOption {
+	if p.TTL < 0 {
+		p.TTL = 0
+	}
+	return func(n *nodeDef) { n.cache = &p }
+}
+
+// WithCache gives the graph a node cache: the nodes added WithCachePolicy
+// keep their writes in c (nodecache.NewMemory, or a store's NodeCache).
+// Entries are named by the graph's name and the node's, so graphs of
+// different names can share one cache.
+func WithCache(c nodecache.Cache) CompileOption { return func(cc *compileConfig) { cc.cache = c } }
+
+// Cache returns the node cache given at Compile, or nil.
+func (gr *Graph) Cache() nodecache.Cache { return gr.cache }
+
+// ErrNoCache is returned by ClearCache for a graph compiled without a cache.
+var ErrNoCache = errors.New("graph has no node cache (compile it with engine.WithCache)")
+
+// ClearCache deletes the cached writes of the named nodes, so their next
+// tasks run. With no names it clears every node of the graph following
+// Python LangGraph (its clear_cache), and the whole cache — other graphs'
+// entries too — following LangGraphJS (its clearCache). An unknown node is
+// an error; a graph without a cache returns ErrNoCache.
+func (gr *Graph) ClearCache(ctx context.Context, nodes ...string) error {
+	if gr.cache == nil {
+		return fmt.Errorf("graph %q: %w", gr.name, ErrNoCache)
+	}
+	if len(nodes) == 0 {
+		if gr.reference == LangGraphJS {
+			return gr.cache.Clear(ctx)
+		}
+		for _, n := range gr.nodes {
+			if !n.start {
+				nodes = append(nodes, n.name)
+			}
+		}
+	}
+	ns := make([]string, 0, len(nodes))
+	for _, name := range nodes {
+		if _, ok := gr.nodeIdx[name]; !ok || name == START {
+			return fmt.Errorf("graph %q: clear cache: no node %q", gr.name, name)
+		}
+		ns = append(ns, cacheNS(gr, name))
+	}
+	return gr.cache.Clear(ctx, ns...)
+}
+
+// cacheNS is the cache namespace of graph g's node: its names joined by
+// "|" (node names contain no "|", so the last one splits them).
+func cacheNS(g *Graph, node string) string { return g.name + "|" + node }
+
+// nodeCache is the cache of the run's nodes: its graph's, else that of the
+// nearest graph running it as a subgraph.
+func (rt *runtime) nodeCache() nodecache.Cache {
+	for p := rt; p != nil; p = p.cfg.parentRT {
+		if p.g.cache != nil {
+			return p.g.cache
+		}
+	}
+	return nil
+}
+
+// serveCached looks the step's cacheable tasks up in the node cache before
+// they run. A hit gets the cached writes, is reported as LangGraph reports
+// it (an updates event marked cached, no task result) and, following
+// LangGraphJS, stored as the task's pending writes; it returns the tasks
+// still to run. A miss keeps its key, for storeCached.
+func (rt *runtime) serveCached(todo []*task) ([]*task, error) {
+	c := rt.nodeCache()
+	if c == nil {
+		return todo, nil
+	}
+	kept := todo[:0]
+	for _, t := range todo {
+		if t.node.cache == nil || t.node.start {
+			kept = append(kept, t)
+			continue
+		}
+		key, err := rt.cacheKey(t)
+		if err != nil {
+			return nil, &NodeError{Node: t.name, TaskID: t.id, NS: rt.ns, Err: fmt.Errorf("cache key: %w", err)}
+		}
+		ws, ok, err := c.Get(rt.ctx, cacheNS(rt.g, t.name), key)
+		if err != nil {
+			return nil, &NodeError{Node: t.name, TaskID: t.id, NS: rt.ns, Err: fmt.Errorf("reading the node cache: %w", err)}
+		}
+		if !ok {
+			t.cacheKey = key
+			kept = append(kept, t)
+			continue
+		}
+		if err := rt.serveHit(t, ws); err != nil {
+			return nil, err
+		}
+	}
+	return kept, nil
+}
+
+// serveHit gives t the cached writes ws and reports it.
+func (rt *runtime) serveHit(t *task, ws []checkpoint.Write) error {
+	for _, w := range ws {
+		i, ok := rt.g.chanIdx[w.Channel]
+		if !ok {
+			return &NodeError{Node: t.name, TaskID: t.id, NS: rt.ns, Err: fmt.Errorf("the node cache holds a write to channel %q, which graph %q does not declare (clear the node's cache)", w.Channel, rt.g.name)}
+		}
+		v, err := decodeWrite(rt.g.specs[i], w.Value)
+		if err != nil {
+			return &NodeError{Node: t.name, TaskID: t.id, NS: rt.ns, Err: fmt.Errorf("the node cache's write to %q: %w (clear the node's cache)", w.Channel, err)}
+		}
+		t.writes = append(t.writes, cwrite{i, v})
+	}
+	t.restored, t.cached = true, true
+	rt.emitUpdate(t, true)
+	if rt.em.on(ModeLifecycle) {
+		rt.em.emit(Event{Mode: ModeLifecycle, Step: rt.step, Lifecycle: &Lifecycle{Kind: TaskEnd, TaskID: t.id, Node: t.name, Path: t.path, Cached: true}})
+	}
+	if rt.saver != nil && rt.js() {
+		// LangGraph.js puts a hit's writes like a run's; Python keeps them
+		// out of the checkpoint, so a resume looks the task up again.
+		stored := ws
+		if len(stored) == 0 {
+			stored = []checkpoint.Write{{Channel: checkpoint.NoWrites, Value: []byte("null")}}
+		}
+		rt.storeTaskWrites(t, stored)
+		if t.err != nil {
+			return t.err
+		}
+	}
+	return nil
+}
+
+// storeCached keeps a task's writes in the node cache after it succeeded,
+// under the key serveCached found missing.
+func (rt *runtime) storeCached(t *task) {
+	if t.cacheKey == "" || t.err != nil {
+		return
+	}
+	ws, err := rt.encodeWrites(t.writes)
+	if err == nil {
+		err = rt.nodeCache().Set(rt.ctx, cacheNS(rt.g, t.name), t.cacheKey, ws, t.node.cache.TTL)
+	}
+	if err != nil {
+		t.err = &NodeError{Node: t.name, TaskID: t.id, NS: rt.ns, Err: fmt.Errorf("cannot keep its writes in the node cache: %w", err)}
+	}
+}
+
+// cacheKey is the node cache's key of t's input: a hash of what the
+// policy's Key makes of it, or of the input as stored.
+func (rt *runtime) cacheKey(t *task) (string, error) {
+	h := sha256.New()
+	if k := t.node.cache.Key; k != nil {
+		s := State{r: committedReader{rt}}
+		if t.push {
+			s = State{arg: t.arg}
+			if vals, ok := t.arg.(Values); ok {
+				s.r = valuesReader(vals)
+			}
+		}
+		key, err := k(s)
+		if err != nil {
+			return "", err
+		}
+		h.Write([]byte{'k'})
+		h.Write([]byte(key))
+	} else if t.push {
+		b, err := encodeLoose(t.arg)
+		if err != nil {
+			return "", fmt.Errorf("the Send argument: %w (give the policy a Key)", err)
+		}
+		h.Write([]byte{'a'})
+		h.Write(b)
+	} else {
+		h.Write([]byte{'s'})
+		var sb strings.Builder
+		for i := 0; i < rt.g.nState; i++ {
+			v, ok := rt.ch[i].get()
+			if !ok {
+				continue
+			}
+			s := rt.g.specs[i]
+			b, err := s.codec.encode(v)
+			if err != nil {
+				return "", fmt.Errorf("channel %q: %w (give the policy a Key)", s.name, err)
+			}
+			sb.Reset()
+			fmt.Fprintf(&sb, "%d:%s=%d:", len(s.name), s.name, len(b))
+			h.Write([]byte(sb.String()))
+			h.Write(b)
+		}
+	}
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0])), nil
+}
