@@ -14,6 +14,8 @@
 // call committed survives a crash of the process. A fourth table, leases
 // (migrations/0002_leases.sql), records which run holds each thread
 // (checkpoint.Leaser).
+// The table node_cache (migrations/0004_node_cache.sql) holds the node
+// cache NodeCache returns.
 //
 // The file carries PRAGMA application_id 0x57656674 ("Weft") and PRAGMA
 // user_version = the schema version (SchemaVersion), so Open recognises its
