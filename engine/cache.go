@@ -10,7 +10,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
+	"slices"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
@@ -126,8 +128,8 @@ func (rt *runtime) serveCached(todo []*task) ([]*task, error) {
 		if err != nil {
 			return nil, &NodeError{Node: t.name, TaskID: t.id, NS: rt.ns, Err: fmt.Errorf("reading the node cache: %w", err)}
 		}
+		t.cacheKey = key
 		if !ok {
-			t.cacheKey = key
 			kept = append(kept, t)
 			continue
 		}
@@ -138,20 +140,61 @@ func (rt *runtime) serveCached(todo []*task) ([]*task, error) {
 	return kept, nil
 }
 
+// hitMemo keeps the decoded writes of cache entries, by namespace and key,
+// with the writes they were decoded from: a cache that returns the very
+// same writes for a hit again (nodecache.Memory does, until the entry is
+// replaced) is not decoded again. Decoded values are shared between runs,
+// as values read from State are: read-only.
+type hitMemo struct {
+	mu sync.Mutex
+	m  map[string]memoEntry
+}
+
+type memoEntry struct {
+	raw []checkpoint.Write
+	dec []cwrite
+}
+
+// hitMemoMax bounds a graph's memo; past it the memo starts again.
+const hitMemoMax = 4096
+
+func (m *hitMemo) get(id string, ws []checkpoint.Write) ([]cwrite, bool) {
+	if len(ws) == 0 {
+		return nil, false
+	}
+	m.mu.Lock()
+	e, ok := m.m[id]
+	m.mu.Unlock()
+	if !ok || len(e.raw) != len(ws) || &e.raw[0] != &ws[0] {
+		return nil, false
+	}
+	return e.dec, true
+}
+
+func (m *hitMemo) put(id string, ws []checkpoint.Write, dec []cwrite) {
+	if len(ws) == 0 {
+		return
+	}
+	m.mu.Lock()
+	if m.m == nil || len(m.m) >= hitMemoMax {
+		m.m = map[string]memoEntry{}
+	}
+	m.m[id] = memoEntry{ws, dec}
+	m.mu.Unlock()
+}
+
 // serveHit gives t the cached writes ws and reports it.
 func (rt *runtime) serveHit(t *task, ws []checkpoint.Write) error {
-	for _, w := range ws {
-		i, ok := rt.g.chanIdx[w.Channel]
-		if !ok {
-			return &NodeError{Node: t.name, TaskID: t.id, NS: rt.ns, Err: fmt.Errorf("the node cache holds a write to channel %q, which graph %q does not declare (clear the node's cache)", w.Channel, rt.g.name)}
-		}
-		v, err := decodeWrite(rt.g.specs[i], w.Value)
-		if err != nil {
-			return &NodeError{Node: t.name, TaskID: t.id, NS: rt.ns, Err: fmt.Errorf("the node cache's write to %q: %w (clear the node's cache)", w.Channel, err)}
-		}
-		t.writes = append(t.writes, cwrite{i, v})
+	id := t.name + "|" + t.cacheKey
+	if dec, ok := rt.g.memo.get(id, ws); ok {
+		t.writes = append(t.writes, dec...)
+	} else if err := rt.decodeHit(t, ws); err != nil {
+		return err
+	} else {
+		rt.g.memo.put(id, ws, slices.Clone(t.writes))
 	}
 	t.restored, t.cached = true, true
+	t.cacheKey = ""
 	rt.emitUpdate(t, true)
 	if rt.em.on(ModeLifecycle) {
 		rt.em.emit(Event{Mode: ModeLifecycle, Step: rt.step, Lifecycle: &Lifecycle{Kind: TaskEnd, TaskID: t.id, Node: t.name, Path: t.path, Cached: true}})
@@ -167,6 +210,22 @@ func (rt *runtime) serveHit(t *task, ws []checkpoint.Write) error {
 		if t.err != nil {
 			return t.err
 		}
+	}
+	return nil
+}
+
+// decodeHit decodes the cached writes ws into t's writes.
+func (rt *runtime) decodeHit(t *task, ws []checkpoint.Write) error {
+	for _, w := range ws {
+		i, ok := rt.g.chanIdx[w.Channel]
+		if !ok {
+			return &NodeError{Node: t.name, TaskID: t.id, NS: rt.ns, Err: fmt.Errorf("the node cache holds a write to channel %q, which graph %q does not declare (clear the node's cache)", w.Channel, rt.g.name)}
+		}
+		v, err := decodeWrite(rt.g.specs[i], w.Value)
+		if err != nil {
+			return &NodeError{Node: t.name, TaskID: t.id, NS: rt.ns, Err: fmt.Errorf("the node cache's write to %q: %w (clear the node's cache)", w.Channel, err)}
+		}
+		t.writes = append(t.writes, cwrite{i, v})
 	}
 	return nil
 }
@@ -212,8 +271,10 @@ func (rt *runtime) cacheKey(t *task) (string, error) {
 		h.Write([]byte{'a'})
 		h.Write(b)
 	} else {
-		h.Write([]byte{'s'})
-		var sb strings.Builder
+		// Each channel as "<len>:<name>=<len>:<value>", so no two states
+		// hash the same bytes.
+		buf := make([]byte, 0, 64)
+		buf = append(buf, 's')
 		for i := 0; i < rt.g.nState; i++ {
 			v, ok := rt.ch[i].get()
 			if !ok {
@@ -224,11 +285,15 @@ func (rt *runtime) cacheKey(t *task) (string, error) {
 			if err != nil {
 				return "", fmt.Errorf("channel %q: %w (give the policy a Key)", s.name, err)
 			}
-			sb.Reset()
-			fmt.Fprintf(&sb, "%d:%s=%d:", len(s.name), s.name, len(b))
-			h.Write([]byte(sb.String()))
-			h.Write(b)
+			buf = strconv.AppendInt(buf, int64(len(s.name)), 10)
+			buf = append(buf, ':')
+			buf = append(buf, s.name...)
+			buf = append(buf, '=')
+			buf = strconv.AppendInt(buf, int64(len(b)), 10)
+			buf = append(buf, ':')
+			buf = append(buf, b...)
 		}
+		h.Write(buf)
 	}
 	var sum [sha256.Size]byte
 	return hex.EncodeToString(h.Sum(sum[:0])), nil

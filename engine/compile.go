@@ -22,7 +22,7 @@ func (g *StateGraph) Compile(opts ...CompileOption) (*Graph, error) {
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
 	out := &Graph{name: g.name, chanIdx: map[string]int{}, nodeIdx: map[string]int{}, saver: cc.saver, scratch: &sync.Pool{},
-		before: cc.interruptBefore, after: cc.interruptAfter, reference: cc.reference, cache: cc.cache}
+		before: cc.interruptBefore, after: cc.interruptAfter, reference: cc.reference, cache: cc.cache, memo: &hitMemo{}}
 	addSpec := func(s *chanSpec) int {
 		out.chanIdx[s.name] = len(out.specs)
 		out.specs = append(out.specs, s)

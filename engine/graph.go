@@ -36,6 +36,7 @@ type Graph struct {
 	topo        Topology
 	reference   Reference // WithReference
 	cache       nodecache.Cache // WithCache
+	memo        *hitMemo        // decoded cache hits (cache.go)
 	hooks       []RunHook // WithRunHook, in the order given
 	// scratch pools putScratch between runs; shared by WithSaver copies,
 	// which have the same channels and nodes.

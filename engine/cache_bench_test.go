@@ -1,0 +1,107 @@
+package engine_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"path/filepath"
+	"testing"
+
+	"github.com/weftstudio/weft/checkpoint/nodecache"
+	"github.com/weftstudio/weft/checkpoint/sqlite"
+	"github.com/weftstudio/weft/engine"
+)
+
+// workBlock is what a "working" node hashes: 16 KiB, tens of microseconds
+// of CPU, the scale of a quick tool call (a model call takes milliseconds).
+var workBlock = make([]byte, 16<<10)
+
+// cachedChain10 is B1's chain (10 nodes each adding 1 to count and its
+// name to log), each node cached when c is not nil, and each doing
+// workBlock's hashing first when work is set.
+func cachedChain10(t testing.TB, c nodecache.Cache, work bool) *engine.Graph {
+	count := engine.LastValue[int]("count")
+	log := engine.List[string]("log")
+	b := engine.NewGraph("chain10", count, log)
+	prev := engine.START
+	for i := range 10 {
+		name := string(rune('a' + i))
+		var opts []engine.NodeOption
+		if c != nil {
+			opts = append(opts, engine.WithCachePolicy(engine.CachePolicy{}))
+		}
+		b.AddNode(name, func(_ context.Context, s engine.State) (engine.Output, error) {
+			if work {
+				sha256.Sum256(workBlock)
+			}
+			return engine.Update{count.Set(count.Get(s) + 1), log.Add(name)}, nil
+		}, opts...)
+		b.AddEdge(prev, name)
+		prev = name
+	}
+	var copts []engine.CompileOption
+	if c != nil {
+		copts = append(copts, engine.WithCache(c))
+	}
+	g, err := b.Compile(copts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func benchCachedChain(b *testing.B, g *engine.Graph) {
+	in := engine.Values{"count": 0}
+	if res, err := g.Invoke(ctx, in); err != nil || res.Values["count"] != 10 { // fills the cache
+		b.Fatal(err, res)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := g.Invoke(ctx, in)
+		if err != nil || res.Values["count"] != 10 {
+			b.Fatal(err, res)
+		}
+	}
+}
+
+// BenchmarkB1CacheHitMemory: every node of B1's chain is a hit in the
+// in-memory cache. Against BenchmarkB1Chain10 it gives the cost of a hit
+// over a node that does next to nothing.
+func BenchmarkB1CacheHitMemory(b *testing.B) {
+	benchCachedChain(b, cachedChain10(b, nodecache.NewMemory(), false))
+}
+
+// BenchmarkB1CacheHitSQLite is the same with the SQLite store's cache.
+func BenchmarkB1CacheHitSQLite(b *testing.B) {
+	s, err := sqlite.Open(filepath.Join(b.TempDir(), "weft.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	benchCachedChain(b, cachedChain10(b, s.NodeCache(), false))
+}
+
+// BenchmarkB1WorkUncached is B1's chain with nodes that each hash 16 KiB;
+// BenchmarkB1WorkCacheHit the same chain cached, every node a hit.
+func BenchmarkB1WorkUncached(b *testing.B) { benchCachedChain(b, cachedChain10(b, nil, true)) }
+func BenchmarkB1WorkCacheHit(b *testing.B) {
+	benchCachedChain(b, cachedChain10(b, nodecache.NewMemory(), true))
+}
+
+// TestCacheHitCheaperThanWork checks the point of the cache on the
+// benchmark's graphs: a chain whose nodes all hit runs faster than the
+// same chain running its working nodes, and its nodes do not run.
+func TestCacheHitCheaperThanWork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing")
+	}
+	run := func(g *engine.Graph) float64 {
+		r := testing.Benchmark(func(b *testing.B) { benchCachedChain(b, g) })
+		return float64(r.NsPerOp())
+	}
+	work := run(cachedChain10(t, nil, true))
+	hit := run(cachedChain10(t, nodecache.NewMemory(), true))
+	if hit >= work/2 {
+		t.Errorf("a chain of cache hits took %.0f ns against %.0f ns running its nodes: a hit should cost a fraction of a 16 KiB hash", hit, work)
+	}
+}
