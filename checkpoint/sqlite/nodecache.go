@@ -29,8 +29,15 @@ type cachedWrite struct {
 
 func (c nodeCache) Get(ctx context.Context, ns, key string) ([]checkpoint.Write, bool, error) {
 	var blob []byte
-	err := c.s.r.QueryRowContext(ctx, `SELECT writes FROM node_cache WHERE ns = ? AND key = ? AND (expires_at = 0 OR expires_at > ?)`,
-		ns, key, time.Now().UnixMilli()).Scan(&blob)
+	const q = `SELECT writes FROM node_cache WHERE ns = ? AND key = ? AND (expires_at = 0 OR expires_at > ?)`
+	st, err := c.s.stmt(ctx, nil, q) // prepared once: a hit is one lookup
+	if err == nil {
+		if st != nil {
+			err = st.QueryRowContext(ctx, ns, key, time.Now().UnixMilli()).Scan(&blob)
+		} else {
+			err = c.s.r.QueryRowContext(ctx, q, ns, key, time.Now().UnixMilli()).Scan(&blob)
+		}
+	}
 	if err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, false, nil
