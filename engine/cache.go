@@ -38,9 +38,10 @@ type CachePolicy struct {
 }
 
 // WithCachePolicy caches the node's writes by its input (see CachePolicy).
-// It takes effect in a graph compiled with WithCache; a subgraph's nodes use
-// the subgraph's cache, or, when it has none, the cache of the graph that
-// runs it.
+// It takes effect in a graph compiled with WithCache: as in both
+// LangGraphs, a subgraph's nodes use the subgraph's own cache, never that
+// of the graph running it, so a subgraph compiled without one runs its
+// nodes every time.
 func WithCachePolicy(p CachePolicy) NodeOption {
 	if p.TTL < 0 {
 		p.TTL = 0
@@ -93,16 +94,9 @@ func (gr *Graph) ClearCache(ctx context.Context, nodes ...string) error {
 // "|" (node names contain no "|", so the last one splits them).
 func cacheNS(g *Graph, node string) string { return g.name + "|" + node }
 
-// nodeCache is the cache of the run's nodes: its graph's, else that of the
-// nearest graph running it as a subgraph.
-func (rt *runtime) nodeCache() nodecache.Cache {
-	for p := rt; p != nil; p = p.cfg.parentRT {
-		if p.g.cache != nil {
-			return p.g.cache
-		}
-	}
-	return nil
-}
+// nodeCache is the cache of the run's nodes: its own graph's, not a
+// parent's (both LangGraphs keep a subgraph to its own).
+func (rt *runtime) nodeCache() nodecache.Cache { return rt.g.cache }
 
 // serveCached looks the step's cacheable tasks up in the node cache before
 // they run. A hit gets the cached writes, is reported as LangGraph reports

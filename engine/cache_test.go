@@ -212,31 +212,59 @@ func TestClearCacheWithoutCache(t *testing.T) {
 	}
 }
 
-func TestCacheInheritedBySubgraph(t *testing.T) {
-	var runs atomic.Int64
+// TestCacheSubgraphOwnCache: a subgraph's cached node uses the subgraph's
+// own cache (WithCache on the subgraph), not the parent's, as in both
+// LangGraphs (scenario cache_subgraph_node).
+func TestCacheSubgraphOwnCache(t *testing.T) {
 	x := engine.LastValue[string]("x")
 	y := engine.LastValue[string]("y")
-	sub, err := engine.NewGraph("inner", x, y).
-		AddNode("slow", func(_ context.Context, s engine.State) (engine.Output, error) {
-			return engine.Update{y.Set(fmt.Sprintf("%s@%d", x.Get(s), runs.Add(1)))}, nil
-		}, engine.WithCachePolicy(engine.CachePolicy{})).
-		AddEdge(engine.START, "slow").Compile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := nodecache.NewMemory()
-	g, err := engine.NewGraph("outer", x, y).AddSubgraph("child", sub).AddEdge(engine.START, "child").
-		Compile(engine.WithSaver(memory.New()), engine.WithCache(c))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, th := range []string{"1", "2"} {
-		res, err := g.Invoke(ctx, engine.Values{"x": "a"}, engine.WithThread(th))
-		if err != nil || res.Values["y"] != "a@1" {
-			t.Fatalf("thread %s: %v %v, want y a@1", th, res.Values, err)
+	build := func(subCache nodecache.Cache) (*engine.Graph, *nodecache.Memory, *atomic.Int64) {
+		var runs atomic.Int64
+		var sopts []engine.CompileOption
+		if subCache != nil {
+			sopts = append(sopts, engine.WithCache(subCache))
 		}
+		sub, err := engine.NewGraph("inner", x, y).
+			AddNode("slow", func(_ context.Context, s engine.State) (engine.Output, error) {
+				return engine.Update{y.Set(fmt.Sprintf("%s@%d", x.Get(s), runs.Add(1)))}, nil
+			}, engine.WithCachePolicy(engine.CachePolicy{})).
+			AddEdge(engine.START, "slow").Compile(sopts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parent := nodecache.NewMemory()
+		g, err := engine.NewGraph("outer", x, y).AddSubgraph("child", sub).AddEdge(engine.START, "child").
+			Compile(engine.WithSaver(memory.New()), engine.WithCache(parent))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g, parent, &runs
 	}
-	if c.Len() != 1 {
-		t.Errorf("cache holds %d entries, want the inner node's one", c.Len())
+	for _, own := range []bool{false, true} {
+		var c *nodecache.Memory
+		var subCache nodecache.Cache
+		if own {
+			c = nodecache.NewMemory()
+			subCache = c
+		}
+		g, parent, runs := build(subCache)
+		for _, th := range []string{"1", "2"} {
+			if _, err := g.Invoke(ctx, engine.Values{"x": "a"}, engine.WithThread(th)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := int64(2)
+		if own {
+			want = 1
+		}
+		if runs.Load() != want {
+			t.Errorf("subgraph with its own cache %v: the inner node ran %d times, want %d", own, runs.Load(), want)
+		}
+		if parent.Len() != 0 {
+			t.Errorf("the parent's cache holds %d entries, want none", parent.Len())
+		}
+		if own && c.Len() != 1 {
+			t.Errorf("the subgraph's cache holds %d entries, want 1", c.Len())
+		}
 	}
 }
