@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/weftstudio/weft/checkpoint/nodecache"
 	"github.com/weftstudio/weft/checkpoint/sqlite"
@@ -109,4 +111,47 @@ func TestCacheHitAllocations(t *testing.T) {
 	if hit > plain+20 {
 		t.Errorf("ten cache hits allocate %.0f objects per run against %.0f running the nodes: more than two per hit", hit, plain)
 	}
+}
+
+// BenchmarkB1CacheHitCost measures what a hit costs against the node it
+// replaces with less noise than separate benchmarks on a shared machine:
+// rounds of B1's chain, the chain of hits and the chain of 16 KiB-hashing
+// nodes, run back to back, and the medians of each round's differences
+// per node. It reports ns/hit (over running B1's trivial node), ns/node
+// (the hashing node's own work) and hit-% (the first over the second).
+// Run it alone: go test -run '^$' -bench B1CacheHitCost ./engine
+func BenchmarkB1CacheHitCost(b *testing.B) {
+	plain := cachedChain10(b, nil, false)
+	hit := cachedChain10(b, nodecache.NewMemory(), false)
+	work := cachedChain10(b, nil, true)
+	in := engine.Values{"count": 0}
+	ns := func(g *engine.Graph) float64 {
+		const n = 500
+		start := time.Now()
+		for range n {
+			if res, err := g.Invoke(ctx, in); err != nil || res.Values["count"] != 10 {
+				b.Fatal(err, res)
+			}
+		}
+		return float64(time.Since(start).Nanoseconds()) / n
+	}
+	ns(plain)
+	ns(hit) // fills the cache
+	ns(work)
+	var dh, dw []float64
+	for b.Loop() {
+		for range 12 {
+			p := ns(plain)
+			dh = append(dh, (ns(hit)-p)/10)
+			dw = append(dw, (ns(work)-p)/10)
+		}
+	}
+	med := func(v []float64) float64 {
+		slices.Sort(v)
+		return (v[(len(v)-1)/2] + v[len(v)/2]) / 2
+	}
+	h, w := med(dh), med(dw)
+	b.ReportMetric(h, "ns/hit")
+	b.ReportMetric(w, "ns/node")
+	b.ReportMetric(100*h/w, "hit-%")
 }
