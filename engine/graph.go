@@ -15,16 +15,16 @@ import (
 // Graph is a compiled, runnable graph. It is immutable and safe for
 // concurrent runs; each run keeps its own channels.
 type Graph struct {
-	name    string
-	specs   []*chanSpec // state channels first (nState of them), then internal ones
-	nState  int
+	name   string
+	specs  []*chanSpec // state channels first (nState of them), then internal ones
+	nState int
 	// triggers counts the specs that are nodes' trigger channels.
 	triggers int
-	chanIdx map[string]int
-	startCh int
-	tasksCh int
-	nodes   []*node // sorted by name, so a node's index orders it by name
-	nodeIdx map[string]int
+	chanIdx  map[string]int
+	startCh  int
+	tasksCh  int
+	nodes    []*node // sorted by name, so a node's index orders it by name
+	nodeIdx  map[string]int
 	// declared lists node indexes in the order the nodes were added, START
 	// first: the order tasks are planned in when any node may run.
 	declared []int
@@ -34,10 +34,10 @@ type Graph struct {
 	before      []string
 	after       []string
 	topo        Topology
-	reference   Reference // WithReference
+	reference   Reference       // WithReference
 	cache       nodecache.Cache // WithCache
 	memo        *hitMemo        // decoded cache hits (cache.go)
-	hooks       []RunHook // WithRunHook, in the order given
+	hooks       []RunHook       // WithRunHook, in the order given
 	// scratch pools putScratch between runs; shared by WithSaver copies,
 	// which have the same channels and nodes.
 	scratch *sync.Pool
