@@ -55,6 +55,15 @@ func WithCachePolicy(p CachePolicy) NodeOption {
 // different names can share one cache.
 func WithCache(c nodecache.Cache) CompileOption { return func(cc *compileConfig) { cc.cache = c } }
 
+// WithCache returns a copy of the graph whose nodes keep their writes in c
+// instead (nil: none), as WithSaver binds a store: a program opening a
+// store gives the graph the store's cache (its NodeCache).
+func (gr *Graph) WithCache(c nodecache.Cache) *Graph {
+	cp := *gr
+	cp.cache = c
+	return &cp
+}
+
 // Cache returns the node cache given at Compile, or nil.
 func (gr *Graph) Cache() nodecache.Cache { return gr.cache }
 

@@ -200,6 +200,25 @@ func TestCacheBackendErrorIsReported(t *testing.T) {
 	}
 }
 
+func TestGraphWithCacheBindsAnotherCache(t *testing.T) {
+	var runs atomic.Int64
+	first := nodecache.NewMemory()
+	g := cachedGraph(t, first, engine.CachePolicy{}, &runs)
+	second := nodecache.NewMemory()
+	h := g.WithCache(second)
+	if h.Cache() != nodecache.Cache(second) || g.Cache() != nodecache.Cache(first) {
+		t.Fatal("WithCache did not bind the copy alone")
+	}
+	for _, th := range []string{"1", "2"} {
+		if _, err := h.Invoke(ctx, engine.Values{"topic": "kelp"}, engine.WithThread(th)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if runs.Load() != 1 || second.Len() != 1 || first.Len() != 0 {
+		t.Fatalf("runs %d, entries %d in the bound cache and %d in the compiled one; want 1, 1, 0", runs.Load(), second.Len(), first.Len())
+	}
+}
+
 func TestClearCacheWithoutCache(t *testing.T) {
 	g, err := engine.NewGraph("none", engine.LastValue[int]("x")).
 		AddNode("a", func(context.Context, engine.State) (engine.Output, error) { return nil, nil }).
