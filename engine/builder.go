@@ -10,6 +10,7 @@ import (
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/longterm"
+	"github.com/weftstudio/weft/checkpoint/nodecache"
 )
 
 // NodeFunc is a node's body. It reads the state and returns what to write
@@ -103,6 +104,7 @@ type nodeDef struct {
 	sub          *Graph
 	deferred     bool
 	retry        *RetryPolicy
+	cache        *CachePolicy
 	timeout      time.Duration
 	destinations []string
 	writes       []string
@@ -307,6 +309,7 @@ type compileConfig struct {
 	interruptAfter  []string
 	retry           *RetryPolicy
 	reference       Reference
+	cache           nodecache.Cache
 }
 
 // WithSaver stores every super-step's checkpoint in s; runs then belong to

@@ -22,7 +22,7 @@ func (g *StateGraph) Compile(opts ...CompileOption) (*Graph, error) {
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
 	out := &Graph{name: g.name, chanIdx: map[string]int{}, nodeIdx: map[string]int{}, saver: cc.saver, store: cc.store, scratch: &sync.Pool{},
-		before: cc.interruptBefore, after: cc.interruptAfter, reference: cc.reference}
+		before: cc.interruptBefore, after: cc.interruptAfter, reference: cc.reference, cache: cc.cache, memo: &hitMemo{}}
 	addSpec := func(s *chanSpec) int {
 		out.chanIdx[s.name] = len(out.specs)
 		out.specs = append(out.specs, s)
@@ -70,7 +70,7 @@ func (g *StateGraph) Compile(opts ...CompileOption) (*Graph, error) {
 				}
 			}
 		}
-		n := &node{name: d.name, idx: i, fn: d.fn, sub: d.sub, deferred: d.deferred, retry: d.retry, timeout: d.timeout, start: d.name == START, pullPath: "pull:" + d.name}
+		n := &node{name: d.name, idx: i, fn: d.fn, sub: d.sub, deferred: d.deferred, retry: d.retry, cache: d.cache, timeout: d.timeout, start: d.name == START, pullPath: "pull:" + d.name}
 		if n.retry == nil {
 			n.retry = cc.retry
 		}

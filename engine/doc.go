@@ -66,6 +66,15 @@
 //     ClassConnection and errors that say nothing included, are retried.
 //     LangGraph.js: every error is retried. In both, panics, cancellation,
 //     interrupts and Permanent errors are not.
+//   - B9 Node cache hits: a cached task (WithCachePolicy) served by the
+//     node cache. LangGraph.js stores its writes as the task's pending
+//     writes, so when a sibling interrupts the step the snapshot shows the
+//     task done with its result and a resume applies those writes. Python
+//     keeps them out of the checkpoint: the snapshot lists the task as
+//     next, and a resume looks it up in the cache again (and runs it if the
+//     entry is gone). ClearCache with no nodes empties the whole cache
+//     following LangGraph.js (its clearCache takes no nodes), and clears
+//     the graph's own nodes following Python (clear_cache).
 //
 // Go errors have no classes: an error declares its ErrorClass with a method
 // ErrorClass() ErrorClass; ClassOf also classifies the standard library's
@@ -109,6 +118,14 @@
 //     does not fit) are Permanent under both references, as LangGraph does
 //     not retry the ValueError and KeyError it raises for the ones it has;
 //     an InvalidUpdateError (a Send to END) is retried, as in LangGraph.
+//   - Node cache: entries are named by the graph's and the node's names
+//     (LangGraph: the node's function and name) and keyed by a SHA-256 of
+//     the key; without a Key the key is the node's input as stored (every
+//     state channel with a value, or the Send argument), where LangGraph
+//     pickles (Python) or JSON-encodes (LangGraph.js) the input. ClearCache
+//     of an unknown node, or of a graph without a cache, is an error
+//     (Python skips unknown nodes; LangGraph.js ignores a missing cache).
+//     Writes to Untracked channels are not cached (they are never stored).
 //
 // A task that fails stores its error with the writes its node made before
 // the error (its state update, say, when a conditional edge then fails), as
@@ -140,6 +157,21 @@
 // instead of failing with a RecursionLimitError. LangGraph.js 1.7.3 has no
 // managed values; a graph reads the same numbers under either reference.
 // RunContext gives the run's static context (WithRunContext).
+//
+// # Caching nodes
+//
+// A node added WithCachePolicy, in a graph compiled WithCache, is looked up
+// before its task runs, after the interrupt-before check, by a key over its
+// input, in every thread: a hit does not run the node and applies the
+// writes of the run that filled the entry — state writes, edges, routes
+// and Sends, so a conditional edge is not evaluated again. It streams as
+// LangGraph's: a task start, an updates event with Cached (LangGraph's
+// __metadata__ {"cached": true}) and CacheHit, and no task result;
+// ModeLifecycle's TaskEnd says Cached. Only a task that succeeds fills an
+// entry. Nothing about the cache is stored in checkpoints beyond B9.
+// Graph.ClearCache clears it; package checkpoint/nodecache holds the
+// interface and an in-memory cache, and the SQLite and PostgreSQL savers
+// give one in their store.
 //
 // Values read from State are shared with the engine: treat them as
 // read-only and build new slices and maps for writes.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/longterm"
+	"github.com/weftstudio/weft/checkpoint/nodecache"
 )
 
 // Graph is a compiled, runnable graph. It is immutable and safe for
@@ -35,8 +36,10 @@ type Graph struct {
 	before      []string
 	after       []string
 	topo        Topology
-	reference   Reference // WithReference
-	hooks       []RunHook // WithRunHook, in the order given
+	reference   Reference       // WithReference
+	cache       nodecache.Cache // WithCache
+	memo        *hitMemo        // decoded cache hits (cache.go)
+	hooks       []RunHook       // WithRunHook, in the order given
 	// scratch pools putScratch between runs; shared by WithSaver copies,
 	// which have the same channels and nodes.
 	scratch *sync.Pool
@@ -51,6 +54,7 @@ type node struct {
 	start    bool   // the hidden __start__ node
 	deferred bool
 	retry    *RetryPolicy
+	cache    *CachePolicy
 	timeout  time.Duration
 	triggers []int // channel indexes, sorted
 	edges    []int // branch:to:Y channels written after the node

@@ -535,7 +535,7 @@ func (rt *runtime) emitUpdate(t *task, cached bool) {
 		}
 		return
 	}
-	rt.em.emit(Event{Mode: ModeUpdates, Step: rt.step, Update: &NodeUpdate{Node: t.name, TaskID: t.id, Writes: rt.publicWrites(t), Cached: cached}})
+	rt.em.emit(Event{Mode: ModeUpdates, Step: rt.step, Update: &NodeUpdate{Node: t.name, TaskID: t.id, Writes: rt.publicWrites(t), Cached: cached, CacheHit: t.cached}})
 }
 
 // emitBreakpoint reports a stop at a static breakpoint as LangGraph does:

@@ -12,8 +12,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/weftstudio/weft/checkpoint/memory"
+	"github.com/weftstudio/weft/checkpoint/nodecache"
 	"github.com/weftstudio/weft/engine"
 )
 
@@ -183,6 +185,9 @@ func (b *orcBuilder) build(spec *omap, prefix string, parent *orcGraph) (*engine
 				// No waiting and no jitter, as the reference runner's policy.
 				opts = append(opts, engine.WithRetry(engine.RetryPolicy{MaxAttempts: n, BackoffFactor: 1}))
 			}
+			if cs := ns.obj("cache"); cs != nil {
+				opts = append(opts, engine.WithCachePolicy(orcCachePolicy(g, cs)))
+			}
 			if sub := ns.str("subgraph"); sub != "" {
 				sspec := b.graphs.obj(sub)
 				if sspec == nil {
@@ -257,9 +262,56 @@ func (b *orcBuilder) build(spec *omap, prefix string, parent *orcGraph) (*engine
 	}
 	if parent == nil {
 		copts = append(copts, engine.WithSaver(memory.New()))
+		if orcUsesCache(spec, b.graphs) {
+			copts = append(copts, engine.WithCache(nodecache.NewMemory()))
+		}
 	}
 	gr, err := sg.Compile(copts...)
 	return gr, g, err
+}
+
+// orcCachePolicy is a NODE's "cache": the key template over the input made
+// a string as compact JSON, the TTL in seconds.
+func orcCachePolicy(g *orcGraph, cs *omap) engine.CachePolicy {
+	var p engine.CachePolicy
+	if kt, ok := cs.get("key"); ok {
+		p.Key = func(s engine.State) (string, error) {
+			var input any
+			if arg := s.Arg(); arg != nil {
+				input = plain(arg)
+			} else {
+				input = stateInput(s, g.chans)
+			}
+			return compactJSON(tmpl(kt, &evalCtx{input: input})), nil
+		}
+	}
+	if v, ok := cs.get("ttl"); ok {
+		p.TTL = time.Duration(v.(float64) * float64(time.Second))
+	}
+	return p
+}
+
+// orcUsesCache reports whether a node of the root graph or of a subgraph
+// has a cache policy: the root graph then gets an in-memory cache.
+func orcUsesCache(root, graphs *omap) bool {
+	specs := []*omap{root}
+	if graphs != nil {
+		for _, k := range graphs.keys {
+			specs = append(specs, graphs.obj(k))
+		}
+	}
+	for _, s := range specs {
+		nodes := s.obj("nodes")
+		if nodes == nil {
+			continue
+		}
+		for _, n := range nodes.keys {
+			if nodes.obj(n).has("cache") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func orcStrings(l []any) []string {

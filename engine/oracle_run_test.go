@@ -235,7 +235,7 @@ func (r *orcRun) resolveAt(ref *omap, thread string) (string, error) {
 	return "", orcError{fmt.Sprintf("bad \"at\" %v", unordered(ref))}
 }
 
-var orcActionKinds = []string{"invoke", "resume", "resumeMap", "updateState", "bulkUpdateState", "getState", "getStateHistory"}
+var orcActionKinds = []string{"invoke", "resume", "resumeMap", "updateState", "bulkUpdateState", "getState", "getStateHistory", "clearCache"}
 
 func (r *orcRun) runAction(i int, a *omap, thread string) (map[string]any, error) {
 	kind := "unknown"
@@ -369,6 +369,14 @@ func (r *orcRun) doAction(i int, kind string, a *omap, thread string, opts []eng
 			list = append(list, r.snapshotFull(s, thread))
 		}
 		rec["result"] = list
+	case "clearCache":
+		if nodes := a.list("clearCache"); len(nodes) > 0 {
+			return orcError{"LangGraph.js clears the whole cache; clearCache takes no nodes"}
+		}
+		if err := r.graph.ClearCache(r.ctx); err != nil {
+			return err
+		}
+		rec["result"] = nil
 	default:
 		return orcError{fmt.Sprintf("unknown action %v", unordered(a))}
 	}

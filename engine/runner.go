@@ -38,6 +38,11 @@ func (rt *runtime) runStep(tasks []*task) (out stepOutcome, err error) {
 	for _, t := range todo {
 		rt.emitTaskStart(t)
 	}
+	if todo, err = rt.serveCached(todo); err != nil {
+		out.failed = err
+		return out, nil
+	}
+	rt.todo = todo
 	// LangGraph.js drops the edges of a task whose sibling fails (B4):
 	// its writes wait for the step's end before they are stored.
 	rt.holding = rt.js() && len(todo) > 1 && rt.saver != nil
@@ -151,6 +156,9 @@ func (rt *runtime) exec(ctx context.Context, t *task) {
 		if !errors.As(t.err, &ne) {
 			t.err = &NodeError{Node: t.name, TaskID: t.id, NS: rt.ns, Err: t.err}
 		}
+	}
+	if t.cacheKey != "" {
+		rt.storeCached(t)
 	}
 	rt.commit(ctx, t)
 }

@@ -161,8 +161,10 @@ type task struct {
 	id       string
 	path     string
 	writes   []cwrite
-	restored bool // writes came from pending writes: do not run
-	ran      bool // the node ran in this step (err says how it ended)
+	restored bool   // writes came from pending writes or the node cache: do not run
+	cached   bool   // writes came from the node cache (restored is set too)
+	cacheKey string // the node cache's key of its input; "" when not cached
+	ran      bool   // the node ran in this step (err says how it ended)
 	err      error
 	resume   []any
 	// resumeNew is set when the task consumed a new answer, so its resume

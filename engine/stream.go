@@ -73,15 +73,24 @@ type Lifecycle struct {
 	// Interrupts are the questions the task (TaskEnd) or the step's tasks
 	// (StepEnd) stopped at.
 	Interrupts []PendingInterrupt
+	// Cached is set at TaskEnd when the node cache served the task's
+	// writes: the node did not run (WithCachePolicy).
+	Cached bool
 }
 
 // NodeUpdate is what one task wrote (ModeUpdates). Node is "__interrupt__"
 // when the event reports interrupts instead.
 type NodeUpdate struct {
-	Node       string
-	TaskID     string
-	Writes     []Write // state writes in order; empty when the node wrote nothing
-	Cached     bool    // restored from pending writes instead of run
+	Node   string
+	TaskID string
+	Writes []Write // state writes in order; empty when the node wrote nothing
+	// Cached is LangGraph's cached mark: the writes were not made by running
+	// the node in this run but restored from the checkpoint's pending writes
+	// or served by the node cache (CacheHit says which).
+	Cached bool
+	// CacheHit is set when the node cache served the writes (WithCache,
+	// WithCachePolicy): the node did not run.
+	CacheHit   bool
 	Interrupts []PendingInterrupt
 }
 

@@ -10,9 +10,10 @@
 // weft_blobs (one value per thread, namespace, channel and version),
 // weft_writes (pending writes by checkpoint, task id and index), weft_threads
 // (the head of each thread and namespace), weft_leases (which run holds each
-// thread), weft_meta (the encryption key check), weft_migrations (the
-// schema versions applied), and the long-term store's weft_store and
-// weft_store_vectors (LongTerm). Put stores values only for the channels in newVersions;
+// thread), weft_node_cache (the node cache NodeCache returns), weft_meta
+// (the encryption key check), weft_migrations (the schema versions
+// applied), and the long-term store's weft_store and weft_store_vectors
+// (LongTerm). Put stores values only for the channels in newVersions;
 // reads rebuild a checkpoint's values by joining its channel versions to
 // weft_blobs. Metadata filters are JSONB containment (metadata @> …, with a
 // GIN index) for scalar values and JSONB equality for objects and arrays.

@@ -14,7 +14,9 @@
 // call committed survives a crash of the process. A fourth table, leases
 // (migrations/0002_leases.sql), records which run holds each thread
 // (checkpoint.Leaser). The long-term store's tables
-// (migrations/0004_longterm.sql) share the file; see LongTerm.
+// (migrations/0004_longterm.sql) share the file; see LongTerm. The table
+// node_cache (migrations/0005_node_cache.sql) holds the node cache
+// NodeCache returns.
 //
 // The file carries PRAGMA application_id 0x57656674 ("Weft") and PRAGMA
 // user_version = the schema version (SchemaVersion), so Open recognises its

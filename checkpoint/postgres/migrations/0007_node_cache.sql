@@ -1,0 +1,12 @@
+-- Weft checkpoint store for PostgreSQL: the node cache (package
+-- checkpoint/nodecache). One row per cached task result: ns names the graph
+-- and the node, key hashes the node's input, writes holds the task's writes
+-- (JSON, sealed when the store is encrypted). expires_at NULL never expires.
+-- Written to be safe to run again (IF NOT EXISTS), so it can be renumbered.
+CREATE TABLE IF NOT EXISTS weft_node_cache (
+    ns         TEXT NOT NULL,
+    key        TEXT NOT NULL,
+    writes     BYTEA NOT NULL,
+    expires_at TIMESTAMPTZ,
+    PRIMARY KEY (ns, key)
+);
