@@ -15,6 +15,8 @@ package nodecache
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -129,4 +131,34 @@ func (c *Memory) Len() int {
 		n += len(byKey)
 	}
 	return n
+}
+
+// entryWrite is one write as a stored cache entry keeps it.
+type entryWrite struct {
+	C string `json:"c"`
+	V []byte `json:"v,omitempty"`
+}
+
+// EncodeEntry returns the bytes a store keeps for a cache entry's writes
+// (JSON), for DecodeEntry to read back.
+func EncodeEntry(writes []checkpoint.Write) ([]byte, error) {
+	ews := make([]entryWrite, len(writes))
+	for i, w := range writes {
+		ews[i] = entryWrite{C: w.Channel, V: w.Value}
+	}
+	return json.Marshal(ews)
+}
+
+// DecodeEntry reads what EncodeEntry wrote; bytes it cannot read are an
+// error saying the entry is damaged.
+func DecodeEntry(b []byte) ([]checkpoint.Write, error) {
+	var ews []entryWrite
+	if err := json.Unmarshal(b, &ews); err != nil {
+		return nil, fmt.Errorf("the entry is damaged: %w", err)
+	}
+	ws := make([]checkpoint.Write, len(ews))
+	for i, w := range ews {
+		ws[i] = checkpoint.Write{Channel: w.C, Value: w.V}
+	}
+	return ws, nil
 }

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -22,12 +21,6 @@ func (s *Saver) NodeCache() nodecache.Cache { return nodeCache{s} }
 
 type nodeCache struct{ s *Saver }
 
-// cachedWrite is one write as weft_node_cache keeps it.
-type cachedWrite struct {
-	C string `json:"c"`
-	V []byte `json:"v,omitempty"`
-}
-
 func (c nodeCache) Get(ctx context.Context, ns, key string) ([]checkpoint.Write, bool, error) {
 	var blob []byte
 	err := c.s.pool.QueryRow(ctx, `SELECT writes FROM weft_node_cache WHERE ns = $1 AND key = $2 AND (expires_at IS NULL OR expires_at > clock_timestamp())`,
@@ -42,13 +35,9 @@ func (c nodeCache) Get(ctx context.Context, ns, key string) ([]checkpoint.Write,
 	if err != nil {
 		return nil, false, fmt.Errorf("postgres node cache: entry of %s: %w", ns, err)
 	}
-	var cws []cachedWrite
-	if err := json.Unmarshal(plain, &cws); err != nil {
-		return nil, false, fmt.Errorf("postgres node cache: entry of %s is damaged: %w", ns, err)
-	}
-	ws := make([]checkpoint.Write, len(cws))
-	for i, w := range cws {
-		ws[i] = checkpoint.Write{Channel: w.C, Value: w.V}
+	ws, err := nodecache.DecodeEntry(plain)
+	if err != nil {
+		return nil, false, fmt.Errorf("postgres node cache: entry of %s: %w", ns, err)
 	}
 	return ws, true, nil
 }
@@ -57,11 +46,7 @@ func (c nodeCache) Set(ctx context.Context, ns, key string, writes []checkpoint.
 	if err := c.s.writable(ctx); err != nil {
 		return err
 	}
-	cws := make([]cachedWrite, len(writes))
-	for i, w := range writes {
-		cws[i] = cachedWrite{C: w.Channel, V: w.Value}
-	}
-	b, err := json.Marshal(cws)
+	b, err := nodecache.EncodeEntry(writes)
 	if err != nil {
 		return fmt.Errorf("postgres node cache: %w", err)
 	}

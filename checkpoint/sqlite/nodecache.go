@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -20,12 +19,6 @@ import (
 func (s *Saver) NodeCache() nodecache.Cache { return nodeCache{s} }
 
 type nodeCache struct{ s *Saver }
-
-// cachedWrite is one write as the node_cache table keeps it.
-type cachedWrite struct {
-	C string `json:"c"`
-	V []byte `json:"v,omitempty"`
-}
 
 func (c nodeCache) Get(ctx context.Context, ns, key string) ([]checkpoint.Write, bool, error) {
 	var blob []byte
@@ -48,13 +41,9 @@ func (c nodeCache) Get(ctx context.Context, ns, key string) ([]checkpoint.Write,
 	if err != nil {
 		return nil, false, fmt.Errorf("node cache %s: entry of %s: %w", c.s.path, ns, err)
 	}
-	var cws []cachedWrite
-	if err := json.Unmarshal(plain, &cws); err != nil {
-		return nil, false, fmt.Errorf("node cache %s: entry of %s is damaged: %w", c.s.path, ns, err)
-	}
-	ws := make([]checkpoint.Write, len(cws))
-	for i, w := range cws {
-		ws[i] = checkpoint.Write{Channel: w.C, Value: w.V}
+	ws, err := nodecache.DecodeEntry(plain)
+	if err != nil {
+		return nil, false, fmt.Errorf("node cache %s: entry of %s: %w", c.s.path, ns, err)
 	}
 	return ws, true, nil
 }
@@ -63,11 +52,7 @@ func (c nodeCache) Set(ctx context.Context, ns, key string, writes []checkpoint.
 	if err := c.s.writable(ctx); err != nil {
 		return err
 	}
-	cws := make([]cachedWrite, len(writes))
-	for i, w := range writes {
-		cws[i] = cachedWrite{C: w.Channel, V: w.Value}
-	}
-	b, err := json.Marshal(cws)
+	b, err := nodecache.EncodeEntry(writes)
 	if err != nil {
 		return fmt.Errorf("node cache %s: %w", c.s.path, err)
 	}
