@@ -230,3 +230,16 @@ func (r *Ranking) Page(offset, limit int) []Item {
 	ranked = ranked[offset:]
 	return ranked[:min(limit, len(ranked))]
 }
+
+// AddRow reads one row of a store's vector query with scan (the prefix,
+// the key, updated_at in Unix nanoseconds, the vector blob: the columns in
+// that order) and adds it.
+func (r *Ranking) AddRow(qv []float32, scan func(dest ...any) error) error {
+	var prefix, key string
+	var updated int64
+	var blob []byte
+	if err := scan(&prefix, &key, &updated, &blob); err != nil {
+		return err
+	}
+	return r.Add(qv, prefix, key, time.Unix(0, updated).UTC(), blob)
+}

@@ -598,14 +598,7 @@ func (l *LongTerm) semantic(ctx context.Context, tx *sql.Tx, q longterm.SearchQu
 	}
 	var rank longterm.Ranking
 	for rows.Next() {
-		var prefix, key string
-		var updated int64
-		var blob []byte
-		if err := rows.Scan(&prefix, &key, &updated, &blob); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		if err := rank.Add(qv, prefix, key, time.Unix(0, updated).UTC(), blob); err != nil {
+		if err := rank.AddRow(qv, rows.Scan); err != nil {
 			rows.Close()
 			return nil, err
 		}
