@@ -242,6 +242,15 @@ func TestRollbackNeedsRunDeleter(t *testing.T) {
 	s := &server{t: t, srv: srv, saver: saver}
 	tid := s.newThread(`{}`)
 	rid := s.background(tid, `{"assistant_id": "slow", "input": {"until": 100000}}`)
+	// A background run starts a moment after it is created: wait for it,
+	// so what follows sees a running run, on a loaded machine too.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if _, v := s.call("GET", "/threads/"+tid+"/runs/"+rid, ""); str(v, "status") == "running" {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the background run never started: %v", v)
+		}
+	}
 	if code, v := s.call("POST", "/threads/"+tid+"/runs/"+rid+"/cancel?action=rollback", ""); code != 501 || str(v, "detail") == "" {
 		t.Errorf("cancel with rollback: %d %v", code, v)
 	}
