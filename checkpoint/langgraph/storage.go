@@ -287,7 +287,7 @@ func (r *Reader) ThreadStorageReport(ctx context.Context, threadID string, opts 
 	ts.Channels = report.Channels(t.chValues, t.chWrites)
 	ts.LargestValues = report.TopValues(t.largest, opts.Top)
 	items := slices.Clone(t.items)
-	ts.Growth = stepGrowth(items, opts.Points)
+	ts.Growth = report.StepGrowth(items, opts.Points)
 	slices.SortFunc(items, func(a, b checkpoint.CheckpointBytes) int {
 		return cmp.Or(cmp.Compare(b.Ref.CheckpointID, a.Ref.CheckpointID), cmp.Compare(a.Ref.NS, b.Ref.NS))
 	})
@@ -514,32 +514,6 @@ func valueSize(thread, ns, ch, version string, b int64) checkpoint.ValueSize {
 		v, _, _ = parseVersion(x)
 	}
 	return checkpoint.ValueSize{ThreadID: thread, NS: ns, Channel: ch, Version: v, Bytes: b}
-}
-
-// stepGrowth buckets a thread's checkpoints by step into at most points
-// spans of equal width, first steps first.
-func stepGrowth(items []checkpoint.CheckpointBytes, points int) []checkpoint.GrowthPoint {
-	if len(items) == 0 {
-		return []checkpoint.GrowthPoint{}
-	}
-	lo, hi := items[0].Step, items[0].Step
-	for _, it := range items {
-		lo, hi = min(lo, it.Step), max(hi, it.Step)
-	}
-	width := (hi - lo + points) / points
-	out := make([]checkpoint.GrowthPoint, (hi-lo)/width+1)
-	for i := range out {
-		out[i].From, out[i].Steps = lo+i*width, width
-	}
-	for _, it := range items {
-		p := &out[(it.Step-lo)/width]
-		if p.Checkpoints == 0 || it.TS.Before(p.Start) {
-			p.Start = it.TS
-		}
-		p.Checkpoints++
-		p.Bytes = p.Bytes.Add(it.Bytes)
-	}
-	return out
 }
 
 // measureBody finds the channel values inside a checkpoint body as stored

@@ -101,7 +101,7 @@ func (t *Thread) Build(opts checkpoint.StorageOptions) *checkpoint.ThreadStorage
 	}
 	out.Channels = SortChannels(t.Channels)
 	out.LargestValues = TopValues(t.Largest, opts.Top)
-	out.Growth = stepGrowth(items, opts.Points)
+	out.Growth = StepGrowth(items, opts.Points)
 	slices.SortFunc(items, func(a, b checkpoint.CheckpointBytes) int {
 		return cmp.Or(cmp.Compare(b.Ref.CheckpointID, a.Ref.CheckpointID), cmp.Compare(a.Ref.NS, b.Ref.NS))
 	})
@@ -131,9 +131,9 @@ func nearest(cps []Checkpoint, k NSStep) int {
 	return best
 }
 
-// stepGrowth buckets checkpoints by step into at most points spans of equal
-// width, first steps first.
-func stepGrowth(items []checkpoint.CheckpointBytes, points int) []checkpoint.GrowthPoint {
+// StepGrowth buckets a thread's checkpoints by step into at most points
+// spans of equal width, first steps first (ThreadStorage.Growth).
+func StepGrowth(items []checkpoint.CheckpointBytes, points int) []checkpoint.GrowthPoint {
 	if len(items) == 0 {
 		return []checkpoint.GrowthPoint{}
 	}
