@@ -23,9 +23,7 @@ import (
 )
 
 // target is a server the conformance run drives: its address and how it
-// makes a run slow (LangGraph's graph reads configurable.delay_ms; Weft's
-// agentserver passes no configurable to graphs, so its graph reads the
-// topic).
+// makes a run slow.
 type target struct {
 	url  string
 	slow func(ms int, topic string) agentclient.RunRequest
@@ -35,99 +33,31 @@ type target struct {
 	schemas bool
 }
 
+// delayed is a run of the approval graph whose plan node sleeps ms first
+// (both servers' graphs read configurable.delay_ms).
+func delayed(ms int, topic string) agentclient.RunRequest {
+	return agentclient.RunRequest{AssistantID: "approval", Input: map[string]any{"topic": topic},
+		Config: &agentclient.RunConfig{Configurable: map[string]any{"delay_ms": ms}}}
+}
+
 // TestAgainstLangGraph drives LangGraph's own dev server (LangGraph.js
 // 1.7.3 under @langchain/langgraph-cli 1.5.1) with the client.
 func TestAgainstLangGraph(t *testing.T) {
 	s := lgserver.Start(t)
-	conformance(t, target{url: s.URL, slow: func(ms int, topic string) agentclient.RunRequest {
-		return agentclient.RunRequest{AssistantID: "approval", Input: map[string]any{"topic": topic},
-			Config: &agentclient.RunConfig{Configurable: map[string]any{"delay_ms": ms}}}
-	}})
+	conformance(t, target{url: s.URL, slow: delayed})
 	t.Run("agent tokens", func(t *testing.T) { agentTokens(t, s.URL) })
 }
 
-// TestAgainstWeft drives Weft's own agentserver, serving a Weft graph of
-// the same shape as LangGraph's approval graph, with the same run.
+// TestAgainstWeft drives Weft's own agentserver, serving the same
+// approval graph written with the engine, with the same calls.
 func TestAgainstWeft(t *testing.T) {
-	h, err := agentserver.New(map[string]*engine.Graph{"approval": weftApproval(t)}, memory.New())
+	h, err := agentserver.New(map[string]*engine.Graph{"approval": lgserver.ApprovalGraph(t)}, memory.New())
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	conformance(t, target{url: srv.URL, schemas: true, slow: func(ms int, topic string) agentclient.RunRequest {
-		// A cancel stops a Weft run at the step's end, not inside the
-		// node as LangGraph.js does: a shorter sleep keeps the test short.
-		return agentclient.RunRequest{AssistantID: "approval", Input: map[string]any{"topic": fmt.Sprintf("slow %d %s", ms/4, topic)}}
-	}})
-}
-
-// weftApproval is LangGraph's approval graph (internal/lgserver/app/src/
-// approval.ts) in Weft: plan → research (gather → pick, which asks) →
-// review (which asks) → finalize. A topic "slow MS …" makes plan sleep.
-// It is compiled with the default (Python) reference: under LangGraphJS
-// the engine takes a resume sent with the head's checkpoint id for a
-// replay (it writes a fork copy and asks again), where LangGraph.js
-// resumes, so Resume's pinned checkpoint would lose the answer.
-func weftApproval(t testing.TB) *engine.Graph {
-	t.Helper()
-	topic := engine.LastValue[string]("topic")
-	notes := engine.List[string]("notes")
-	chosen := engine.LastValue[string]("chosen")
-	draft := engine.LastValue[string]("draft")
-	approved := engine.LastValue[bool]("approved")
-	log := engine.List[string]("log")
-	research, err := engine.NewGraph("research", topic, notes, chosen).
-		AddNode("gather", func(_ context.Context, s engine.State) (engine.Output, error) {
-			return engine.Updates(notes.Add("fact A about "+topic.Get(s), "fact B about "+topic.Get(s))), nil
-		}).
-		AddNode("pick", func(ctx context.Context, s engine.State) (engine.Output, error) {
-			ans, err := engine.Interrupt(ctx, map[string]any{"question": "Which note should we keep?", "options": notes.Get(s)})
-			if err != nil {
-				return nil, err
-			}
-			return engine.Updates(chosen.Set(fmt.Sprint(ans))), nil
-		}).
-		AddEdge(engine.START, "gather").AddEdge("gather", "pick").AddEdge("pick", engine.END).Compile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := engine.NewGraph("approval", topic, notes, chosen, draft, approved, log).
-		AddNode("plan", func(ctx context.Context, s engine.State) (engine.Output, error) {
-			var ms int
-			if _, err := fmt.Sscanf(topic.Get(s), "slow %d", &ms); err == nil {
-				select {
-				case <-time.After(time.Duration(ms) * time.Millisecond):
-				case <-ctx.Done():
-					return nil, ctx.Err()
-				}
-			}
-			return engine.Updates(log.Add("plan:" + topic.Get(s))), nil
-		}).
-		AddSubgraph("research", research).
-		AddNode("review", func(ctx context.Context, s engine.State) (engine.Output, error) {
-			d := "Draft on " + topic.Get(s) + " using " + chosen.Get(s)
-			ans, err := engine.Interrupt(ctx, map[string]any{"question": "Approve this draft?", "draft": d})
-			if err != nil {
-				return nil, err
-			}
-			m, _ := ans.(map[string]any)
-			ok := ans == true || ans == "yes" || (m != nil && m["approved"] == true)
-			b, _ := json.Marshal(ans)
-			return engine.Updates(draft.Set(d), approved.Set(ok), log.Add("review:"+string(b))), nil
-		}).
-		AddNode("finalize", func(_ context.Context, s engine.State) (engine.Output, error) {
-			if approved.Get(s) {
-				return engine.Updates(log.Add("published")), nil
-			}
-			return engine.Updates(log.Add("rejected")), nil
-		}).
-		AddEdge(engine.START, "plan").AddEdge("plan", "research").AddEdge("research", "review").
-		AddEdge("review", "finalize").AddEdge("finalize", engine.END).Compile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
+	conformance(t, target{url: srv.URL, schemas: true, slow: delayed})
 }
 
 // approvalValues are the approval graph's values that the run checks.

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weftstudio/weft/internal/lgserver"
+
 	"github.com/weftstudio/weft/agentserver"
 	"github.com/weftstudio/weft/checkpoint/memory"
 	"github.com/weftstudio/weft/engine"
@@ -215,7 +217,7 @@ func TestStopRuns(t *testing.T) {
 // config.configurable; a run
 // of a LangGraph.js graph stopped at an interrupt is a success there.
 func TestCancelStopsTheNode(t *testing.T) {
-	h, err := agentserver.New(map[string]*engine.Graph{"approval": jsApprovalGraph(t)}, memory.New())
+	h, err := agentserver.New(map[string]*engine.Graph{"approval": lgserver.ApprovalGraph(t)}, memory.New())
 	if err != nil {
 		t.Fatal(err)
 	}
