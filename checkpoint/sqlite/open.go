@@ -112,6 +112,7 @@ func Open(path string, opts ...Option) (*Saver, error) {
 		o.maxValue = DefaultMaxValueSize
 	}
 	s := &Saver{path: path, cipher: cipher, maxValue: o.maxValue, mustExist: o.mustExist}
+	s.readStmts.ctx, s.readStmts.stop = context.WithCancel(context.Background())
 	if o.readOnly {
 		if _, err := os.Lstat(path + "-wal"); errors.Is(err, fs.ErrNotExist) {
 			s.cleanWAL = true

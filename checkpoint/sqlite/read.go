@@ -259,8 +259,16 @@ func (s *Saver) stmt(ctx context.Context, tx *sql.Tx, q string) (*sql.Stmt, erro
 		// a caller holding one in tx could wait for forever: with every
 		// connection in a transaction that asks the same, none comes back.
 		// So tx prepares its own, and the pool's is made by a goroutine that
-		// holds none.
-		go s.cacheStmt(context.WithoutCancel(ctx), q)
+		// holds none (and that Close stops and waits for).
+		s.readStmts.Lock()
+		if !s.readStmts.closed {
+			s.readStmts.bg.Add(1)
+			go func() {
+				defer s.readStmts.bg.Done()
+				s.cacheStmt(s.readStmts.ctx, q)
+			}()
+		}
+		s.readStmts.Unlock()
 		return tx.PrepareContext(ctx, q)
 	}
 	return s.cacheStmt(ctx, q)

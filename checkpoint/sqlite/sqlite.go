@@ -128,6 +128,13 @@ type Saver struct {
 		sync.Mutex
 		m      map[string]*sql.Stmt
 		closed bool // Close ran: statements prepared since are not kept
+		// bg counts the goroutines preparing a statement for the pool (see
+		// stmt); Close cancels them through stop and waits, so none opens a
+		// connection, and with it the store's -wal and -shm files, after
+		// Close has returned.
+		bg   sync.WaitGroup
+		stop context.CancelFunc
+		ctx  context.Context
 	}
 	// readParams are the read pool's connection parameters, which the
 	// snapshot cache's connection shares.
@@ -200,6 +207,13 @@ func (s *Saver) ReadOnlyReason() error { return s.readOnly }
 // Close closes the store's connections. Calls after Close fail.
 func (s *Saver) Close() error {
 	errs := []error{s.closeSnap()}
+	s.readStmts.Lock()
+	s.readStmts.closed = true
+	s.readStmts.Unlock()
+	if s.readStmts.stop != nil {
+		s.readStmts.stop()
+	}
+	s.readStmts.bg.Wait()
 	s.readStmts.Lock()
 	for _, st := range s.readStmts.m {
 		errs = append(errs, st.Close())
