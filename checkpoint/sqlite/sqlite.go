@@ -218,7 +218,7 @@ func (s *Saver) Close() error {
 	for _, st := range s.readStmts.m {
 		errs = append(errs, st.Close())
 	}
-	s.readStmts.m, s.readStmts.closed = nil, true
+	s.readStmts.m = nil
 	s.readStmts.Unlock()
 	for _, st := range slices.Concat([]*sql.Stmt{s.stmts.putCheckpoint, s.stmts.putLoop, s.stmts.replaceWrite, s.stmts.head, s.stmts.acquireLease, s.stmts.releaseLease}, s.stmts.putBlobs[:], s.stmts.putWrites[:]) {
 		if st != nil {
