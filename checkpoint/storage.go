@@ -283,9 +283,9 @@ type VacuumOptions struct {
 	// each table against readers while it rewrites it. SQLite's VACUUM is
 	// always a full rewrite and ignores it.
 	Full bool
-	// Progress, when not nil, is called now and then from another
-	// goroutine while the vacuum runs, and once at the end with Done ==
-	// Total. It must not block.
+	// Progress, when not nil, is called now and then while the vacuum
+	// runs, possibly from another goroutine but never twice at once, and
+	// once at the end with Done == Total. It must not block.
 	Progress func(VacuumProgress)
 }
 

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -555,12 +556,20 @@ func vacuumKeepsData(t *testing.T, s checkpoint.Saver) {
 	}
 	var last checkpoint.VacuumProgress
 	calls := 0
+	var inside, overlaps atomic.Int32
 	res, err := s.(checkpoint.Vacuumer).Vacuum(t.Context(), checkpoint.VacuumOptions{Progress: func(p checkpoint.VacuumProgress) {
+		if inside.Add(1) > 1 {
+			overlaps.Add(1)
+		}
+		defer inside.Add(-1)
 		calls++
 		last = p
 	}})
 	if err != nil {
 		t.Fatalf("Vacuum: %v", err)
+	}
+	if n := overlaps.Load(); n > 0 {
+		t.Errorf("Progress was called while a call was still running (%d times); calls must come one at a time", n)
 	}
 	if calls == 0 || last.Done != last.Total {
 		t.Errorf("progress: %d calls, last %+v; want at least one, ending with Done == Total", calls, last)

@@ -251,10 +251,24 @@ func (s *Saver) Vacuum(ctx context.Context, opts checkpoint.VacuumOptions) (chec
 	}
 	res.BytesBefore = s.fileBytes(pages * psize)
 	total := (pages - free) * psize
+	// The log's size is polled by a goroutine while this one moves on to
+	// the next phase: one lock keeps calls of Progress one at a time, and
+	// a poll that comes after the rewrite never reports it again.
+	var progress struct {
+		sync.Mutex
+		phase string
+	}
 	tell := func(phase string, done int64) {
-		if opts.Progress != nil {
-			opts.Progress(checkpoint.VacuumProgress{Phase: phase, Done: min(done, total), Total: total})
+		if opts.Progress == nil {
+			return
 		}
+		progress.Lock()
+		defer progress.Unlock()
+		if phase == "rewriting" && progress.phase != "" && progress.phase != phase {
+			return
+		}
+		progress.phase = phase
+		opts.Progress(checkpoint.VacuumProgress{Phase: phase, Done: min(done, total), Total: total})
 	}
 	tell("rewriting", 0)
 	stop := make(chan struct{})
