@@ -243,3 +243,41 @@ func (r *Ranking) AddRow(qv []float32, scan func(dest ...any) error) error {
 	}
 	return r.Add(qv, prefix, key, time.Unix(0, updated).UTC(), blob)
 }
+
+// Rows is the part of a query's rows that AddRows reads; database/sql's
+// *sql.Rows and pgx's Rows both have it. The caller still closes them.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// AddRows adds every row of a store's vector query (columns as AddRow's)
+// and returns the first error, of a row or of the query.
+func (r *Ranking) AddRows(qv []float32, rows Rows) error {
+	for rows.Next() {
+		if err := r.AddRow(qv, rows.Scan); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// Fetch reads each item of a page (from Page) with get, which returns the
+// stored item of a namespace and key, and gives it the page's score: a
+// store reads the values of the page alone, in the page's order.
+func Fetch(page []Item, get func(ns Namespace, key string) (Item, error)) ([]Item, error) {
+	if len(page) == 0 {
+		return nil, nil
+	}
+	out := make([]Item, 0, len(page))
+	for _, c := range page {
+		it, err := get(c.Namespace, c.Key)
+		if err != nil {
+			return nil, err
+		}
+		it.Score = c.Score
+		out = append(out, it)
+	}
+	return out, nil
+}

@@ -304,35 +304,18 @@ func (l *LongTerm) semantic(ctx context.Context, w string, args []any, qv []floa
 	if err != nil {
 		return nil, err
 	}
+	defer rows.Close()
 	var rank longterm.Ranking
-	for rows.Next() {
-		if err := rank.AddRow(qv, rows.Scan); err != nil {
-			rows.Close()
-			return nil, err
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	if err := rank.AddRows(qv, rows); err != nil {
 		return nil, err
 	}
-	ranked := rank.Page(offset, limit)
-	if len(ranked) == 0 {
-		return nil, nil
-	}
-	out := make([]longterm.Item, 0, len(ranked))
-	for _, c := range ranked {
+	return longterm.Fetch(rank.Page(offset, limit), func(ns longterm.Namespace, key string) (longterm.Item, error) {
 		var r pgRow
-		if err := r.scan(l.s.pool.QueryRow(ctx, "SELECT "+pgCols+" FROM weft_store WHERE prefix = $1 AND key = $2", c.Namespace.String(), c.Key)); err != nil {
-			return nil, err
+		if err := r.scan(l.s.pool.QueryRow(ctx, "SELECT "+pgCols+" FROM weft_store WHERE prefix = $1 AND key = $2", ns.String(), key)); err != nil {
+			return longterm.Item{}, err
 		}
-		it, err := r.item()
-		if err != nil {
-			return nil, err
-		}
-		it.Score = c.Score
-		out = append(out, it)
-	}
-	return out, nil
+		return r.item()
+	})
 }
 
 // ListNamespaces returns the namespaces holding live items; see

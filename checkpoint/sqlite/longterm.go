@@ -597,38 +597,26 @@ func (l *LongTerm) semantic(ctx context.Context, tx *sql.Tx, q longterm.SearchQu
 		return nil, err
 	}
 	var rank longterm.Ranking
-	for rows.Next() {
-		if err := rank.AddRow(qv, rows.Scan); err != nil {
-			rows.Close()
-			return nil, err
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	err = rank.AddRows(qv, rows)
+	rows.Close() // before the page's reads on the same connection
+	if err != nil {
 		return nil, err
 	}
-	ranked := rank.Page(q.Offset, limit)
-	if len(ranked) == 0 {
+	page := rank.Page(q.Offset, limit)
+	if len(page) == 0 {
 		return nil, nil
 	}
 	get, err := l.prep(ctx, tx, "SELECT "+ltSelect+" FROM store_items i WHERE prefix = ? AND key = ?")
 	if err != nil {
 		return nil, err
 	}
-	out := make([]longterm.Item, 0, len(ranked))
-	for _, c := range ranked {
+	return longterm.Fetch(page, func(ns longterm.Namespace, key string) (longterm.Item, error) {
 		var r ltRow
-		if err := r.scan(get.QueryRowContext(ctx, c.Namespace.String(), c.Key)); err != nil {
-			return nil, err
+		if err := r.scan(get.QueryRowContext(ctx, ns.String(), key)); err != nil {
+			return longterm.Item{}, err
 		}
-		it, err := r.item()
-		if err != nil {
-			return nil, err
-		}
-		it.Score = c.Score
-		out = append(out, it)
-	}
-	return out, nil
+		return r.item()
+	})
 }
 
 // ListNamespaces returns the namespaces holding live items; see
