@@ -522,3 +522,28 @@ func Cosine(a, b []float32) float64 {
 	}
 	return dot / math.Sqrt(na*nb)
 }
+
+// SearchPlan is what a store needs of a checked search: its limit (the
+// default for 0), its filter's conditions, and the query's vector (nil
+// without a query).
+type SearchPlan struct {
+	Limit      int
+	Conditions []Condition
+	Vector     []float32
+}
+
+// PrepareSearch checks q and embeds its query with e, once for every store.
+func PrepareSearch(ctx context.Context, e Embedder, q SearchQuery) (SearchPlan, error) {
+	limit, err := CheckSearch(q)
+	if err != nil {
+		return SearchPlan{}, err
+	}
+	conds, _ := q.Filter.Conditions() // CheckSearch checked the filter
+	p := SearchPlan{Limit: limit, Conditions: conds}
+	if q.Query != "" {
+		if p.Vector, err = EmbedQuery(ctx, e, q.Query); err != nil {
+			return SearchPlan{}, err
+		}
+	}
+	return p, nil
+}

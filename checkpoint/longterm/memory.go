@@ -152,17 +152,11 @@ func (s *Memory) Delete(ctx context.Context, ns Namespace, key string) error {
 
 // Search returns the items matching q.
 func (s *Memory) Search(ctx context.Context, q SearchQuery) ([]Item, error) {
-	limit, err := CheckSearch(q)
+	plan, err := PrepareSearch(ctx, s.cfg.Embedder, q)
 	if err != nil {
 		return nil, err
 	}
-	conds, _ := q.Filter.Conditions()
-	var qv []float32
-	if q.Query != "" {
-		if qv, err = EmbedQuery(ctx, s.cfg.Embedder, q.Query); err != nil {
-			return nil, err
-		}
-	}
+	limit, conds, qv := plan.Limit, plan.Conditions, plan.Vector
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now().UTC()

@@ -228,17 +228,11 @@ func pgWhere(t string, prefix longterm.Namespace, now int64, conds []longterm.Co
 
 // Search returns the items matching q; see longterm.Store.
 func (l *LongTerm) Search(ctx context.Context, q longterm.SearchQuery) ([]longterm.Item, error) {
-	limit, err := longterm.CheckSearch(q)
+	plan, err := longterm.PrepareSearch(ctx, l.cfg.Embedder, q)
 	if err != nil {
 		return nil, err
 	}
-	conds, _ := q.Filter.Conditions()
-	var qv []float32
-	if q.Query != "" {
-		if qv, err = longterm.EmbedQuery(ctx, l.cfg.Embedder, q.Query); err != nil {
-			return nil, err
-		}
-	}
+	limit, conds, qv := plan.Limit, plan.Conditions, plan.Vector
 	now := l.now().UnixNano()
 	w, args, err := pgWhere("i", q.Prefix, now, conds, nil)
 	if err != nil {
