@@ -184,11 +184,22 @@ func TestInferredDOT(t *testing.T) {
 	}
 }
 
-// A graph LangGraph.js saved (testdata/js-graphs.json, made by
-// testdata/make-graphs.mjs) reads into the same Graph, and the inferred
-// graph of the thread the same graph ran has its edges.
+// A graph LangGraph saved (testdata/js-graphs.json from LangGraph.js,
+// made by testdata/make-graphs.mjs; testdata/py-graphs.json from Python
+// LangGraph, made by testdata/make-graphs.py) reads into the same Graph,
+// and the inferred graph of the thread the same graph ran, in the store
+// that LangGraph wrote, has its edges.
 func TestParseGraphJSON(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("testdata", "js-graphs.json"))
+	for _, lg := range []struct{ file, store string }{
+		{"js-graphs.json", "js-sqlite.sqlite"},
+		{"py-graphs.json", "py-sqlite.sqlite"},
+	} {
+		t.Run(lg.file, func(t *testing.T) { parseGraphJSON(t, lg.file, lg.store) })
+	}
+}
+
+func parseGraphJSON(t *testing.T, file, store string) {
+	b, err := os.ReadFile(filepath.Join("testdata", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +207,7 @@ func TestParseGraphJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &files); err != nil {
 		t.Fatal(err)
 	}
-	r, err := OpenSQLite(context.Background(), gunzip(t, t.TempDir(), "js-sqlite.sqlite"))
+	r, err := OpenSQLite(context.Background(), gunzip(t, t.TempDir(), store))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +223,7 @@ func TestParseGraphJSON(t *testing.T) {
 	for thread := range wantInferred {
 		f, ok := files[thread]
 		if !ok {
-			t.Fatalf("js-graphs.json has no %s", thread)
+			t.Fatalf("%s has no %s", file, thread)
 		}
 		g, err := ParseGraphJSON(f.Plain)
 		if err != nil {
@@ -266,7 +277,9 @@ func TestParseGraphJSON(t *testing.T) {
 		publish -> __end__ static`)) {
 		t.Errorf("subgraph-interrupt with xray: %v", got)
 	}
+}
 
+func TestParseGraphJSONRefuses(t *testing.T) {
 	for _, bad := range []struct{ in, want string }{
 		{`{"nodes": [{"id": "a"}], "edges": [{"source": "a", "target": "b"}]}`, `edge 0 (a → b): no node "b"`},
 		{`{"nodes": [{"id": "a"}, {"id": "a"}]}`, `node 1: id "a" is listed twice`},
