@@ -50,6 +50,7 @@ const (
 	NoWrites  = "__no_writes__"  // the task finished and wrote nothing
 	Tasks     = "__pregel_tasks" // Send packets for the next step
 	Calls     = "__calls__"      // the model and tool calls the task recorded (JSON, kept bounded by the engine)
+	Return    = "__return__"     // a call task's result (engine.Call: LangGraph's functional-API tasks)
 )
 
 // NullTaskID is the task id of writes that belong to no task: a Command given

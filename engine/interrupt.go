@@ -111,6 +111,12 @@ type taskCtx struct {
 	step    int
 	mu      sync.Mutex
 	counter int
+	// The call tasks the node started (Call): how many, the context they
+	// run in (cancelled when the node fails) and their goroutines.
+	calls      int
+	callCtx    context.Context
+	callCancel context.CancelFunc
+	callWG     sync.WaitGroup
 }
 
 type taskKey struct{}

@@ -194,6 +194,7 @@ func (rt *runtime) execBody(ctx context.Context, t *task) (err error) {
 				perr = fmt.Errorf("%v", p)
 			}
 			err = &NodeError{Node: t.name, TaskID: t.id, NS: rt.ns, Err: perr, Panic: true, Stack: string(debug.Stack())}
+			tc.endCalls(err) // its call tasks end with it
 		}
 	}()
 	var out Output
@@ -222,6 +223,7 @@ func (rt *runtime) execBody(ctx context.Context, t *task) (err error) {
 			}
 		}
 		out, err = n.fn(ctx, state)
+		tc.endCalls(err) // its call tasks end with it
 	}
 	if err != nil {
 		var pc *parentCommandError

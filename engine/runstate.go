@@ -39,6 +39,7 @@ type runtime struct {
 	extra   map[string]any    // metadata Extra of every checkpoint of the run
 	parents map[string]string // metadata Parents of every checkpoint of the run
 	stepBufs
+	callState
 }
 
 // head is the checkpoint a run stands on: the one its current step starts
@@ -174,6 +175,8 @@ type task struct {
 	// updates), so ephemeral triggers of pending tasks are cleared.
 	bump  bool
 	calls callLog // model and tool calls recorded by the task (RecordCall)
+	// callResult is a call task's result (Call); nil for a node's task.
+	callResult any
 }
 
 // done reports whether the task finished with writes in the current step

@@ -92,6 +92,10 @@ type NodeUpdate struct {
 	// WithCachePolicy): the node did not run.
 	CacheHit   bool
 	Interrupts []PendingInterrupt
+	// Return is a call task's result (Call) when Returned is set: LangGraph
+	// streams it as {name: result}. Writes is then empty.
+	Return   any
+	Returned bool
 }
 
 // MessageChunk is a piece of a message a node streams (ModeMessages), with
@@ -115,6 +119,10 @@ type TaskEvent struct {
 	Error      string
 	ErrorKind  ErrorKind // with Error: what kind of failure it is
 	Interrupts []PendingInterrupt
+	// Return is a call task's result (Call) when Returned is set; a
+	// node's task has none.
+	Return   any
+	Returned bool
 }
 
 // emitter delivers events to a sink. A nil *emitter emits nothing.
