@@ -52,6 +52,16 @@ type NodeOption func(*nodeDef)
 // over branches of unequal length runs once, after all of them.
 func Defer() NodeOption { return func(n *nodeDef) { n.deferred = true } }
 
+// OnInput makes the node run on the graph's input in the input's own step,
+// as LangGraph's functional entrypoint does (a Pregel node triggered by
+// START): the graph has no hidden __start__ task, so a run's first
+// checkpoint (source input, step -1) lists this node as next and the node
+// runs in step 0. The node reads the input's values through its State, the
+// other channels as they are. The graph still declares the edge from START
+// to the node, which must be START's only edge; one node at most is
+// OnInput.
+func OnInput() NodeOption { return func(n *nodeDef) { n.onInput = true } }
+
 // WithRetry gives the node its own retry policy.
 func WithRetry(p RetryPolicy) NodeOption { return func(n *nodeDef) { n.retry = &p } }
 
@@ -108,6 +118,7 @@ type nodeDef struct {
 	timeout      time.Duration
 	destinations []string
 	writes       []string
+	onInput      bool
 }
 
 type branchDef struct {

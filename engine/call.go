@@ -142,7 +142,9 @@ func Call(ctx context.Context, name string, in any, fn CallFunc, opts CallOption
 	if saved {
 		f.v, f.saved = t.callResult, true
 		close(f.done)
-		rt.emitCallUpdate(t, true)
+		if rt.js() { // Python streams nothing for a stored result (B10)
+			rt.emitCallUpdate(t, true)
+		}
 		return f
 	}
 	tc.callWG.Add(1)
@@ -150,6 +152,9 @@ func Call(ctx context.Context, name string, in any, fn CallFunc, opts CallOption
 		defer tc.callWG.Done()
 		rt.runCall(cctx, t, fn, tc.step)
 		f.v, f.err = t.callResult, t.err
+		if t.err != nil && !isInterrupt(t.err) {
+			parent.callFailed.Store(true)
+		}
 		close(f.done)
 	}()
 	return f

@@ -49,12 +49,30 @@ func (g *StateGraph) Compile(opts ...CompileOption) (*Graph, error) {
 
 	// Nodes, sorted by name so pull tasks run and apply in LangGraph's order.
 	defs := slices.Clone(g.nodes)
-	defs = append(defs, &nodeDef{name: START})
+	var onInput *nodeDef // the node the input triggers itself (OnInput)
+	for _, d := range g.nodes {
+		if d.onInput {
+			if onInput != nil {
+				bad("nodes %q and %q are both OnInput: one node at most runs on the input", onInput.name, d.name)
+			}
+			onInput = d
+		}
+	}
+	if onInput != nil {
+		for _, e := range g.edges {
+			if e.from == START && e.to != onInput.name {
+				bad("edge %s → %s: node %q is OnInput, so START may only lead to it", e.from, e.to, onInput.name)
+			}
+		}
+	} else {
+		defs = append(defs, &nodeDef{name: START})
+	}
 	sort.Slice(defs, func(i, j int) bool { return defs[i].name < defs[j].name })
 	known := map[string]bool{}
 	for _, d := range defs {
 		known[d.name] = true
 	}
+	known[START] = true
 	isTarget := func(n string) bool { return known[n] && n != START || n == END }
 
 	for i, d := range defs {
@@ -74,7 +92,8 @@ func (g *StateGraph) Compile(opts ...CompileOption) (*Graph, error) {
 		if n.retry == nil {
 			n.retry = cc.retry
 		}
-		if n.start {
+		n.onInput = d.onInput
+		if n.start || n.onInput {
 			n.triggers = []int{out.startCh}
 		} else {
 			name := "branch:to:" + d.name
@@ -110,6 +129,7 @@ func (g *StateGraph) Compile(opts ...CompileOption) (*Graph, error) {
 		case !isTarget(e.to):
 			bad("edge %s → %s: unknown node %q", e.from, e.to, e.to)
 		case e.to == END:
+		case e.from == START && onInput != nil: // the input triggers it
 		default:
 			n := out.nodes[out.nodeIdx[e.from]]
 			if c := branchCh(e.to); !slices.Contains(n.edges, c) {
@@ -191,7 +211,9 @@ func (g *StateGraph) Compile(opts ...CompileOption) (*Graph, error) {
 			out.trigToNodes[t] = append(out.trigToNodes[t], n.idx)
 		}
 	}
-	out.declared = append(out.declared, out.nodeIdx[START])
+	if i, ok := out.nodeIdx[START]; ok {
+		out.declared = append(out.declared, i)
+	}
 	for _, d := range g.nodes {
 		out.declared = append(out.declared, out.nodeIdx[d.name])
 	}

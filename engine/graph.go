@@ -56,6 +56,7 @@ type node struct {
 	retry    *RetryPolicy
 	cache    *CachePolicy
 	timeout  time.Duration
+	onInput  bool  // triggered by the input itself (OnInput)
 	triggers []int // channel indexes, sorted
 	edges    []int // branch:to:Y channels written after the node
 	joins    []int // join channels the node arrives at

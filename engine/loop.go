@@ -422,7 +422,13 @@ func (rt *runtime) commit(ctx context.Context, t *task) {
 		// LangGraph (PregelRunner.commit): the task counts as done, so a
 		// resume applies them and does not run it again.
 		ws, err = rt.encodeWrites(t.writes)
-		ws = append(ws, checkpoint.Write{Channel: checkpoint.Error, Value: encodeTaskError(t.err)})
+		stored := t.err
+		if rt.js() && t.callFailed.Load() {
+			// LangGraph.js aborts a node whose call failed, and stores
+			// the abort as its error (B11).
+			stored = &NodeError{Node: t.name, TaskID: t.id, NS: rt.ns, Err: ErrAborted}
+		}
+		ws = append(ws, checkpoint.Write{Channel: checkpoint.Error, Value: encodeTaskError(stored)})
 	}
 	if err != nil {
 		serr := fmt.Errorf("cannot store its writes: %w", err)

@@ -144,6 +144,10 @@ type evalCtx struct {
 	item    any
 	index   any
 	hasItem bool
+	// An entrypoint's previous and the results of the tasks it awaited
+	// (DSL.md "ENTRYPOINT").
+	previous any
+	vars     map[string]any
 }
 
 func (c *evalCtx) root(name string) (any, bool) {
@@ -165,6 +169,13 @@ func (c *evalCtx) root(name string) (any, bool) {
 		return c.item, true
 	case "index":
 		return c.index, true
+	case "previous":
+		return c.previous, true
+	case "vars":
+		if c.vars == nil {
+			return nil, true
+		}
+		return c.vars, true
 	}
 	return nil, false
 }

@@ -43,6 +43,7 @@ type orcRun struct {
 	// meta holds, per action index, one chunkMeta per recorded chunk.
 	meta map[int][]chunkMeta
 	ctx  context.Context
+	ep   *orcEntrypoint // the scenario's entrypoint; nil for a graph's
 }
 
 // runScenario builds and runs one scenario and returns its raw document
@@ -62,7 +63,16 @@ func runScenario(ctx context.Context, name string, scen *omap, ref engine.Refere
 		why = ""
 	}
 	doc := map[string]any{"name": name, "why": why}
-	g, root, err := r.builder.build(scen.obj("graph"), "", nil)
+	var g *engine.Graph
+	var root *orcGraph
+	var err error
+	if es := scen.obj("entrypoint"); es != nil {
+		if r.ep, err = r.builder.buildEntrypoint(es); err == nil {
+			g, root = r.ep.wf.Graph(), &orcGraph{}
+		}
+	} else {
+		g, root, err = r.builder.build(scen.obj("graph"), "", nil)
+	}
 	var oe orcError
 	if errors.As(err, &oe) {
 		return nil, nil, nil, err
@@ -306,6 +316,10 @@ func (r *orcRun) doAction(i int, kind string, a *omap, thread string, opts []eng
 		if err != nil {
 			return err
 		}
+		if r.ep != nil {
+			rec["result"] = epResult(res)
+			return nil
+		}
 		out := plain(res.Values).(map[string]any)
 		if res.Interrupts != nil { // empty at a breakpoint, with LangGraphJS
 
@@ -407,6 +421,9 @@ func (r *orcRun) actionInput(kind string, a *omap, opts []engine.RunOption) (eng
 	noInput := &evalCtx{}
 	switch kind {
 	case "invoke":
+		if r.ep != nil {
+			return r.ep.epInput(a.m["invoke"]), nil
+		}
 		switch x := a.m["invoke"].(type) {
 		case nil:
 			return nil, nil
@@ -582,6 +599,11 @@ func (r *orcRun) eventPayload(ev engine.Event) (any, chunkMeta) {
 			return map[string]any{"__interrupt__": interruptsDoc(u.Interrupts)}, cm
 		}
 		out := map[string]any{u.Node: updateDoc(u.Writes)}
+		if u.Returned {
+			out[u.Node] = plain(u.Return)
+		} else if v, ok := epWrites(u.Writes); ok && r.ep != nil {
+			out[u.Node] = v
+		}
 		if u.Cached {
 			out["__metadata__"] = map[string]any{"cached": true}
 		} else {
@@ -744,10 +766,14 @@ func (r *orcRun) snapshotFull(s *engine.Snapshot, thread string) map[string]any 
 	if s.Metadata.Source != "" {
 		source = string(s.Metadata.Source)
 	}
+	values := plain(s.Values)
+	if r.ep != nil {
+		values = epValues(s.Values)
+	}
 	return map[string]any{
 		"checkpoint": s.Ref.CheckpointID,
 		"parent":     parent,
-		"values":     plain(s.Values),
+		"values":     values,
 		"next":       stringsDoc(s.Next),
 		"step":       float64(s.Metadata.Step),
 		"source":     source,
@@ -767,7 +793,9 @@ func (r *orcRun) tasksDoc(ts []engine.TaskState, thread string) []any {
 		if t.Error != "" {
 			d["error"] = storedErr(t.Error, t.ErrorKind)
 		}
-		if len(t.Result) > 0 {
+		if v, ok := epWrites(t.Result); ok && r.ep != nil {
+			d["result"] = v
+		} else if len(t.Result) > 0 {
 			d["result"] = resultDoc(t.Result, true)
 		}
 		switch {

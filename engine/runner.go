@@ -216,6 +216,9 @@ func (rt *runtime) execBody(ctx context.Context, t *task) (err error) {
 		out, err = rt.execSubgraph(ctx, t)
 	default:
 		state := State{r: committedReader{rt}}
+		if n.onInput {
+			state = State{r: inputReader{rt}}
+		}
 		if t.push {
 			state = State{arg: t.arg}
 			if vals, ok := t.arg.(Values); ok {
@@ -244,6 +247,21 @@ func (r committedReader) read(name string) (any, bool) {
 		return nil, false
 	}
 	return r.rt.ch[i].get()
+}
+
+// inputReader reads the run's input (the START channel's values) and the
+// committed state for the rest: what an OnInput node sees.
+type inputReader struct{ rt *runtime }
+
+func (r inputReader) read(name string) (any, bool) {
+	if v, ok := r.rt.ch[r.rt.g.startCh].get(); ok {
+		if vals, ok := v.(Values); ok {
+			if x, ok := vals[name]; ok {
+				return x, true
+			}
+		}
+	}
+	return committedReader(r).read(name)
 }
 
 // freshReader reads the committed state with one task's own writes applied:

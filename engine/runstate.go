@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
@@ -177,6 +178,9 @@ type task struct {
 	calls callLog // model and tool calls recorded by the task (RecordCall)
 	// callResult is a call task's result (Call); nil for a node's task.
 	callResult any
+	// callFailed is set when a call task the node started failed:
+	// LangGraph.js then stores the node's error as an abort (B11).
+	callFailed atomic.Bool
 }
 
 // done reports whether the task finished with writes in the current step

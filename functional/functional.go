@@ -136,7 +136,7 @@ func EntrypointFinal[In, Out, Save any](name string, fn func(ctx context.Context
 		}
 		return engine.Updates(ret.Set(f.Value), saved.Set(f.Save)), nil
 	}
-	var nopts []engine.NodeOption
+	nopts := []engine.NodeOption{engine.OnInput()} // as LangGraph's: no __start__ step
 	if c.retry != nil {
 		nopts = append(nopts, engine.WithRetry(*c.retry))
 	}
