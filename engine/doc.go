@@ -75,6 +75,13 @@
 //     entry is gone). ClearCache with no nodes empties the whole cache
 //     following LangGraph.js (its clearCache takes no nodes), and clears
 //     the graph's own nodes following Python (clear_cache).
+//   - B10 Restored call results: a call task (Call) that finished in an
+//     earlier run of its step is not run again. LangGraph.js streams its
+//     stored result as an updates event marked cached; Python streams
+//     nothing for it.
+//   - B11 Failed calls: a node whose call task failed fails with the
+//     task's error under both. Python stores that error as the node's;
+//     LangGraph.js stores an abort (ErrAborted), as it aborts the node.
 //
 // Go errors have no classes: an error declares its ErrorClass with a method
 // ErrorClass() ErrorClass; ClassOf also classifies the standard library's
@@ -110,6 +117,12 @@
 //   - Task ids hash the same inputs as LangGraph's (checkpoint id,
 //     namespace, step, path, triggers) with SHA-256 instead of xxh3:
 //     stable, but not byte-compatible with LangGraph's.
+//   - Functional state: an entrypoint's graph (package functional) keeps
+//     two channels, its return value and what it saved for the next run,
+//     and its snapshots and values show both; LangGraph shows only the
+//     return value (its END channel) as the values. Call tasks store their
+//     writes as they finish under both references (LangGraph.js, B4, would
+//     hold a node task's writes until its step ends).
 //   - Metadata: every checkpoint's metadata records the graph that wrote it
 //     (Extra keys MetaGraph and MetaFingerprint, the fingerprint of its
 //     shape) and the nodes that ran (Tasks).
@@ -132,6 +145,18 @@
 // both LangGraphs do: the task counts as done, so it is not next and a
 // resume applies those writes instead of running it again. Each writer is
 // all or nothing: a failing Command or route adds none of its own writes.
+//
+// # Functional API: call tasks
+//
+// Call starts a function as a task of the running node's step, LangGraph's
+// functional-API task (a PUSH task with a Call, __pregel_call): its id hashes
+// LangGraph's inputs (checkpoint id, namespace, step, name, the parent's path
+// and the call's index among the node's calls), its result is stored as a
+// pending write (checkpoint.Return) and found again when the node runs again
+// in the step, so after an interrupt or a crash finished tasks are not re-run.
+// A node added OnInput runs in the input's own step, as LangGraph's entrypoint
+// node does. Package functional builds LangGraph's @entrypoint and @task on
+// these (see Functional state among the deliberate differences).
 //
 // # Observing a run
 //

@@ -4,7 +4,7 @@ import "fmt"
 
 // This file is the choice of reference: which LangGraph the engine follows
 // where Python LangGraph and LangGraph.js behave differently (the package
-// documentation lists those behaviours, B1–B9).
+// documentation lists those behaviours, B1–B11).
 
 // Reference names the LangGraph whose behaviour a graph follows where the
 // two LangGraphs disagree. The zero value is LangGraphPython, the default.
