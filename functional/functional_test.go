@@ -154,3 +154,75 @@ func TestCallOutsideNode(t *testing.T) {
 		t.Fatal("a call outside an entrypoint should fail")
 	}
 }
+
+type note struct {
+	Topic string `json:"topic"`
+	Words int    `json:"words"`
+}
+
+// A struct result stored before an interrupt comes back as the struct on
+// resume (through its stored JSON form), and so does prev.
+func TestStoredResultsKeepTheirType(t *testing.T) {
+	ctx := context.Background()
+	var drafts atomic.Int32
+	draft := functional.NewTask("draft", func(_ context.Context, topic string) (note, error) {
+		drafts.Add(1)
+		return note{Topic: topic, Words: 3}, nil
+	})
+	wf, err := functional.Entrypoint("main", func(ctx context.Context, topic string, prev *note) (note, error) {
+		n, err := draft.Call(ctx, topic).Get(ctx)
+		if err != nil {
+			return note{}, err
+		}
+		if prev != nil {
+			n.Words += prev.Words
+		}
+		if _, err := engine.Interrupt(ctx, "ok?"); err != nil {
+			return note{}, err
+		}
+		return n, nil
+	}, functional.WithCompile(engine.WithSaver(memory.New())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := wf.Invoke(ctx, "kelp", engine.WithThread("t")); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := wf.Resume(ctx, "yes", engine.WithThread("t"))
+	if err != nil || out != (note{Topic: "kelp", Words: 3}) || drafts.Load() != 1 {
+		t.Fatalf("resume: %+v %v, draft ran %d times (want 1)", out, err, drafts.Load())
+	}
+	if _, _, err := wf.Invoke(ctx, "otters", engine.WithThread("t")); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = wf.Resume(ctx, "yes", engine.WithThread("t"))
+	if err != nil || out != (note{Topic: "otters", Words: 6}) {
+		t.Fatalf("second run: %+v %v", out, err)
+	}
+}
+
+// Updates stream each task's result under its name, then the entrypoint's
+// writes under its own.
+func TestUpdatesStreamTasks(t *testing.T) {
+	ctx := context.Background()
+	one := functional.NewTask("one", func(_ context.Context, n int) (int, error) { return n + 1, nil })
+	wf, err := functional.Entrypoint("main", func(ctx context.Context, n int, _ *int) (int, error) {
+		return one.Call(ctx, n).Get(ctx)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for ev, err := range wf.Graph().Stream(ctx, wf.Input(1), engine.ModeUpdates) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ev.Update.Node)
+		if ev.Update.Node == "one" && ev.Update.Return != 2 {
+			t.Fatalf("task update %+v, want Return 2", ev.Update)
+		}
+	}
+	if strings.Join(got, ",") != "one,main" {
+		t.Fatalf("updates from %v, want one then main", got)
+	}
+}
