@@ -88,6 +88,16 @@ func (b *orcBuilder) buildEntrypoint(spec *omap) (*orcEntrypoint, error) {
 					return f, err
 				}
 				c.vars[step.str("await")] = plain(v)
+			case step.has("interrupt"):
+				v, err := engine.Interrupt(ctx, tmpl(step.m["interrupt"], c))
+				if err != nil {
+					return f, err
+				}
+				as := step.str("as")
+				if as == "" {
+					as = "resume"
+				}
+				c.resume, c.vars[as] = plain(v), plain(v)
 			default:
 				dslFail("unknown entrypoint step %v", unordered(step))
 			}

@@ -577,13 +577,16 @@ func (r *orcRun) eventPayload(ev engine.Event) (any, chunkMeta) {
 	cm := chunkMeta{step: ev.Step, ns: ev.NS}
 	switch ev.Mode {
 	case engine.ModeValues:
+		if r.ep != nil && ev.Interrupts == nil {
+			return epValues(ev.Values), cm
+		}
 		if ev.Interrupts == nil {
 			return plain(ev.Values), cm
 		}
 		// A stop: LangGraph.js's chunk holds only the interrupts; Python's
 		// the state too (ev.Values set).
 		out := map[string]any{}
-		if ev.Values != nil {
+		if ev.Values != nil && r.ep == nil { // a functional graph's values are no object to merge into
 			out = plain(ev.Values).(map[string]any)
 		}
 		out["__interrupt__"] = interruptsDoc(ev.Interrupts)
