@@ -85,7 +85,8 @@ func WithCompile(opts ...engine.CompileOption) Option {
 func WithRetry(p engine.RetryPolicy) Option { return func(c *config) { c.retry = &p } }
 
 // Workflow is a compiled entrypoint: a function of In returning Out that
-// saves a Save for its next run on the thread.
+// saves a Save for its next run on the thread. Its zero value is not
+// usable: Entrypoint and EntrypointFinal make Workflows.
 type Workflow[In, Out, Save any] struct {
 	name  string
 	g     *engine.Graph
@@ -249,7 +250,8 @@ func (t *Task[In, Out]) Call(ctx context.Context, in In) *Future[Out] {
 	return &Future[Out]{f: engine.Call(ctx, t.name, in, fn, t.opts)}
 }
 
-// Future is a task's result to come (Task.Call).
+// Future is a task's result to come. Its zero value is not usable: only
+// Task.Call makes Futures.
 type Future[Out any] struct{ f *engine.Future }
 
 // Get waits for the task and returns its result or error. An
