@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"strconv"
 	"sync"
 
@@ -215,11 +214,7 @@ func (rt *runtime) callOnce(ctx context.Context, t *task, fn CallFunc, step int)
 	tc := &taskCtx{Context: ctx, rt: rt, t: t, step: step}
 	defer func() {
 		if p := recover(); p != nil {
-			perr, ok := p.(error)
-			if !ok {
-				perr = fmt.Errorf("%v", p)
-			}
-			err = &NodeError{Node: t.name, TaskID: t.id, NS: rt.ns, Err: perr, Panic: true, Stack: string(debug.Stack())}
+			err = panicError(t, rt.ns, p)
 		}
 		tc.endCalls(err)
 	}()

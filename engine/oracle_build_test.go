@@ -461,28 +461,8 @@ func (b *orcBuilder) nodeFunc(g *orcGraph, name, key string, spec *omap) engine.
 			input = in
 		}
 		c := &evalCtx{input: input, call: float64(call), node: name, resumes: []any{}}
-		if f := spec.obj("fail"); f != nil {
-			var fail bool
-			if cv, ok := f.get("if"); ok {
-				fail = cond(cv, c)
-			} else {
-				times := 1.0
-				if v, ok := f.get("times"); ok {
-					times = v.(float64)
-				}
-				fail = float64(call) <= times
-			}
-			if fail {
-				msg := name + " failed"
-				if mv, ok := f.get("message"); ok {
-					msg = jsString(tmpl(mv, c))
-				}
-				class := f.str("name")
-				if class == "" {
-					class = "Error"
-				}
-				return nil, &orcNodeError{class: class, msg: msg}
-			}
+		if err := nodeFail(name, spec, c); err != nil {
+			return nil, err
 		}
 		for i, iv := range spec.list("interrupts") {
 			is, _ := iv.(*omap)
@@ -664,4 +644,35 @@ func (b *orcBuilder) pathFunc(g *orcGraph, from string, route any) engine.PathFu
 		}
 		return r, nil
 	}
+}
+
+// nodeFail is NODE's "fail" (DSL.md) for a node, an entrypoint or a task:
+// the error it raises on this call, or nil.
+func nodeFail(name string, spec *omap, c *evalCtx) error {
+	f := spec.obj("fail")
+	if f == nil {
+		return nil
+	}
+	var fail bool
+	if cv, ok := f.get("if"); ok {
+		fail = cond(cv, c)
+	} else {
+		times := 1.0
+		if v, ok := f.get("times"); ok {
+			times = v.(float64)
+		}
+		fail = c.call.(float64) <= times
+	}
+	if !fail {
+		return nil
+	}
+	msg := name + " failed"
+	if mv, ok := f.get("message"); ok {
+		msg = jsString(tmpl(mv, c))
+	}
+	class := f.str("name")
+	if class == "" {
+		class = "Error"
+	}
+	return &orcNodeError{class: class, msg: msg}
 }

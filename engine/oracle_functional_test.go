@@ -118,28 +118,8 @@ func (b *orcBuilder) buildEntrypoint(spec *omap) (*orcEntrypoint, error) {
 // epFailAndInterrupts is NODE's "fail" and "interrupts" for an entrypoint
 // or a task.
 func (b *orcBuilder) epFailAndInterrupts(ctx context.Context, name string, spec *omap, c *evalCtx) error {
-	if f := spec.obj("fail"); f != nil {
-		var fail bool
-		if cv, ok := f.get("if"); ok {
-			fail = cond(cv, c)
-		} else {
-			times := 1.0
-			if v, ok := f.get("times"); ok {
-				times = v.(float64)
-			}
-			fail = c.call.(float64) <= times
-		}
-		if fail {
-			msg := name + " failed"
-			if mv, ok := f.get("message"); ok {
-				msg = jsString(tmpl(mv, c))
-			}
-			class := f.str("name")
-			if class == "" {
-				class = "Error"
-			}
-			return &orcNodeError{class: class, msg: msg}
-		}
+	if err := nodeFail(name, spec, c); err != nil {
+		return err
 	}
 	for i, iv := range spec.list("interrupts") {
 		is, _ := iv.(*omap)

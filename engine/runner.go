@@ -189,11 +189,7 @@ func (rt *runtime) execBody(ctx context.Context, t *task) (err error) {
 	ctx = tc
 	defer func() {
 		if p := recover(); p != nil {
-			perr, ok := p.(error)
-			if !ok {
-				perr = fmt.Errorf("%v", p)
-			}
-			err = &NodeError{Node: t.name, TaskID: t.id, NS: rt.ns, Err: perr, Panic: true, Stack: string(debug.Stack())}
+			err = panicError(t, rt.ns, p)
 			tc.endCalls(err) // its call tasks end with it
 		}
 	}()
@@ -290,4 +286,14 @@ func (r freshReader) read(name string) (any, bool) {
 		return nil, false
 	}
 	return c.get()
+}
+
+// panicError is the NodeError of task t (in namespace ns) whose function
+// panicked with p, with the stack where it did; for nodes and call tasks.
+func panicError(t *task, ns string, p any) *NodeError {
+	perr, ok := p.(error)
+	if !ok {
+		perr = fmt.Errorf("%v", p)
+	}
+	return &NodeError{Node: t.name, TaskID: t.id, NS: ns, Err: perr, Panic: true, Stack: string(debug.Stack())}
 }
