@@ -19,6 +19,9 @@ import (
 // how a reviewer answers in the studio while workers do the running. It
 // checks the answers against the pending interrupts like Invoke does.
 func (gr *Graph) SubmitAnswer(ctx context.Context, cmd Command, opts ...RunOption) (checkpoint.Ref, error) {
+	if gr.view != nil {
+		return checkpoint.Ref{}, gr.viewErr()
+	}
 	cfg := newWriteConfig(opts)
 	if gr.saver == nil {
 		return checkpoint.Ref{}, errors.New("SubmitAnswer needs a graph compiled with engine.WithSaver")

@@ -40,6 +40,7 @@ type Graph struct {
 	cache       nodecache.Cache // WithCache
 	memo        *hitMemo        // decoded cache hits (cache.go)
 	hooks       []RunHook       // WithRunHook, in the order given
+	view        *viewOf         // NewView; nil for a graph that runs
 	// scratch pools putScratch between runs; shared by WithSaver copies,
 	// which have the same channels and nodes.
 	scratch *sync.Pool
@@ -97,6 +98,9 @@ func (gr *Graph) Channels() []ChannelInfo {
 // Nodes returns the names of the graph's nodes (without START and END),
 // sorted.
 func (gr *Graph) Nodes() []string {
+	if gr.view != nil {
+		return gr.viewNodes()
+	}
 	out := make([]string, 0, len(gr.nodes))
 	for _, n := range gr.nodes {
 		if !n.start {

@@ -117,6 +117,9 @@ func (gr *Graph) Claim(ctx context.Context, opts ...RunOption) (*Claim, error) {
 }
 
 func (gr *Graph) claim(ctx context.Context, cfg *runConfig) (*Claim, error) {
+	if gr.view != nil {
+		return nil, gr.viewErr()
+	}
 	c := &Claim{thread: cfg.thread, ttl: cfg.lease.ttl}
 	if c.ttl <= 0 {
 		c.ttl = checkpoint.DefaultLeaseTTL

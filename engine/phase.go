@@ -309,6 +309,9 @@ func (gr *Graph) ForkEdited(ctx context.Context, edits []StepEdit, opts ...RunOp
 // editedStep loads the checkpoint, restores its step's writes from the
 // stored pending writes, edits them and applies them.
 func (gr *Graph) editedStep(ctx context.Context, edits []StepEdit, opts []RunOption) (*runtime, []*task, error) {
+	if gr.view != nil {
+		return nil, nil, gr.viewErr()
+	}
 	cfg := newWriteConfig(opts)
 	if gr.saver == nil {
 		return nil, nil, errors.New("editing a step needs a graph compiled with engine.WithSaver")

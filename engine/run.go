@@ -66,6 +66,9 @@ func (gr *Graph) Invoke(ctx context.Context, input Input, opts ...RunOption) (*R
 }
 
 func (gr *Graph) invoke(ctx context.Context, input Input, modes StreamMode, sink func(Event), opts []RunOption) (*Result, error) {
+	if gr.view != nil {
+		return nil, gr.viewErr()
+	}
 	cfg := newWriteConfig(opts)
 	var ends []func(*Result, error)
 	if len(gr.hooks) > 0 {

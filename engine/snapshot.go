@@ -111,6 +111,9 @@ type Omitted struct{ Bytes int }
 // named with WithCheckpoint. At the latest checkpoint, the writes of tasks
 // that already finished in an unfinished step are included in Values.
 func (gr *Graph) GetState(ctx context.Context, opts ...RunOption) (*Snapshot, error) {
+	if gr.view != nil {
+		return gr.viewState(ctx, newRunConfig(opts))
+	}
 	cfg := newRunConfig(opts)
 	if gr.saver == nil {
 		return nil, errors.New("GetState needs a graph compiled with engine.WithSaver")
@@ -174,6 +177,14 @@ func (gr *Graph) HistorySeq(ctx context.Context, sel checkpoint.ListOptions, opt
 		}
 		if cfg.thread == "" {
 			yield(nil, errors.New("History needs a thread: engine.WithThread"))
+			return
+		}
+		if gr.view != nil {
+			for snap, err := range gr.viewHistory(ctx, sel, cfg) {
+				if !yield(snap, err) || err != nil {
+					return
+				}
+			}
 			return
 		}
 		g, err := gr.inNamespace(cfg.ns)

@@ -90,6 +90,9 @@ func (gr *Graph) HasWork(ctx context.Context, lease *checkpoint.Lease, opts ...R
 // answer stored by SubmitAnswer that no run has used yet: work for a
 // worker.
 func (gr *Graph) AnswerWaiting(ctx context.Context, opts ...RunOption) (bool, error) {
+	if gr.view != nil {
+		return false, nil // nothing here answers: the program that wrote the thread does
+	}
 	cfg := newWriteConfig(opts)
 	if gr.saver == nil {
 		return false, nil

@@ -44,6 +44,9 @@ func (gr *Graph) UpdateState(ctx context.Context, values Update, asNode string, 
 // BulkUpdateState applies several super-steps of updates, each a list of
 // updates applied together, one checkpoint per super-step.
 func (gr *Graph) BulkUpdateState(ctx context.Context, steps [][]StateUpdate, opts ...RunOption) (checkpoint.Ref, error) {
+	if gr.view != nil {
+		return checkpoint.Ref{}, gr.viewErr()
+	}
 	cfg := newWriteConfig(opts)
 	if gr.saver == nil {
 		return checkpoint.Ref{}, errors.New("UpdateState needs a graph compiled with engine.WithSaver")

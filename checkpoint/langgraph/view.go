@@ -68,6 +68,23 @@ func (t *Thread) StateAt(id string, js bool) (*Snapshot, error) {
 	return t.snapshot(c, js, true, true), c.Err
 }
 
+// StateIn is StateAt for a checkpoint of namespace ns (a subgraph's,
+// "NODE:task_id" segments joined by "|"; "" the root), id "" its newest:
+// what LangGraph's get_state reports for a config naming that namespace.
+func (t *Thread) StateIn(ns, id string, js bool) (*Snapshot, error) {
+	if ns == "" {
+		return t.StateAt(id, js)
+	}
+	c := t.latest(ns)
+	if id != "" {
+		c = t.byID(ns, id)
+	}
+	if c == nil {
+		return nil, checkpoint.ErrNotFound
+	}
+	return t.snapshot(c, js, true, true), c.Err
+}
+
 // History is LangGraph's get_state_history of the root namespace, newest
 // first: each checkpoint's own values (pending writes not applied).
 func (t *Thread) History(js bool) []*Snapshot {
