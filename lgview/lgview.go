@@ -39,8 +39,9 @@ const DefaultSample = 1000
 type Options struct {
 	// Sample bounds how many of the newest threads are read to group them
 	// by graph: grouping reads each whole. Threads beyond it (and threads
-	// written after Open) belong to no group; they are listed under every
-	// group (see Store.Saver) and still read exactly. 0 means
+	// written after Open) belong to no group: Store.Saver tags them with none,
+	// so the studio lists them under every group, and they are still read
+	// exactly. 0 means
 	// DefaultSample; a negative value groups none.
 	Sample int
 }
@@ -442,9 +443,7 @@ func (t *tagged) SearchThreads(ctx context.Context, q checkpoint.ThreadQuery) (c
 		if want == nil {
 			return !ok
 		}
-		// A thread of no group (beyond the sample, or written since
-		// Open) may have run any graph: it is listed under each.
-		return !ok || got == want
+		return ok && got == want
 	}), nil
 }
 
