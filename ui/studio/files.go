@@ -255,8 +255,7 @@ func (s *Studio) OpenStore(spec string) {
 		if name == "" {
 			name = spec
 		}
-		s.m.setStore(o.saver, name)
-		s.watchStore()
+		s.useStore(o.saver, name)
 	})
 }
 

@@ -49,7 +49,7 @@ const inferAs = "(infer from the checkpoint)"
 func (s *Studio) editDialog() {
 	sc := s.m.scope()
 	v := sc.viewFor()
-	if v == nil {
+	if v == nil || s.refuseView() {
 		return
 	}
 	g := s.m.graph()

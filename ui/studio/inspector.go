@@ -279,7 +279,7 @@ func (in *inspector) tabIndex(name string) int {
 // setButtons enables Edit & fork and Re-run when a checkpoint is shown and
 // no run is going.
 func (in *inspector) setButtons() {
-	on := in.shown != nil && in.shown.NS == "" && !in.m.run.Busy
+	on := in.shown != nil && in.shown.NS == "" && !in.m.run.Busy && !in.m.readOnly()
 	for _, b := range []*keyButton{in.forkB, in.rerunB, in.whatIfB} {
 		if on && b.Disabled() {
 			b.Enable()

@@ -108,7 +108,7 @@ func sameInterrupts(a, b []engine.PendingInterrupt) bool {
 // setBusy disables answering while a run goes, and every field and
 // button of the cards once their answers are sent.
 func (p *interruptPanel) setBusy(busy bool) {
-	off := busy || p.sent
+	off := busy || p.sent || p.m.readOnly() // a view's questions are answered where they were asked
 	for _, b := range []*keyButton{p.resumeB, p.leaveB} {
 		setEnabled(b, !off)
 	}

@@ -217,6 +217,28 @@ func (m *model) setStore(s checkpoint.Saver, name string) {
 	m.changed(chStore | chThreads | chThread | chStorage)
 }
 
+// setGraphs replaces the graphs offered (another store's: a LangGraph
+// store's view graphs, or the program's own again) and selects the first.
+func (m *model) setGraphs(graphs []Graph) {
+	m.graphs = graphs
+	m.graphIdx = -1
+	m.threads, m.moreThreads, m.threadQ.Limit = nil, false, 0
+	m.sc = newScope("")
+	if len(graphs) > 0 {
+		m.setGraph(0)
+		return
+	}
+	m.changed(chGraph | chThreads | chThread)
+}
+
+// readOnly reports whether the selected graph is a view of threads
+// another program wrote (engine.Graph.IsView): nothing in it can run or
+// be written.
+func (m *model) readOnly() bool {
+	g := m.graph().Graph
+	return g != nil && g.IsView()
+}
+
 // setGraph selects graph i: its breakpoints are the ones it was compiled
 // with; the thread list and the thread go.
 func (m *model) setGraph(i int) {

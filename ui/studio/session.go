@@ -15,6 +15,7 @@ import (
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/lgview"
 )
 
 // session is the studio's backend: the only code that calls the engine and
@@ -26,6 +27,10 @@ type session struct {
 	mu    sync.Mutex
 	saver checkpoint.Saver
 	graph *engine.Graph // the selected graph, bound to saver
+
+	// views is the LangGraph store's view shown, nil for none: closed
+	// when another store is shown.
+	views *lgview.Store
 
 	pause   atomic.Bool
 	running atomic.Bool
@@ -121,6 +126,17 @@ func (s *session) bind(g Graph, saver checkpoint.Saver) {
 	defer s.mu.Unlock()
 	s.saver = saver
 	s.graph = g.Graph.WithSaver(saver)
+}
+
+// setViews keeps v as the view shown, closing the one before.
+func (s *session) setViews(v *lgview.Store) {
+	s.mu.Lock()
+	old := s.views
+	s.views = v
+	s.mu.Unlock()
+	if old != nil && old != v {
+		_ = old.Close()
+	}
 }
 
 func (s *session) current() (*engine.Graph, checkpoint.Saver) {

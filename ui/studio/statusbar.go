@@ -57,6 +57,9 @@ func (b *statusBar) line() string {
 	parts := []string{m.storeName}
 	if g := m.graph(); g.Graph != nil {
 		parts = append(parts, g.Graph.Name())
+		if g.Graph.IsView() {
+			parts = append(parts, "read-only")
+		}
 	}
 	if sc.thread != "" {
 		parts = append(parts, "thread "+sc.thread)

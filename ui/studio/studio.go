@@ -29,6 +29,7 @@ import (
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/lgview"
 	"github.com/weftstudio/weft/render"
 )
 
@@ -149,9 +150,12 @@ func New(a fyne.App, cfg Config) *Studio {
 			s.stopWatch()
 		}
 		s.sess.cancelRun()
+		s.sess.setViews(nil)
 		_ = s.layouter.Close()
 	})
-	if len(graphs) > 0 {
+	if _, err := lgview.Reader(cfg.Store); err == nil {
+		s.useStore(cfg.Store, cfg.StoreName)
+	} else if len(graphs) > 0 {
 		s.m.setGraph(0)
 	} else {
 		s.m.changed(chStore)
@@ -542,6 +546,9 @@ type runResult struct {
 // (timeline, the new head in the inspector and graph, interrupts, errors,
 // the thread's row) is applied in one model update.
 func (s *Studio) startRun(kind runKind, req runRequest) {
+	if s.refuseView() {
+		return
+	}
 	sc := s.m.scope()
 	if sc.thread == "" && req.Thread == "" {
 		s.newThreadDialog()
@@ -796,6 +803,9 @@ func (s *Studio) resume(one any, byID map[string]any) {
 // resumes the thread with them (weft worker); the window follows the
 // thread as the worker moves it.
 func (s *Studio) leaveForWorkers(one any, byID map[string]any) {
+	if s.refuseView() {
+		return
+	}
 	cmd := engine.Command{Resume: one}
 	if byID != nil {
 		cmd = engine.Command{ResumeByID: byID}

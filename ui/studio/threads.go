@@ -219,7 +219,7 @@ const recentKey = "recent_inputs/"
 // example (or the most recent input).
 func (s *Studio) newThreadDialog() {
 	g := s.m.graph()
-	if g.Graph == nil {
+	if g.Graph == nil || s.refuseView() {
 		return
 	}
 	f := &newThreadForm{s: s, fields: map[string]*widget.Entry{}}

@@ -1,6 +1,8 @@
 package studio
 
 import (
+	"slices"
+
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/theme"
@@ -80,19 +82,35 @@ func newToolbar(m *model, a *actions) *toolbar {
 	m.subscribe(chGraph|chRun|chBreakpoints|chPhase, func(c part) {
 		t.quiet = true
 		defer func() { t.quiet = false }()
-		if c&chGraph != 0 && t.graphSel.SelectedIndex() != m.graphIdx {
-			t.graphSel.SetSelectedIndex(m.graphIdx)
+		if c&chGraph != 0 {
+			t.setGraphs()
 		}
 		if c&chBreakpoints != 0 && t.breakAll.Checked != m.brk.All {
 			t.breakAll.SetChecked(m.brk.All)
 		}
-		if c&(chRun|chPhase) != 0 {
+		if c&(chRun|chPhase|chGraph) != 0 {
 			// A step into waiting at a phase is not busy: Run, Step and
 			// Step into go on from there.
 			t.setBusy(m.run.Busy, m.waiting() != nil)
 		}
 	})
 	return t
+}
+
+// setGraphs offers the model's graphs and selects the model's.
+func (t *toolbar) setGraphs() {
+	names := make([]string, len(t.m.graphs))
+	for i, g := range t.m.graphs {
+		names[i] = g.Graph.Name()
+	}
+	if !slices.Equal(names, t.graphSel.Options) {
+		t.graphSel.SetOptions(names)
+	}
+	if t.m.graphIdx < 0 {
+		t.graphSel.ClearSelected()
+	} else if t.graphSel.SelectedIndex() != t.m.graphIdx {
+		t.graphSel.SetSelectedIndex(t.m.graphIdx)
+	}
 }
 
 // setBusy enables the controls that make sense while a run goes or not;
@@ -106,10 +124,12 @@ func (t *toolbar) setBusy(busy, waiting bool) {
 			w.Disable()
 		}
 	}
+	ro := t.m.readOnly() // a view's threads run where they were written
 	for _, b := range []*keyButton{t.run, t.step, t.stepInto} {
-		enable(b, !busy || waiting)
+		enable(b, (!busy || waiting) && !ro)
 	}
-	enable(t.newBtn, !busy)
+	enable(t.newBtn, !busy && !ro)
+	enable(t.breakAll, !ro)
 	for _, b := range []*keyButton{t.pause, t.cancel} {
 		enable(b, busy)
 	}

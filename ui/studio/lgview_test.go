@@ -1,0 +1,94 @@
+package studio
+
+import (
+	"compress/gzip"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/weftstudio/weft/checkpoint/langgraph"
+)
+
+// openLangGraph opens a fixture store written by LangGraph itself
+// (checkpoint/langgraph/testdata), read-only.
+func openLangGraph(t *testing.T, name string) *langgraph.Reader {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "..", "checkpoint", "langgraph", "testdata", name+".sqlite.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), name+".sqlite")
+	w, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(w, z); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	r, err := langgraph.OpenSQLite(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// TestLangGraphStoreInTheStudio: a LangGraph store opens on its own
+// graphs (inferred from its threads), a thread waiting inside a subgraph
+// shows its question, and everything that would run or write is disabled
+// and, asked for by key, refused with the sentence saying what would do it.
+func TestLangGraphStoreInTheStudio(t *testing.T) {
+	for _, name := range []string{"py-sqlite", "js-sqlite"} {
+		t.Run(name, func(t *testing.T) {
+			s := newStudio(t, openLangGraph(t, name))
+			idle(t, s)
+			if len(s.m.graphs) < 2 || slices.ContainsFunc(s.m.graphs, func(g Graph) bool { return !g.Graph.IsView() }) {
+				t.Fatalf("%d graphs, not all views", len(s.m.graphs))
+			}
+			if !slices.Equal(s.tb.graphSel.Options[:1], []string{s.m.graphs[0].Graph.Name()}) {
+				t.Errorf("graph list %v", s.tb.graphSel.Options)
+			}
+			i := slices.IndexFunc(s.m.graphs, func(g Graph) bool { return strings.Contains(g.Graph.Name(), "review") })
+			if i < 0 {
+				t.Fatalf("no graph with the review subgraph among %v", s.tb.graphSel.Options)
+			}
+			act(func() { s.m.setGraph(i) })
+			idle(t, s)
+			if !slices.ContainsFunc(s.m.threads, func(r threadRow) bool { return r.ID == "subgraph-interrupt-pending" }) {
+				t.Fatalf("thread list of %q lacks subgraph-interrupt-pending (%d rows)", s.m.graph().Graph.Name(), len(s.m.threads))
+			}
+			act(func() { s.m.setThread("subgraph-interrupt-pending") })
+			idle(t, s)
+			sc := s.m.scope()
+			if q := sc.pending(); len(q) != 1 || q[0].Node != "review" || q[0].ID == "" { // LangGraph shows the question on the root task that runs the subgraph
+				t.Fatalf("pending %+v", q)
+			}
+			if !s.tb.run.Disabled() || !s.tb.step.Disabled() || !s.tb.newBtn.Disabled() || !s.ip.resumeB.Disabled() || !s.insp.forkB.Disabled() || !s.insp.rerunB.Disabled() {
+				t.Errorf("enabled: run %v, step %v, new %v, resume %v, fork %v, rerun %v", !s.tb.run.Disabled(), !s.tb.step.Disabled(),
+					!s.tb.newBtn.Disabled(), !s.ip.resumeB.Disabled(), !s.insp.forkB.Disabled(), !s.insp.rerunB.Disabled())
+			}
+			if !strings.Contains(s.sb.text.Text, "read-only") {
+				t.Errorf("status line %q", s.sb.text.Text)
+			}
+			head := sc.head
+			act(s.Run)
+			idle(t, s)
+			if txt := overlayText(s.Window()); !strings.Contains(txt, "LangGraph program that wrote them") {
+				t.Errorf("Run on a view said %q", txt)
+			}
+			if s.m.scope().head != head {
+				t.Error("the thread moved")
+			}
+		})
+	}
+}
