@@ -250,8 +250,9 @@ func (r *Reader) ReadThread(ctx context.Context, threadID string) (*Thread, erro
 // decodeThread decodes what a backend read of a thread.
 func (r *Reader) decodeThread(threadID string, raw *rawThread) *Thread {
 	t := &Thread{ID: threadID}
+	vc := valueCache{}
 	for i := range raw.cps {
-		t.Checkpoints = append(t.Checkpoints, r.decodeCheckpoint(&raw.cps[i], raw.blobs))
+		t.Checkpoints = append(t.Checkpoints, r.decodeCheckpoint(vc, &raw.cps[i], raw.blobs))
 	}
 	sort.SliceStable(t.Checkpoints, func(i, j int) bool { return t.Checkpoints[i].ID > t.Checkpoints[j].ID })
 	if raw.blobs != nil {
@@ -349,7 +350,9 @@ func (t *Thread) flagShared() {
 	}
 }
 
-func (r *Reader) decodeCheckpoint(rc *rawCheckpoint, blobs map[blobKey]rawBlob) *Checkpoint {
+// decodeCheckpoint decodes one checkpoint, its values through vc (nil:
+// no cache).
+func (r *Reader) decodeCheckpoint(vc valueCache, rc *rawCheckpoint, blobs map[blobKey]rawBlob) *Checkpoint {
 	c := &Checkpoint{NS: rc.ns, ID: rc.id, Parent: rc.parent, Values: map[string]any{}}
 	fail := func(err error) *Checkpoint {
 		if c.Err == nil {
@@ -363,9 +366,12 @@ func (r *Reader) decodeCheckpoint(rc *rawCheckpoint, blobs map[blobKey]rawBlob) 
 	}
 	c.Metadata = md
 	var body any
-	if blobs == nil {
+	switch {
+	case blobs == nil && rc.typ == "json":
+		body, err = r.decodeJSONBody(vc, rc.cp)
+	case blobs == nil:
 		body, err = r.decodeValue(rc.typ, rc.cp)
-	} else {
+	default:
 		body, err = decodeJSValue(rc.cp) // JSONB: plain JSON
 	}
 	if err != nil {
@@ -425,7 +431,7 @@ func (r *Reader) decodeCheckpoint(rc *rawCheckpoint, blobs map[blobKey]rawBlob) 
 			if !ok || b.typ == "empty" {
 				continue
 			}
-			v, err := r.decodeValue(b.typ, b.data)
+			v, err := vc.decode(r, b.typ, b.data)
 			if err != nil {
 				v = note(fmt.Sprintf("unreadable: %v", err))
 			}
@@ -433,7 +439,7 @@ func (r *Reader) decodeCheckpoint(rc *rawCheckpoint, blobs map[blobKey]rawBlob) 
 		}
 	}
 	for _, w := range rc.writes {
-		v, err := r.decodeValue(w.typ, w.value)
+		v, err := vc.decode(r, w.typ, w.value)
 		if err != nil {
 			v = note(fmt.Sprintf("unreadable: %v", err))
 		}

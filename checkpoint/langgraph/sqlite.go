@@ -271,7 +271,10 @@ func (s *sqliteBackend) sizes(ctx context.Context, threadID string, deep bool) (
 		var c cpSize
 		var ids int64
 		var typ sql.NullString
-		var body, meta []byte
+		// RawBytes: the driver's own buffers, valid until Next, so a
+		// store's bodies are walked without being copied (measure keeps
+		// no reference to them).
+		var body, meta sql.RawBytes
 		if err := rows.Scan(&c.thread, &c.ns, &c.id, &c.parent, &ids, &typ, &body, &meta); err != nil {
 			return nil, err
 		}
