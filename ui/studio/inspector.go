@@ -362,6 +362,7 @@ func (in *inspector) show(v *view) {
 	if v.NS != "" {
 		chans = v.Chans
 	}
+	chans = withUnknown(chans, snap.Values, v.Parent)
 	var parentVals map[string]any
 	if v.Parent != nil {
 		parentVals = map[string]any{}
@@ -641,6 +642,39 @@ func writersOf(v *view) map[string]string {
 	}
 	for ch, names := range byCh {
 		out[ch] = joinNames(names)
+	}
+	return out
+}
+
+// withUnknown adds to chans, sorted after them, the keys of values (and
+// of the parent's) that no channel declares: a view graph of another
+// program's threads declares none, and a value shown nowhere would be a
+// value silently hidden. Their kind is "unknown".
+func withUnknown(chans []engine.ChannelInfo, values engine.Values, parent *engine.Snapshot) []engine.ChannelInfo {
+	known := map[string]bool{}
+	for _, ch := range chans {
+		known[ch.Name] = true
+	}
+	var extra []string
+	add := func(vs engine.Values) {
+		for k := range vs {
+			if !known[k] {
+				known[k] = true
+				extra = append(extra, k)
+			}
+		}
+	}
+	add(values)
+	if parent != nil {
+		add(parent.Values)
+	}
+	if len(extra) == 0 {
+		return chans
+	}
+	sort.Strings(extra)
+	out := slices.Clip(chans)
+	for _, k := range extra {
+		out = append(out, engine.ChannelInfo{Name: k, Kind: "unknown"})
 	}
 	return out
 }

@@ -77,6 +77,9 @@ func TestLangGraphStoreInTheStudio(t *testing.T) {
 				t.Errorf("enabled: run %v, step %v, new %v, resume %v, fork %v, rerun %v", !s.tb.run.Disabled(), !s.tb.step.Disabled(),
 					!s.tb.newBtn.Disabled(), !s.ip.resumeB.Disabled(), !s.insp.forkB.Disabled(), !s.insp.rerunB.Disabled())
 			}
+			if _, ok := s.insp.values["draft"]; !ok {
+				t.Errorf("the state shows %v, not the thread's draft", s.insp.values)
+			}
 			if !strings.Contains(s.sb.text.Text, "read-only") {
 				t.Errorf("status line %q", s.sb.text.Text)
 			}
