@@ -731,6 +731,15 @@ func taskRows(snap *engine.Snapshot) [][2]string {
 		switch {
 		case t.Error != "":
 			state, detail = "failed", oneLine(t.Error, 160)
+		case len(t.Interrupts) > 0 && t.Finished:
+			// Asked, answered and finished within this step (LangGraph
+			// keeps both the interrupt and the result on the checkpoint).
+			var names []string
+			for _, w := range t.Result {
+				names = append(names, w.Channel)
+			}
+			q, _, _ := splitPayload(t.Interrupts[0].Value)
+			state, detail = "answered, wrote "+joinNames(names), "asked "+oneLine(q, 160)
 		case len(t.Interrupts) > 0:
 			q, _, _ := splitPayload(t.Interrupts[0].Value)
 			state, detail = "waiting for an answer", oneLine(q, 160)

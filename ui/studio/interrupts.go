@@ -114,9 +114,9 @@ func (p *interruptPanel) setBusy(busy bool) {
 	}
 	for _, c := range p.items {
 		for _, b := range c.choices {
-			setEnabled(b, !p.sent)
+			setEnabled(b, !p.sent && !p.m.readOnly())
 		}
-		setEnabled(c.answer, !p.sent)
+		setEnabled(c.answer, !p.sent && !p.m.readOnly())
 		if p.sent {
 			c.sentLbl.SetText("Answered " + strings.TrimSpace(c.answer.Text) + " · resuming…")
 			c.sentLbl.Show()

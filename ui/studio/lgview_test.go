@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/langgraph"
+	"github.com/weftstudio/weft/engine"
 )
 
 // openLangGraph opens a fixture store written by LangGraph itself
@@ -83,6 +85,9 @@ func TestLangGraphStoreInTheStudio(t *testing.T) {
 			if !strings.Contains(s.sb.text.Text, "read-only") {
 				t.Errorf("status line %q", s.sb.text.Text)
 			}
+			if len(s.ip.items) != 1 || !s.ip.items[0].answer.Disabled() {
+				t.Errorf("%d cards; the answer field takes input on a read-only thread", len(s.ip.items))
+			}
 			head := sc.head
 			act(s.Run)
 			idle(t, s)
@@ -91,6 +96,38 @@ func TestLangGraphStoreInTheStudio(t *testing.T) {
 			}
 			if s.m.scope().head != head {
 				t.Error("the thread moved")
+			}
+
+			// parallel-interrupts: both questions asked at step 0 were
+			// answered there, which LangGraph keeps on that checkpoint.
+			i = slices.IndexFunc(s.m.graphs, func(g Graph) bool { return strings.Contains(g.Graph.Name(), "ask_a, ask_b") })
+			if i < 0 {
+				t.Fatalf("no parallel-interrupts graph among %v", s.tb.graphSel.Options)
+			}
+			act(func() { s.m.setGraph(i) })
+			idle(t, s)
+			act(func() { s.m.setThread("parallel-interrupts") })
+			idle(t, s)
+			g, store := s.sess.current()
+			var first string
+			for snap, err := range g.WithSaver(store).HistorySeq(context.Background(), checkpoint.ListOptions{}, engine.WithThread("parallel-interrupts")) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if snap.Metadata.Step == 0 {
+					first = snap.Ref.CheckpointID
+				}
+			}
+			act(func() { s.m.selectCheckpoint(first) })
+			idle(t, s)
+			answered := 0
+			for _, r := range s.insp.taskRows {
+				if strings.HasPrefix(r[0], "ask_") && strings.Contains(r[0], "answered, wrote") {
+					answered++
+				}
+			}
+			if answered != 2 {
+				t.Errorf("step 0's tasks: %v", s.insp.taskRows)
 			}
 		})
 	}
