@@ -1,44 +1,21 @@
 package cli_test
 
 import (
-	"compress/gzip"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/weftstudio/weft/internal/testenv"
 )
 
 // The LangGraph fixture stores (checkpoint/langgraph/testdata): real
 // SqliteSaver files written by LangGraph itself, with LangGraph's own view
 // of every thread beside them.
-func lgFixture(t *testing.T, name string) string {
-	t.Helper()
-	f, err := os.Open(filepath.Join("..", "checkpoint", "langgraph", "testdata", name+".gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), name)
-	w, err := os.Create(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(w, z); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
+func lgFixture(t *testing.T, name string) string { return testenv.LangGraphFixture(t, name) }
 
 type lgTruth struct {
 	Threads map[string]struct {

@@ -1,40 +1,20 @@
 package lgtopo_test
 
 import (
-	"compress/gzip"
 	"context"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/weftstudio/weft/checkpoint/langgraph"
 	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/internal/testenv"
 	"github.com/weftstudio/weft/lgtopo"
 	"github.com/weftstudio/weft/render"
 )
 
 func fixture(t *testing.T, name string) *langgraph.Reader {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "checkpoint", "langgraph", "testdata", name+".sqlite.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), name+".sqlite")
-	out, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, z); err != nil {
-		t.Fatal(err)
-	}
-	out.Close()
+	path := testenv.LangGraphFixture(t, name+".sqlite")
 	r, err := langgraph.OpenSQLite(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)

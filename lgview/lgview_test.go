@@ -1,14 +1,11 @@
 package lgview
 
 import (
-	"compress/gzip"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,37 +14,11 @@ import (
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/langgraph"
 	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/internal/testenv"
 )
 
-// The fixture stores and LangGraph's own view of them live beside the
-// reader they test.
-const fixtures = "../checkpoint/langgraph/testdata"
-
-// gunzip decompresses fixtures/name.gz into a temporary folder.
-func gunzip(t testing.TB, name string) string {
-	t.Helper()
-	f, err := os.Open(filepath.Join(fixtures, name+".gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), name)
-	w, err := os.Create(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(w, z); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
+// gunzip unpacks a fixture of the reader's testdata.
+func gunzip(t testing.TB, name string) string { return testenv.LangGraphFixture(t, name) }
 
 // truthState is the part of LangGraph's get_state the view is checked
 // against: identities and structure, which need no value normalization.
@@ -399,5 +370,29 @@ func TestViewFollowsTheStore(t *testing.T) {
 			t.Fatalf("the deleted thread still reads (%v)", err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestConcurrentReads: the studio reads states on several goroutines at
+// once, all of one cached thread (go test -race finds what is shared).
+func TestConcurrentReads(t *testing.T) {
+	s, _ := openFixture(t, "py-sqlite")
+	g := graphOf(t, s, "parallel-interrupts")
+	// Read once so the thread is cached, then its lookups are built by
+	// whichever of the readers comes first.
+	if _, err := s.thread(context.Background(), "parallel-interrupts"); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			_, err := g.GetState(context.Background(), engine.WithThread("parallel-interrupts"), engine.WithSubgraphs())
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -1,11 +1,7 @@
 package studio
 
 import (
-	"compress/gzip"
 	"context"
-	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,30 +9,14 @@ import (
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/langgraph"
 	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/internal/testenv"
 )
 
 // openLangGraph opens a fixture store written by LangGraph itself
 // (checkpoint/langgraph/testdata), read-only.
 func openLangGraph(t *testing.T, name string) *langgraph.Reader {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "checkpoint", "langgraph", "testdata", name+".sqlite.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), name+".sqlite")
-	w, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(w, z); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
+	path := testenv.LangGraphFixture(t, name+".sqlite")
 	r, err := langgraph.OpenSQLite(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
