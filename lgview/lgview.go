@@ -69,6 +69,8 @@ type Store struct {
 	groups []Group
 	member map[string]string // thread id → group name
 
+	readMu sync.Mutex // held while a cached thread is read (see State)
+
 	mu    sync.Mutex
 	cache []*langgraph.Thread // the threads read last, newest use first
 	// uncached is set when the store cannot say it changed: then every
@@ -281,6 +283,10 @@ func (s *Store) State(ctx context.Context, ref checkpoint.Ref, subgraphs bool) (
 	if err != nil {
 		return nil, err
 	}
+	// A decoded thread builds its lookups lazily and is shared through
+	// the cache, so reads of it take turns.
+	s.readMu.Lock()
+	defer s.readMu.Unlock()
 	sn, err := t.StateIn(ref.NS, ref.CheckpointID, s.js)
 	if sn == nil {
 		return nil, err
@@ -304,7 +310,7 @@ func convert(t *langgraph.Thread, sn *langgraph.Snapshot, subgraphs bool) *engin
 	if sn.ParentID != "" {
 		out.Parent = &checkpoint.Ref{ThreadID: t.ID, NS: sn.NS, CheckpointID: sn.ParentID}
 	}
-	if c := find(t, sn.NS, sn.CheckpointID); c != nil {
+	if c := t.Checkpoint(sn.NS, sn.CheckpointID); c != nil {
 		if tp, err := c.Tuple(t.ID); err == nil {
 			out.Metadata = tp.Metadata
 			out.Versions = tp.Checkpoint.ChannelVersions
@@ -347,16 +353,6 @@ func convert(t *langgraph.Thread, sn *langgraph.Snapshot, subgraphs bool) *engin
 		out.Tasks = append(out.Tasks, ts)
 	}
 	return out
-}
-
-// find returns the decoded checkpoint (ns, id) of t.
-func find(t *langgraph.Thread, ns, id string) *langgraph.Checkpoint {
-	for _, c := range t.Checkpoints {
-		if c.NS == ns && c.ID == id {
-			return c
-		}
-	}
-	return nil
 }
 
 // pathOf writes LangGraph's task path as Weft writes its own:

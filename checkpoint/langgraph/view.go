@@ -117,6 +117,10 @@ func (t *Thread) latest(ns string) *Checkpoint { t.index(); return t.heads[ns] }
 
 func (t *Thread) byID(ns, id string) *Checkpoint { t.index(); return t.ids[[2]string{ns, id}] }
 
+// Checkpoint returns the thread's checkpoint id of namespace ns ("" the
+// root), nil when there is none; looked up in an index built once.
+func (t *Thread) Checkpoint(ns, id string) *Checkpoint { return t.byID(ns, id) }
+
 // special reports whether a channel is LangGraph's own, not a state key.
 func special(ch string) bool {
 	return strings.HasPrefix(ch, "__") || strings.HasPrefix(ch, "branch:") || strings.HasPrefix(ch, "join:") || strings.HasPrefix(ch, "start:")
