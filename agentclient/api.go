@@ -122,13 +122,29 @@ func (c *Client) GetState(ctx context.Context, thread string, q StateQuery) (*St
 	if err := needID(http.MethodGet, p, "the thread id", thread); err != nil {
 		return nil, err
 	}
+	var out StateSnapshot
+	if q.CheckpointNS != "" {
+		cp := map[string]any{"checkpoint_ns": q.CheckpointNS}
+		if q.CheckpointID != "" {
+			cp["checkpoint_id"] = q.CheckpointID
+		}
+		body := map[string]any{"checkpoint": cp}
+		if q.Subgraphs {
+			// A string: LangGraph.js's server refuses a JSON boolean here
+			// (400 "Expected string"), and Python's parses "true" as one.
+			body["subgraphs"] = "true"
+		}
+		if err := c.json(ctx, call{method: http.MethodPost, path: p + "/checkpoint", body: body, bounded: true}, &out); err != nil {
+			return nil, err
+		}
+		return &out, nil
+	}
 	if q.CheckpointID != "" {
 		p += "/" + esc(q.CheckpointID)
 	}
 	if q.Subgraphs {
 		p += "?subgraphs=true"
 	}
-	var out StateSnapshot
 	if err := c.json(ctx, call{method: http.MethodGet, path: p, bounded: true}, &out); err != nil {
 		return nil, err
 	}

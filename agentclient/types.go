@@ -213,10 +213,15 @@ func (s *StateSnapshot) Interrupts() []Interrupt {
 }
 
 // StateQuery chooses what GetState reads: the head (CheckpointID empty)
-// or a past checkpoint, and whether subgraphs' snapshots are inlined in
+// or a past checkpoint, of the root graph (CheckpointNS empty) or of a
+// subgraph's namespace, and whether subgraphs' snapshots are inlined in
 // their tasks.
 type StateQuery struct {
 	CheckpointID string
+	// CheckpointNS names a subgraph's namespace ("node:task id"); a
+	// checkpoint of it is read through POST /threads/{id}/state/checkpoint,
+	// the only form that takes one.
+	CheckpointNS string
 	Subgraphs    bool
 }
 

@@ -151,7 +151,7 @@ func lgSnapshotJSON(sn *langgraph.Snapshot) SnapshotJSON {
 				if out.Errors == nil {
 					out.Errors = map[string]string{}
 				}
-				out.Errors[t.Name] = errorText(t.Error)
+				out.Errors[t.Name] = langgraph.ErrorText(t.Error)
 			}
 			if t.State != nil {
 				walk(t.State)
@@ -160,23 +160,6 @@ func lgSnapshotJSON(sn *langgraph.Snapshot) SnapshotJSON {
 	}
 	walk(sn)
 	return out
-}
-
-// errorText shows a LangGraph task error: Python stores its repr, JS
-// {name, message}.
-func errorText(e any) string {
-	switch x := e.(type) {
-	case string:
-		return x
-	case map[string]any:
-		name, _ := x["name"].(string)
-		msg, _ := x["message"].(string)
-		if name != "" {
-			return name + ": " + msg
-		}
-		return msg
-	}
-	return fmt.Sprint(e)
 }
 
 // lgStatus is engine.StatusOf for a LangGraph thread, from LangGraph's

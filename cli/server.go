@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/weftstudio/weft/agentclient"
+	"github.com/weftstudio/weft/checkpoint/langgraph"
 	"github.com/weftstudio/weft/engine"
 )
 
@@ -359,7 +360,7 @@ func taskErrors(st *agentclient.StateSnapshot) map[string]string {
 		if out == nil {
 			out = map[string]string{}
 		}
-		out[t.Name] = errorText(v)
+		out[t.Name] = langgraph.ErrorText(v)
 	}
 	return out
 }

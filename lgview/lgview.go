@@ -322,9 +322,9 @@ func convert(t *langgraph.Thread, sn *langgraph.Snapshot, subgraphs bool) *engin
 		out.CreatedAt, _ = time.Parse(time.RFC3339Nano, sn.CreatedAt)
 	}
 	for _, lt := range sn.Tasks {
-		ts := engine.TaskState{ID: lt.ID, Name: lt.Name, Path: pathOf(lt.Path), NS: lt.SubgraphNS}
+		ts := engine.TaskState{ID: lt.ID, Name: lt.Name, Path: langgraph.TaskPath(lt.Path), NS: lt.SubgraphNS}
 		if lt.Error != nil {
-			ts.Error = errorText(lt.Error)
+			ts.Error = langgraph.ErrorText(lt.Error)
 		}
 		for _, ch := range sortedKeys(lt.Result) {
 			ts.Result = append(ts.Result, engine.Write{Channel: ch, Value: lt.Result[ch]})
@@ -353,35 +353,6 @@ func convert(t *langgraph.Thread, sn *langgraph.Snapshot, subgraphs bool) *engin
 		out.Tasks = append(out.Tasks, ts)
 	}
 	return out
-}
-
-// pathOf writes LangGraph's task path as Weft writes its own:
-// ("__pregel_pull", "a") is "pull:a", ("__pregel_push", 0) "push:0".
-func pathOf(p []any) string {
-	parts := make([]string, len(p))
-	for i, x := range p {
-		s := fmt.Sprint(x)
-		s = strings.TrimPrefix(s, "__pregel_")
-		parts[i] = s
-	}
-	return strings.Join(parts, ":")
-}
-
-// errorText is a task's stored error as one string: LangGraph stores
-// {"message": …} or a string.
-func errorText(e any) string {
-	switch v := e.(type) {
-	case string:
-		return v
-	case map[string]any:
-		if m, ok := v["message"].(string); ok {
-			if n, ok := v["name"].(string); ok && n != "" {
-				return n + ": " + m
-			}
-			return m
-		}
-	}
-	return fmt.Sprint(e)
 }
 
 func sortedKeys(m map[string]any) []string {

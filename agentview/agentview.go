@@ -1,0 +1,300 @@
+// Package agentview shows the graphs and threads of a LangGraph server
+// (langgraph dev, a LangGraph Platform deployment, or weft serve) in
+// Weft's studio and commands, through the Agent Server API (agentclient).
+// Each assistant becomes a view graph (engine.NewView) drawn from the
+// server's own drawing of it (/assistants/{id}/graph?xray=true, subgraphs
+// nested), whose states are the server's (get_state with subgraphs) as
+// engine snapshots; Saver lists the server's threads and their history
+// as a read-only checkpoint saver, so the studio's thread list, timeline,
+// state, diff and watches work unchanged.
+//
+// It is headless (no Fyne).
+package agentview
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/weftstudio/weft/agentclient"
+	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/langgraph"
+	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/lgtopo"
+)
+
+// ReadOnly is what a server's view graph says when asked to run or write
+// something the studio cannot yet ask the server for.
+const ReadOnly = "this graph runs on a LangGraph server: run, resume and fork its threads there (weft run/resume/answer -store URL, or the server's clients)"
+
+// Graph is one of the server's graphs: an assistant and its view.
+type Graph struct {
+	// Name is the graph's name in the studio's graph list and in the
+	// metadata tag of its threads (engine.MetaGraph, see Server.Saver):
+	// the assistant's graph id, as the server tags the threads it runs.
+	Name string
+	// Assistant is the server's record of the graph.
+	Assistant agentclient.Assistant
+	// Graph is the view: drawn from the server's drawing, states read
+	// from the server.
+	Graph *engine.Graph
+}
+
+// Server is a LangGraph server opened for viewing. It is safe for
+// concurrent use.
+type Server struct {
+	c      *agentclient.Client
+	info   *agentclient.Info
+	graphs []Graph
+}
+
+// Open asks the server for its assistants and their drawings. A server
+// that is down, refuses the key or answers something that is not the
+// Agent Server API is an error saying so (agentclient's errors); a
+// drawing that cannot be read leaves that graph drawn as its nodes alone,
+// with the reason in its topology's name.
+func Open(ctx context.Context, c *agentclient.Client) (*Server, error) {
+	info, err := c.Info(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("LangGraph server %s: %w", c.BaseURL(), err)
+	}
+	s := &Server{c: c, info: info}
+	var all []agentclient.Assistant
+	for offset := 0; ; {
+		page, err := c.SearchAssistants(ctx, agentclient.AssistantSearch{Limit: 100, Offset: offset})
+		if err != nil {
+			return nil, fmt.Errorf("LangGraph server %s: listing its graphs: %w", c.BaseURL(), err)
+		}
+		all = append(all, page...)
+		if len(page) < 100 {
+			break
+		}
+		offset += len(page)
+	}
+	// One view per graph: a server may keep several assistants (configs)
+	// of one graph; the one it made itself (named after the graph, or
+	// the oldest) stands for it.
+	byGraph := map[string]agentclient.Assistant{}
+	for _, a := range all {
+		cur, ok := byGraph[a.GraphID]
+		if !ok || a.Name == a.GraphID && cur.Name != cur.GraphID || a.CreatedAt.Before(cur.CreatedAt) && (cur.Name != cur.GraphID) == (a.Name != a.GraphID) {
+			byGraph[a.GraphID] = a
+		}
+	}
+	ids := make([]string, 0, len(byGraph))
+	for id := range byGraph {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		a := byGraph[id]
+		topo := s.drawing(ctx, a)
+		topo.Name = id
+		s.graphs = append(s.graphs, Graph{Name: id, Assistant: a, Graph: engine.NewView(topo, s.read, ReadOnly).WithSaver(s.Saver())})
+	}
+	return s, nil
+}
+
+// drawing is an assistant's topology from the server's x-ray drawing.
+func (s *Server) drawing(ctx context.Context, a agentclient.Assistant) *engine.Topology {
+	g, err := s.c.GetGraph(ctx, a.AssistantID, -1)
+	if err == nil {
+		var b []byte
+		if b, err = json.Marshal(g); err == nil {
+			var lg *langgraph.Graph
+			if lg, err = langgraph.ParseGraphJSON(b); err == nil {
+				lg.Source = a.GraphID
+				return lgtopo.Topology(lg)
+			}
+		}
+	}
+	return &engine.Topology{Name: fmt.Sprintf("%s (the server's drawing could not be read: %v)", a.GraphID, err)}
+}
+
+// Graphs returns the server's graphs, by name.
+func (s *Server) Graphs() []Graph { return append([]Graph(nil), s.graphs...) }
+
+// Client returns the server's client.
+func (s *Server) Client() *agentclient.Client { return s.c }
+
+// Describe names the server for the user: "LangGraph server 1.5.1
+// (LangGraph.js 1.7.3) at URL".
+func (s *Server) Describe() string {
+	var lg string
+	switch {
+	case s.info.LangGraphJSVersion != "":
+		lg = " (LangGraph.js " + s.info.LangGraphJSVersion + ")"
+	case s.info.LangGraphPyVersion != "":
+		lg = " (LangGraph " + s.info.LangGraphPyVersion + ")"
+	}
+	return "LangGraph server " + s.info.Version + lg + " at " + s.c.BaseURL()
+}
+
+// State returns the server's state of a checkpoint of a thread as an
+// engine snapshot: ref.NS "" is the root graph, ref.CheckpointID "" the
+// namespace's newest checkpoint; with subgraphs, a task running a
+// subgraph that has started carries the subgraph's state. A thread the
+// server does not know is checkpoint.ErrNotFound, named.
+func (s *Server) State(ctx context.Context, ref checkpoint.Ref, subgraphs bool) (*engine.Snapshot, error) {
+	st, err := s.c.GetState(ctx, ref.ThreadID, agentclient.StateQuery{CheckpointID: ref.CheckpointID, CheckpointNS: ref.NS, Subgraphs: subgraphs})
+	if err != nil {
+		return nil, notFound(ref, err)
+	}
+	if st.Checkpoint.CheckpointID == "" {
+		// A thread made on the server but never run.
+		return nil, fmt.Errorf("thread %q has no checkpoint yet (it was made on the server but has not run): %w", ref.ThreadID, checkpoint.ErrNotFound)
+	}
+	return Snapshot(st)
+}
+
+// read is the view graphs' engine.ViewFunc.
+func (s *Server) read(ctx context.Context, _ checkpoint.Saver, ref checkpoint.Ref, subgraphs bool) (*engine.Snapshot, error) {
+	return s.State(ctx, ref, subgraphs)
+}
+
+// notFound makes the server's 404 the checkpoint package's ErrNotFound,
+// which the studio and the commands test for, keeping the server's words.
+func notFound(ref checkpoint.Ref, err error) error {
+	if errors.Is(err, agentclient.ErrNotFound) {
+		what := fmt.Sprintf("thread %q", ref.ThreadID)
+		if ref.CheckpointID != "" {
+			what += fmt.Sprintf(" or its checkpoint %q", ref.CheckpointID)
+		}
+		return fmt.Errorf("%s not found on the server: %w (%w)", what, checkpoint.ErrNotFound, err)
+	}
+	return err
+}
+
+// Snapshot converts a server snapshot to the engine's. Values that are not
+// a JSON object, or a task whose result is not one, are an error naming
+// the checkpoint.
+func Snapshot(st *agentclient.StateSnapshot) (*engine.Snapshot, error) {
+	thread := st.Checkpoint.ThreadID
+	out := &engine.Snapshot{
+		Values:    engine.Values{},
+		Next:      append([]string{}, st.Next...),
+		Ref:       checkpoint.Ref{ThreadID: thread, NS: st.Checkpoint.CheckpointNS, CheckpointID: st.Checkpoint.CheckpointID},
+		Metadata:  metadataOf(st.Metadata),
+		CreatedAt: st.CreatedAt,
+	}
+	if p := st.ParentCheckpoint; p != nil && p.CheckpointID != "" {
+		out.Parent = &checkpoint.Ref{ThreadID: thread, NS: out.Ref.NS, CheckpointID: p.CheckpointID}
+	}
+	if err := decodeObject(st.Values, (*map[string]any)(&out.Values)); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: its values: %w", out.Ref.CheckpointID, err)
+	}
+	for _, t := range st.Tasks {
+		ts := engine.TaskState{ID: t.ID, Name: t.Name}
+		var path []any
+		if len(t.Path) > 0 && json.Unmarshal(t.Path, &path) == nil {
+			ts.Path = langgraph.TaskPath(path)
+		}
+		if len(t.Error) > 0 && string(t.Error) != "null" {
+			var e any
+			if json.Unmarshal(t.Error, &e) != nil {
+				e = string(t.Error)
+			}
+			ts.Error = langgraph.ErrorText(e)
+		}
+		if len(t.Result) > 0 && string(t.Result) != "null" {
+			var res map[string]any
+			if err := decodeObject(t.Result, &res); err != nil {
+				return nil, fmt.Errorf("checkpoint %s: task %s's result: %w", out.Ref.CheckpointID, t.Name, err)
+			}
+			for _, k := range sortedKeys(res) {
+				ts.Result = append(ts.Result, engine.Write{Channel: k, Value: res[k]})
+			}
+			ts.Finished = true
+		}
+		if t.Checkpoint != nil {
+			ts.NS = t.Checkpoint.CheckpointNS
+		}
+		if t.State != nil {
+			if ts.NS == "" {
+				ts.NS = t.State.Checkpoint.CheckpointNS
+			}
+			sub, err := Snapshot(t.State)
+			if err != nil {
+				return nil, err
+			}
+			ts.State = sub
+		}
+		for _, it := range t.Interrupts {
+			pi := engine.PendingInterrupt{ID: it.ID, Node: t.Name, TaskID: t.ID, NS: out.Ref.NS}
+			if len(it.Value) > 0 {
+				_ = json.Unmarshal(it.Value, &pi.Value) // json.RawMessage is valid JSON
+			}
+			ts.Interrupts = append(ts.Interrupts, pi)
+			out.Interrupts = append(out.Interrupts, pi)
+		}
+		out.Tasks = append(out.Tasks, ts)
+	}
+	return out, nil
+}
+
+// decodeObject decodes a JSON object; null or nothing leaves *m empty.
+func decodeObject(raw json.RawMessage, m *map[string]any) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(raw, m); err != nil {
+		return fmt.Errorf("not a JSON object: %v", err)
+	}
+	return nil
+}
+
+// metadataOf is a server checkpoint's metadata in Weft's shape: source,
+// step, parents and run_id as fields, the rest (graph_id, assistant_id,
+// the run's own keys) in Extra, with the graph tag the studio lists
+// threads by (engine.MetaGraph) set to graph_id.
+func metadataOf(m map[string]any) checkpoint.Metadata {
+	var md checkpoint.Metadata
+	for k, v := range m {
+		switch k {
+		case "source":
+			s, _ := v.(string)
+			md.Source = checkpoint.Source(s)
+		case "step":
+			f, _ := v.(float64)
+			md.Step = int(f)
+		case "run_id":
+			md.RunID, _ = v.(string)
+		case "parents":
+			if ps, ok := v.(map[string]any); ok && len(ps) > 0 {
+				md.Parents = map[string]string{}
+				for ns, id := range ps {
+					md.Parents[ns], _ = id.(string)
+				}
+			}
+		default:
+			if md.Extra == nil {
+				md.Extra = map[string]any{}
+			}
+			md.Extra[k] = v
+		}
+	}
+	if g, ok := m["graph_id"].(string); ok && g != "" {
+		if md.Extra == nil {
+			md.Extra = map[string]any{}
+		}
+		md.Extra[engine.MetaGraph] = g
+	}
+	if w, ok := m["writes"].(map[string]any); ok {
+		for n := range w {
+			md.Tasks = append(md.Tasks, n)
+		}
+		sort.Strings(md.Tasks)
+	}
+	return md
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
