@@ -25,6 +25,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -57,6 +58,24 @@ type Option func(*Client)
 // WithAPIKey sends key in the x-api-key header of every request, as
 // LangGraph Platform deployments require. An empty key sends none.
 func WithAPIKey(key string) Option { return func(c *Client) { c.apiKey = key } }
+
+// APIKeyEnv are the environment variables whose first non-empty value
+// WithAPIKeyFromEnv sends, as LangGraph's own SDKs read them. A key is
+// never a flag: flags show in process lists.
+var APIKeyEnv = []string{"LANGGRAPH_API_KEY", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY"}
+
+// WithAPIKeyFromEnv is WithAPIKey of the first APIKeyEnv variable set;
+// none set sends no key.
+func WithAPIKeyFromEnv() Option {
+	return func(c *Client) {
+		for _, k := range APIKeyEnv {
+			if v := os.Getenv(k); v != "" {
+				c.apiKey = v
+				return
+			}
+		}
+	}
+}
 
 // WithHTTPClient makes requests with hc instead of a new http.Client (for
 // a proxy, TLS settings or a test transport). nil keeps the default.

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/weftstudio/weft/agentclient"
 	"github.com/weftstudio/weft/checkpoint"
@@ -45,27 +46,43 @@ type Graph struct {
 // Server is a LangGraph server opened for viewing. It is safe for
 // concurrent use.
 type Server struct {
-	c      *agentclient.Client
-	info   *agentclient.Info
+	c *agentclient.Client
+
+	mu     sync.Mutex
+	info   *agentclient.Info // nil until Load
 	graphs []Graph
 }
 
-// Open asks the server for its assistants and their drawings. A server
-// that is down, refuses the key or answers something that is not the
-// Agent Server API is an error saying so (agentclient's errors); a
-// drawing that cannot be read leaves that graph drawn as its nodes alone,
-// with the reason in its topology's name.
+// New returns the server c talks to, not yet asked anything: its Saver
+// works at once, its Graphs once Load has read them.
+func New(c *agentclient.Client) *Server { return &Server{c: c} }
+
+// Open is New and Load.
 func Open(ctx context.Context, c *agentclient.Client) (*Server, error) {
+	s := New(c)
+	if err := s.Load(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Load asks the server for its version, its assistants and their
+// drawings, replacing the graphs read before. A server that is down,
+// refuses the key or answers something that is not the Agent Server API
+// is an error saying so (agentclient's errors); a drawing that cannot be
+// read leaves that graph drawn without nodes, with the reason in its
+// topology's name.
+func (s *Server) Load(ctx context.Context) error {
+	c := s.c
 	info, err := c.Info(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("LangGraph server %s: %w", c.BaseURL(), err)
+		return fmt.Errorf("LangGraph server %s: %w", c.BaseURL(), err)
 	}
-	s := &Server{c: c, info: info}
 	var all []agentclient.Assistant
 	for offset := 0; ; {
 		page, err := c.SearchAssistants(ctx, agentclient.AssistantSearch{Limit: 100, Offset: offset})
 		if err != nil {
-			return nil, fmt.Errorf("LangGraph server %s: listing its graphs: %w", c.BaseURL(), err)
+			return fmt.Errorf("LangGraph server %s: listing its graphs: %w", c.BaseURL(), err)
 		}
 		all = append(all, page...)
 		if len(page) < 100 {
@@ -75,11 +92,11 @@ func Open(ctx context.Context, c *agentclient.Client) (*Server, error) {
 	}
 	// One view per graph: a server may keep several assistants (configs)
 	// of one graph; the one it made itself (named after the graph, or
-	// the oldest) stands for it.
+	// else the oldest) stands for it.
 	byGraph := map[string]agentclient.Assistant{}
 	for _, a := range all {
 		cur, ok := byGraph[a.GraphID]
-		if !ok || a.Name == a.GraphID && cur.Name != cur.GraphID || a.CreatedAt.Before(cur.CreatedAt) && (cur.Name != cur.GraphID) == (a.Name != a.GraphID) {
+		if !ok || better(a, cur) {
 			byGraph[a.GraphID] = a
 		}
 	}
@@ -88,13 +105,27 @@ func Open(ctx context.Context, c *agentclient.Client) (*Server, error) {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
+	var graphs []Graph
 	for _, id := range ids {
 		a := byGraph[id]
 		topo := s.drawing(ctx, a)
 		topo.Name = id
-		s.graphs = append(s.graphs, Graph{Name: id, Assistant: a, Graph: engine.NewView(topo, s.read, ReadOnly).WithSaver(s.Saver())})
+		graphs = append(graphs, Graph{Name: id, Assistant: a, Graph: engine.NewView(topo, s.read, ReadOnly).WithSaver(s.Saver())})
 	}
-	return s, nil
+	s.mu.Lock()
+	s.info, s.graphs = info, graphs
+	s.mu.Unlock()
+	return nil
+}
+
+// better reports whether assistant a stands for its graph rather than
+// cur: the server's own (named after the graph) first, then the oldest.
+func better(a, cur agentclient.Assistant) bool {
+	aOwn, curOwn := a.Name == a.GraphID, cur.Name == cur.GraphID
+	if aOwn != curOwn {
+		return aOwn
+	}
+	return a.CreatedAt.Before(cur.CreatedAt)
 }
 
 // drawing is an assistant's topology from the server's x-ray drawing.
@@ -113,23 +144,34 @@ func (s *Server) drawing(ctx context.Context, a agentclient.Assistant) *engine.T
 	return &engine.Topology{Name: fmt.Sprintf("%s (the server's drawing could not be read: %v)", a.GraphID, err)}
 }
 
-// Graphs returns the server's graphs, by name.
-func (s *Server) Graphs() []Graph { return append([]Graph(nil), s.graphs...) }
+// Graphs returns the server's graphs, by name; none before Load.
+func (s *Server) Graphs() []Graph {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Graph(nil), s.graphs...)
+}
 
 // Client returns the server's client.
 func (s *Server) Client() *agentclient.Client { return s.c }
 
 // Describe names the server for the user: "LangGraph server 1.5.1
 // (LangGraph.js 1.7.3) at URL".
+// Before Load it is "LangGraph server at URL".
 func (s *Server) Describe() string {
+	s.mu.Lock()
+	info := s.info
+	s.mu.Unlock()
+	if info == nil {
+		return "LangGraph server at " + s.c.BaseURL()
+	}
 	var lg string
 	switch {
-	case s.info.LangGraphJSVersion != "":
-		lg = " (LangGraph.js " + s.info.LangGraphJSVersion + ")"
-	case s.info.LangGraphPyVersion != "":
-		lg = " (LangGraph " + s.info.LangGraphPyVersion + ")"
+	case info.LangGraphJSVersion != "":
+		lg = " (LangGraph.js " + info.LangGraphJSVersion + ")"
+	case info.LangGraphPyVersion != "":
+		lg = " (LangGraph " + info.LangGraphPyVersion + ")"
 	}
-	return "LangGraph server " + s.info.Version + lg + " at " + s.c.BaseURL()
+	return "LangGraph server " + info.Version + lg + " at " + s.c.BaseURL()
 }
 
 // State returns the server's state of a checkpoint of a thread as an

@@ -7,9 +7,11 @@ import (
 	"iter"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/weftstudio/weft/agentclient"
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/engine"
 )
 
@@ -252,4 +254,79 @@ func (v *saver) threadInfo(ctx context.Context, th agentclient.Thread) checkpoin
 		in.UpdatedAt = st.CreatedAt
 	}
 	return in
+}
+
+func init() {
+	store.Register("http", openStore)
+	store.Register("https", openStore)
+}
+
+// openStore is store.Open for a server's address: the server, not yet
+// asked anything (the studio loads its graphs in the background), with
+// the API key from the environment (agentclient.WithAPIKeyFromEnv).
+func openStore(_ context.Context, spec string, _ []byte) (store.Store, error) {
+	c, err := agentclient.New(spec, agentclient.WithAPIKeyFromEnv())
+	if err != nil {
+		return nil, err
+	}
+	return &saver{s: New(c)}, nil
+}
+
+// Close closes nothing: the client holds no connection between calls
+// that the HTTP transport does not reuse or drop on its own.
+func (v *saver) Close() error { return nil }
+
+// pollEvery is how often Watch asks the server what changed: the Agent
+// Server API has no change feed for threads.
+const pollEvery = time.Second
+
+// Watch reports changes on the server by polling its newest threads every
+// pollEvery: a value when one of them was updated, added or changed
+// status, and every poll while one is busy (a run's steps add
+// checkpoints without touching the thread's record). A poll that fails
+// sends a value too, so the reader reads and says why; the watch goes on
+// until ctx ends.
+func (v *saver) Watch(ctx context.Context) (<-chan struct{}, error) {
+	ch := make(chan struct{}, 1)
+	go func() {
+		defer close(ch)
+		t := time.NewTicker(pollEvery)
+		defer t.Stop()
+		last := ""
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			sig, busy, err := v.newest(ctx)
+			if ctx.Err() != nil {
+				return
+			}
+			if err == nil && sig == last && !busy {
+				continue
+			}
+			last = sig
+			select {
+			case ch <- struct{}{}:
+			default: // a value is already waiting: they coalesce
+			}
+		}
+	}()
+	return ch, nil
+}
+
+// newest sums up the server's newest threads for Watch.
+func (v *saver) newest(ctx context.Context) (sig string, busy bool, err error) {
+	page, err := v.s.c.SearchThreads(ctx, agentclient.ThreadSearch{SortBy: "updated_at", SortOrder: "desc", Limit: 20,
+		Select: []string{"thread_id", "updated_at", "status"}})
+	if err != nil {
+		return "", false, err
+	}
+	var b strings.Builder
+	for _, th := range page {
+		fmt.Fprintf(&b, "%s@%s:%s;", th.ThreadID, th.UpdatedAt.Format(time.RFC3339Nano), th.Status)
+		busy = busy || th.Status == "busy"
+	}
+	return b.String(), busy, nil
 }

@@ -225,7 +225,7 @@ type InProcess interface {
 // ThreadInfo summarises one thread for ThreadLister.
 type ThreadInfo struct {
 	ThreadID    string
-	Checkpoints int       // number of checkpoints in the root namespace
+	Checkpoints int       // number of checkpoints in the root namespace; -1 when the store cannot say without reading the thread's whole history (a LangGraph server)
 	Latest      Ref       // the newest root checkpoint
 	LatestMeta  Metadata  // its metadata
 	UpdatedAt   time.Time // its timestamp

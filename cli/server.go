@@ -13,7 +13,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -23,11 +22,6 @@ import (
 	"github.com/weftstudio/weft/checkpoint/langgraph"
 	"github.com/weftstudio/weft/engine"
 )
-
-// serverAPIKeyEnv are the environment variables whose first non-empty
-// value is sent as the server's API key (x-api-key), as LangGraph's own
-// SDKs read them. A key is never a flag: flags show in process lists.
-var serverAPIKeyEnv = []string{"LANGGRAPH_API_KEY", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY"}
 
 // isServerStore tells a server address from a store path or DSN.
 func isServerStore(spec string) bool {
@@ -63,14 +57,7 @@ func runOnServer(ctx context.Context, name, base string, create bool, args []str
 		fmt.Fprintf(env.Stderr, "weft %s: -create is for store files; a server's threads are made by run\n", name)
 		return 2
 	}
-	var opts []agentclient.Option
-	for _, k := range serverAPIKeyEnv {
-		if v := os.Getenv(k); v != "" {
-			opts = append(opts, agentclient.WithAPIKey(v))
-			break
-		}
-	}
-	c, err := agentclient.New(base, opts...)
+	c, err := agentclient.New(base, agentclient.WithAPIKeyFromEnv())
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "weft %s: %v\n", name, err)
 		return 2

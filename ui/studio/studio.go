@@ -29,7 +29,6 @@ import (
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/engine"
-	"github.com/weftstudio/weft/lgview"
 	"github.com/weftstudio/weft/render"
 )
 
@@ -153,7 +152,7 @@ func New(a fyne.App, cfg Config) *Studio {
 		s.sess.setViews(nil)
 		_ = s.layouter.Close()
 	})
-	if _, err := lgview.Reader(cfg.Store); err == nil {
+	if isView(cfg.Store) {
 		s.useStore(cfg.Store, cfg.StoreName)
 	} else if len(graphs) > 0 {
 		s.m.setGraph(0)

@@ -109,13 +109,16 @@ func newThreadsPanel(m *model, a *actions) *threadsPanel {
 
 // threadSubtitle is a thread row's two caption lines: its status (or
 // the process running it) and when it last moved, then its step and
-// checkpoint count.
+// checkpoint count (when the store knows it).
 func threadSubtitle(r threadRow) (state, where string) {
 	state = ago(r.Updated)
 	if r.Holder != "" {
 		state = "running · " + r.Holder + " · " + state
 	} else if r.Status != "" {
 		state = r.Status + " · " + state
+	}
+	if r.Count < 0 { // the store cannot say without reading the whole thread (a server)
+		return state, "step " + grouped(r.Step)
 	}
 	return state, fmt.Sprintf("step %s · %s checkpoints", grouped(r.Step), grouped(r.Count))
 }

@@ -3,9 +3,11 @@ package studio
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"fyne.io/fyne/v2/dialog"
 
+	"github.com/weftstudio/weft/agentview"
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/lgview"
 )
@@ -15,6 +17,10 @@ import (
 // background since grouping reads up to lgview.DefaultSample threads;
 // any other store shows the program's own graphs.
 func (s *Studio) useStore(saver checkpoint.Saver, name string) {
+	if srv := agentview.ServerOf(saver); srv != nil {
+		s.useServer(srv, saver, name)
+		return
+	}
 	r, err := lgview.Reader(saver)
 	if err != nil {
 		s.m.update(func() {
@@ -67,4 +73,58 @@ func (s *Studio) refuseView() bool {
 	}
 	dialog.NewInformation("Read-only", g.ViewReadOnly(), s.win).Show()
 	return true
+}
+
+// serverWait bounds the first questions to a server (its version, graphs
+// and drawings): one that does not answer is reported, not waited on.
+const serverWait = time.Minute
+
+// useServer shows a LangGraph server: its graphs (one per assistant),
+// asked for in the background, and its threads through saver.
+func (s *Studio) useServer(srv *agentview.Server, saver checkpoint.Saver, name string) {
+	s.sess.setViews(nil)
+	s.m.update(func() {
+		s.m.setStore(saver, name)
+		s.m.setGraphs(nil)
+		s.m.setNote("asking " + srv.Describe() + " for its graphs…")
+	})
+	s.sb.setLoading(true)
+	goBG(s.sess, func() (struct{}, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), serverWait)
+		defer cancel()
+		return struct{}{}, srv.Load(ctx)
+	}, func(_ struct{}, err error) {
+		s.sb.setLoading(false)
+		if s.m.store != saver { // another store was opened meanwhile
+			return
+		}
+		if err != nil {
+			s.m.setNote("")
+			s.showError("Connecting to the LangGraph server", err)
+			return
+		}
+		var graphs []Graph
+		for _, g := range srv.Graphs() {
+			desc := "served by " + srv.Describe()
+			if d := g.Assistant.Description; d != nil && *d != "" {
+				desc = *d + " (" + desc + ")"
+			}
+			graphs = append(graphs, Graph{Graph: g.Graph, Description: desc})
+		}
+		s.m.update(func() {
+			s.m.setGraphs(graphs)
+			s.m.setNote("")
+		})
+		s.watchStore()
+	})
+}
+
+// isView reports whether saver is another program's threads, shown
+// through view graphs: a LangGraph store or a LangGraph server.
+func isView(saver checkpoint.Saver) bool {
+	if agentview.ServerOf(saver) != nil {
+		return true
+	}
+	_, err := lgview.Reader(saver)
+	return err == nil
 }
