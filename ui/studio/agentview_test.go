@@ -2,6 +2,7 @@ package studio
 
 import (
 	"context"
+	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -89,5 +90,29 @@ func TestLangGraphServerInTheStudio(t *testing.T) {
 	idle(t, s)
 	if txt := overlayText(s.Window()); !strings.Contains(txt, "LangGraph server") {
 		t.Errorf("Run on a server's graph said %q", txt)
+	}
+}
+
+// TestLangGraphServerDown: a server that does not answer is an error
+// dialog naming what failed, and the window stays usable (File → Open).
+func TestLangGraphServerDown(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "http://" + l.Addr().String()
+	l.Close() // nothing listens there now
+	sv, err := store.Open(context.Background(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newStudio(t, sv)
+	idle(t, s)
+	txt := overlayText(s.Window())
+	if !strings.Contains(txt, "Connecting to the LangGraph server") || !strings.Contains(txt, l.Addr().String()) {
+		t.Errorf("the dialog says %q", txt)
+	}
+	if len(s.m.graphs) != 0 || s.m.note != "" {
+		t.Errorf("graphs %d, note %q after the failure", len(s.m.graphs), s.m.note)
 	}
 }

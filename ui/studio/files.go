@@ -147,14 +147,15 @@ func (s *Studio) quit() {
 	}
 }
 
-// openStoreDialog asks for a SQLite file or a DSN: Enter opens it; a file
+// openStoreDialog asks for a SQLite file, a DSN or a server's address:
+// Enter opens it; a file
 // that does not exist is created only after the user says so.
 func (s *Studio) openStoreDialog() {
 	if s.cfg.OpenStore == nil {
 		return
 	}
 	entry := widget.NewEntry()
-	entry.SetPlaceHolder("path/to/weft.db or postgres://…")
+	entry.SetPlaceHolder("path/to/weft.db, postgres://… or http://127.0.0.1:2024")
 	var d dialog.Dialog
 	submit := func() {
 		spec := strings.TrimSpace(entry.Text)
@@ -175,7 +176,7 @@ func (s *Studio) openStoreDialog() {
 		}, s.win)
 		fd.Show()
 	})
-	hint := widget.NewLabel("A SQLite file (created if you confirm) or a postgres:// DSN. Enter opens it.")
+	hint := widget.NewLabel("A SQLite file (created if you confirm), a postgres:// DSN, a LangGraph store, or a LangGraph server's http(s):// address. Enter opens it.")
 	hint.Importance = widget.LowImportance
 	hint.Wrapping = fyne.TextWrapWord
 	content := container.NewVBox(container.NewBorder(nil, nil, nil, browse, entry), hint)
