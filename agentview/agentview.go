@@ -228,11 +228,7 @@ func Snapshot(st *agentclient.StateSnapshot) (*engine.Snapshot, error) {
 		return nil, fmt.Errorf("checkpoint %s: its values: %w", out.Ref.CheckpointID, err)
 	}
 	for _, t := range st.Tasks {
-		ts := engine.TaskState{ID: t.ID, Name: t.Name}
-		var path []any
-		if len(t.Path) > 0 && json.Unmarshal(t.Path, &path) == nil {
-			ts.Path = langgraph.TaskPath(path)
-		}
+		ts := engine.TaskState{ID: t.ID, Name: t.Name, Path: taskPath(t.Path)}
 		if len(t.Error) > 0 && string(t.Error) != "null" {
 			var e any
 			if json.Unmarshal(t.Error, &e) != nil {
@@ -274,6 +270,16 @@ func Snapshot(st *agentclient.StateSnapshot) (*engine.Snapshot, error) {
 		out.Tasks = append(out.Tasks, ts)
 	}
 	return out, nil
+}
+
+// taskPath is a served task's path as Weft writes paths ("pull:research");
+// "" when the server gave none or not a list.
+func taskPath(raw json.RawMessage) string {
+	var path []any
+	if len(raw) == 0 || json.Unmarshal(raw, &path) != nil {
+		return ""
+	}
+	return langgraph.TaskPath(path)
 }
 
 // decodeObject decodes a JSON object; null or nothing leaves *m empty.

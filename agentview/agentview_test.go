@@ -201,7 +201,9 @@ func TestViewIsTheServersView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(tp.PendingWrites, func(w checkpoint.PendingWrite) bool { return w.Channel == checkpoint.Interrupt }) {
+	if !slices.ContainsFunc(tp.PendingWrites, func(w checkpoint.PendingWrite) bool {
+		return w.Channel == checkpoint.Interrupt && w.TaskPath == "pull:research"
+	}) {
 		t.Errorf("head's pending writes %+v: want the interrupt", tp.PendingWrites)
 	}
 	if string(tp.Checkpoint.ChannelValues["topic"]) != `"kelp"` {

@@ -129,10 +129,7 @@ func tupleOf(st *agentclient.StateSnapshot) (*checkpoint.Tuple, error) {
 		tp.Checkpoint.ChannelValues[k] = raw
 	}
 	for _, t := range st.Tasks {
-		path := ""
-		if len(t.Path) > 0 {
-			path = string(t.Path)
-		}
+		path := taskPath(t.Path)
 		if len(t.Error) > 0 && string(t.Error) != "null" {
 			tp.PendingWrites = append(tp.PendingWrites, checkpoint.PendingWrite{TaskID: t.ID, Channel: checkpoint.Error, Value: t.Error, TaskPath: path})
 		}
@@ -239,7 +236,6 @@ func (v *saver) SearchThreads(ctx context.Context, q checkpoint.ThreadQuery) (ch
 // threadInfo summarises a listed thread from its head.
 func (v *saver) threadInfo(ctx context.Context, th agentclient.Thread) checkpoint.ThreadInfo {
 	in := checkpoint.ThreadInfo{ThreadID: th.ThreadID, Checkpoints: -1, UpdatedAt: th.UpdatedAt, LatestMeta: metadataOf(th.Metadata)}
-	in.LatestMeta.Source, in.LatestMeta.Step = "", 0
 	st, err := v.s.c.GetState(ctx, th.ThreadID, agentclient.StateQuery{})
 	switch {
 	case err != nil:
