@@ -6,7 +6,8 @@
 // nested), whose states are the server's (get_state with subgraphs) as
 // engine snapshots; Saver lists the server's threads and their history
 // as a read-only checkpoint saver, so the studio's thread list, timeline,
-// state, diff and watches work unchanged.
+// state, diff and watches work unchanged; its runs and state edits go to
+// the server (run.go), each naming the checkpoint it acts on.
 //
 // It is headless (no Fyne).
 package agentview
@@ -16,8 +17,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/weftstudio/weft/agentclient"
 	"github.com/weftstudio/weft/checkpoint"
@@ -25,10 +28,6 @@ import (
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/lgtopo"
 )
-
-// ReadOnly is what a server's view graph says when asked to run or write
-// something the studio cannot yet ask the server for.
-const ReadOnly = "this graph runs on a LangGraph server: run, resume and fork its threads there (weft run/resume/answer -store URL, or the server's clients)"
 
 // Graph is one of the server's graphs: an assistant and its view.
 type Graph struct {
@@ -39,9 +38,27 @@ type Graph struct {
 	// Assistant is the server's record of the graph.
 	Assistant agentclient.Assistant
 	// Graph is the view: drawn from the server's drawing, states read
-	// from the server.
+	// from the server, runs and state edits sent to it.
 	Graph *engine.Graph
+	// Input lists the fields of the graph's input as its input schema
+	// names them, for a new thread's form; nil when the server gave no
+	// schema in time (schemaWait) or one without properties.
+	Input []InputField
 }
+
+// InputField is one property of a graph's input schema.
+type InputField struct {
+	Name string
+	// Type is the property's JSON Schema type ("string", "array", …);
+	// "" when the schema does not say one.
+	Type string
+	// Required is set for the schema's required properties.
+	Required bool
+}
+
+// schemaWait bounds the wait for one graph's schemas: a server that is
+// slow to give them costs the form, not the graph.
+const schemaWait = 5 * time.Second
 
 // Server is a LangGraph server opened for viewing. It is safe for
 // concurrent use.
@@ -110,7 +127,8 @@ func (s *Server) Load(ctx context.Context) error {
 		a := byGraph[id]
 		topo := s.drawing(ctx, a)
 		topo.Name = id
-		graphs = append(graphs, Graph{Name: id, Assistant: a, Graph: engine.NewView(topo, s.read, ReadOnly).WithSaver(s.Saver())})
+		graphs = append(graphs, Graph{Name: id, Assistant: a, Input: s.inputFields(ctx, a),
+			Graph: engine.NewView(topo, s.read, Runs).WithSaver(s.Saver()).WithViewRunner(runs{c: c, assistant: a.AssistantID})})
 	}
 	s.mu.Lock()
 	s.info, s.graphs = info, graphs
@@ -142,6 +160,50 @@ func (s *Server) drawing(ctx context.Context, a agentclient.Assistant) *engine.T
 		}
 	}
 	return &engine.Topology{Name: fmt.Sprintf("%s (the server's drawing could not be read: %v)", a.GraphID, err)}
+}
+
+// inputFields reads an assistant's input schema's properties, sorted by
+// name; nil when there are none or the server did not say in time.
+func (s *Server) inputFields(ctx context.Context, a agentclient.Assistant) []InputField {
+	ctx, cancel := context.WithTimeout(ctx, schemaWait)
+	defer cancel()
+	sc, err := s.c.GetSchemas(ctx, a.AssistantID)
+	if err != nil || len(sc.InputSchema) == 0 {
+		return nil
+	}
+	return InputFields(sc.InputSchema)
+}
+
+// InputFields lists a JSON Schema object's properties, sorted by name;
+// nil for a schema that is not an object with properties. A property
+// whose type is a list of types takes the first that is not "null".
+func InputFields(schema json.RawMessage) []InputField {
+	var sch struct {
+		Properties map[string]struct {
+			Type any `json:"type"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	if json.Unmarshal(schema, &sch) != nil || len(sch.Properties) == 0 {
+		return nil
+	}
+	var out []InputField
+	for _, name := range sortedKeys(sch.Properties) {
+		f := InputField{Name: name, Required: slices.Contains(sch.Required, name)}
+		switch t := sch.Properties[name].Type.(type) {
+		case string:
+			f.Type = t
+		case []any:
+			for _, x := range t {
+				if s, ok := x.(string); ok && s != "null" {
+					f.Type = s
+					break
+				}
+			}
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // Graphs returns the server's graphs, by name; none before Load.

@@ -67,7 +67,10 @@ func (gr *Graph) Invoke(ctx context.Context, input Input, opts ...RunOption) (*R
 
 func (gr *Graph) invoke(ctx context.Context, input Input, modes StreamMode, sink func(Event), opts []RunOption) (*Result, error) {
 	if gr.view != nil {
-		return nil, gr.viewErr()
+		if gr.view.run == nil {
+			return nil, gr.viewErr()
+		}
+		return gr.viewInvoke(ctx, input, newWriteConfig(opts), modes, sink)
 	}
 	cfg := newWriteConfig(opts)
 	var ends []func(*Result, error)

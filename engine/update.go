@@ -45,7 +45,10 @@ func (gr *Graph) UpdateState(ctx context.Context, values Update, asNode string, 
 // updates applied together, one checkpoint per super-step.
 func (gr *Graph) BulkUpdateState(ctx context.Context, steps [][]StateUpdate, opts ...RunOption) (checkpoint.Ref, error) {
 	if gr.view != nil {
-		return checkpoint.Ref{}, gr.viewErr()
+		if gr.view.run == nil {
+			return checkpoint.Ref{}, gr.viewErr()
+		}
+		return gr.viewUpdate(ctx, steps, newWriteConfig(opts))
 	}
 	cfg := newWriteConfig(opts)
 	if gr.saver == nil {

@@ -2,14 +2,18 @@ package studio
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"net"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/weftstudio/weft/agentclient"
 	"github.com/weftstudio/weft/checkpoint/store"
+	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/internal/lgserver"
 )
 
@@ -79,18 +83,130 @@ func TestLangGraphServerInTheStudio(t *testing.T) {
 	if _, ok := s.insp.values["topic"]; !ok {
 		t.Errorf("the state shows %v, not the thread's topic", s.insp.values)
 	}
-	if !s.tb.run.Disabled() || !s.tb.step.Disabled() || !s.tb.newBtn.Disabled() || !s.ip.resumeB.Disabled() || !s.insp.forkB.Disabled() {
-		t.Errorf("enabled: run %v, step %v, new %v, resume %v, fork %v", !s.tb.run.Disabled(), !s.tb.step.Disabled(),
-			!s.tb.newBtn.Disabled(), !s.ip.resumeB.Disabled(), !s.insp.forkB.Disabled())
+	// The server runs its graph: Run, Step, New, answers and fork are
+	// offered; what only Weft's engine does is not, and says why.
+	if s.tb.run.Disabled() || s.tb.step.Disabled() || s.tb.newBtn.Disabled() || s.insp.forkB.Disabled() || s.insp.rerunB.Disabled() {
+		t.Errorf("disabled: run %v, step %v, new %v, fork %v, re-run %v", s.tb.run.Disabled(), s.tb.step.Disabled(),
+			s.tb.newBtn.Disabled(), s.insp.forkB.Disabled(), s.insp.rerunB.Disabled())
 	}
-	if !strings.Contains(s.sb.text.Text, "read-only") {
+	if !s.tb.stepInto.Disabled() || !s.insp.whatIfB.Disabled() || !s.ip.leaveB.Disabled() {
+		t.Errorf("enabled: step into %v, what-if %v, leave for workers %v", !s.tb.stepInto.Disabled(), !s.insp.whatIfB.Disabled(), !s.ip.leaveB.Disabled())
+	}
+	if !strings.Contains(s.sb.text.Text, "runs on the server") {
 		t.Errorf("status line %q", s.sb.text.Text)
 	}
-	act(s.Run)
+	act(func() { s.startRun(kindStepInto, runRequest{}) })
 	idle(t, s)
-	if txt := overlayText(s.Window()); !strings.Contains(txt, "LangGraph server") {
-		t.Errorf("Run on a server's graph said %q", txt)
+	if txt := overlayText(s.Window()); !strings.Contains(txt, "stepping into") {
+		t.Errorf("Step into on a server's graph said %q", txt)
 	}
+	act(func() {
+		ov := s.Window().Canvas().Overlays()
+		ov.Top().Hide()
+		ov.Remove(ov.Top())
+	})
+
+	// Safe resume: an answer naming a checkpoint that is no longer the
+	// head is refused, and the thread is not moved.
+	g := s.m.graph().Graph
+	if _, err := g.UpdateState(ctx, engine.Updates(engine.Write{Channel: "log", Value: []any{"elsewhere"}}), "plan",
+		engine.WithThread(th.ThreadID), engine.WithCheckpoint(hist[1].Checkpoint.CheckpointID)); err != nil {
+		t.Fatal(err)
+	}
+	moved, err := c.GetState(ctx, th.ThreadID, agentclient.StateQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = g.Invoke(ctx, engine.Command{Resume: "fact A about otters"}, engine.WithThread(th.ThreadID), engine.WithCheckpoint(sc.head))
+	if !errors.Is(err, engine.ErrViewMoved) {
+		t.Fatalf("a stale answer: %v, want ErrViewMoved", err)
+	}
+	after, err := c.GetState(ctx, th.ThreadID, agentclient.StateQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Checkpoint.CheckpointID != moved.Checkpoint.CheckpointID {
+		t.Errorf("the refused answer moved the thread to %s", after.Checkpoint.CheckpointID)
+	}
+
+	// A second thread, started from the studio: one step, then the
+	// question inside the subgraph answered on the card, then the review.
+	id := uuid.NewString()
+	act(func() { s.startThread(id, engine.Values{"topic": "kelp"}) })
+	waitRun(t, s)
+	sc = s.m.scope()
+	if v := sc.view; v == nil || !slices.Equal(v.Snap.Next, []string{"research"}) {
+		t.Fatalf("after the first step: %+v, want next research", sc.view)
+	}
+	act(s.Run)
+	waitRun(t, s)
+	sc = s.m.scope()
+	if q := sc.pending(); len(q) != 1 || q[0].Node != "research" {
+		t.Fatalf("after Run: pending %+v, want the pick question", q)
+	}
+	act(func() { s.resume("fact B about kelp", nil) })
+	waitRun(t, s)
+	sc = s.m.scope()
+	if q := sc.pending(); len(q) != 1 || q[0].Node != "review" {
+		t.Fatalf("after the answer: pending %+v, want the review question", q)
+	}
+	act(func() { s.resume(true, nil) })
+	waitRun(t, s)
+	done, err := c.GetState(ctx, id, agentclient.StateQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(done.Next) != 0 || !strings.Contains(string(done.Values), `"chosen":"fact B about kelp"`) || !strings.Contains(string(done.Values), "published") {
+		t.Fatalf("the thread ended at %s with next %v", done.Values, done.Next)
+	}
+
+	// Edit & fork at the checkpoint after plan, as plan, then run the
+	// new branch: the subgraph asks again, about the edited topic.
+	hist2, err := c.History(ctx, id, agentclient.HistoryQuery{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var afterPlan string
+	for _, h := range hist2 {
+		if slices.Equal(h.Next, []string{"research"}) {
+			afterPlan = h.Checkpoint.CheckpointID
+		}
+	}
+	var forkErr error
+	act(func() {
+		s.forkAt(s.m.scope(), afterPlan, "topic", []byte(`"reefs"`), "plan", true, func(err error) { forkErr = err })
+	})
+	idle(t, s)
+	waitRun(t, s)
+	if forkErr != nil {
+		t.Fatal(forkErr)
+	}
+	sc = s.m.scope()
+	if q := sc.pending(); len(q) != 1 || q[0].Node != "research" || !strings.Contains(toJSONString(q[0].Value), "reefs") {
+		t.Fatalf("the fork's run asks %+v, want the pick question about reefs", q)
+	}
+}
+
+// waitRun waits for the studio's run to end, failing after a minute.
+func waitRun(t *testing.T, s *Studio) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; {
+		idle(t, s)
+		var going bool
+		act(func() { going = s.m.run.Going })
+		if !going {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run did not end in a minute")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func toJSONString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // TestLangGraphServerDown: a server that does not answer is an error

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 
 	"fyne.io/fyne/v2"
@@ -56,7 +57,19 @@ func (s *Studio) editDialog() {
 	if g.Graph == nil {
 		return
 	}
+	if g.Graph.IsView() && !g.Graph.ViewUpdates() {
+		s.refuseEngineOnly()
+		return
+	}
 	chans := g.Graph.Channels()
+	onServer := g.Graph.IsView()
+	if onServer {
+		// A server's graph declares no channels here: its state's keys
+		// are what can be edited, as JSON.
+		for _, k := range slices.Sorted(maps.Keys(v.Snap.Values)) {
+			chans = append(chans, engine.ChannelInfo{Name: k, Type: "JSON"})
+		}
+	}
 	nodes := g.Graph.Nodes()
 	f := &forkForm{}
 	var names []string
@@ -199,6 +212,9 @@ func (s *Studio) editDialog() {
 		f.ch.SetSelected(sel)
 	}
 	help := widget.NewLabel("The new value replaces the channel's value (reducers are skipped) in a new checkpoint after this one, written as if the chosen node returned it. The old branch stays in the timeline. Fork and run continues the new branch at once; after Fork alone, Run or Step does.")
+	if onServer {
+		help.SetText("The server writes the new value (its update_state) in a new checkpoint after this one, as if the chosen node returned it: it goes through the channel's reducer, so a list with one gets the value added, not replaced. The old branch stays in the timeline. Fork and run continues the new branch at once; after Fork alone, Run or Step does.")
+	}
 	help.Wrapping = fyne.TextWrapWord
 	form := widget.NewForm(widget.NewFormItem("Channel", f.ch), widget.NewFormItem("As node", f.asNode))
 	form.Append("", f.fromFile)

@@ -281,6 +281,7 @@ func (in *inspector) tabIndex(name string) int {
 func (in *inspector) setButtons() {
 	on := in.shown != nil && in.shown.NS == "" && !in.m.run.Busy && !in.m.readOnly()
 	for _, b := range []*keyButton{in.forkB, in.rerunB, in.whatIfB} {
+		on := on && (b != in.whatIfB || !in.m.isView()) // what-if is the engine's reducers
 		if on && b.Disabled() {
 			b.Enable()
 		} else if !on && !b.Disabled() {

@@ -109,9 +109,8 @@ func sameInterrupts(a, b []engine.PendingInterrupt) bool {
 // button of the cards once their answers are sent.
 func (p *interruptPanel) setBusy(busy bool) {
 	off := busy || p.sent || p.m.readOnly() // a view's questions are answered where they were asked
-	for _, b := range []*keyButton{p.resumeB, p.leaveB} {
-		setEnabled(b, !off)
-	}
+	setEnabled(p.resumeB, !off)
+	setEnabled(p.leaveB, !off && !p.m.isView()) // workers share a Weft store
 	for _, c := range p.items {
 		for _, b := range c.choices {
 			setEnabled(b, !p.sent && !p.m.readOnly())

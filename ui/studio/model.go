@@ -232,9 +232,17 @@ func (m *model) setGraphs(graphs []Graph) {
 }
 
 // readOnly reports whether the selected graph is a view of threads
-// another program wrote (engine.Graph.IsView): nothing in it can run or
-// be written.
+// another program wrote (engine.Graph.IsView) that Weft cannot run: a
+// LangGraph store, where nothing can run or be written.
 func (m *model) readOnly() bool {
+	g := m.graph().Graph
+	return g != nil && g.IsView() && !g.ViewRuns()
+}
+
+// isView reports whether the selected graph is a view, read-only or run
+// elsewhere (a LangGraph server's): what only Weft's engine does (step
+// into phases, what-if writes, answers left for workers) is not offered.
+func (m *model) isView() bool {
 	g := m.graph().Graph
 	return g != nil && g.IsView()
 }

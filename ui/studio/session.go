@@ -2,6 +2,7 @@ package studio
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -610,6 +611,14 @@ func (s *session) submit(ctx context.Context, thread string, cmd engine.Command)
 // that sets the channel outright (skipping its reducer).
 func (s *session) replaceWrite(channel string, value []byte) (engine.Write, error) {
 	g, _ := s.current()
+	if g.IsView() {
+		// A server's graph: the server decodes and reduces the value.
+		var v any
+		if err := json.Unmarshal(value, &v); err != nil {
+			return engine.Write{}, fmt.Errorf("%s: not JSON: %v", channel, err)
+		}
+		return engine.Write{Channel: channel, Value: v}, nil
+	}
 	v, err := g.DecodeValue(channel, value)
 	if err != nil {
 		return engine.Write{}, err
@@ -620,6 +629,17 @@ func (s *session) replaceWrite(channel string, value []byte) (engine.Write, erro
 // decodeInput parses a new thread's input.
 func (s *session) decodeInput(data []byte) (engine.Values, error) {
 	g, _ := s.current()
+	if g.IsView() {
+		// A server's graph: the server checks the input against its schema.
+		var v engine.Values
+		if err := json.Unmarshal(data, &v); err != nil {
+			return nil, fmt.Errorf("the input must be a JSON object of the graph's input: %v", err)
+		}
+		if v == nil {
+			return nil, errors.New("the input must be a JSON object of the graph's input, not null")
+		}
+		return v, nil
+	}
 	return g.DecodeValues(data)
 }
 

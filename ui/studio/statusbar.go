@@ -57,7 +57,10 @@ func (b *statusBar) line() string {
 	parts := []string{m.storeName}
 	if g := m.graph(); g.Graph != nil {
 		parts = append(parts, g.Graph.Name())
-		if g.Graph.IsView() {
+		switch {
+		case g.Graph.ViewRuns():
+			parts = append(parts, "runs on the server")
+		case g.Graph.IsView():
 			parts = append(parts, "read-only")
 		}
 	}

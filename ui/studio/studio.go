@@ -17,6 +17,7 @@ package studio
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -40,6 +41,10 @@ type Graph struct {
 	Graph       *engine.Graph
 	Description string
 	Example     engine.Values
+	// Input is the new-thread form's fields for a graph that declares no
+	// channels (a LangGraph server's, from its input schema); nil uses the
+	// graph's channels, and a form of none is JSON alone.
+	Input []engine.ChannelInfo
 }
 
 // Config is what New needs. Store is an open saver (required); StoreName is
@@ -545,7 +550,7 @@ type runResult struct {
 // (timeline, the new head in the inspector and graph, interrupts, errors,
 // the thread's row) is applied in one model update.
 func (s *Studio) startRun(kind runKind, req runRequest) {
-	if s.refuseView() {
+	if s.refuseView() || (kind == kindStepInto && s.refuseEngineOnly()) {
 		return
 	}
 	sc := s.m.scope()
@@ -559,6 +564,12 @@ func (s *Studio) startRun(kind runKind, req runRequest) {
 	}
 	if req.Thread == "" {
 		req.Thread = sc.thread
+	}
+	if kind == kindResume && s.m.isView() && req.Checkpoint == "" {
+		// The answer names the checkpoint whose questions the user saw:
+		// a server whose thread moved meanwhile refuses it rather than
+		// answer another branch (engine.ErrViewMoved).
+		req.Checkpoint = sc.head
 	}
 	if (kind == kindRun || kind == kindStep || kind == kindStepInto) && req.Checkpoint == "" && req.Input == nil && sc.sel != "" && !sc.atHead() && sc.head != "" {
 		s.askHistory(kind, req)
@@ -609,6 +620,12 @@ func (s *Studio) applyRun(sc *scope, r *runResult) {
 	switch {
 	case r.err != nil && errorsIsCanceled(r.err):
 		m.setStatus(sc, "cancelled")
+	case errors.Is(r.err, engine.ErrViewMoved):
+		m.setStatus(sc, "not sent: the thread moved")
+		if sc == m.sc {
+			s.showError("The thread moved", fmt.Errorf("nothing was sent: another client moved this thread since its state was read here, "+
+				"and acting anyway could answer or run the wrong branch; the window now shows its new head, act again there if it still asks (%w)", r.err))
+		}
 	case r.err != nil:
 		node, msg := describeErr(r.err)
 		st := "failed"
@@ -802,7 +819,7 @@ func (s *Studio) resume(one any, byID map[string]any) {
 // resumes the thread with them (weft worker); the window follows the
 // thread as the worker moves it.
 func (s *Studio) leaveForWorkers(one any, byID map[string]any) {
-	if s.refuseView() {
+	if s.refuseEngineOnly() {
 		return
 	}
 	cmd := engine.Command{Resume: one}

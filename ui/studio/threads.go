@@ -17,6 +17,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/google/uuid"
 	"github.com/weftstudio/weft/engine"
 )
 
@@ -227,6 +228,9 @@ func (s *Studio) newThreadDialog() {
 	}
 	f := &newThreadForm{s: s, fields: map[string]*widget.Entry{}}
 	name, chans := g.Graph.Name(), g.Graph.Channels()
+	if len(chans) == 0 {
+		chans = g.Input
+	}
 	f.chans = chans
 	f.id = widget.NewEntry()
 	f.id.SetText(s.newThreadID())
@@ -303,6 +307,9 @@ func (s *Studio) newThreadDialog() {
 
 // newThreadID proposes a fresh, readable thread id.
 func (s *Studio) newThreadID() string {
+	if s.m.isView() {
+		return uuid.NewString() // LangGraph servers take UUIDs alone
+	}
 	base := "t-" + time.Now().Format("0102-150405")
 	id := base
 	for n := 2; s.m.hasThread(id); n++ {

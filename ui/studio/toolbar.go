@@ -124,10 +124,11 @@ func (t *toolbar) setBusy(busy, waiting bool) {
 			w.Disable()
 		}
 	}
-	ro := t.m.readOnly() // a view's threads run where they were written
-	for _, b := range []*keyButton{t.run, t.step, t.stepInto} {
+	ro := t.m.readOnly() // a store's threads run where they were written
+	for _, b := range []*keyButton{t.run, t.step} {
 		enable(b, (!busy || waiting) && !ro)
 	}
+	enable(t.stepInto, (!busy || waiting) && !t.m.isView()) // phases are the engine's
 	enable(t.newBtn, !busy && !ro)
 	enable(t.breakAll, !ro)
 	for _, b := range []*keyButton{t.pause, t.cancel} {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/weftstudio/weft/agentview"
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/lgview"
 )
 
@@ -65,13 +66,30 @@ func (s *Studio) useStore(saver checkpoint.Saver, name string) {
 }
 
 // refuseView tells the user why the selected graph cannot run or write,
-// and reports whether it did: a view of threads another program wrote.
+// and reports whether it did: a view of threads another program wrote
+// that Weft cannot run (a LangGraph store).
 func (s *Studio) refuseView() bool {
+	g := s.m.graph().Graph
+	if g == nil || !g.IsView() || g.ViewRuns() {
+		return false
+	}
+	dialog.NewInformation("Read-only", g.ViewReadOnly(), s.win).Show()
+	return true
+}
+
+// refuseEngineOnly is refuseView for what only Weft's own engine does
+// (stepping into phases, what-if writes, answers left for workers): it
+// refuses on every view, a LangGraph server's included, saying why.
+func (s *Studio) refuseEngineOnly() bool {
 	g := s.m.graph().Graph
 	if g == nil || !g.IsView() {
 		return false
 	}
-	dialog.NewInformation("Read-only", g.ViewReadOnly(), s.win).Show()
+	title := "Read-only"
+	if g.ViewRuns() {
+		title = "Not on a LangGraph server"
+	}
+	dialog.NewInformation(title, g.ViewReadOnly(), s.win).Show()
 	return true
 }
 
@@ -109,7 +127,15 @@ func (s *Studio) useServer(srv *agentview.Server, saver checkpoint.Saver, name s
 			if d := g.Assistant.Description; d != nil && *d != "" {
 				desc = *d + " (" + desc + ")"
 			}
-			graphs = append(graphs, Graph{Graph: g.Graph, Description: desc})
+			var in []engine.ChannelInfo
+			for _, f := range g.Input {
+				t := f.Type
+				if t == "" {
+					t = "JSON"
+				}
+				in = append(in, engine.ChannelInfo{Name: f.Name, Type: t})
+			}
+			graphs = append(graphs, Graph{Graph: g.Graph, Description: desc, Input: in})
 		}
 		s.m.update(func() {
 			s.m.setGraphs(graphs)

@@ -45,7 +45,7 @@ type whatIfForm struct {
 func (s *Studio) whatIfDialog() {
 	sc := s.m.scope()
 	v := sc.viewFor()
-	if v == nil || s.m.graph().Graph == nil {
+	if v == nil || s.m.graph().Graph == nil || s.refuseEngineOnly() {
 		return
 	}
 	f := &whatIfForm{from: v.Snap.Ref.CheckpointID}
