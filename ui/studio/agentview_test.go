@@ -185,6 +185,52 @@ func TestLangGraphServerInTheStudio(t *testing.T) {
 	if q := sc.pending(); len(q) != 1 || q[0].Node != "research" || !strings.Contains(toJSONString(q[0].Value), "reefs") {
 		t.Fatalf("the fork's run asks %+v, want the pick question about reefs", q)
 	}
+
+	// The agent graph, started and run from the studio: its model's
+	// tokens stream in as message events, and the Chat tab shows the
+	// conversation the server's state holds (LangChain's messages).
+	ai := slices.IndexFunc(s.m.graphs, func(g Graph) bool { return g.Graph.Name() == "agent" })
+	act(func() { s.m.setGraph(ai) })
+	idle(t, s)
+	aid := uuid.NewString()
+	act(func() {
+		s.startThread(aid, engine.Values{"messages": []any{map[string]any{"role": "user", "content": "2+3?"}}})
+	})
+	waitRun(t, s)
+	act(s.Run)
+	waitRun(t, s)
+	sc = s.m.scope()
+	var tokens int
+	for _, r := range sc.events {
+		if r.Mode == engine.ModeMessages.String() && r.Node == "agent" {
+			tokens += r.Chunks
+		}
+	}
+	if tokens < 2 {
+		t.Errorf("the run's events hold %d streamed chunks from agent: %+v", tokens, sc.events)
+	}
+	if !slices.Contains(s.insp.tabs.Items, s.insp.chatTab) {
+		t.Fatal("no Chat tab on the agent's thread")
+	}
+	act(func() { s.insp.tabs.Select(s.insp.chatTab) })
+	var roles, texts []string
+	var call, result string
+	act(func() {
+		for _, b := range s.insp.chat.bubbles {
+			roles = append(roles, b.msg.Role)
+			texts = append(texts, b.msg.Content)
+			for _, tc := range b.msg.ToolCalls {
+				call, result = tc.Name+" "+tc.Args, b.results[tc.ID].Content
+			}
+		}
+	})
+	// The tool's answer is drawn under the call that asked for it.
+	if !slices.Equal(roles, []string{"user", "assistant", "assistant"}) || texts[0] != "2+3?" || texts[2] != "The answer is 5." {
+		t.Errorf("the chat shows %q: %q", roles, texts)
+	}
+	if call != `add {"a":2,"b":3}` || result != "5" {
+		t.Errorf("the tool call %q answered %q", call, result)
+	}
 }
 
 // waitRun waits for the studio's run to end, failing after a minute.

@@ -3,6 +3,7 @@ package studio
 import (
 	"fmt"
 	"image/color"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -254,7 +255,7 @@ func newInspector(m *model, a *actions) *inspector {
 // has a Messages channel.
 func (in *inspector) setTabs() {
 	items := []*container.TabItem{container.NewTabItem("State", in.stateBox)}
-	if messagesChannel(in.m.channels()) != "" {
+	if in.chatKey() != "" {
 		items = append(items, in.chatTab)
 	}
 	items = append(items, in.callsTab,
@@ -336,6 +337,9 @@ func (in *inspector) show(v *view) {
 		in.setButtons()
 		in.staleAll()
 		return
+	}
+	if in.m.isView() && (in.chatKey() != "") != slices.Contains(in.tabs.Items, in.chatTab) {
+		in.setTabs() // a view's chat is there when its state holds messages
 	}
 	snap := v.Snap
 	md := snap.Metadata
@@ -590,12 +594,12 @@ func (in *inspector) showJSON() {
 // showChat shows the Messages channel of the shown checkpoint as a
 // conversation, with tokens still streaming at the thread's head.
 func (in *inspector) showChat() {
-	name := messagesChannel(in.m.channels())
+	name := in.chatKey()
 	var msgs, before []engine.Message
 	if v := in.shown; v != nil && name != "" {
-		msgs, _ = v.Snap.Values[name].([]engine.Message)
+		msgs = messagesIn(v.Snap.Values[name])
 		if v.Parent != nil {
-			before, _ = v.Parent.Values[name].([]engine.Message)
+			before = messagesIn(v.Parent.Values[name])
 		}
 	}
 	var live []streamMsg
@@ -603,6 +607,55 @@ func (in *inspector) showChat() {
 		live = sc.stream
 	}
 	in.chat.set(msgs, before, live)
+}
+
+// chatKey is the state key the Chat tab shows: the graph's Messages
+// channel, or for a view, which declares no channels, the shown state's
+// list of messages (viewMessages); "" for none.
+func (in *inspector) chatKey() string {
+	if name := messagesChannel(in.m.channels()); name != "" || !in.m.isView() {
+		return name
+	}
+	if v := in.shown; v != nil {
+		return viewMessages(v.Snap.Values)
+	}
+	return ""
+}
+
+// viewMessages is the key of a view's state holding a list of messages
+// (LangChain's, as a server or a LangGraph store gives them): "messages"
+// when it is one, else the first such key by name; "" for none.
+func viewMessages(vals engine.Values) string {
+	if len(messagesIn(vals["messages"])) > 0 {
+		return "messages"
+	}
+	for _, k := range slices.Sorted(maps.Keys(vals)) {
+		if len(messagesIn(vals[k])) > 0 {
+			return k
+		}
+	}
+	return ""
+}
+
+// messagesIn reads v as a list of messages: a Messages channel's value, or
+// a list every element of which is message-shaped (engine.MessageOf); nil
+// otherwise.
+func messagesIn(v any) []engine.Message {
+	switch l := v.(type) {
+	case []engine.Message:
+		return l
+	case []any:
+		out := make([]engine.Message, 0, len(l))
+		for _, x := range l {
+			m, ok := engine.MessageOf(x)
+			if !ok {
+				return nil
+			}
+			out = append(out, m)
+		}
+		return out
+	}
+	return nil
 }
 
 // showCalls lists the model and tool calls of the run in progress on this

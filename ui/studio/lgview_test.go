@@ -109,6 +109,32 @@ func TestLangGraphStoreInTheStudio(t *testing.T) {
 			if answered != 2 {
 				t.Errorf("step 0's tasks: %v", s.insp.taskRows)
 			}
+
+			// messages-tools: LangChain's messages, as LangGraph stored
+			// them, in the Chat tab, the tool's answer under its call.
+			i = slices.IndexFunc(s.m.graphs, func(g Graph) bool { return strings.Contains(g.Graph.Name(), "tools") })
+			if i < 0 {
+				t.Fatalf("no agent graph among %v", s.tb.graphSel.Options)
+			}
+			act(func() { s.m.setGraph(i) })
+			idle(t, s)
+			act(func() { s.m.setThread("messages-tools") })
+			idle(t, s)
+			if !slices.Contains(s.insp.tabs.Items, s.insp.chatTab) {
+				t.Fatal("no Chat tab on messages-tools")
+			}
+			act(func() { s.insp.tabs.Select(s.insp.chatTab) })
+			var roles []string
+			results := 0
+			act(func() {
+				for _, b := range s.insp.chat.bubbles {
+					roles = append(roles, b.msg.Role)
+					results += len(b.results)
+				}
+			})
+			if !slices.Equal(roles, []string{"system", "user", "assistant", "assistant"}) || results == 0 {
+				t.Errorf("the chat shows %q with %d tool results", roles, results)
+			}
 		})
 	}
 }
