@@ -41,8 +41,9 @@ type Graph struct {
 	// from the server, runs and state edits sent to it.
 	Graph *engine.Graph
 	// Input lists the fields of the graph's input as its input schema
-	// names them, for a new thread's form; nil when the server gave no
-	// schema in time (schemaWait) or one without properties.
+	// names them, for a new thread's form; nil until LoadInputs, and when
+	// the server gave no schema in time (schemaWait) or one without
+	// properties.
 	Input []InputField
 }
 
@@ -127,7 +128,7 @@ func (s *Server) Load(ctx context.Context) error {
 		a := byGraph[id]
 		topo := s.drawing(ctx, a)
 		topo.Name = id
-		graphs = append(graphs, Graph{Name: id, Assistant: a, Input: s.inputFields(ctx, a),
+		graphs = append(graphs, Graph{Name: id, Assistant: a,
 			Graph: engine.NewView(topo, s.read, Runs).WithSaver(s.Saver()).WithViewRunner(runs{c: c, assistant: a.AssistantID})})
 	}
 	s.mu.Lock()
@@ -160,6 +161,34 @@ func (s *Server) drawing(ctx context.Context, a agentclient.Assistant) *engine.T
 		}
 	}
 	return &engine.Topology{Name: fmt.Sprintf("%s (the server's drawing could not be read: %v)", a.GraphID, err)}
+}
+
+// LoadInputs reads each graph's input schema (Graph.Input), the graphs
+// at once, each bounded by schemaWait. It is apart from Load because a
+// LangGraph.js server extracts schemas slowly the first time (tens of
+// seconds): the graphs are shown without waiting for their forms.
+func (s *Server) LoadInputs(ctx context.Context) {
+	s.mu.Lock()
+	graphs := append([]Graph(nil), s.graphs...)
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for i := range graphs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			graphs[i].Input = s.inputFields(ctx, graphs[i].Assistant)
+		}()
+	}
+	wg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.graphs {
+		for _, g := range graphs {
+			if g.Graph == s.graphs[i].Graph { // not replaced by a Load meanwhile
+				s.graphs[i].Input = g.Input
+			}
+		}
+	}
 }
 
 // inputFields reads an assistant's input schema's properties, sorted by

@@ -121,28 +121,51 @@ func (s *Studio) useServer(srv *agentview.Server, saver checkpoint.Saver, name s
 			s.showError("Connecting to the LangGraph server", err)
 			return
 		}
-		var graphs []Graph
-		for _, g := range srv.Graphs() {
-			desc := "served by " + srv.Describe()
-			if d := g.Assistant.Description; d != nil && *d != "" {
-				desc = *d + " (" + desc + ")"
-			}
-			var in []engine.ChannelInfo
-			for _, f := range g.Input {
-				t := f.Type
-				if t == "" {
-					t = "JSON"
-				}
-				in = append(in, engine.ChannelInfo{Name: f.Name, Type: t})
-			}
-			graphs = append(graphs, Graph{Graph: g.Graph, Description: desc, Input: in})
-		}
 		s.m.update(func() {
-			s.m.setGraphs(graphs)
+			s.m.setGraphs(serverGraphs(srv))
 			s.m.setNote("")
 		})
 		s.watchStore()
+		// The input forms come later: a server may take long to give
+		// its schemas, and the graphs are of use without them.
+		goBG(s.sess, func() (struct{}, error) {
+			srv.LoadInputs(context.Background())
+			return struct{}{}, nil
+		}, func(struct{}, error) {
+			if s.m.store != saver {
+				return
+			}
+			in := serverGraphs(srv)
+			for i := range s.m.graphs {
+				for _, g := range in {
+					if g.Graph == s.m.graphs[i].Graph {
+						s.m.graphs[i].Input = g.Input
+					}
+				}
+			}
+		})
 	})
+}
+
+// serverGraphs is the graph list of a server's graphs.
+func serverGraphs(srv *agentview.Server) []Graph {
+	var graphs []Graph
+	for _, g := range srv.Graphs() {
+		desc := "served by " + srv.Describe()
+		if d := g.Assistant.Description; d != nil && *d != "" {
+			desc = *d + " (" + desc + ")"
+		}
+		var in []engine.ChannelInfo
+		for _, f := range g.Input {
+			t := f.Type
+			if t == "" {
+				t = "JSON"
+			}
+			in = append(in, engine.ChannelInfo{Name: f.Name, Type: t})
+		}
+		graphs = append(graphs, Graph{Graph: g.Graph, Description: desc, Input: in})
+	}
+	return graphs
 }
 
 // isView reports whether saver is another program's threads, shown
