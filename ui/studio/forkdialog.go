@@ -67,7 +67,7 @@ func (s *Studio) editDialog() {
 		// A server's graph declares no channels here: its state's keys
 		// are what can be edited, as JSON.
 		for _, k := range slices.Sorted(maps.Keys(v.Snap.Values)) {
-			chans = append(chans, engine.ChannelInfo{Name: k, Type: "JSON"})
+			chans = append(chans, engine.ChannelInfo{Name: k, Type: "any value"})
 		}
 	}
 	nodes := g.Graph.Nodes()
