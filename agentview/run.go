@@ -11,6 +11,7 @@ import (
 
 	"github.com/weftstudio/weft/agentclient"
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/langgraph"
 	"github.com/weftstudio/weft/engine"
 )
 
@@ -161,7 +162,6 @@ func (r runs) cancel(thread, run string, why error) error {
 // engine reports a run's end. The server may still mark the thread busy
 // for a moment while it stores the run's end: result waits that out.
 func (r runs) result(ctx context.Context, run engine.ViewRun, req agentclient.RunRequest) (*engine.Result, error) {
-	var head *agentclient.StateSnapshot
 	for deadline := time.Now().Add(settleWait); ; {
 		th, err := r.c.GetThread(ctx, run.Thread)
 		if err != nil {
@@ -227,7 +227,7 @@ func eventsOf(e agentclient.Event) []engine.Event {
 		if len(t.Error) > 0 && string(t.Error) != "null" {
 			var x any
 			_ = json.Unmarshal(t.Error, &x)
-			te.Error = errorText(x)
+			te.Error = langgraph.ErrorText(x) // as the state reports the task's error (Snapshot)
 		}
 		for _, it := range t.Interrupts {
 			te.Interrupts = append(te.Interrupts, engine.PendingInterrupt{ID: it.ID, Value: it.Value, Node: t.Name, TaskID: t.ID, NS: ev.NS})
@@ -290,25 +290,6 @@ func eventsOf(e agentclient.Event) []engine.Event {
 		return []engine.Event{ev}
 	}
 	return nil
-}
-
-// errorText is a served error as one line.
-func errorText(x any) string {
-	switch v := x.(type) {
-	case string:
-		return v
-	case map[string]any:
-		name, _ := v["error"].(string)
-		msg, _ := v["message"].(string)
-		if name != "" && msg != "" {
-			return name + ": " + msg
-		}
-		if msg != "" {
-			return msg
-		}
-	}
-	b, _ := json.Marshal(x)
-	return string(b)
 }
 
 // UpdateView writes values into the thread as upd.AsNode (engine.ViewUpdater),
