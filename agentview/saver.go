@@ -280,8 +280,10 @@ const pollEvery = time.Second
 // pollEvery: a value when one of them was updated, added or changed
 // status, and every poll while one is busy (a run's steps add
 // checkpoints without touching the thread's record). A poll that fails
-// sends a value too, so the reader reads and says why; the watch goes on
-// until ctx ends.
+// sends a value too, so the reader reads and says why, but only when the
+// failure is new: a server that stays down is reported once, not every
+// second (each value costs the studio a read and an error dialog), and
+// again when it answers. The watch goes on until ctx ends.
 func (v *saver) Watch(ctx context.Context) (<-chan struct{}, error) {
 	ch := make(chan struct{}, 1)
 	go func() {
@@ -299,7 +301,10 @@ func (v *saver) Watch(ctx context.Context) (<-chan struct{}, error) {
 			if ctx.Err() != nil {
 				return
 			}
-			if err == nil && sig == last && !busy {
+			if err != nil {
+				sig = "failed: " + err.Error()
+			}
+			if sig == last && !busy {
 				continue
 			}
 			last = sig
