@@ -26,7 +26,7 @@ func BenchmarkStepUpdateView(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer saver.Close()
-			s := New(test.NewTempApp(b), Config{Store: saver, Graphs: demoGraphs(b)})
+			s := openStudio(b, test.NewTempApp(b), Config{Store: saver, Graphs: demoGraphs(b)})
 			act(func() { s.Window().Resize(fyne.NewSize(1280, 800)) }) // the graph's layout may arrive meanwhile
 			idle(b, s)
 			act(func() { s.m.setGraph(gi) })
@@ -110,7 +110,7 @@ func BenchmarkOpenTimeline10000(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer saver.Close()
-	s := New(test.NewTempApp(b), Config{Store: saver, Graphs: []Graph{{Graph: counter()}}})
+	s := openStudio(b, test.NewTempApp(b), Config{Store: saver, Graphs: []Graph{{Graph: counter()}}})
 	act(func() { s.Window().Resize(fyne.NewSize(1280, 800)) }) // the graph's layout may arrive meanwhile
 	idle(b, s)
 	b.ResetTimer()
@@ -141,7 +141,7 @@ func BenchmarkWatchColumns10000(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer saver.Close()
-	s := New(test.NewTempApp(b), Config{Store: saver, Graphs: []Graph{{Graph: counter()}}})
+	s := openStudio(b, test.NewTempApp(b), Config{Store: saver, Graphs: []Graph{{Graph: counter()}}})
 	act(func() { s.Window().Resize(fyne.NewSize(1280, 800)) }) // the graph's layout may arrive meanwhile
 	idle(b, s)
 	act(func() { s.m.setThread("big") })

@@ -51,7 +51,7 @@ func BenchmarkStudioOpenStore10kThreads(b *testing.B) {
 		var s *Studio
 		var once sync.Once
 		listed := make(chan struct{})
-		s = New(test.NewTempApp(b), Config{Store: saver, Graphs: []Graph{{Graph: g}}})
+		s = openStudio(b, test.NewTempApp(b), Config{Store: saver, Graphs: []Graph{{Graph: g}}})
 		act(func() { // New holds the UI lock itself; the list may have arrived since
 			shown := func(part) {
 				if len(s.m.threads) > 0 {
@@ -78,7 +78,7 @@ func BenchmarkStudioOpenStore10kThreads(b *testing.B) {
 // and merging do not overlap here as they do in the window.
 func BenchmarkStudioTimeline100k(b *testing.B) {
 	saver := openBigstore(b)
-	s := New(test.NewTempApp(b), Config{Store: saver, Graphs: []Graph{{Graph: bigstoreGraph(b)}}})
+	s := openStudio(b, test.NewTempApp(b), Config{Store: saver, Graphs: []Graph{{Graph: bigstoreGraph(b)}}})
 	act(func() { s.Window().Resize(fyne.NewSize(1280, 800)) }) // the graph's layout may arrive meanwhile
 	idle(b, s)
 	for b.Loop() {

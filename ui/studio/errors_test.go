@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,7 +43,7 @@ func TestFailingNodeShowsError(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := test.NewTempApp(t)
-	s := New(a, Config{Store: memory.New(), Graphs: []Graph{{Graph: g, Example: engine.Values{"n": 1}}}})
+	s := openStudio(t, a, Config{Store: memory.New(), Graphs: []Graph{{Graph: g, Example: engine.Values{"n": 1}}}})
 	idle(t, s)
 	startThread(t, s, "boom")
 	act(func() { test.Tap(s.tb.run) })
@@ -92,7 +93,7 @@ func TestForeignStoreExplained(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := test.NewTempApp(t)
-	s := New(a, Config{Store: memory.New(), StoreName: "first.db", Graphs: demoGraphs(t),
+	s := openStudio(t, a, Config{Store: memory.New(), StoreName: "first.db", Graphs: demoGraphs(t),
 		OpenStore: func(spec string) (checkpoint.Saver, string, error) {
 			st, err := store.Open(context.Background(), spec)
 			if err != nil {
@@ -136,7 +137,7 @@ func TestSeveralInterruptsByID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(test.NewTempApp(t), Config{Store: memory.New(), Graphs: []Graph{{Graph: g, Example: engine.Values{"out": []string{}}}}})
+	s := openStudio(t, test.NewTempApp(t), Config{Store: memory.New(), Graphs: []Graph{{Graph: g, Example: engine.Values{"out": []string{}}}}})
 	idle(t, s)
 	startThread(t, s, "pair-1")
 	act(func() { test.Tap(s.tb.run) })
@@ -188,7 +189,7 @@ func TestPauseAndCancel(t *testing.T) {
 	started := make(chan int, 1)
 	release := make(chan struct{})
 	g := gatedGraph(t, started, release)
-	s := New(test.NewTempApp(t), Config{Store: memory.New(), Graphs: []Graph{{Graph: g, Example: engine.Values{"n": 0}}}})
+	s := openStudio(t, test.NewTempApp(t), Config{Store: memory.New(), Graphs: []Graph{{Graph: g, Example: engine.Values{"n": 0}}}})
 	idle(t, s)
 	startThread(t, s, "gate")
 	// Pause: the run stops cleanly before the next super-step.
@@ -279,7 +280,7 @@ func TestExportGraphPicture(t *testing.T) {
 func TestOpenStoreInAMissingFolder(t *testing.T) {
 	dir := t.TempDir()
 	a := test.NewTempApp(t)
-	s := New(a, Config{Store: memory.New(), StoreName: "first.db", Graphs: demoGraphs(t),
+	s := openStudio(t, a, Config{Store: memory.New(), StoreName: "first.db", Graphs: demoGraphs(t),
 		OpenStore: func(spec string) (checkpoint.Saver, string, error) {
 			t.Errorf("opened %s", spec)
 			return nil, "", errors.New("not expected")
@@ -301,5 +302,39 @@ func TestOpenStoreInAMissingFolder(t *testing.T) {
 	act(func() { s.openStoreAsking(filepath.Join(dir, "weft.db")) })
 	if said := overlayText(s.win); !strings.Contains(said, "Create a new, empty Weft store") {
 		t.Errorf("a new store in an existing folder: %q", said)
+	}
+}
+
+// stallingSearcher is a store whose thread listing, once stall is set,
+// waits for release and then fails, as a server that went away does.
+type stallingSearcher struct {
+	*memory.Saver
+	stall   atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (s *stallingSearcher) SearchThreads(ctx context.Context, q checkpoint.ThreadQuery) (checkpoint.ThreadPage, error) {
+	if !s.stall.Load() {
+		return s.Saver.SearchThreads(ctx, q)
+	}
+	s.entered <- struct{}{}
+	<-s.release
+	return checkpoint.ThreadPage{}, errors.New("connection refused")
+}
+
+// Work that finishes after the window closed touches nothing: a listing
+// that fails then raises no dialog over a window nobody sees.
+func TestClosedWindowShowsNothingLate(t *testing.T) {
+	st := &stallingSearcher{Saver: memory.New(), entered: make(chan struct{}), release: make(chan struct{})}
+	s := newStudio(t, st)
+	st.stall.Store(true)
+	act(s.refresh)
+	<-st.entered // the listing is under way
+	act(s.Window().Close)
+	close(st.release)
+	idle(t, s)
+	if txt := overlayText(s.Window()); txt != "" {
+		t.Errorf("a closed window shows %q", txt)
 	}
 }

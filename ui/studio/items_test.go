@@ -213,7 +213,7 @@ func TestValuesReadable(t *testing.T) {
 func TestStoreDialogs(t *testing.T) {
 	dir := t.TempDir()
 	a := test.NewTempApp(t)
-	s := New(a, Config{Store: memory.New(), StoreName: "first.db", Graphs: demoGraphs(t),
+	s := openStudio(t, a, Config{Store: memory.New(), StoreName: "first.db", Graphs: demoGraphs(t),
 		OpenStore: func(spec string) (checkpoint.Saver, string, error) {
 			st, err := store.Open(t.Context(), spec)
 			if err != nil {

@@ -74,7 +74,7 @@ func TestWindowFitsTheScreen(t *testing.T) {
 	if WindowSize.Width > 1366 || WindowSize.Height > 768-48 {
 		t.Fatalf("the window opens at %v: too big for a 1366×768 screen with a title bar and a taskbar", WindowSize)
 	}
-	s := New(test.NewTempApp(t), Config{Store: memory.New(), StoreName: "test.db", Graphs: demoGraphs(t)})
+	s := openStudio(t, test.NewTempApp(t), Config{Store: memory.New(), StoreName: "test.db", Graphs: demoGraphs(t)})
 	if got := s.Window().Canvas().Size(); got != WindowSize {
 		t.Errorf("the window opens at %v, want %v", got, WindowSize)
 	}
@@ -142,7 +142,7 @@ func layoutAt(s *Studio, size fyne.Size) {
 // two and a half rows. The bottom tabs keep one height through the step
 // into's phases and the question, so what the user reads stays in place.
 func TestInspectorKeepsItsRows(t *testing.T) {
-	s := New(test.NewTempApp(t), Config{Store: memory.New(), StoreName: "test.db", Graphs: demoGraphs(t)})
+	s := openStudio(t, test.NewTempApp(t), Config{Store: memory.New(), StoreName: "test.db", Graphs: demoGraphs(t)})
 	s.WaitIdle()
 	real := fyne.NewSize(WindowSize.Width, WindowSize.Height-menuBarH)
 	row := widget.NewLabel("Mg").MinSize().Height + theme.Padding()
@@ -199,7 +199,7 @@ func TestInspectorKeepsItsRows(t *testing.T) {
 // width (it was one line cut after "6 checkpoint"), the thread's status
 // first.
 func TestThreadSubtitleFits(t *testing.T) {
-	s := New(test.NewTempApp(t), Config{Store: memory.New(), StoreName: "test.db", Graphs: demoGraphs(t)})
+	s := openStudio(t, test.NewTempApp(t), Config{Store: memory.New(), StoreName: "test.db", Graphs: demoGraphs(t)})
 	s.WaitIdle()
 	startThread(t, s, "tide-pools")
 	act(func() { test.Tap(s.tb.run) })

@@ -86,7 +86,7 @@ func TestWindowFollowsOtherProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer worker.Close()
-	s := New(test.NewTempApp(t), Config{Store: mine, StoreName: "shared.db", Graphs: demoGraphs(t)})
+	s := openStudio(t, test.NewTempApp(t), Config{Store: mine, StoreName: "shared.db", Graphs: demoGraphs(t)})
 	act(func() { s.Window().Resize(fyne.NewSize(1280, 800)) }) // the graph's layout may arrive meanwhile
 	t.Cleanup(func() { act(s.stopWatch) })
 	idle(t, s)

@@ -25,7 +25,7 @@ import (
 // what shown was told.
 func restoreOn(t *testing.T, saver checkpoint.Saver, graphs []Graph, ss Session) (*Studio, error) {
 	t.Helper()
-	s := New(test.NewTempApp(t), Config{Store: saver, StoreName: "test.db", Graphs: graphs})
+	s := openStudio(t, test.NewTempApp(t), Config{Store: saver, StoreName: "test.db", Graphs: graphs})
 	act(func() { s.Window().Resize(fyne.NewSize(1280, 800)) }) // the graph's layout may arrive meanwhile
 	got := make(chan error, 1)
 	act(func() { s.Restore(ss, func(err error) { got <- err }) })
@@ -120,7 +120,7 @@ func TestSessionRestoreGone(t *testing.T) {
 		t.Error("a graph missing from the build restored")
 	}
 	// A window with no graph has a session too.
-	empty := New(test.NewTempApp(t), Config{Store: saver})
+	empty := openStudio(t, test.NewTempApp(t), Config{Store: saver})
 	idle(t, empty)
 	act(func() {
 		if ss := empty.Session(); ss.Graph != "" || ss.Thread != "" || len(ss.Versions) != 0 {
@@ -166,7 +166,7 @@ func greeter(t testing.TB, shout bool) *engine.Graph {
 func TestOlderGraphMarked(t *testing.T) {
 	saver := memory.New()
 	v1 := []Graph{{Graph: greeter(t, false), Example: engine.Values{"name": "Ada"}}}
-	s := New(test.NewTempApp(t), Config{Store: saver, Graphs: v1})
+	s := openStudio(t, test.NewTempApp(t), Config{Store: saver, Graphs: v1})
 	idle(t, s)
 	act(func() { s.startThread("e-1", v1[0].Example) })
 	idle(t, s)
@@ -292,7 +292,7 @@ func TestSaveThreadAsTest(t *testing.T) {
 		t.Fatal(err)
 	}
 	graphs := demoGraphs(t)
-	s := New(test.NewTempApp(t), Config{Store: memory.New(), Graphs: graphs, Package: dir})
+	s := openStudio(t, test.NewTempApp(t), Config{Store: memory.New(), Graphs: graphs, Package: dir})
 	idle(t, s)
 	act(func() { s.m.setGraph(1) })
 	idle(t, s)

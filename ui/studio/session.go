@@ -35,7 +35,11 @@ type session struct {
 
 	pause   atomic.Bool
 	running atomic.Bool
-	cancel  context.CancelFunc
+	// closed is set when the window closes: work finishing after that
+	// applies nothing, since the widgets it would touch (and the dialogs
+	// it would raise, e.g. a server gone meanwhile) belong to no window.
+	closed atomic.Bool
+	cancel context.CancelFunc
 
 	// ops counts background work in flight; tests wait for it to reach 0.
 	// (Not a WaitGroup: work may start while a test waits, when the
@@ -51,14 +55,19 @@ type session struct {
 const graphTag = engine.MetaGraph
 
 // goBG runs work on a goroutine, recovering panics, and then apply (if not
-// nil) on the UI goroutine with the result.
+// nil) on the UI goroutine with the result, unless the window has closed
+// meanwhile.
 func goBG[T any](s *session, work func() (T, error), apply func(T, error)) {
 	s.begin()
 	go func() {
 		defer s.end()
 		v, err := safely(work)
-		if apply != nil {
-			uiDo(func() { apply(v, err) })
+		if apply != nil && !s.closed.Load() {
+			uiDo(func() {
+				if !s.closed.Load() {
+					apply(v, err)
+				}
+			})
 		}
 	}()
 }

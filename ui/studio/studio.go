@@ -149,6 +149,7 @@ func New(a fyne.App, cfg Config) *Studio {
 	s.installShortcuts()
 	s.win.Resize(WindowSize)
 	s.win.SetOnClosed(func() {
+		s.sess.closed.Store(true)
 		s.saveSplits(prefs)
 		if s.stopWatch != nil {
 			s.stopWatch()
@@ -956,6 +957,9 @@ func (s *Studio) watchStore() {
 	s.stopWatch = cancel
 	go func() {
 		for range ch {
+			if s.sess.closed.Load() {
+				return
+			}
 			uiDo(s.refresh)
 		}
 	}()

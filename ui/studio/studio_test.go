@@ -37,9 +37,25 @@ func newStudio(t testing.TB, saver checkpoint.Saver) *Studio {
 	if saver == nil {
 		saver = memory.New()
 	}
-	s := New(a, Config{Store: saver, StoreName: "test.db", Graphs: demoGraphs(t)})
+	s := openStudio(t, a, Config{Store: saver, StoreName: "test.db", Graphs: demoGraphs(t)})
 	act(func() { s.Window().Resize(fyne.NewSize(1280, 800)) }) // the graph's layout may arrive meanwhile
 	s.WaitIdle()
+	return s
+}
+
+// openStudio opens a studio as New does and closes its window when the
+// test ends, waiting for its background work: a window left open would
+// go on following its store (a server polled every second) into the
+// tests after it, and raise their dialogs on a window nobody checks.
+func openStudio(t testing.TB, a fyne.App, cfg Config) *Studio {
+	t.Helper()
+	s := New(a, cfg)
+	t.Cleanup(func() {
+		if !s.sess.closed.Load() {
+			act(s.Window().Close)
+		}
+		idle(t, s)
+	})
 	return s
 }
 
@@ -393,7 +409,7 @@ func TestForkAndRun(t *testing.T) {
 // inputs are remembered per graph.
 func TestNoGraphsAndRecentInputs(t *testing.T) {
 	a := test.NewTempApp(t)
-	empty := New(a, Config{Store: memory.New()})
+	empty := openStudio(t, a, Config{Store: memory.New()})
 	idle(t, empty)
 	act(func() { test.Tap(empty.tb.run); test.Tap(empty.tb.step) })
 	idle(t, empty)
@@ -494,7 +510,7 @@ func TestCompiledBreakpointsShowAndToggle(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := test.NewTempApp(t)
-	s := New(a, Config{Store: memory.New(), Graphs: []Graph{{Graph: g, Example: engine.Values{"n": 0}}}})
+	s := openStudio(t, a, Config{Store: memory.New(), Graphs: []Graph{{Graph: g, Example: engine.Values{"n": 0}}}})
 	act(func() { s.Window().Resize(fyne.NewSize(1280, 800)) }) // the graph's layout may arrive meanwhile
 	idle(t, s)
 	h := s.gp.view.Highlight()

@@ -121,7 +121,7 @@ func TestInterruptInsideSubgraph(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(test.NewTempApp(t), Config{Store: memory.New(), Graphs: []Graph{{Graph: g, Example: engine.Values{"out": ""}}}})
+	s := openStudio(t, test.NewTempApp(t), Config{Store: memory.New(), Graphs: []Graph{{Graph: g, Example: engine.Values{"out": ""}}}})
 	idle(t, s)
 	startThread(t, s, "sub-1")
 	act(func() { test.Tap(s.tb.run) })

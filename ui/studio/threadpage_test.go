@@ -68,7 +68,7 @@ func TestThreadListIsPaged(t *testing.T) {
 				checkpoint.Metadata{Source: checkpoint.SourceInput, Step: -1}, nil); err != nil {
 				t.Fatal(err)
 			}
-			s := New(test.NewTempApp(t), Config{Store: saver, StoreName: name, Graphs: []Graph{{Graph: oneStep(t, "mine")}}})
+			s := openStudio(t, test.NewTempApp(t), Config{Store: saver, StoreName: name, Graphs: []Graph{{Graph: oneStep(t, "mine")}}})
 			act(func() { s.Window().Resize(fyne.NewSize(1280, 800)) })
 			idle(t, s)
 			ids := func() (out []string) {
@@ -238,7 +238,7 @@ func damagedStore(t *testing.T) *sqlite.Saver {
 
 func TestUnreadableThreadsGetAStatus(t *testing.T) {
 	saver := damagedStore(t)
-	s := New(test.NewTempApp(t), Config{Store: saver, StoreName: "damaged", Graphs: []Graph{{Graph: oneStep(t, "mine")}}})
+	s := openStudio(t, test.NewTempApp(t), Config{Store: saver, StoreName: "damaged", Graphs: []Graph{{Graph: oneStep(t, "mine")}}})
 	idle(t, s)
 	act(func() {
 		if len(s.m.threads) != 60 {
@@ -260,7 +260,7 @@ func TestUnreadableThreadsGetAStatus(t *testing.T) {
 // inspector, in place of the state, with no dialog to dismiss per click;
 // the next readable thread shows its state, nothing of the error left.
 func TestUnreadableCheckpointShownInInspector(t *testing.T) {
-	s := New(test.NewTempApp(t), Config{Store: damagedStore(t), StoreName: "damaged", Graphs: []Graph{{Graph: oneStep(t, "mine")}}})
+	s := openStudio(t, test.NewTempApp(t), Config{Store: damagedStore(t), StoreName: "damaged", Graphs: []Graph{{Graph: oneStep(t, "mine")}}})
 	act(func() { s.Window().Resize(fyne.NewSize(1280, 800)) })
 	idle(t, s)
 	act(func() { s.m.setThread("m-020") })
