@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -234,6 +235,58 @@ func TestViewIsTheServersView(t *testing.T) {
 	}
 	if _, err := sv.Get(ctx, checkpoint.Ref{ThreadID: never.ThreadID}); !errors.Is(err, checkpoint.ErrNotFound) {
 		t.Errorf("a thread that never ran: %v, want ErrNotFound", err)
+	}
+
+	// Runs another client started: followed as they go, and cancelled.
+	if !approval.ViewFollows() {
+		t.Fatal("the server's graph does not follow runs started elsewhere")
+	}
+	if _, err := approval.FollowView(ctx, tid, func(engine.Event) {}); !errors.Is(err, engine.ErrNoRun) {
+		t.Errorf("following an idle thread: %v, want ErrNoRun", err)
+	}
+	background := func(topic string, delay int) string {
+		th, err := c.CreateThread(ctx, agentclient.ThreadCreate{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.CreateRun(ctx, th.ThreadID, agentclient.RunRequest{AssistantID: "approval", Input: map[string]any{"topic": topic},
+			Config: &agentclient.RunConfig{Configurable: map[string]any{"delay_ms": delay}}, StreamMode: []string{"updates", "tasks"}}); err != nil {
+			t.Fatal(err)
+		}
+		return th.ThreadID
+	}
+	slow := background("slow", 1500)
+	var seen []string
+	var mu sync.Mutex
+	if _, err := approval.FollowView(ctx, slow, func(ev engine.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case ev.Update != nil:
+			seen = append(seen, "update "+ev.Update.Node)
+		case ev.Task != nil && !ev.Task.Done:
+			seen = append(seen, "start "+ev.Task.Name)
+		}
+	}); err != nil {
+		t.Fatalf("following a background run: %v", err)
+	}
+	mu.Lock()
+	if !slices.Contains(seen, "update plan") || !slices.Contains(seen, "start research") {
+		t.Errorf("followed events %v: want plan's update and research's start", seen)
+	}
+	mu.Unlock()
+	if st, err := approval.GetState(ctx, engine.WithThread(slow)); err != nil || !slices.Equal(st.Next, []string{"research"}) {
+		t.Errorf("after the followed run: %+v, %v; want it waiting in research", st, err)
+	}
+	stuck := background("cancel me", 20000)
+	if err := approval.CancelView(ctx, stuck); err != nil {
+		t.Fatalf("cancelling a background run: %v", err)
+	}
+	if th, err := c.GetThread(ctx, stuck); err != nil || th.Status == "busy" {
+		t.Errorf("after the cancel the thread is %+v, %v", th, err)
+	}
+	if err := approval.CancelView(ctx, stuck); !errors.Is(err, engine.ErrNoRun) {
+		t.Errorf("cancelling again: %v, want ErrNoRun", err)
 	}
 }
 

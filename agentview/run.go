@@ -71,6 +71,66 @@ func (r runs) RunView(ctx context.Context, run engine.ViewRun) (*engine.Result, 
 	return r.result(ctx, run, req)
 }
 
+var _ engine.ViewFollower = runs{}
+
+// FollowView follows the run in progress on thread, one another client
+// or a background run started (engine.ViewFollower): its stream joined
+// from now on, its events converted as RunView's are. Only what the run
+// was started to stream can come (a run streaming values alone shows no
+// node's update); the studio reads the thread's state as it changes all
+// the same.
+func (r runs) FollowView(ctx context.Context, thread string, obs func(engine.Event)) error {
+	run, err := r.running(ctx, thread)
+	if err != nil {
+		return err
+	}
+	st, err := r.c.JoinStream(ctx, thread, run.RunID, "")
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for st.Next() {
+		for _, ev := range eventsOf(st.Event()) {
+			obs(ev)
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return st.Err()
+}
+
+// CancelView cancels the run in progress on thread on the server and
+// waits for it to stop (engine.ViewFollower); the thread keeps what the
+// run wrote, as LangGraph's "interrupt" cancel does.
+func (r runs) CancelView(ctx context.Context, thread string) error {
+	run, err := r.running(ctx, thread)
+	if err != nil {
+		return err
+	}
+	if err := r.c.CancelRun(ctx, thread, run.RunID, agentclient.CancelOptions{Wait: true, Action: "interrupt"}); err != nil {
+		return fmt.Errorf("cancelling run %s: %w", run.RunID, err)
+	}
+	return nil
+}
+
+// running is the thread's run in progress (running, or pending behind
+// another), newest first; engine.ErrNoRun for none.
+func (r runs) running(ctx context.Context, thread string) (agentclient.Run, error) {
+	list, err := r.c.ListRuns(ctx, thread, 10)
+	if err != nil {
+		return agentclient.Run{}, notFound(checkpoint.Ref{ThreadID: thread}, err)
+	}
+	for _, status := range []string{"running", "pending"} {
+		for _, run := range list {
+			if run.Status == status {
+				return run, nil
+			}
+		}
+	}
+	return agentclient.Run{}, engine.ErrNoRun
+}
+
 // start sends the run the request says: a branch or new thread for
 // Values, an answer acting on the head the caller saw for a Command, a
 // continuation at the head or a replay from an older checkpoint for nil.

@@ -99,7 +99,7 @@ func newWriteConfig(opts []RunOption) *runConfig {
 }
 
 func newRunConfig(opts []RunOption) *runConfig {
-	c := &runConfig{limit: 25, observerBuf: 4096}
+	c := &runConfig{limit: 25, observerBuf: defaultObserverBuf}
 	for _, o := range opts {
 		o(c)
 	}
@@ -182,3 +182,7 @@ func WithNamespace(ns string) RunOption { return func(c *runConfig) { c.ns = ns 
 // to re-create, as a replay does, a branch that was made when it was not
 // the newest.
 func WithNewBranch() RunOption { return func(c *runConfig) { c.newBranch = true } }
+
+// defaultObserverBuf is how many events an observer may fall behind by
+// before the next ones are dropped (and counted).
+const defaultObserverBuf = 4096

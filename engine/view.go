@@ -67,6 +67,23 @@ type ViewUpdater interface {
 	UpdateView(ctx context.Context, upd ViewUpdate) (checkpoint.Ref, error)
 }
 
+// ViewFollower is a ViewRunner that can also follow a run somebody else
+// started on a thread (another client, a background run), as it goes,
+// and cancel it: a view's thread may be running when the studio looks.
+type ViewFollower interface {
+	// FollowView feeds obs the events of the run in progress on thread
+	// until that run ends (nil) or ctx does (ctx's error). With no run in
+	// progress it returns ErrNoRun at once.
+	FollowView(ctx context.Context, thread string, obs func(Event)) error
+	// CancelView cancels the run in progress on thread where it runs;
+	// ErrNoRun when there is none.
+	CancelView(ctx context.Context, thread string) error
+}
+
+// ErrNoRun is returned by FollowView and CancelView on a thread with no
+// run in progress.
+var ErrNoRun = errors.New("no run in progress on the thread")
+
 // ErrViewMoved is wrapped by a view's run or update refused because the
 // thread's head is no longer the checkpoint it named: another client
 // moved the thread, and acting anyway could answer or fork the wrong
@@ -136,6 +153,59 @@ func (gr *Graph) ViewUpdates() bool {
 	}
 	_, ok := gr.view.run.(ViewUpdater)
 	return ok
+}
+
+// ViewFollows reports whether the graph is a view that can follow runs
+// started elsewhere (a runner that is a ViewFollower).
+func (gr *Graph) ViewFollows() bool {
+	if !gr.ViewRuns() {
+		return false
+	}
+	_, ok := gr.view.run.(ViewFollower)
+	return ok
+}
+
+// FollowView feeds obs the events of the run in progress on thread, one
+// started elsewhere, until it ends or ctx does; obs gets them on a
+// goroutine of its own, as a run's observer does, so a slow one never
+// holds up the stream, and dropped says how many events it could not
+// take in time (Result.Dropped for a run). A thread with no run in
+// progress is ErrNoRun; a graph that cannot follow (ViewFollows false)
+// is ErrView.
+func (gr *Graph) FollowView(ctx context.Context, thread string, obs func(Event)) (dropped int, err error) {
+	f, ok := gr.followerOf()
+	if !ok {
+		return 0, ErrView
+	}
+	q := newObserverQueue(defaultObserverBuf, obs)
+	err = f.FollowView(ctx, thread, q.send)
+	dropped = q.close()
+	if err != nil {
+		return dropped, fmt.Errorf("thread %q: %w", thread, err)
+	}
+	return dropped, nil
+}
+
+// CancelView cancels the run in progress on thread, one started
+// elsewhere; ErrNoRun when there is none, ErrView when the graph cannot
+// follow runs (ViewFollows false).
+func (gr *Graph) CancelView(ctx context.Context, thread string) error {
+	f, ok := gr.followerOf()
+	if !ok {
+		return ErrView
+	}
+	if err := f.CancelView(ctx, thread); err != nil {
+		return fmt.Errorf("thread %q: %w", thread, err)
+	}
+	return nil
+}
+
+func (gr *Graph) followerOf() (ViewFollower, bool) {
+	if gr.view == nil {
+		return nil, false
+	}
+	f, ok := gr.view.run.(ViewFollower)
+	return f, ok
 }
 
 // viewInvoke is Invoke on a view with a runner.

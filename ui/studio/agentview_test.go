@@ -186,6 +186,65 @@ func TestLangGraphServerInTheStudio(t *testing.T) {
 		t.Fatalf("the fork's run asks %+v, want the pick question about reefs", q)
 	}
 
+	// Runs another client started in the background: the window follows
+	// the selected thread's as it goes (its events in the log, the
+	// thread read again as nodes write), and Esc cancels one on the
+	// server.
+	background := func(topic string, delay int) string {
+		bid := uuid.NewString()
+		if _, err := c.CreateThread(ctx, agentclient.ThreadCreate{ThreadID: bid}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.CreateRun(ctx, bid, agentclient.RunRequest{AssistantID: "approval", Input: map[string]any{"topic": topic},
+			Config: &agentclient.RunConfig{Configurable: map[string]any{"delay_ms": delay}}, StreamMode: []string{"updates", "tasks"}}); err != nil {
+			t.Fatal(err)
+		}
+		return bid
+	}
+	// until polls cond on the UI goroutine for up to a minute.
+	until := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(time.Minute); ; {
+			var ok bool
+			act(func() { ok = cond() })
+			if ok {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s within a minute", what)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	slow := background("tides", 4000)
+	act(func() { s.m.setThread(slow) })
+	until("followed run reaching the pick question", func() bool {
+		sc := s.m.scope()
+		q := sc.pending()
+		return sc.thread == slow && len(q) == 1 && q[0].Node == "research" && strings.Contains(toJSONString(q[0].Value), "tides")
+	})
+	var followed []string
+	act(func() {
+		for _, r := range s.m.scope().events {
+			followed = append(followed, r.Mode+" "+r.Node)
+		}
+	})
+	if !slices.Contains(followed, "updates plan") {
+		t.Errorf("the followed run's events %q: want plan's update", followed)
+	}
+	stuck := background("storms", 30000)
+	act(func() { s.m.setThread(stuck) })
+	until("follow of the slow run", func() bool { return s.follow.thread == stuck })
+	act(s.Cancel)
+	idle(t, s)
+	runs, err := c.ListRuns(ctx, stuck, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].Status != "interrupted" {
+		t.Errorf("after Esc the server's run is %+v, want interrupted", runs)
+	}
+
 	// The agent graph, started and run from the studio: its model's
 	// tokens stream in as message events, and the Chat tab shows the
 	// conversation the server's state holds (LangChain's messages).

@@ -13,9 +13,14 @@ import (
 // the chat. It writes into the scope the run started in, so events of a
 // thread the user left never show under another.
 type runObserver struct {
-	s     *Studio
-	sc    *scope
-	mu    sync.Mutex
+	s  *Studio
+	sc *scope
+	// follow marks a run started elsewhere (follow.go): the window reads
+	// the thread again at each node's update, since no run of its own
+	// will hand it the result; seen is set once its first event showed.
+	follow bool
+	seen   bool
+	mu     sync.Mutex
 	buf   []engine.Event
 	timer *time.Timer
 }
@@ -52,18 +57,30 @@ func (o *runObserver) flush() {
 	}
 	m, sc := o.s.m, o.sc
 	rows := make([]evRow, 0, len(evs))
+	updated := false
 	for _, ev := range evs {
 		rows = append(rows, rowOf(ev))
 		switch {
 		case ev.Mode == engine.ModeTasks && ev.Task != nil:
 			m.taskMoved(sc, nodeID(ev.NS, ev.Task.Name), !ev.Task.Done)
-		case ev.Message != nil && m.run.Going:
+		case ev.Update != nil:
+			updated = true
+		case ev.Message != nil && (m.run.Going || o.follow):
 			sc.stream = appendChunk(sc.stream, ev)
 		case ev.Call != nil:
 			sc.calls = append(sc.calls, liveCall{Step: ev.Step, NS: ev.NS, CallEvent: *ev.Call})
 		}
 	}
 	m.addEvents(sc, rows)
+	if o.follow {
+		if !o.seen {
+			o.seen = true
+			m.setStatus(sc, "running elsewhere (Esc cancels it)")
+		}
+		if updated && sc == m.sc {
+			o.s.refresh()
+		}
+	}
 }
 
 // appendChunk adds a streamed chunk to the message it belongs to (by id,

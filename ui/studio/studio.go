@@ -81,6 +81,7 @@ type Studio struct {
 
 	marksLoading map[string]bool // checkpoint ids whose marks are being read
 	stopWatch    context.CancelFunc
+	follow       following // the run started elsewhere being followed (follow.go)
 
 	afterView func() // what to do once the next view is shown
 
@@ -150,6 +151,7 @@ func New(a fyne.App, cfg Config) *Studio {
 	s.win.Resize(WindowSize)
 	s.win.SetOnClosed(func() {
 		s.sess.closed.Store(true)
+		s.stopFollowing()
 		s.saveSplits(prefs)
 		if s.stopWatch != nil {
 			s.stopWatch()
@@ -797,7 +799,12 @@ func (s *Studio) Pause() {
 }
 
 // Cancel aborts the run in progress.
-func (s *Studio) Cancel() { s.sess.cancelRun() }
+func (s *Studio) Cancel() {
+	if !s.m.run.Going && s.cancelFollowed() {
+		return
+	}
+	s.sess.cancelRun()
+}
 
 // rerunFrom replays the thread from the selected checkpoint as a new branch.
 func (s *Studio) rerunFrom() {
@@ -887,6 +894,7 @@ func (s *Studio) refresh() {
 	if sc.thread == "" || s.m.run.Going {
 		return
 	}
+	s.followRun(sc)
 	thread, sel, atHead := sc.thread, sc.sel, sc.atHead()
 	type fresh struct {
 		hs   []checkpoint.Header

@@ -1,0 +1,90 @@
+package studio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/weftstudio/weft/engine"
+)
+
+// following is the run started elsewhere that the window follows, on the
+// selected thread of a server's graph; the zero value follows none.
+type following struct {
+	thread string
+	cancel context.CancelFunc
+}
+
+// followRun follows the run in progress on sc's thread when the graph is
+// a server's (engine.ViewFollows) and the run is somebody else's (another
+// client, a background run): its events reach the event log and the
+// graph's live tasks as the window's own runs' do, and the thread is read
+// again at each node's update, so the timeline grows as the run goes
+// instead of at the store's next poll. A thread with no run in progress
+// costs one question to the server. Esc cancels the followed run.
+func (s *Studio) followRun(sc *scope) {
+	g := s.m.graph().Graph
+	if g == nil || !g.ViewFollows() || s.m.run.Going || sc.thread == "" || s.follow.thread == sc.thread {
+		return
+	}
+	s.stopFollowing()
+	ctx, cancel := context.WithCancel(context.Background())
+	thread := sc.thread
+	s.follow = following{thread: thread, cancel: cancel}
+	obs := &runObserver{s: s, sc: sc, follow: true}
+	goBG(s.sess, func() (int, error) {
+		return g.FollowView(ctx, thread, obs.observe)
+	}, func(dropped int, err error) {
+		if s.follow.thread == thread {
+			s.follow = following{}
+		}
+		cancel()
+		s.m.update(obs.flush)
+		switch {
+		case errors.Is(err, engine.ErrNoRun), errors.Is(err, context.Canceled):
+			if !obs.seen {
+				return // nothing ran, or the user moved on before it showed
+			}
+		case err != nil:
+			s.m.setStatus(sc, "not followed")
+			if sc == s.m.sc {
+				s.showError("Following the run started elsewhere", err)
+			}
+			return
+		}
+		if dropped > 0 {
+			s.flash(fmt.Sprintf("%d of the followed run's events came too fast to show; its checkpoints are all in the timeline", dropped))
+		}
+		s.refresh() // the run's end: its last checkpoint and status
+	})
+}
+
+// stopFollowing stops following the run started elsewhere, leaving it
+// running where it runs.
+func (s *Studio) stopFollowing() {
+	if s.follow.cancel != nil {
+		s.follow.cancel()
+	}
+	s.follow = following{}
+}
+
+// cancelFollowed cancels, where it runs, the run started elsewhere that
+// the window follows; false when it follows none.
+func (s *Studio) cancelFollowed() bool {
+	thread := s.follow.thread
+	g := s.m.graph().Graph
+	if thread == "" || g == nil {
+		return false
+	}
+	s.flash("Cancelling the run on the server…")
+	goBG(s.sess, func() (struct{}, error) {
+		return struct{}{}, g.CancelView(context.Background(), thread)
+	}, func(_ struct{}, err error) {
+		if err != nil && !errors.Is(err, engine.ErrNoRun) {
+			s.showError("Cancelling the run on the server", err)
+			return
+		}
+		s.refresh()
+	})
+	return true
+}
