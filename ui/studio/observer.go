@@ -21,8 +21,8 @@ type runObserver struct {
 	follow bool
 	seen   bool
 	mu     sync.Mutex
-	buf   []engine.Event
-	timer *time.Timer
+	buf    []engine.Event
+	timer  *time.Timer
 }
 
 // flushEvery is how often a long run's events reach the window.
