@@ -257,11 +257,19 @@ func init() {
 	store.Register("https", openStore)
 }
 
-// openStore is store.Open for a server's address: the server, not yet
-// asked anything (the studio loads its graphs in the background), with
-// the API key from the environment (agentclient.WithAPIKeyFromEnv).
+// openStore is store.Open for a server's address, with the API key from
+// the environment (agentclient.WithAPIKeyFromEnv).
 func openStore(_ context.Context, spec string, _ []byte) (store.Store, error) {
-	c, err := agentclient.New(spec, agentclient.WithAPIKeyFromEnv())
+	return Connect(spec, agentclient.WithAPIKeyFromEnv())
+}
+
+// Connect is the saver (Server.Saver) of the LangGraph server at addr, an
+// http:// or https:// address, made with opts (an API key, timeouts). The
+// server is not asked anything yet: the studio loads its graphs in the
+// background (Server.Load on ServerOf's result). An address that cannot
+// be a server's is an error.
+func Connect(addr string, opts ...agentclient.Option) (store.Store, error) {
+	c, err := agentclient.New(addr, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -29,6 +29,8 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/app"
 
+	"github.com/weftstudio/weft/agentclient"
+	"github.com/weftstudio/weft/agentview"
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/devloop"
@@ -170,6 +172,19 @@ func RunWith(o Options, graphs ...studio.Graph) error {
 			opened = append(opened, s)
 			cur.Store(spec)
 			return s, store.Redact(spec), nil
+		},
+		OpenServer: func(addr, apiKey string) (checkpoint.Saver, string, error) {
+			key := agentclient.WithAPIKeyFromEnv()
+			if apiKey != "" {
+				key = agentclient.WithAPIKey(apiKey)
+			}
+			s, err := agentview.Connect(addr, key)
+			if err != nil {
+				return nil, "", err
+			}
+			opened = append(opened, s)
+			cur.Store(addr) // the session reopens it with the environment's key
+			return s, store.Redact(addr), nil
 		},
 	}
 	if prog != nil {

@@ -39,9 +39,14 @@ func (s *Studio) menus() *fyne.MainMenu {
 	if s.cfg.OpenStore == nil {
 		open.Disabled = true
 	}
+	connect := key(fyne.NewMenuItem("Connect to server…", s.connectDialog), fyne.KeyO, ctrl|fyne.KeyModifierShift)
+	if s.cfg.OpenServer == nil {
+		connect.Disabled = true
+	}
 	file := fyne.NewMenu("File",
 		key(fyne.NewMenuItem("New thread…", s.newThreadDialog), fyne.KeyN, ctrl),
 		open,
+		connect,
 		key(fyne.NewMenuItem("Reload", s.refresh), fyne.KeyR, ctrl),
 		fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem("Export thread…", s.exportThreadDialog),
@@ -127,6 +132,7 @@ func (s *Studio) installShortcuts() {
 	ctrl := fyne.KeyModifierShortcutDefault
 	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyN, Modifier: ctrl}, func(fyne.Shortcut) { s.newThreadDialog() })
 	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyO, Modifier: ctrl}, func(fyne.Shortcut) { s.openStoreDialog() })
+	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyO, Modifier: ctrl | fyne.KeyModifierShift}, func(fyne.Shortcut) { s.connectDialog() })
 	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyR, Modifier: ctrl}, func(fyne.Shortcut) { s.refresh() })
 	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyQ, Modifier: ctrl}, func(fyne.Shortcut) { s.quit() })
 }
@@ -237,13 +243,19 @@ func (s *Studio) OpenStore(spec string) {
 	if s.cfg.OpenStore == nil {
 		return
 	}
+	s.openWith(spec, func() (checkpoint.Saver, string, error) { return s.cfg.OpenStore(spec) })
+}
+
+// openWith shows the store open returns, opened in the background; spec
+// names it until open gives its name, and in the dialog if it fails.
+func (s *Studio) openWith(spec string, open func() (checkpoint.Saver, string, error)) {
 	type opened struct {
 		saver checkpoint.Saver
 		name  string
 	}
 	s.sb.setLoading(true)
 	goBG(s.sess, func() (opened, error) {
-		sv, name, err := s.cfg.OpenStore(spec)
+		sv, name, err := open()
 		return opened{sv, name}, err
 	}, func(o opened, err error) {
 		s.sb.setLoading(false)

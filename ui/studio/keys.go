@@ -207,19 +207,21 @@ func eachObject(root fyne.CanvasObject, fn func(fyne.CanvasObject) bool) bool {
 	return true
 }
 
-// showDialog shows d, whose content is content, and takes the focus from
-// what it holds when it closes. Fyne drops a closed dialog's focus without
+// showDialog shows d, whose content is content (or, for a form, its
+// fields), and takes the focus from what they hold when it closes. Fyne drops a closed dialog's focus without
 // telling the focused widget, and an entry that was never told keeps its
 // cursor blinking: the window repainted 12-15 % of a core, indefinitely,
 // after any dialog with a field (the New thread dialog, before every run).
-func showDialog(d dialog.Dialog, content fyne.CanvasObject) {
+func showDialog(d dialog.Dialog, content ...fyne.CanvasObject) {
 	d.SetOnClosed(func() {
-		eachObject(content, func(o fyne.CanvasObject) bool {
-			if f, ok := o.(fyne.Focusable); ok {
-				f.FocusLost()
-			}
-			return true
-		})
+		for _, c := range content {
+			eachObject(c, func(o fyne.CanvasObject) bool {
+				if f, ok := o.(fyne.Focusable); ok {
+					f.FocusLost()
+				}
+				return true
+			})
+		}
 	})
 	d.Show()
 }

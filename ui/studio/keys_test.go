@@ -163,7 +163,7 @@ func TestClosedDialogReleasesItsFocus(t *testing.T) {
 		lost int
 	}{
 		{"Fyne's Show", func(d dialog.Dialog, _ fyne.CanvasObject) { d.Show() }, 0},
-		{"showDialog", showDialog, 1},
+		{"showDialog", func(d dialog.Dialog, c fyne.CanvasObject) { showDialog(d, c) }, 1},
 	} {
 		p := &focusProbe{}
 		p.ExtendBaseWidget(p)

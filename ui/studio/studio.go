@@ -59,6 +59,11 @@ type Config struct {
 	StoreName string
 	Graphs    []Graph
 	OpenStore func(spec string) (checkpoint.Saver, string, error)
+	// OpenServer connects to the LangGraph server at addr (http or
+	// https) with apiKey ("" for the environment's, see agentclient) for
+	// File → Connect to server…, and returns its saver and display name;
+	// nil disables the item.
+	OpenServer func(addr, apiKey string) (checkpoint.Saver, string, error)
 	// Package is the folder of the program's main package, where File →
 	// Save as test proposes to write; "" proposes the working directory.
 	Package string

@@ -9,6 +9,7 @@ import (
 
 	"github.com/weftstudio/weft/agentview"
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/lgview"
 )
@@ -125,6 +126,7 @@ func (s *Studio) useServer(srv *agentview.Server, saver checkpoint.Saver, name s
 			s.m.setGraphs(serverGraphs(srv))
 			s.m.setNote("")
 		})
+		rememberServer(s.app.Preferences(), store.Redact(srv.Client().BaseURL())) // File → Connect offers it next time
 		s.watchStore()
 		// The input forms come later: a server may take long to give
 		// its schemas, and the graphs are of use without them.
