@@ -235,7 +235,8 @@ func (v *saver) SearchThreads(ctx context.Context, q checkpoint.ThreadQuery) (ch
 
 // threadInfo summarises a listed thread from its head.
 func (v *saver) threadInfo(ctx context.Context, th agentclient.Thread) checkpoint.ThreadInfo {
-	in := checkpoint.ThreadInfo{ThreadID: th.ThreadID, Checkpoints: -1, UpdatedAt: th.UpdatedAt, LatestMeta: metadataOf(th.Metadata)}
+	in := checkpoint.ThreadInfo{ThreadID: th.ThreadID, Checkpoints: -1, UpdatedAt: th.UpdatedAt, LatestMeta: metadataOf(th.Metadata),
+		Busy: th.Status == "busy"}
 	st, err := v.s.c.GetState(ctx, th.ThreadID, agentclient.StateQuery{})
 	switch {
 	case err != nil:

@@ -229,6 +229,11 @@ type ThreadInfo struct {
 	Latest      Ref       // the newest root checkpoint
 	LatestMeta  Metadata  // its metadata
 	UpdatedAt   time.Time // its timestamp
+	// Busy is true when the store reports a run in progress on the thread
+	// as part of the listing (a LangGraph server's "busy" status); false
+	// when none is or the store does not say: Weft's own stores tell it
+	// through leases (Leaser).
+	Busy bool
 	// Err is why the newest root checkpoint's metadata or timestamp could
 	// not be read (a damaged row); nil when they could. The thread is
 	// still listed, with ThreadID, Checkpoints and Latest right and what

@@ -190,13 +190,15 @@ func TestLangGraphServerInTheStudio(t *testing.T) {
 	// the selected thread's as it goes (its events in the log, the
 	// thread read again as nodes write), and Esc cancels one on the
 	// server.
-	background := func(topic string, delay int) string {
+	// A resumable run's stream joined late starts at the join: events
+	// before it are not sent again (langgraph-server-api.md, 3.5).
+	background := func(topic string, delay int, resumable bool) string {
 		bid := uuid.NewString()
 		if _, err := c.CreateThread(ctx, agentclient.ThreadCreate{ThreadID: bid}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := c.CreateRun(ctx, bid, agentclient.RunRequest{AssistantID: "approval", Input: map[string]any{"topic": topic},
-			Config: &agentclient.RunConfig{Configurable: map[string]any{"delay_ms": delay}}, StreamMode: []string{"updates", "tasks"}}); err != nil {
+			Config: &agentclient.RunConfig{Configurable: map[string]any{"delay_ms": delay}}, StreamMode: []string{"updates", "tasks"}, StreamResumable: resumable}); err != nil {
 			t.Fatal(err)
 		}
 		return bid
@@ -216,7 +218,7 @@ func TestLangGraphServerInTheStudio(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	slow := background("tides", 4000)
+	slow := background("tides", 4000, false)
 	act(func() { s.m.setThread(slow) })
 	until("followed run reaching the pick question", func() bool {
 		sc := s.m.scope()
@@ -232,9 +234,14 @@ func TestLangGraphServerInTheStudio(t *testing.T) {
 	if !slices.Contains(followed, "updates plan") {
 		t.Errorf("the followed run's events %q: want plan's update", followed)
 	}
-	stuck := background("storms", 30000)
+	stuck := background("storms", 30000, true)
 	act(func() { s.m.setThread(stuck) })
-	until("follow of the slow run", func() bool { return s.follow.thread == stuck })
+	// Its row says it runs, and the graph lights plan, which began before
+	// the window looked (its start is not in the joined stream).
+	until("slow run shown running", func() bool {
+		i := slices.IndexFunc(s.m.threads, func(r threadRow) bool { return r.ID == stuck })
+		return s.follow.thread == stuck && i >= 0 && s.m.threads[i].Status == "running" && s.m.scope().live["plan"]
+	})
 	act(s.Cancel)
 	idle(t, s)
 	runs, err := c.ListRuns(ctx, stuck, 1)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/weftstudio/weft/engine"
 )
@@ -32,6 +33,8 @@ func (s *Studio) followRun(sc *scope) {
 	thread := sc.thread
 	s.follow = following{thread: thread, cancel: cancel}
 	obs := &runObserver{s: s, sc: sc, follow: true}
+	s.m.setFollowed(sc, true)
+	s.markFollowed(sc)
 	goBG(s.sess, func() (int, error) {
 		return g.FollowView(ctx, thread, obs.observe)
 	}, func(dropped int, err error) {
@@ -39,7 +42,14 @@ func (s *Studio) followRun(sc *scope) {
 			s.follow = following{}
 		}
 		cancel()
-		s.m.update(obs.flush)
+		s.m.update(func() {
+			obs.flush()
+			if s.m.run.Going {
+				sc.followed = false // the window's own run took over: its live tasks stay
+			} else {
+				s.m.setFollowed(sc, false)
+			}
+		})
 		switch {
 		case errors.Is(err, engine.ErrNoRun), errors.Is(err, context.Canceled):
 			if !obs.seen {
@@ -57,6 +67,23 @@ func (s *Studio) followRun(sc *scope) {
 		}
 		s.refresh() // the run's end: its last checkpoint and status
 	})
+}
+
+// markFollowed lights the nodes a followed run is running when the graph
+// shows none yet: the nodes next at the head of a thread the store calls
+// busy. The stream is joined from now on, so their starts are past and no
+// event would light them before they end.
+func (s *Studio) markFollowed(sc *scope) {
+	if !sc.followed || len(sc.live) > 0 || sc.view == nil || !sc.atHead() {
+		return
+	}
+	i := slices.IndexFunc(s.m.threads, func(r threadRow) bool { return r.ID == sc.thread })
+	if i < 0 || !s.m.threads[i].Busy {
+		return
+	}
+	for _, n := range sc.view.Snap.Next {
+		s.m.taskMoved(sc, nodeID("", n), true)
+	}
 }
 
 // stopFollowing stops following the run started elsewhere, leaving it

@@ -106,6 +106,7 @@ type scope struct {
 	view     *view           // the selected checkpoint's view; may lag sel while it loads
 	viewErr  error           // why sel could not be read; nil when it could or while it loads
 	status   string          // where the thread's last run stopped ("interrupted at review")
+	followed bool            // a run started elsewhere is followed on the thread (follow.go)
 	errors   []errRow
 	events   []evRow
 	stream   []streamMsg // messages streaming in the run in progress
@@ -446,10 +447,11 @@ func (m *model) endRun(elapsed time.Duration) {
 	}
 }
 
-// taskMoved records a task of the run in progress starting (running) or
-// ending, by node ID.
+// taskMoved records a task of the run in progress (the window's own, or
+// one started elsewhere that it follows) starting (running) or ending, by
+// node ID.
 func (m *model) taskMoved(sc *scope, id string, running bool) {
-	if !m.run.Going || sc != m.sc {
+	if (!m.run.Going && !sc.followed) || sc != m.sc {
 		return
 	}
 	if sc.live == nil {
@@ -457,6 +459,15 @@ func (m *model) taskMoved(sc *scope, id string, running bool) {
 	}
 	sc.live[id] = running
 	m.changed(chLive)
+}
+
+// setFollowed marks sc's thread as running elsewhere and followed, or
+// ends that: the graph's live tasks are cleared at either.
+func (m *model) setFollowed(sc *scope, on bool) {
+	sc.followed, sc.live, sc.pulse = on, nil, false
+	if sc == m.sc {
+		m.changed(chLive)
+	}
 }
 
 // togglePulse makes running nodes pulse.

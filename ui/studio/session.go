@@ -165,8 +165,11 @@ type threadRow struct {
 	Status  string // engine.StatusOf: "running", "waiting", "failed", "paused", "done"; statusUnreadable; "" while unknown
 	Latest  string // the latest checkpoint's id, which the status was read at
 	// Holder says who runs the thread now (its lease's owner and since
-	// when), "" when nobody does.
+	// when, or the server), "" when nobody does.
 	Holder string
+	// Busy is the store's word that a run is in progress on the thread
+	// (checkpoint.ThreadInfo.Busy).
+	Busy bool
 }
 
 // sameRows reports whether two thread lists read the same.
@@ -183,7 +186,8 @@ const statusUnreadable = "unreadable"
 const maxStatus = 40
 
 // statuses fills in the status of rows: "running" with its holder when a
-// live lease holds the thread; otherwise from known when the thread's
+// live lease holds the thread or the store says a run is in progress
+// (ThreadInfo.Busy); otherwise from known when the thread's
 // latest checkpoint is the one known's status was read at, or from the
 // latest checkpoint (for the first maxStatus rows).
 func (s *session) statuses(ctx context.Context, rows []threadRow, known map[string]threadRow) {
@@ -202,6 +206,10 @@ func (s *session) statuses(ctx context.Context, rows []threadRow, known map[stri
 		r.Holder = ""
 		if l := leases[r.ID]; l != nil && !l.Expired {
 			r.Status, r.Holder = string(engine.StatusRunning), l.Owner+" since "+l.Since.Local().Format("15:04")
+			continue
+		}
+		if r.Busy { // the store says so; its head is where the run began
+			r.Status, r.Holder = string(engine.StatusRunning), "on the server"
 			continue
 		}
 		if k, ok := known[r.ID]; ok && k.Status != "" && k.Status != string(engine.StatusRunning) && k.Latest == r.Latest && r.Latest != "" {
@@ -269,7 +277,7 @@ func (s *session) listThreads(ctx context.Context, q threadQuery, known map[stri
 	out := make([]threadRow, len(infos))
 	for i, in := range infos {
 		out[i] = threadRow{ID: in.ThreadID, Step: in.LatestMeta.Step, Source: in.LatestMeta.Source,
-			Updated: in.UpdatedAt, Count: in.Checkpoints, Latest: in.Latest.CheckpointID}
+			Updated: in.UpdatedAt, Count: in.Checkpoints, Latest: in.Latest.CheckpointID, Busy: in.Busy}
 	}
 	s.statuses(ctx, out, known)
 	return out, more, nil

@@ -260,6 +260,7 @@ func (s *Studio) refreshThreads(pickNewest bool) {
 			if pickNewest && s.m.thread() == "" && len(rows) > 0 {
 				s.m.setThread(rows[0].ID)
 			}
+			s.markFollowed(s.m.scope())
 		})
 		s.fillStatuses()
 	})
