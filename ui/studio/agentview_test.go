@@ -242,6 +242,9 @@ func TestLangGraphServerInTheStudio(t *testing.T) {
 		i := slices.IndexFunc(s.m.threads, func(r threadRow) bool { return r.ID == stuck })
 		return s.follow.thread == stuck && i >= 0 && s.m.threads[i].Status == "running" && s.m.scope().live["plan"]
 	})
+	if s.tb.cancel.Disabled() {
+		t.Error("Cancel is disabled while a run started elsewhere is followed")
+	}
 	act(s.Cancel)
 	idle(t, s)
 	runs, err := c.ListRuns(ctx, stuck, 1)
@@ -342,5 +345,8 @@ func TestLangGraphServerDown(t *testing.T) {
 	}
 	if len(s.m.graphs) != 0 || s.m.note != "" {
 		t.Errorf("graphs %d, note %q after the failure", len(s.m.graphs), s.m.note)
+	}
+	if !s.tb.run.Disabled() || !s.tb.step.Disabled() || !s.tb.newBtn.Disabled() {
+		t.Errorf("with no graph: run disabled %v, step %v, new thread %v", s.tb.run.Disabled(), s.tb.step.Disabled(), s.tb.newBtn.Disabled())
 	}
 }

@@ -466,7 +466,7 @@ func (m *model) taskMoved(sc *scope, id string, running bool) {
 func (m *model) setFollowed(sc *scope, on bool) {
 	sc.followed, sc.live, sc.pulse = on, nil, false
 	if sc == m.sc {
-		m.changed(chLive)
+		m.changed(chLive | chRun) // Cancel stops a followed run
 	}
 }
 

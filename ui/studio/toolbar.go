@@ -88,7 +88,7 @@ func newToolbar(m *model, a *actions) *toolbar {
 		if c&chBreakpoints != 0 && t.breakAll.Checked != m.brk.All {
 			t.breakAll.SetChecked(m.brk.All)
 		}
-		if c&(chRun|chPhase|chGraph) != 0 {
+		if c&(chRun|chPhase|chGraph|chThread) != 0 {
 			// A step into waiting at a phase is not busy: Run, Step and
 			// Step into go on from there.
 			t.setBusy(m.run.Busy, m.waiting() != nil)
@@ -125,14 +125,16 @@ func (t *toolbar) setBusy(busy, waiting bool) {
 		}
 	}
 	ro := t.m.readOnly() // a store's threads run where they were written
+	// No graph yet (a server's graphs still loading): nothing to run.
+	none := t.m.graph().Graph == nil
 	for _, b := range []*keyButton{t.run, t.step} {
-		enable(b, (!busy || waiting) && !ro)
+		enable(b, (!busy || waiting) && !ro && !none)
 	}
-	enable(t.stepInto, (!busy || waiting) && !t.m.isView()) // phases are the engine's
-	enable(t.newBtn, !busy && !ro)
+	enable(t.stepInto, (!busy || waiting) && !t.m.isView() && !none) // phases are the engine's
+	enable(t.newBtn, !busy && !ro && !none)
 	enable(t.breakAll, !ro)
-	for _, b := range []*keyButton{t.pause, t.cancel} {
-		enable(b, busy)
-	}
+	enable(t.pause, busy)
+	enable(t.cancel, busy || t.m.sc.followed) // Cancel also stops a run followed on a server
+
 	enable(t.graphSel, !busy)
 }
