@@ -242,8 +242,8 @@ func TestLangGraphServerInTheStudio(t *testing.T) {
 		i := slices.IndexFunc(s.m.threads, func(r threadRow) bool { return r.ID == stuck })
 		return s.follow.thread == stuck && i >= 0 && s.m.threads[i].Status == "running" && s.m.scope().live["plan"]
 	})
-	if s.tb.cancel.Disabled() {
-		t.Error("Cancel is disabled while a run started elsewhere is followed")
+	if s.tb.cancel.Disabled() || !strings.Contains(s.sb.text.Text, "running elsewhere") {
+		t.Errorf("while a run started elsewhere is followed: Cancel disabled %v, status line %q", s.tb.cancel.Disabled(), s.sb.text.Text)
 	}
 	act(s.Cancel)
 	idle(t, s)
@@ -253,6 +253,9 @@ func TestLangGraphServerInTheStudio(t *testing.T) {
 	}
 	if len(runs) != 1 || runs[0].Status != "interrupted" {
 		t.Errorf("after Esc the server's run is %+v, want interrupted", runs)
+	}
+	if strings.Contains(s.sb.text.Text, "running elsewhere") || !s.tb.cancel.Disabled() {
+		t.Errorf("after the followed run ended: status line %q, Cancel disabled %v", s.sb.text.Text, s.tb.cancel.Disabled())
 	}
 
 	// The agent graph, started and run from the studio: its model's

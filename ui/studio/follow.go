@@ -49,6 +49,9 @@ func (s *Studio) followRun(sc *scope) {
 			} else {
 				s.m.setFollowed(sc, false)
 			}
+			if sc.status == followStatus {
+				s.m.setStatus(sc, "") // the state read next says where it stopped
+			}
 		})
 		switch {
 		case errors.Is(err, engine.ErrNoRun), errors.Is(err, context.Canceled):
@@ -84,7 +87,11 @@ func (s *Studio) markFollowed(sc *scope) {
 	for _, n := range sc.view.Snap.Next {
 		s.m.taskMoved(sc, nodeID("", n), true)
 	}
+	s.m.setStatus(sc, followStatus)
 }
+
+// followStatus is the status line's word for a followed run.
+const followStatus = "running elsewhere (Esc cancels it)"
 
 // stopFollowing stops following the run started elsewhere, leaving it
 // running where it runs.

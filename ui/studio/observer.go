@@ -75,7 +75,7 @@ func (o *runObserver) flush() {
 	if o.follow {
 		if !o.seen {
 			o.seen = true
-			m.setStatus(sc, "running elsewhere (Esc cancels it)")
+			m.setStatus(sc, followStatus)
 		}
 		if updated && sc == m.sc {
 			o.s.refresh()
