@@ -106,13 +106,13 @@ func Compare(ctx context.Context, g *engine.Graph, a, b string, opts ...engine.R
 	}
 	c := &Comparison{Thread: sa.Ref.ThreadID, A: a, B: b, Ancestor: chainA[anc].Ref.CheckpointID,
 		StepsA: branchSteps(byID, chainA[:anc]), StepsB: branchSteps(byID, chainB[:ancB])}
-	for _, ch := range g.Channels() {
-		va, hasA := sa.Values[ch.Name]
-		vb, hasB := sb.Values[ch.Name]
+	for _, name := range stateKeys(g, sa, sb) {
+		va, hasA := sa.Values[name]
+		vb, hasB := sb.Values[name]
 		if !hasA && !hasB {
 			continue
 		}
-		d := ChannelDiff{Channel: ch.Name, A: va, B: vb, Equal: hasA == hasB && reflect.DeepEqual(va, vb)}
+		d := ChannelDiff{Channel: name, A: va, B: vb, Equal: hasA == hasB && reflect.DeepEqual(va, vb)}
 		if !d.Equal {
 			c.Differ++
 			if s1, ok := va.(string); ok {
@@ -120,8 +120,8 @@ func Compare(ctx context.Context, g *engine.Graph, a, b string, opts ...engine.R
 					d.Words = DiffWords(s1, s2)
 				}
 			}
-			d.WriterA = lastWriter(byID, chainA[:anc], ch.Name)
-			d.WriterB = lastWriter(byID, chainB[:ancB], ch.Name)
+			d.WriterA = lastWriter(byID, chainA[:anc], name)
+			d.WriterB = lastWriter(byID, chainB[:ancB], name)
 		}
 		c.Channels = append(c.Channels, d)
 	}
@@ -149,6 +149,29 @@ func branchSteps(byID map[string]*engine.Snapshot, chain []*engine.Snapshot) []B
 		out = append(out, BranchStep{Checkpoint: s.Ref.CheckpointID, Step: s.Metadata.Step, Source: string(s.Metadata.Source), Ran: s.Metadata.Tasks})
 	}
 	return out
+}
+
+// stateKeys are the keys two states are compared on: the graph's
+// channels in their order, then, sorted, any key of either state that no
+// channel declares (every key of a view's states, which declare none).
+func stateKeys(g *engine.Graph, sa, sb *engine.Snapshot) []string {
+	var names []string
+	declared := map[string]bool{}
+	for _, ch := range g.Channels() {
+		names = append(names, ch.Name)
+		declared[ch.Name] = true
+	}
+	var extra []string
+	for _, vals := range []engine.Values{sa.Values, sb.Values} {
+		for k := range vals {
+			if !declared[k] {
+				declared[k] = true
+				extra = append(extra, k)
+			}
+		}
+	}
+	slices.Sort(extra)
+	return append(names, extra...)
 }
 
 // lastWriter finds, on a branch given newest first, the newest checkpoint

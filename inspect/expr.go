@@ -39,11 +39,17 @@ const EvalTimeout = 100 * time.Millisecond
 type Env struct {
 	graph string
 	zero  map[string]any // a zero value of each channel's type
+	// open is set for a view (a LangGraph store's or server's graph),
+	// which declares no channels: any name is a state key, of no known
+	// type, nil where the state has no such key.
+	open bool
 }
 
-// NewEnv returns the environment of g's state channels.
+// NewEnv returns the environment of g's state channels; for a view graph
+// (engine.NewView), whose state keys are known only from its states, one
+// where every name is a state key.
 func NewEnv(g *engine.Graph) *Env {
-	env := &Env{graph: g.Name(), zero: map[string]any{}}
+	env := &Env{graph: g.Name(), zero: map[string]any{}, open: g.IsView()}
 	for _, ch := range g.Channels() {
 		var z any
 		if ch.GoType != nil && ch.GoType.Kind() != reflect.Interface {
@@ -76,6 +82,9 @@ func (env *Env) compile(src string, boolean bool) (*Expr, error) {
 		return nil, errors.New("empty expression")
 	}
 	opts := []expr.Option{expr.Env(env.zero)}
+	if env.open {
+		opts = append(opts, expr.AllowUndefinedVariables())
+	}
 	if boolean {
 		opts = append(opts, expr.AsBool())
 	}
@@ -97,7 +106,7 @@ type channelNames struct {
 
 func (c channelNames) Visit(n *ast.Node) {
 	if id, ok := (*n).(*ast.IdentifierNode); ok {
-		if _, isChan := c.env.zero[id.Value]; isChan && !slices.Contains(*c.names, id.Value) {
+		if _, isChan := c.env.zero[id.Value]; (isChan || c.env.open) && !slices.Contains(*c.names, id.Value) {
 			*c.names = append(*c.names, id.Value)
 		}
 	}
@@ -114,6 +123,11 @@ func (e *Expr) String() string { return e.src }
 // evaluation over EvalTimeout is an error naming the expression.
 func (e *Expr) Eval(vals engine.Values) (any, error) {
 	env := make(map[string]any, len(e.env.zero))
+	if e.env.open {
+		for _, k := range e.reads {
+			env[k] = vals[k]
+		}
+	}
 	for k, z := range e.env.zero {
 		if v, ok := vals[k]; ok {
 			env[k] = v

@@ -331,3 +331,31 @@ func TestBreakpointsIgnoreSubgraphPhases(t *testing.T) {
 		t.Fatalf("in the graph itself: %v, hit %+v; want a stop", err, bs.Hit())
 	}
 }
+
+// A view's graph (a LangGraph store's or server's) declares no channels:
+// its expressions may name any state key, read as nil where the state has
+// none, and Reads lists the keys named.
+func TestViewExpressions(t *testing.T) {
+	env := inspect.NewEnv(engine.NewView(&engine.Topology{Name: "lg"}, nil, ""))
+	e, err := env.Compile(`len(log) + (missing == nil ? 1 : 0)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := e.Eval(engine.Values{"log": []any{"a", "b"}, "other": 1})
+	if err != nil || v != 3 {
+		t.Errorf("Eval = %v, %v; want 3", v, err)
+	}
+	if got := e.Reads(); !slices.Equal(got, []string{"log", "missing"}) {
+		t.Errorf("Reads() = %v", got)
+	}
+	// A graph with channels still checks names against them.
+	g, err := engine.NewGraph("chans", notes).
+		AddNode("a", func(context.Context, engine.State) (engine.Output, error) { return nil, nil }).
+		AddEdge(engine.START, "a").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := inspect.NewEnv(g).Compile("len(log)"); err == nil {
+		t.Error("an unknown name compiled on a graph with channels")
+	}
+}

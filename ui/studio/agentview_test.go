@@ -186,6 +186,44 @@ func TestLangGraphServerInTheStudio(t *testing.T) {
 		t.Fatalf("the fork's run asks %+v, want the pick question about reefs", q)
 	}
 
+	// Compare and watches on the server's thread: the fork against the
+	// branch that was published, and a watch along the thread.
+	forkHead, mainHead := sc.head, hist2[0].Checkpoint.CheckpointID
+	act(func() { s.compareDialog(forkHead, mainHead) })
+	idle(t, s)
+	f, _ := inOverlays[*compareForm](s.win)
+	if f == nil || f.cmp == nil {
+		t.Fatalf("no comparison: %q", overlayText(s.Window()))
+	}
+	if f.cmp.Ancestor != afterPlan {
+		t.Errorf("the branches part at %s, want %s (after plan)", f.cmp.Ancestor, afterPlan)
+	}
+	topicDiffers := false
+	for _, d := range f.cmp.Channels {
+		topicDiffers = topicDiffers || d.Channel == "topic" && !d.Equal
+	}
+	if !topicDiffers {
+		t.Errorf("the comparison finds topic equal: %+v", f.cmp.Channels)
+	}
+	act(func() {
+		ov := s.Window().Canvas().Overlays()
+		ov.Remove(ov.Top())
+	})
+	w := s.dbg.watch
+	typeInto(w.entry, "len(log)")
+	act(w.add)
+	idle(t, s)
+	if len(s.m.dbg.Watches) != 1 {
+		t.Fatalf("the watch was not added: %q", w.check.Text)
+	}
+	if v, _ := w.valueAt(0); v != "1" { // plan's one line; the edit as plan wrote topic alone
+		t.Errorf("len(log) at the fork's head: %q", v)
+	}
+	if c := sc.dbg.cols; c == nil || c.Running || len(c.Rows) != sc.tl.count() {
+		t.Errorf("watch columns %+v for %d checkpoints", c, sc.tl.count())
+	}
+	act(func() { s.m.removeWatch(0) })
+
 	// Runs another client started in the background: the window follows
 	// the selected thread's as it goes (its events in the log, the
 	// thread read again as nodes write), and Esc cancels one on the
@@ -220,20 +258,19 @@ func TestLangGraphServerInTheStudio(t *testing.T) {
 	}
 	slow := background("tides", 4000, false)
 	act(func() { s.m.setThread(slow) })
-	until("followed run reaching the pick question", func() bool {
+	// The question may show (a poll's read) a moment before the last
+	// events are flushed to the list: both are waited for.
+	var followed []string
+	until("followed run reaching the pick question, plan's update in the events", func() bool {
 		sc := s.m.scope()
 		q := sc.pending()
-		return sc.thread == slow && len(q) == 1 && q[0].Node == "research" && strings.Contains(toJSONString(q[0].Value), "tides")
-	})
-	var followed []string
-	act(func() {
-		for _, r := range s.m.scope().events {
+		followed = followed[:0]
+		for _, r := range sc.events {
 			followed = append(followed, r.Mode+" "+r.Node)
 		}
+		return sc.thread == slow && len(q) == 1 && q[0].Node == "research" && strings.Contains(toJSONString(q[0].Value), "tides") &&
+			slices.Contains(followed, "updates plan")
 	})
-	if !slices.Contains(followed, "updates plan") {
-		t.Errorf("the followed run's events %q: want plan's update", followed)
-	}
 	stuck := background("storms", 30000, true)
 	act(func() { s.m.setThread(stuck) })
 	// Its row says it runs, and the graph lights plan, which began before
