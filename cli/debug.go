@@ -117,16 +117,22 @@ func cmdWatch(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, a
 	if err != nil {
 		return err
 	}
+	return watchOn(ctx, g, pos[0], pos[1:], w)
+}
+
+// watchOn is watch of thread on g (bound to its store): srcs evaluated at
+// every checkpoint, newest first.
+func watchOn(ctx context.Context, g *engine.Graph, thread string, srcs []string, w io.Writer) error {
 	env := inspect.NewEnv(g)
 	var exprs []*inspect.Expr
-	for _, src := range pos[1:] {
+	for _, src := range srcs {
 		e, err := env.Compile(src)
 		if err != nil {
 			return usagef("%v", err)
 		}
 		exprs = append(exprs, e)
 	}
-	rows, err := inspect.WatchTimeline(ctx, g, exprs, engine.WithThread(pos[0]))
+	rows, err := inspect.WatchTimeline(ctx, g, exprs, engine.WithThread(thread))
 	if err != nil {
 		return err
 	}
@@ -155,7 +161,13 @@ func cmdCompare(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph,
 	if err != nil {
 		return err
 	}
-	c, err := inspect.Compare(ctx, g, pos[1], pos[2], engine.WithThread(pos[0]))
+	return compareOn(ctx, g, pos[0], pos[1], pos[2], w)
+}
+
+// compareOn is compare of checkpoints a and b of thread on g (bound to its
+// store).
+func compareOn(ctx context.Context, g *engine.Graph, thread, a, b string, w io.Writer) error {
+	c, err := inspect.Compare(ctx, g, a, b, engine.WithThread(thread))
 	if err != nil {
 		return err
 	}

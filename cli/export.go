@@ -28,27 +28,32 @@ func cmdExport(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args 
 	if _, ok := s.(*langgraph.Reader); ok {
 		opts = append(opts, bundle.WholeListing()) // it reads the whole thread at each List
 	}
-	if *out == "" {
-		return bundle.Export(ctx, s, pos[0], w, opts...)
+	return exportTo(ctx, s, pos[0], *out, w, opts...)
+}
+
+// exportTo writes thread's bundle to the file out, or to w when out is "".
+func exportTo(ctx context.Context, s checkpoint.Saver, thread, out string, w io.Writer, opts ...bundle.ExportOption) error {
+	if out == "" {
+		return bundle.Export(ctx, s, thread, w, opts...)
 	}
 	// Write beside the target and rename, so a failed export never leaves a
 	// half-written file under the name asked for.
-	tmp, err := os.CreateTemp(dirOf(*out), ".weft-export-*")
+	tmp, err := os.CreateTemp(dirOf(out), ".weft-export-*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if err := bundle.Export(ctx, s, pos[0], tmp, opts...); err != nil {
+	if err := bundle.Export(ctx, s, thread, tmp, opts...); err != nil {
 		tmp.Close()
 		return err
 	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp.Name(), *out); err != nil {
+	if err := os.Rename(tmp.Name(), out); err != nil {
 		return err
 	}
-	return printJSON(w, map[string]string{"thread_id": pos[0], "file": *out})
+	return printJSON(w, map[string]string{"thread_id": thread, "file": out})
 }
 
 func dirOf(path string) string {

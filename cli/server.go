@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/weftstudio/weft/agentclient"
+	"github.com/weftstudio/weft/agentview"
 	"github.com/weftstudio/weft/checkpoint/langgraph"
 	"github.com/weftstudio/weft/engine"
 )
@@ -38,6 +39,9 @@ var serverCommands = map[string]serverCommand{
 	"run":     srvRun,
 	"resume":  srvResume,
 	"answer":  srvAnswer,
+	"compare": srvCompare,
+	"watch":   srvWatch,
+	"export":  srvExport,
 }
 
 // runOnServer runs command name against the server at base and returns
@@ -265,6 +269,81 @@ func srvState(ctx context.Context, c *agentclient.Client, args []string, w io.Wr
 		return err
 	}
 	return printJSON(w, sj)
+}
+
+// serverGraph is thread's graph on the server, as the studio shows it
+// (agentview): the assistant of the thread's graph_id, bound to the
+// server's threads, so compare and watch read the server's history as
+// they read a store's.
+func serverGraph(ctx context.Context, c *agentclient.Client, thread string) (*engine.Graph, error) {
+	th, err := c.GetThread(ctx, thread)
+	if err != nil {
+		return nil, threadErr(thread, err)
+	}
+	srv := agentview.New(c)
+	if err := srv.Load(ctx); err != nil {
+		return nil, err
+	}
+	gid, _ := th.Metadata["graph_id"].(string)
+	var names []string
+	for _, g := range srv.Graphs() {
+		if g.Name == gid {
+			return g.Graph.WithSaver(srv.Saver()), nil
+		}
+		names = append(names, g.Name)
+	}
+	return nil, fmt.Errorf("thread %q ran graph %q, which the server does not serve (it serves %s)", thread, gid, strings.Join(names, ", "))
+}
+
+// srvWatch is watch on the server's history of the thread.
+func srvWatch(ctx context.Context, c *agentclient.Client, args []string, w io.Writer) error {
+	pos, err := parse(flag.NewFlagSet("watch", flag.ContinueOnError), args)
+	if err != nil {
+		return err
+	}
+	if len(pos) < 2 {
+		return usagef("usage: watch THREAD EXPR… (each EXPR over the thread's state keys, at every checkpoint, newest first)")
+	}
+	g, err := serverGraph(ctx, c, pos[0])
+	if err != nil {
+		return err
+	}
+	return watchOn(ctx, g, pos[0], pos[1:], w)
+}
+
+// srvCompare is compare on the server's history of the thread.
+func srvCompare(ctx context.Context, c *agentclient.Client, args []string, w io.Writer) error {
+	pos, err := parse(flag.NewFlagSet("compare", flag.ContinueOnError), args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 3 {
+		return usagef("usage: compare THREAD CHECKPOINT_A CHECKPOINT_B")
+	}
+	g, err := serverGraph(ctx, c, pos[0])
+	if err != nil {
+		return err
+	}
+	return compareOn(ctx, g, pos[0], pos[1], pos[2], w)
+}
+
+// srvExport writes the thread's root checkpoints as the server's history
+// gives them, with their pending writes, as a bundle that weft import
+// reads into a Weft store.
+func srvExport(ctx context.Context, c *agentclient.Client, args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	out := fs.String("o", "", "write to this file instead of standard output")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("usage: export THREAD [-o FILE]")
+	}
+	if _, err := c.GetThread(ctx, pos[0]); err != nil {
+		return threadErr(pos[0], err)
+	}
+	return exportTo(ctx, agentview.New(c).Saver(), pos[0], *out, w)
 }
 
 // threadErr names the thread in a not-found error.

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/weftstudio/weft/agentclient"
 	"github.com/weftstudio/weft/cli"
+	"github.com/weftstudio/weft/inspect"
 	"github.com/weftstudio/weft/internal/lgserver"
 )
 
@@ -86,6 +88,34 @@ func TestCommandsOnLangGraphServer(t *testing.T) {
 	hist := decodeOut[[]cli.SnapshotJSON](t, out)
 	if code != 0 || len(hist) != 2 || hist[0].Step != 4 || !slices.Equal(hist[0].Ran, []string{"finalize"}) || hist[0].ParentID != hist[1].CheckpointID || !slices.Equal(hist[1].Next, []string{"finalize"}) {
 		t.Errorf("history: %d %+v", code, hist)
+	}
+
+	// watch and compare read the server's history as a store's; export
+	// writes a bundle that import reads into a Weft store.
+	out, errs, code = runCLI(t, nil, "watch", tid, "len(log)", "topic", store)
+	rows := decodeOut[[]cli.WatchJSON](t, out)
+	if code != 0 || len(rows) < 4 || rows[0].CheckpointID != hist[0].CheckpointID || rows[0].Values[0] != float64(3) || rows[0].Values[1] != "otters" || len(rows[0].Errors) != 0 {
+		t.Errorf("watch: %d %+v %s", code, rows, errs)
+	}
+	out, errs, code = runCLI(t, nil, "compare", tid, hist[0].CheckpointID, hist[1].CheckpointID, store)
+	cmp := decodeOut[inspect.Comparison](t, out)
+	logDiffers := false
+	for _, d := range cmp.Channels {
+		logDiffers = logDiffers || d.Channel == "log" && !d.Equal
+	}
+	if code != 0 || cmp.Ancestor != hist[1].CheckpointID || !logDiffers {
+		t.Errorf("compare: %d %+v %s", code, cmp, errs)
+	}
+	bundleFile, db := filepath.Join(t.TempDir(), "thread.json"), filepath.Join(t.TempDir(), "copy.db")
+	if _, errs, code = runCLI(t, nil, "export", tid, "-o", bundleFile, store); code != 0 {
+		t.Fatalf("export: %d %s", code, errs)
+	}
+	if _, errs, code = runCLI(t, nil, "import", bundleFile, "-db", db, "-create"); code != 0 {
+		t.Fatalf("import of the server's thread: %d %s", code, errs)
+	}
+	out, _, _ = runCLI(t, nil, "threads", "-db", db)
+	if copied := decodeOut[[]cli.ThreadJSON](t, out); len(copied) != 1 || copied[0].ThreadID != tid || copied[0].Checkpoints != len(rows) {
+		t.Errorf("the imported thread: %+v, want %s with %d checkpoints", copied, tid, len(rows))
 	}
 
 	if _, errs, code = runCLI(t, nil, "state", "00000000-0000-0000-0000-000000000000", store); code != 1 || !strings.Contains(errs, "not found on this server") {
