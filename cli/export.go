@@ -15,20 +15,30 @@ import (
 )
 
 func cmdExport(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args []string, w io.Writer) error {
-	fs := flag.NewFlagSet("export", flag.ContinueOnError)
-	out := fs.String("o", "", "write to this file instead of standard output")
-	pos, err := parse(fs, args)
+	thread, out, err := exportArgs(args)
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usagef("usage: export THREAD [-o FILE]")
 	}
 	var opts []bundle.ExportOption
 	if _, ok := s.(*langgraph.Reader); ok {
 		opts = append(opts, bundle.WholeListing()) // it reads the whole thread at each List
 	}
-	return exportTo(ctx, s, pos[0], *out, w, opts...)
+	return exportTo(ctx, s, thread, out, w, opts...)
+}
+
+// exportArgs reads export's arguments: the thread, and the file for -o
+// ("" for standard output).
+func exportArgs(args []string) (thread, out string, err error) {
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	o := fs.String("o", "", "write to this file instead of standard output")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return "", "", err
+	}
+	if len(pos) != 1 {
+		return "", "", usagef("usage: export THREAD [-o FILE]")
+	}
+	return pos[0], *o, nil
 }
 
 // exportTo writes thread's bundle to the file out, or to w when out is "".

@@ -331,19 +331,14 @@ func srvCompare(ctx context.Context, c *agentclient.Client, args []string, w io.
 // gives them, with their pending writes, as a bundle that weft import
 // reads into a Weft store.
 func srvExport(ctx context.Context, c *agentclient.Client, args []string, w io.Writer) error {
-	fs := flag.NewFlagSet("export", flag.ContinueOnError)
-	out := fs.String("o", "", "write to this file instead of standard output")
-	pos, err := parse(fs, args)
+	thread, out, err := exportArgs(args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usagef("usage: export THREAD [-o FILE]")
+	if _, err := c.GetThread(ctx, thread); err != nil {
+		return threadErr(thread, err)
 	}
-	if _, err := c.GetThread(ctx, pos[0]); err != nil {
-		return threadErr(pos[0], err)
-	}
-	return exportTo(ctx, agentview.New(c).Saver(), pos[0], *out, w)
+	return exportTo(ctx, agentview.New(c).Saver(), thread, out, w)
 }
 
 // threadErr names the thread in a not-found error.
