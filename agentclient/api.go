@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 )
 
 // Ok checks that the server answers GET /ok.
@@ -85,6 +86,26 @@ func (c *Client) CreateThread(ctx context.Context, req ThreadCreate) (*Thread, e
 		return nil, err
 	}
 	return &out, nil
+}
+
+// Settle waits for the thread to stop being busy, checking every 100 ms
+// for at most within, and returns its record as last read: a run's stream
+// ends as the run does, but the server may mark the thread busy a moment
+// longer while it stores the run's end. A thread still busy after within
+// is returned as it is (the caller reads its state all the same).
+func (c *Client) Settle(ctx context.Context, thread string, within time.Duration) (*Thread, error) {
+	deadline := time.Now().Add(within)
+	for {
+		th, err := c.GetThread(ctx, thread)
+		if err != nil || th.Status != "busy" || time.Now().After(deadline) {
+			return th, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // GetThread reads a thread's record.

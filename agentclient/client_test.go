@@ -548,3 +548,37 @@ func TestHTTPS(t *testing.T) {
 		t.Errorf("an untrusted certificate: %v", err)
 	}
 }
+
+// Settle waits out a thread the server still marks busy after a run's
+// stream ended, and gives up after its bound with the thread as it is.
+func TestSettle(t *testing.T) {
+	var reads atomic.Int32
+	busyFor := int32(3)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		status := "idle"
+		if reads.Add(1) <= busyFor {
+			status = "busy"
+		}
+		fmt.Fprintf(w, `{"thread_id":"t1","status":%q}`, status)
+	}))
+	defer srv.Close()
+	c, err := agentclient.New(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	th, err := c.Settle(context.Background(), "t1", time.Minute)
+	if err != nil || th.Status != "idle" || reads.Load() != 4 {
+		t.Errorf("Settle: %+v, %v after %d reads; want idle after 4", th, err, reads.Load())
+	}
+	reads.Store(0)
+	busyFor = 1 << 30
+	th, err = c.Settle(context.Background(), "t1", 250*time.Millisecond)
+	if err != nil || th.Status != "busy" {
+		t.Errorf("Settle on a thread that stays busy: %+v, %v; want it busy", th, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.Settle(ctx, "t1", time.Minute); !errors.Is(err, context.Canceled) {
+		t.Errorf("Settle with a cancelled context: %v", err)
+	}
+}

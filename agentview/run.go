@@ -222,19 +222,8 @@ func (r runs) cancel(thread, run string, why error) error {
 // engine reports a run's end. The server may still mark the thread busy
 // for a moment while it stores the run's end: result waits that out.
 func (r runs) result(ctx context.Context, run engine.ViewRun, req agentclient.RunRequest) (*engine.Result, error) {
-	for deadline := time.Now().Add(settleWait); ; {
-		th, err := r.c.GetThread(ctx, run.Thread)
-		if err != nil {
-			return nil, notFound(checkpoint.Ref{ThreadID: run.Thread}, err)
-		}
-		if th.Status != "busy" || time.Now().After(deadline) {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
+	if _, err := r.c.Settle(ctx, run.Thread, settleWait); err != nil {
+		return nil, notFound(checkpoint.Ref{ThreadID: run.Thread}, err)
 	}
 	head, err := r.c.GetState(ctx, run.Thread, agentclient.StateQuery{Subgraphs: true})
 	if err != nil {

@@ -584,26 +584,12 @@ func finishRun(ctx context.Context, c *agentclient.Client, thread string, st *ag
 	if _, err := st.Collect(); err != nil {
 		return err
 	}
-	// The stream ends as the run does; the thread may still be marked
-	// busy for a moment while the server stores the run's end.
-	var head *agentclient.StateSnapshot
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		var err error
-		if head, err = c.GetState(ctx, thread, agentclient.StateQuery{Subgraphs: true}); err != nil {
-			return err
-		}
-		th, err := c.GetThread(ctx, thread)
-		if err != nil {
-			return err
-		}
-		if th.Status != "busy" || time.Now().After(deadline) {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
+	if _, err := c.Settle(ctx, thread, 10*time.Second); err != nil {
+		return err
+	}
+	head, err := c.GetState(ctx, thread, agentclient.StateQuery{Subgraphs: true})
+	if err != nil {
+		return err
 	}
 	sj, err := serverSnapshotJSON(head, nil)
 	if err != nil {
