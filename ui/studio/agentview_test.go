@@ -5,13 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"fyne.io/fyne/v2/test"
 	"github.com/google/uuid"
 	"github.com/weftstudio/weft/agentclient"
+	"github.com/weftstudio/weft/checkpoint/memory"
 	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/internal/lgserver"
@@ -388,5 +392,39 @@ func TestLangGraphServerDown(t *testing.T) {
 	}
 	if !s.tb.run.Disabled() || !s.tb.step.Disabled() || !s.tb.newBtn.Disabled() {
 		t.Errorf("with no graph: run disabled %v, step %v, new thread %v", s.tb.run.Disabled(), s.tb.step.Disabled(), s.tb.newBtn.Disabled())
+	}
+}
+
+// A server that does not answer holds nothing up: the window stays
+// usable while it is asked for its graphs, and opening another store
+// stops asking it at once, with no late dialog about it.
+func TestSlowServerHoldsNothing(t *testing.T) {
+	asked := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case asked <- struct{}{}:
+		default:
+		}
+		<-r.Context().Done() // answers never
+	}))
+	defer srv.Close()
+	sv, err := store.Open(context.Background(), srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := openStudio(t, test.NewTempApp(t), Config{Store: sv, StoreName: srv.URL, Graphs: demoGraphs(t)})
+	<-asked
+	var note string
+	act(func() { note = s.m.note }) // the UI goroutine is free
+	if !strings.Contains(note, "asking") {
+		t.Errorf("while the server is asked, the note says %q", note)
+	}
+	act(func() { s.useStore(memory.New(), "local.db") })
+	idle(t, s) // fails after 10 s if the server is still waited for (a minute)
+	if len(s.m.graphs) != len(demoGraphs(t)) || s.m.storeName != "local.db" {
+		t.Errorf("after opening another store: %d graphs, store %q", len(s.m.graphs), s.m.storeName)
+	}
+	if txt := overlayText(s.Window()); txt != "" {
+		t.Errorf("a dialog about the server left behind: %q", txt)
 	}
 }

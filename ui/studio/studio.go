@@ -87,6 +87,7 @@ type Studio struct {
 	marksLoading map[string]bool // checkpoint ids whose marks are being read
 	stopWatch    context.CancelFunc
 	follow       following // the run started elsewhere being followed (follow.go)
+	stopLoad     func()    // cancels the questions to a server being opened; nil when none is
 
 	afterView func() // what to do once the next view is shown
 
@@ -157,6 +158,9 @@ func New(a fyne.App, cfg Config) *Studio {
 	s.win.SetOnClosed(func() {
 		s.sess.closed.Store(true)
 		s.stopFollowing()
+		if s.stopLoad != nil {
+			s.stopLoad()
+		}
 		s.saveSplits(prefs)
 		if s.stopWatch != nil {
 			s.stopWatch()

@@ -19,6 +19,11 @@ import (
 // background since grouping reads up to lgview.DefaultSample threads;
 // any other store shows the program's own graphs.
 func (s *Studio) useStore(saver checkpoint.Saver, name string) {
+	if s.stopLoad != nil {
+		s.stopLoad() // a server still asked for its graphs is not waited for
+		s.stopLoad = nil
+		s.sb.setLoading(false)
+	}
 	if srv := agentview.ServerOf(saver); srv != nil {
 		s.useServer(srv, saver, name)
 		return
@@ -108,15 +113,17 @@ func (s *Studio) useServer(srv *agentview.Server, saver checkpoint.Saver, name s
 		s.m.setNote("asking " + srv.Describe() + " for its graphs…")
 	})
 	s.sb.setLoading(true)
+	ctx, cancel := context.WithTimeout(context.Background(), serverWait)
+	s.stopLoad = cancel
 	goBG(s.sess, func() (struct{}, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), serverWait)
 		defer cancel()
 		return struct{}{}, srv.Load(ctx)
 	}, func(_ struct{}, err error) {
-		s.sb.setLoading(false)
 		if s.m.store != saver { // another store was opened meanwhile
 			return
 		}
+		s.sb.setLoading(false)
+		s.stopLoad = nil
 		if err != nil {
 			s.m.setNote("")
 			s.showError("Connecting to the LangGraph server", err)
