@@ -113,10 +113,11 @@ func cmdWatch(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, a
 	if len(pos) < 2 {
 		return usagef("usage: watch THREAD EXPR… (each EXPR over the thread's channels, at every checkpoint, newest first)")
 	}
-	g, err := graphOf(ctx, s, graphs, pos[0])
+	g, done, err := readGraphOf(ctx, s, graphs, pos[0])
 	if err != nil {
 		return err
 	}
+	defer done()
 	return watchOn(ctx, g, pos[0], pos[1:], w)
 }
 
@@ -157,10 +158,11 @@ func cmdCompare(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph,
 	if len(pos) != 3 {
 		return usagef("usage: compare THREAD CHECKPOINT_A CHECKPOINT_B")
 	}
-	g, err := graphOf(ctx, s, graphs, pos[0])
+	g, done, err := readGraphOf(ctx, s, graphs, pos[0])
 	if err != nil {
 		return err
 	}
+	defer done()
 	return compareOn(ctx, g, pos[0], pos[1], pos[2], w)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/weftstudio/weft/checkpoint/langgraph"
 	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/lgview"
 )
 
 // A LangGraph store (checkpoint/langgraph) holds no Weft graph: history and
@@ -72,7 +73,31 @@ func cmdGraph(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args [
 
 // errLangGraphNoGraph is what the commands that need the thread's graph say
 // on a LangGraph store.
-var errLangGraphNoGraph = errors.New("this command needs the Weft graph that wrote the thread, and a LangGraph store holds none (threads, history, state and export read it)")
+var errLangGraphNoGraph = errors.New("this command needs the Weft graph that wrote the thread, and a LangGraph store holds none (threads, history, state, compare, watch and export read it)")
+
+// readGraphOf is the graph to read thread through, for the commands that
+// only read (compare, watch): the Weft graph that wrote it (graphOf), or,
+// on a LangGraph store, a view of the thread with its inferred graph
+// (lgview). done releases what it opened.
+func readGraphOf(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, thread string) (g *engine.Graph, done func(), err error) {
+	r, ok := s.(*langgraph.Reader)
+	if !ok {
+		g, err := graphOf(ctx, s, graphs, thread)
+		return g, func() {}, err
+	}
+	v, err := lgview.Open(ctx, r, lgview.Options{Sample: -1})
+	if err != nil {
+		return nil, nil, err
+	}
+	if g, err = v.ThreadGraph(ctx, thread); err != nil {
+		v.Close()
+		if errors.Is(err, checkpoint.ErrNotFound) {
+			err = fmt.Errorf("thread %q not found in this store", thread)
+		}
+		return nil, nil, err
+	}
+	return g, func() { v.Close() }, nil
+}
 
 // noteStoreKind tells on standard error which kind of store a command
 // reads when it is not Weft's own, so a LangGraph store is named as such.

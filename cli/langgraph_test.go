@@ -5,10 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/weftstudio/weft/cli"
+	"github.com/weftstudio/weft/inspect"
 	"github.com/weftstudio/weft/internal/testenv"
 )
 
@@ -24,6 +27,12 @@ type lgTruth struct {
 	} `json:"threads"`
 }
 
+type lgTruthConfig struct {
+	Configurable struct {
+		CheckpointID string `json:"checkpoint_id"`
+	} `json:"configurable"`
+}
+
 type lgTruthSnap struct {
 	Values json.RawMessage `json:"values"`
 	Next   []string        `json:"next"`
@@ -32,6 +41,9 @@ type lgTruthSnap struct {
 			CheckpointID string `json:"checkpoint_id"`
 		} `json:"configurable"`
 	} `json:"config"`
+	// ParentConfig is Python's parent_config, ParentConfigJS JS's parentConfig.
+	ParentConfig   *lgTruthConfig `json:"parent_config"`
+	ParentConfigJS *lgTruthConfig `json:"parentConfig"`
 	Tasks []struct {
 		// {"id", "value"} (JS) or {"$dataclass": …, "value": {"id", …}} (Python)
 		Interrupts []struct {
@@ -180,9 +192,69 @@ func TestLangGraphStoreCommands(t *testing.T) {
 				t.Errorf("state interrupts %+v; LangGraph's task %+v", st.Interrupts, w.Tasks)
 			}
 
-			// A command that needs a Weft graph says why it cannot run.
-			if _, errOut, code := runCLI(t, nil, "watch", "chain", "values", "-db", db); code == 0 || !strings.Contains(errOut, "LangGraph store holds none") {
-				t.Errorf("watch on a LangGraph store: exit %d, %q", code, errOut)
+			// watch and compare read the thread through its inferred
+			// graph: every checkpoint LangGraph lists, each expression over
+			// LangGraph's values there.
+			hist := truth.Threads["update-fork"].History
+			out, errOut, code = runCLI(t, nil, "watch", "update-fork", "len(log)", "n", "-db", db)
+			var rows []cli.WatchJSON
+			if err := json.Unmarshal([]byte(out), &rows); code != 0 || err != nil || len(rows) != len(hist) {
+				t.Fatalf("watch: exit %d, %d rows for %d checkpoints, %v %s", code, len(rows), len(hist), err, errOut)
+			}
+			for _, r := range rows {
+				i := slices.IndexFunc(hist, func(h lgTruthSnap) bool { return h.Config.Configurable.CheckpointID == r.CheckpointID })
+				if i < 0 {
+					t.Errorf("watch row at %s, which LangGraph does not list", r.CheckpointID)
+					continue
+				}
+				var v struct {
+					Log []any `json:"log"`
+					N   any   `json:"n"`
+				}
+				_ = json.Unmarshal(hist[i].Values, &v)
+				if r.Values[0] != float64(len(v.Log)) || r.Values[1] != v.N || len(r.Errors) != 0 {
+					t.Errorf("watch at %s: %v %v; LangGraph's values %s", r.CheckpointID, r.Values, r.Errors, hist[i].Values)
+				}
+			}
+			// The two branches' heads: the checkpoints no other names as
+			// its parent.
+			parents := map[string]bool{}
+			for _, h := range hist {
+				for _, p := range []*lgTruthConfig{h.ParentConfig, h.ParentConfigJS} {
+					if p != nil {
+						parents[p.Configurable.CheckpointID] = true
+					}
+				}
+			}
+			var heads []string
+			for _, h := range hist {
+				if id := h.Config.Configurable.CheckpointID; !parents[id] {
+					heads = append(heads, id)
+				}
+			}
+			if len(heads) < 2 {
+				t.Fatalf("update-fork has %d branch heads in LangGraph's history, want the fork's two at least", len(heads))
+			}
+			out, errOut, code = runCLI(t, nil, "compare", "update-fork", heads[0], heads[1], "-db", db)
+			var cmp inspect.Comparison
+			if err := json.Unmarshal([]byte(out), &cmp); code != 0 || err != nil {
+				t.Fatalf("compare: exit %d, %v %s", code, err, errOut)
+			}
+			// Each side of each key is LangGraph's value at that checkpoint.
+			valuesAt := func(id string) map[string]any {
+				i := slices.IndexFunc(hist, func(h lgTruthSnap) bool { return h.Config.Configurable.CheckpointID == id })
+				var v map[string]any
+				_ = json.Unmarshal(hist[i].Values, &v)
+				return v
+			}
+			va, vb := valuesAt(heads[0]), valuesAt(heads[1])
+			if cmp.Ancestor == "" || cmp.Differ == 0 || len(cmp.Channels) != len(va) {
+				t.Errorf("compare of the branches' heads: %+v; LangGraph's values %v and %v", cmp, va, vb)
+			}
+			for _, d := range cmp.Channels {
+				if !reflect.DeepEqual(d.A, va[d.Channel]) || !reflect.DeepEqual(d.B, vb[d.Channel]) || d.Equal != reflect.DeepEqual(va[d.Channel], vb[d.Channel]) {
+					t.Errorf("compare, %s: %v | %v (equal %v); LangGraph's %v | %v", d.Channel, d.A, d.B, d.Equal, va[d.Channel], vb[d.Channel])
+				}
 			}
 
 			// A missing thread is an error that names it.

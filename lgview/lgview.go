@@ -295,6 +295,21 @@ func (s *Store) State(ctx context.Context, ref checkpoint.Ref, subgraphs bool) (
 	return out, err
 }
 
+// ThreadGraph is a view graph of thread alone, its graph inferred from
+// that thread, bound to the store's Saver: what a command that reads one
+// thread through a graph (compare, watch) needs, without grouping the
+// store's threads first.
+func (s *Store) ThreadGraph(ctx context.Context, thread string) (*engine.Graph, error) {
+	t, err := s.thread(ctx, thread)
+	if err != nil {
+		return nil, err
+	}
+	g := langgraph.InferGraph(s.js, t)
+	topo := lgtopo.Topology(g)
+	topo.Name = "LangGraph: " + nodeList(g)
+	return engine.NewView(topo, s.read, ReadOnly).WithSaver(s.Saver()), nil
+}
+
 // read is the view graphs' engine.ViewFunc.
 func (s *Store) read(ctx context.Context, _ checkpoint.Saver, ref checkpoint.Ref, subgraphs bool) (*engine.Snapshot, error) {
 	return s.State(ctx, ref, subgraphs)

@@ -298,6 +298,22 @@ func compareThread(t *testing.T, th *Thread, truth map[string]any, js bool) []st
 			diff(fmt.Sprintf("history[%d]", i), snapView(hist[i], js), truthSnap(wantHist[i].(map[string]any), js))
 		}
 	}
+	// 4. get_state naming a checkpoint by id is that checkpoint's own
+	// values and next, as its history entry shows them: its pending
+	// writes (what made its child) are applied only at the head read
+	// without an id.
+	for i := range wantHist {
+		w := truthSnap(wantHist[i].(map[string]any), js)
+		id, _ := w["config"].(map[string]any)["checkpoint_id"].(string)
+		at, err := th.StateAt(id, js)
+		if at == nil {
+			diffs = append(diffs, fmt.Sprintf("state at %s: %v", id, err))
+			continue
+		}
+		got := snapView(at, js)
+		diff(fmt.Sprintf("state at history[%d] values", i), got["values"], w["values"])
+		diff(fmt.Sprintf("state at history[%d] next", i), got["next"], w["next"])
+	}
 	return diffs
 }
 

@@ -56,25 +56,19 @@ func (t *Thread) State(js bool) (*Snapshot, error) {
 }
 
 // StateAt is LangGraph's get_state(subgraphs=True) of one checkpoint of
-// the root namespace ("" is the newest), or checkpoint.ErrNotFound.
+// the root namespace ("" is the newest), or checkpoint.ErrNotFound. As in
+// both LangGraphs, a checkpoint named by id is that checkpoint's own
+// values, its pending writes not applied (they are what made its child);
+// only the newest, asked for without an id, has them applied
+// (applyPendingWrites: !config.configurable.checkpoint_id).
 func (t *Thread) StateAt(id string, js bool) (*Snapshot, error) {
-	if id == "" {
-		return t.State(js)
-	}
-	c := t.byID("", id)
-	if c == nil {
-		return nil, checkpoint.ErrNotFound
-	}
-	return t.snapshot(c, js, true, true), c.Err
+	return t.StateIn("", id, js)
 }
 
 // StateIn is StateAt for a checkpoint of namespace ns (a subgraph's,
 // "NODE:task_id" segments joined by "|"; "" the root), id "" its newest:
 // what LangGraph's get_state reports for a config naming that namespace.
 func (t *Thread) StateIn(ns, id string, js bool) (*Snapshot, error) {
-	if ns == "" {
-		return t.StateAt(id, js)
-	}
 	c := t.latest(ns)
 	if id != "" {
 		c = t.byID(ns, id)
@@ -82,7 +76,7 @@ func (t *Thread) StateIn(ns, id string, js bool) (*Snapshot, error) {
 	if c == nil {
 		return nil, checkpoint.ErrNotFound
 	}
-	return t.snapshot(c, js, true, true), c.Err
+	return t.snapshot(c, js, id == "", true), c.Err
 }
 
 // History is LangGraph's get_state_history of the root namespace, newest
