@@ -44,7 +44,7 @@ type lgTruthSnap struct {
 	// ParentConfig is Python's parent_config, ParentConfigJS JS's parentConfig.
 	ParentConfig   *lgTruthConfig `json:"parent_config"`
 	ParentConfigJS *lgTruthConfig `json:"parentConfig"`
-	Tasks []struct {
+	Tasks          []struct {
 		// {"id", "value"} (JS) or {"$dataclass": …, "value": {"id", …}} (Python)
 		Interrupts []struct {
 			ID    string          `json:"id"`
