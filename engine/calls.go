@@ -30,7 +30,9 @@ type CallRecord struct {
 	// Name is the model as the provider named it, or the tool's name.
 	Name string `json:"name"`
 	// Provider names the API a model call went to ("openai", "anthropic",
-	// …); "" for tool calls.
+	// …), or where a tool call ran when the tool says (tool.Origin: the MCP
+	// server and its name for the tool); "" for a tool that is a Go
+	// function.
 	Provider string    `json:"provider,omitempty"`
 	Start    time.Time `json:"start"`
 	// Latency is the whole call, retries included; FirstToken the time from

@@ -111,14 +111,18 @@ func run(ctx context.Context, byName map[string]Tool, names []string, c engine.T
 			return engine.Message{ID: ResultID(c.ID), Role: engine.RoleTool, Name: c.Name, ToolCallID: c.ID, Content: rec.Result.Text}, nil
 		}
 	}
-	var out string
+	var out, origin string
 	var err error
 	if t, ok := byName[c.Name]; ok {
+		if o, ok := t.(Origin); ok {
+			origin = o.Origin()
+		}
 		out, err = t.Call(ctx, c.Args)
 	} else {
 		err = fmt.Errorf("there is no tool %q; the tools are: %s", c.Name, strings.Join(names, ", "))
 	}
-	rec := engine.CallRecord{Kind: engine.CallTool, Name: c.Name, Start: start, Latency: time.Since(start), ToolCallID: c.ID, Args: engine.CallText{Text: c.Args}}
+	rec := engine.CallRecord{Kind: engine.CallTool, Name: c.Name, Provider: origin, Start: start, Latency: time.Since(start),
+		ToolCallID: c.ID, Args: engine.CallText{Text: c.Args}}
 	if err != nil {
 		var ie *engine.InterruptError
 		if errors.As(err, &ie) || ctx.Err() != nil {

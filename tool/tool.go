@@ -43,6 +43,14 @@ type Tool interface {
 	Call(ctx context.Context, args string) (string, error)
 }
 
+// Origin is a Tool that runs somewhere other than in the process, and
+// says where for the call records (engine.CallRecord.Provider) the studio's
+// Calls tab shows: an MCP server's tools say which server, and their name
+// there ("mcp everything · echo").
+type Origin interface {
+	Origin() string
+}
+
 // ArgumentError reports arguments that do not fit a tool's schema.
 type ArgumentError struct {
 	Tool string

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/weftstudio/weft/agent"
+	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/memory"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/internal/nodetest"
@@ -192,5 +193,24 @@ func TestFilesystemServerWithApproval(t *testing.T) {
 	}
 	if b, err := os.ReadFile(out); err != nil || string(b) != "Kelp: fast." {
 		t.Errorf("the approved write: %q, %v (the model read %q)", b, err, got["wr"])
+	}
+	// The call records name the server and its name for the tool, for
+	// the studio's Calls tab.
+	hist, err := g.History(ctx, checkpoint.ListOptions{}, engine.WithThread("fs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	origin := map[string]string{}
+	for _, s := range hist {
+		for _, ts := range s.Tasks {
+			for _, rec := range ts.Calls {
+				if rec.Kind == engine.CallTool {
+					origin[rec.ToolCallID] = rec.Provider
+				}
+			}
+		}
+	}
+	if origin["rd"] != "mcp fs · read_text_file" || origin["wr"] != "mcp fs · write_file" {
+		t.Errorf("the tool calls' origins %q", origin)
 	}
 }

@@ -55,6 +55,13 @@ func (t *Tool) Spec() model.ToolSpec { return t.spec }
 // Name returns the tool's name on its server (without a prefix).
 func (t *Tool) Name() string { return t.name }
 
+// Origin says where the tool runs (tool.Origin), for the call records:
+// "mcp", the server's name (Server.Name, else its command or URL) and the
+// tool's name there.
+func (t *Tool) Origin() string { return "mcp " + t.c.srv.label() + " · " + t.name }
+
+var _ tool.Origin = (*Tool)(nil)
+
 // Definition returns the tool as the server listed it: its title,
 // annotations (read-only, destructive hints) and output schema too.
 func (t *Tool) Definition() *sdk.Tool { return t.raw }

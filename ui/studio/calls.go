@@ -391,6 +391,9 @@ func callLine(rec engine.CallRecord) (head, detail string) {
 		}
 	default:
 		head = fmt.Sprintf("  tool %s(%s) · %s", rec.Name, oneLine(rec.Args.Text, 40), dur(rec.Latency))
+		if rec.Provider != "" {
+			head += " · " + rec.Provider
+		}
 		detail = "→ " + rec.Result.Text
 		if rec.Error != "" {
 			detail = "failed: " + rec.Error
@@ -494,7 +497,11 @@ func callDetail(rec engine.CallRecord, g *callGroup) []widget.RichTextSegment {
 		}
 		return segs
 	}
-	add(headSeg("Tool call · " + rec.Name))
+	title := "Tool call · " + rec.Name
+	if rec.Provider != "" {
+		title += " (" + rec.Provider + ")" // an MCP server's tool: which server, and its name there
+	}
+	add(headSeg(title))
 	facts := []string{who + "started " + clockMS(rec.Start), "took " + dur(rec.Latency)}
 	if rec.ToolCallID != "" {
 		facts = append(facts, "call id "+rec.ToolCallID)

@@ -206,7 +206,7 @@ func TestCallDetailCutAndFailed(t *testing.T) {
 	}
 	c := newCallsView(nil)
 	c.set([]callGroup{{Title: "Step 4 · agent", Note: "planned here · failed", Calls: []engine.CallRecord{rec,
-		{Kind: engine.CallTool, Name: "search", Args: engine.CallText{Text: `{"q":"a"}`}, Result: engine.CallText{Text: long, Size: 1 << 20}}}, Dropped: 2}})
+		{Kind: engine.CallTool, Name: "search", Provider: "mcp web · web_search", Args: engine.CallText{Text: `{"q":"a"}`}, Result: engine.CallText{Text: long, Size: 1 << 20}}}, Dropped: 2}})
 	rows := callRows(c)
 	want := []string{
 		"Step 4 · agent | planned here · failed · 2 calls (+2 not kept)",
@@ -228,8 +228,12 @@ func TestCallDetailCutAndFailed(t *testing.T) {
 			t.Errorf("detail lacks %q:\n%s", w, d)
 		}
 	}
+	// A tool of an MCP server says which server, and its name there.
+	if len(rows) < 3 || !strings.Contains(rows[2], "tool search({\"q\":\"a\"}) · 0 ms · mcp web · web_search") {
+		t.Errorf("the MCP tool's row %q", rows[2:])
+	}
 	c.list.Select(2)
-	if d := c.text(); !strings.Contains(d, "Cut: 4.0 KB of 1.0 MB shown.") {
+	if d := c.text(); !strings.Contains(d, "Cut: 4.0 KB of 1.0 MB shown.") || !strings.Contains(d, "Tool call · search (mcp web · web_search)") {
 		t.Errorf("tool detail:\n%s", d)
 	}
 	c.set(nil)
