@@ -112,3 +112,34 @@ func bubbleLines(c *chatView) []string {
 	}
 	return lines
 }
+
+// A run the window follows (one started elsewhere on a server) streams
+// its tokens into the chat as the window's own runs do, and they are gone
+// once the following ends.
+func TestFollowedRunStreamsIntoTheChat(t *testing.T) {
+	s := newThread(t, "f-1")
+	step(t, s)
+	sc := s.m.scope()
+	obs := &runObserver{s: s, sc: sc, follow: true}
+	act(func() {
+		s.m.setFollowed(sc, true)
+		obs.observe(engine.Event{Mode: engine.ModeMessages, Time: time.Now(), Message: &engine.MessageChunk{
+			Message: engine.Message{ID: "m-far", Role: engine.RoleAssistant, Content: "Kelp forests "}, Node: "write", TaskID: "t9"}})
+		s.m.update(obs.flush)
+		s.insp.tabs.Select(s.insp.chatTab)
+	})
+	b := bubbleLines(s.insp.chat)
+	if last := b[len(b)-1]; !strings.HasPrefix(last, "assistant: Kelp forests") || !strings.Contains(last, "[streaming]") {
+		t.Errorf("the followed run's live bubble %q", last)
+	}
+	act(func() { s.m.update(func() { s.m.setFollowed(sc, false) }) })
+	idle(t, s)
+	if len(sc.stream) != 0 {
+		t.Errorf("streamed tokens kept after the following ended: %+v", sc.stream)
+	}
+	for _, l := range bubbleLines(s.insp.chat) {
+		if strings.Contains(l, "[streaming]") {
+			t.Errorf("a live bubble after the following ended: %q", l)
+		}
+	}
+}

@@ -603,8 +603,8 @@ func (in *inspector) showChat() {
 		}
 	}
 	var live []streamMsg
-	if sc := in.m.scope(); in.m.run.Going && sc.thread == in.m.run.Thread {
-		live = sc.stream
+	if sc := in.m.scope(); (in.m.run.Going && sc.thread == in.m.run.Thread) || sc.followed {
+		live = sc.stream // the tokens of the run going, the window's or one it follows
 	}
 	in.chat.set(msgs, before, live)
 }

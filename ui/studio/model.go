@@ -462,9 +462,10 @@ func (m *model) taskMoved(sc *scope, id string, running bool) {
 }
 
 // setFollowed marks sc's thread as running elsewhere and followed, or
-// ends that: the graph's live tasks are cleared at either.
+// ends that: the graph's live tasks and the streamed tokens are cleared
+// at either.
 func (m *model) setFollowed(sc *scope, on bool) {
-	sc.followed, sc.live, sc.pulse = on, nil, false
+	sc.followed, sc.live, sc.pulse, sc.stream = on, nil, false, nil
 	if sc == m.sc {
 		m.changed(chLive | chRun) // Cancel stops a followed run
 	}
