@@ -429,6 +429,25 @@ func (t *tagged) SearchThreads(ctx context.Context, q checkpoint.ThreadQuery) (c
 	}), nil
 }
 
+// ListHeaders lists a thread's headers from the decoded thread the view
+// keeps (the Store's cache), so the studio's timeline, read a page at a
+// time, and the state it shows next share one read of the thread: each
+// page read the whole thread again before. Listings across threads are
+// the Reader's.
+func (t *tagged) ListHeaders(ctx context.Context, opts checkpoint.ListOptions) ([]checkpoint.Header, error) {
+	if opts.ThreadID == "" {
+		return t.Reader.ListHeaders(ctx, opts)
+	}
+	th, err := t.s.thread(ctx, opts.ThreadID)
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return []checkpoint.Header{}, nil // as the Reader lists a missing thread
+	}
+	if err != nil {
+		return nil, err
+	}
+	return th.Headers(opts)
+}
+
 // ListThreads lists threads newest first, tagged.
 func (t *tagged) ListThreads(ctx context.Context, limit int) ([]checkpoint.ThreadInfo, error) {
 	infos, err := t.Reader.ListThreads(ctx, limit)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -394,5 +395,32 @@ func TestConcurrentReads(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// The view's saver lists a thread's headers from the thread it keeps
+// decoded, and lists what the Reader lists, page by page as the studio's
+// timeline asks for them.
+func TestHeadersFromTheKeptThread(t *testing.T) {
+	ctx := context.Background()
+	s, r := openFixture(t, "js-sqlite")
+	hl := s.Saver().(checkpoint.HeaderLister)
+	root := ""
+	threads, err := r.ListThreads(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, th := range threads {
+		for _, o := range []checkpoint.ListOptions{{ThreadID: th.ThreadID, NS: &root, Limit: 2}, {ThreadID: th.ThreadID}} {
+			got, err := hl.ListHeaders(ctx, o)
+			want, werr := r.ListHeaders(ctx, o)
+			if (err == nil) != (werr == nil) || !reflect.DeepEqual(got, want) {
+				t.Errorf("%s %+v: the view lists %d headers (%v), the Reader %d (%v)", th.ThreadID, o, len(got), err, len(want), werr)
+			}
+		}
+	}
+	// Gone from the store: nothing listed, as the Reader lists it.
+	if got, err := hl.ListHeaders(ctx, checkpoint.ListOptions{ThreadID: "no-such-thread"}); err != nil || len(got) != 0 {
+		t.Errorf("a missing thread: %v, %v", got, err)
 	}
 }

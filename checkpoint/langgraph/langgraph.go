@@ -558,40 +558,23 @@ func metadataOf(m map[string]any) checkpoint.Metadata {
 
 // Tuple converts a decoded checkpoint to Weft's.
 func (c *Checkpoint) Tuple(threadID string) (*checkpoint.Tuple, error) {
-	if c.Err != nil {
-		return nil, c.Err
+	h, err := c.Header(threadID)
+	if err != nil {
+		return nil, err
 	}
 	t := &checkpoint.Tuple{
-		Ref:      checkpoint.Ref{ThreadID: threadID, NS: c.NS, CheckpointID: c.ID},
-		Metadata: metadataOf(c.Metadata),
+		Ref:      h.Ref,
+		Metadata: h.Metadata,
 		Checkpoint: checkpoint.Checkpoint{
-			V: c.V, ID: c.ID, ChannelValues: map[string][]byte{},
+			V: c.V, ID: c.ID, TS: h.TS, ChannelValues: map[string][]byte{},
 			ChannelVersions: c.Versions, VersionsSeen: c.Seen,
 		},
+		Parent:        h.Parent,
 		PendingWrites: []checkpoint.PendingWrite{},
-	}
-	t.Checkpoint.TS, _ = time.Parse(time.RFC3339Nano, c.TS)
-	if c.Ran != nil {
-		t.Metadata.Tasks = append([]string{}, c.Ran...)
-	}
-	if c.Shared != nil {
-		// Shown with the checkpoint's metadata, where the studio and the
-		// commands show what is known about it.
-		if t.Metadata.Extra == nil {
-			t.Metadata.Extra = map[string]any{}
-		}
-		shared := make([]any, len(c.Shared))
-		for i, s := range c.Shared {
-			shared[i] = s
-		}
-		t.Metadata.Extra[SharedBlobsKey] = shared
 	}
 	if c.Updated != nil {
 		t.Checkpoint.UpdatedChannels = append([]string{}, c.Updated...)
 		sort.Strings(t.Checkpoint.UpdatedChannels)
-	}
-	if c.Parent != "" {
-		t.Parent = &checkpoint.Ref{ThreadID: threadID, NS: c.NS, CheckpointID: c.Parent}
 	}
 	for k, v := range c.Values {
 		b, err := encodeJSON(v)
@@ -608,6 +591,66 @@ func (c *Checkpoint) Tuple(threadID string) (*checkpoint.Tuple, error) {
 		t.PendingWrites = append(t.PendingWrites, checkpoint.PendingWrite{TaskID: w.TaskID, Channel: w.Channel, Value: b, TaskPath: w.Path})
 	}
 	return t, nil
+}
+
+// Header is the checkpoint's header as Tuple gives it (ref, parent, time,
+// metadata with what ran and the flagged shared blobs), without encoding
+// its values: what a timeline lists.
+func (c *Checkpoint) Header(threadID string) (checkpoint.Header, error) {
+	if c.Err != nil {
+		return checkpoint.Header{}, c.Err
+	}
+	h := checkpoint.Header{Ref: checkpoint.Ref{ThreadID: threadID, NS: c.NS, CheckpointID: c.ID}, Metadata: metadataOf(c.Metadata)}
+	h.TS, _ = time.Parse(time.RFC3339Nano, c.TS)
+	if c.Ran != nil {
+		h.Metadata.Tasks = append([]string{}, c.Ran...)
+	}
+	if c.Shared != nil {
+		// Shown with the checkpoint's metadata, where the studio and the
+		// commands show what is known about it.
+		if h.Metadata.Extra == nil {
+			h.Metadata.Extra = map[string]any{}
+		}
+		shared := make([]any, len(c.Shared))
+		for i, s := range c.Shared {
+			shared[i] = s
+		}
+		h.Metadata.Extra[SharedBlobsKey] = shared
+	}
+	if c.Parent != "" {
+		h.Parent = &checkpoint.Ref{ThreadID: threadID, NS: c.NS, CheckpointID: c.Parent}
+	}
+	return h, nil
+}
+
+// Headers lists the thread's checkpoint headers as ListHeaders selects
+// them (opts.NS, Before, Filter and Limit; ThreadID is ignored), newest
+// first, from the decoded thread: no value is encoded. A checkpoint that
+// could not be decoded is an error, as List yields it.
+func (t *Thread) Headers(opts checkpoint.ListOptions) ([]checkpoint.Header, error) {
+	conds, err := record.CompileFilter(opts.Filter)
+	if err != nil {
+		return nil, err
+	}
+	out := []checkpoint.Header{}
+	for _, c := range t.Checkpoints {
+		if opts.NS != nil && c.NS != *opts.NS || opts.Before != "" && c.ID >= opts.Before {
+			continue
+		}
+		h, err := c.Header(t.ID)
+		if err != nil {
+			return nil, err
+		}
+		if len(conds) > 0 && !record.MatchMetadata(&h.Metadata, conds) {
+			continue
+		}
+		out = append(out, h)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Ref.CheckpointID > out[j].Ref.CheckpointID })
+	if opts.Limit > 0 && len(out) > opts.Limit {
+		out = out[:opts.Limit]
+	}
+	return out, nil
 }
 
 // pointReader is a backend that can read one checkpoint and its parent
@@ -710,7 +753,19 @@ func (r *Reader) List(ctx context.Context, opts checkpoint.ListOptions) iter.Seq
 }
 
 // ListHeaders lists checkpoint headers newest first, as List selects them.
+// A thread's are read from it decoded (Thread.Headers), with no value
+// encoded as List's tuples need.
 func (r *Reader) ListHeaders(ctx context.Context, opts checkpoint.ListOptions) ([]checkpoint.Header, error) {
+	if opts.ThreadID != "" {
+		t, err := r.ReadThread(ctx, opts.ThreadID)
+		if errors.Is(err, checkpoint.ErrNotFound) {
+			return []checkpoint.Header{}, nil // as List yields nothing
+		}
+		if err != nil {
+			return nil, err
+		}
+		return t.Headers(opts)
+	}
 	out := []checkpoint.Header{}
 	for t, err := range r.List(ctx, opts) {
 		if err != nil {

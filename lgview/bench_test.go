@@ -1,0 +1,58 @@
+package lgview
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/langgraph"
+)
+
+// BenchmarkBigStoreTimeline opens the longest thread ("long") of a large
+// LangGraph store (WEFT_LG_BENCH_STORE, as langgraph's BenchmarkBigStore
+// reads it) as the studio's timeline does, on a view that has read
+// nothing yet: its headers a page at a time (2,000, then twice as many
+// each page), then LangGraph's state at its head. Skipped without the
+// variable: the store is too big for the repository.
+//
+//	WEFT_LG_BENCH_STORE=/tmp/bench.sqlite go test ./lgview -run '^$' -bench BigStoreTimeline -benchtime 3x -benchmem
+func BenchmarkBigStoreTimeline(b *testing.B) {
+	where := os.Getenv("WEFT_LG_BENCH_STORE")
+	if where == "" {
+		b.Skip("WEFT_LG_BENCH_STORE names no store (see checkpoint/langgraph/testdata/make-bench.mjs)")
+	}
+	ctx := context.Background()
+	r, err := langgraph.OpenSQLite(ctx, where)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	root := ""
+	for b.Loop() {
+		s, err := Open(ctx, r, Options{Sample: -1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		hl := s.Saver().(checkpoint.HeaderLister)
+		n, before := 0, ""
+		for limit := 2000; ; limit = min(limit*2, 32000) {
+			hs, err := hl.ListHeaders(ctx, checkpoint.ListOptions{ThreadID: "long", NS: &root, Limit: limit, Before: before})
+			if err != nil {
+				b.Fatal(err)
+			}
+			n += len(hs)
+			if len(hs) < limit {
+				break
+			}
+			before = hs[len(hs)-1].Ref.CheckpointID
+		}
+		if _, err := s.State(ctx, checkpoint.Ref{ThreadID: "long"}, true); err != nil {
+			b.Fatal(err)
+		}
+		if n < 10000 {
+			b.Fatalf("%d headers", n)
+		}
+		s.Close()
+	}
+}
