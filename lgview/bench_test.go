@@ -56,3 +56,38 @@ func BenchmarkBigStoreTimeline(b *testing.B) {
 		s.Close()
 	}
 }
+
+// BenchmarkBigStoreClick is a click on a checkpoint of that thread once
+// its timeline is open: LangGraph's state at a checkpoint halfway down,
+// from the thread the view keeps (its first read is BigStoreTimeline's).
+//
+//	WEFT_LG_BENCH_STORE=/tmp/bench.sqlite go test ./lgview -run '^$' -bench BigStoreClick -benchmem
+func BenchmarkBigStoreClick(b *testing.B) {
+	where := os.Getenv("WEFT_LG_BENCH_STORE")
+	if where == "" {
+		b.Skip("WEFT_LG_BENCH_STORE names no store (see checkpoint/langgraph/testdata/make-bench.mjs)")
+	}
+	ctx := context.Background()
+	r, err := langgraph.OpenSQLite(ctx, where)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	s, err := Open(ctx, r, Options{Sample: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	root := ""
+	hs, err := s.Saver().(checkpoint.HeaderLister).ListHeaders(ctx, checkpoint.ListOptions{ThreadID: "long", NS: &root})
+	if err != nil || len(hs) < 10000 {
+		b.Fatal(len(hs), err)
+	}
+	mid := hs[len(hs)/2].Ref
+	for b.Loop() {
+		st, err := s.State(ctx, mid, true)
+		if err != nil || st.Ref.CheckpointID != mid.CheckpointID {
+			b.Fatal(err)
+		}
+	}
+}
