@@ -16,13 +16,25 @@ type following struct {
 	cancel context.CancelFunc
 }
 
+// followIfBusy follows the run on sc's thread when the thread list, just
+// read, says the store has one in progress there (threadRow.Busy), and
+// lights what it runs: the listing is where the window learns of runs
+// started elsewhere, so an idle thread costs no question to the server.
+func (s *Studio) followIfBusy(sc *scope) {
+	i := slices.IndexFunc(s.m.threads, func(r threadRow) bool { return r.ID == sc.thread })
+	if i < 0 || !s.m.threads[i].Busy {
+		return
+	}
+	s.followRun(sc)
+	s.markFollowed(sc)
+}
+
 // followRun follows the run in progress on sc's thread when the graph is
 // a server's (engine.ViewFollows) and the run is somebody else's (another
 // client, a background run): its events reach the event log and the
 // graph's live tasks as the window's own runs' do, and the thread is read
 // again at each node's update, so the timeline grows as the run goes
-// instead of at the store's next poll. A thread with no run in progress
-// costs one question to the server. Esc cancels the followed run.
+// instead of at the store's next poll. Esc cancels the followed run.
 func (s *Studio) followRun(sc *scope) {
 	g := s.m.graph().Graph
 	if g == nil || !g.ViewFollows() || s.m.run.Going || sc.thread == "" || s.follow.thread == sc.thread {
@@ -34,7 +46,6 @@ func (s *Studio) followRun(sc *scope) {
 	s.follow = following{thread: thread, cancel: cancel}
 	obs := &runObserver{s: s, sc: sc, follow: true}
 	s.m.setFollowed(sc, true)
-	s.markFollowed(sc)
 	goBG(s.sess, func() (int, error) {
 		return g.FollowView(ctx, thread, obs.observe)
 	}, func(dropped int, err error) {
@@ -74,14 +85,10 @@ func (s *Studio) followRun(sc *scope) {
 
 // markFollowed lights the nodes a followed run is running when the graph
 // shows none yet: the nodes next at the head of a thread the store calls
-// busy. The stream is joined from now on, so their starts are past and no
-// event would light them before they end.
+// busy (followIfBusy). The stream is joined from now on, so their starts
+// are past and no event would light them before they end.
 func (s *Studio) markFollowed(sc *scope) {
 	if !sc.followed || len(sc.live) > 0 || sc.view == nil || !sc.atHead() {
-		return
-	}
-	i := slices.IndexFunc(s.m.threads, func(r threadRow) bool { return r.ID == sc.thread })
-	if i < 0 || !s.m.threads[i].Busy {
 		return
 	}
 	for _, n := range sc.view.Snap.Next {

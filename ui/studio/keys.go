@@ -208,10 +208,11 @@ func eachObject(root fyne.CanvasObject, fn func(fyne.CanvasObject) bool) bool {
 }
 
 // showDialog shows d, whose content is content (or, for a form, its
-// fields), and takes the focus from what they hold when it closes. Fyne drops a closed dialog's focus without
-// telling the focused widget, and an entry that was never told keeps its
-// cursor blinking: the window repainted 12-15 % of a core, indefinitely,
-// after any dialog with a field (the New thread dialog, before every run).
+// fields), and takes the focus from what they hold when it closes. Fyne
+// drops a closed dialog's focus without telling the focused widget, and
+// an entry that was never told keeps its cursor blinking: the window
+// repainted 12-15 % of a core, indefinitely, after any dialog with a
+// field (the New thread dialog, before every run).
 func showDialog(d dialog.Dialog, content ...fyne.CanvasObject) {
 	d.SetOnClosed(func() {
 		for _, c := range content {

@@ -264,7 +264,7 @@ func (s *Studio) refreshThreads(pickNewest bool) {
 			if pickNewest && s.m.thread() == "" && len(rows) > 0 {
 				s.m.setThread(rows[0].ID)
 			}
-			s.markFollowed(s.m.scope())
+			s.followIfBusy(s.m.scope())
 		})
 		s.fillStatuses()
 	})
@@ -904,7 +904,6 @@ func (s *Studio) refresh() {
 	if sc.thread == "" || s.m.run.Going {
 		return
 	}
-	s.followRun(sc)
 	thread, sel, atHead := sc.thread, sc.sel, sc.atHead()
 	type fresh struct {
 		hs   []checkpoint.Header

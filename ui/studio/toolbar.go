@@ -135,6 +135,5 @@ func (t *toolbar) setBusy(busy, waiting bool) {
 	enable(t.breakAll, !ro)
 	enable(t.pause, busy)
 	enable(t.cancel, busy || t.m.sc.followed) // Cancel also stops a run followed on a server
-
 	enable(t.graphSel, !busy)
 }
