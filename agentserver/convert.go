@@ -1,7 +1,9 @@
 package agentserver
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"reflect"
 	"strings"
@@ -26,7 +28,7 @@ func lcMessage(m engine.Message, chunk bool) map[string]any {
 	if typ == "" {
 		typ = m.Role
 	}
-	out := map[string]any{"type": typ, "content": m.Content, "id": m.ID,
+	out := map[string]any{"type": typ, "content": lcContent(m), "id": m.ID,
 		"additional_kwargs": map[string]any{}, "response_metadata": map[string]any{}}
 	if chunk {
 		out["type"] = map[string]string{"ai": "AIMessageChunk", "human": "HumanMessageChunk", "tool": "ToolMessageChunk", "system": "SystemMessageChunk"}[typ]
@@ -66,12 +68,20 @@ func fromLC(raw map[string]any) engine.Message {
 	switch c := raw["content"].(type) {
 	case string:
 		m.Content = c
-	case []any: // content blocks: keep the text ones
+	case []any: // content blocks: the text ones, and images and files given inline
 		var b strings.Builder
 		for _, blk := range c {
-			if o, ok := blk.(map[string]any); ok && o["type"] == "text" {
+			o, _ := blk.(map[string]any)
+			switch o["type"] {
+			case "text":
 				s, _ := o["text"].(string)
 				b.WriteString(s)
+			case "image", "audio", "file":
+				if a, ok := attachmentOf(o); ok {
+					m.Attachments = append(m.Attachments, a)
+				} else { // a URL or a file id Weft cannot fetch: said, not dropped
+					fmt.Fprintf(&b, "[%s block not read: it carries no base64 data]", o["type"])
+				}
 			}
 		}
 		m.Content = b.String()
@@ -86,6 +96,52 @@ func fromLC(raw map[string]any) engine.Message {
 		}
 	}
 	return m
+}
+
+// lcContent is a message's content as LangChain has it: its text, or,
+// with attachments, content blocks (a text block, then base64 data blocks
+// in the form langchain-core 0.3 and 1.x both read).
+func lcContent(m engine.Message) any {
+	if len(m.Attachments) == 0 {
+		return m.Content
+	}
+	blocks := []any{map[string]any{"type": "text", "text": m.Content}}
+	for _, a := range m.Attachments {
+		typ := map[string]string{engine.AttachImage: "image", engine.AttachAudio: "audio"}[a.Kind]
+		if typ == "" {
+			typ = "file"
+		}
+		b := map[string]any{"type": typ, "source_type": "base64", "mime_type": a.MIMEType, "data": base64.StdEncoding.EncodeToString(a.Data)}
+		if a.URI != "" {
+			b["metadata"] = map[string]any{"uri": a.URI}
+		}
+		blocks = append(blocks, b)
+	}
+	return blocks
+}
+
+// attachmentOf reads a LangChain data block with its data inline (0.3's
+// "source_type": "base64" with "data", or 1.x's "base64"); a block that
+// points at a URL or an uploaded file carries no data and is not one.
+func attachmentOf(o map[string]any) (engine.Attachment, bool) {
+	str := func(k string) string { s, _ := o[k].(string); return s }
+	data := str("base64")
+	if str("source_type") == "base64" {
+		data = str("data")
+	}
+	raw, err := base64.StdEncoding.DecodeString(data)
+	if data == "" || err != nil {
+		return engine.Attachment{}, false
+	}
+	kind := map[string]string{"image": engine.AttachImage, "audio": engine.AttachAudio}[str("type")]
+	if kind == "" {
+		kind = engine.AttachResource
+	}
+	a := engine.Attachment{Kind: kind, MIMEType: str("mime_type"), Data: raw}
+	if md, ok := o["metadata"].(map[string]any); ok {
+		a.URI, _ = md["uri"].(string)
+	}
+	return a, true
 }
 
 // wireValue turns a state value into JSON-ready data: messages become

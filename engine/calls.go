@@ -229,6 +229,18 @@ func boundMessage(m CallMessage) CallMessage {
 		}
 		m.ToolCalls = calls
 	}
+	if len(m.Attachments) > 0 {
+		// A record says what was attached, not the bytes: a screenshot per
+		// call would outweigh the rest of the record many times.
+		as := make([]Attachment, len(m.Attachments))
+		for i, a := range m.Attachments {
+			if a.Data != nil {
+				a.Size, a.Data = len(a.Data), nil
+			}
+			as[i] = a
+		}
+		m.Attachments = as
+	}
 	return m
 }
 

@@ -32,7 +32,36 @@ type Message struct {
 	Name       string     `json:"name,omitempty"`
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"` // for RoleTool: the call this answers
+	// Attachments are the images, audio and files that come with the
+	// text, whole: what a tool returned beside its text (an MCP server's
+	// screenshot), for the model to see. nil is a text-only message.
+	Attachments []Attachment `json:"attachments,omitempty"`
 }
+
+// Attachment is a binary part of a Message. The message's Content should
+// name it (the tool node's MCP tools write "[attachment 1: image
+// image/png, 12.0 kB]"), so a model or a front end that cannot take
+// the kind still knows it is there.
+type Attachment struct {
+	// Kind is AttachImage, AttachAudio or AttachResource.
+	Kind string `json:"kind"`
+	// MIMEType is the data's media type ("image/png"); "" is unknown.
+	MIMEType string `json:"mime_type,omitempty"`
+	// URI names a resource (Kind AttachResource) where it came from; ""
+	// when it has no name.
+	URI  string `json:"uri,omitempty"`
+	Data []byte `json:"data,omitempty"`
+	// Size is the length of Data where a call record left the bytes out
+	// (CallRecord keeps no attachment's data); 0 where Data is whole.
+	Size int `json:"size,omitempty"`
+}
+
+// Kinds of an Attachment.
+const (
+	AttachImage    = "image"
+	AttachAudio    = "audio"
+	AttachResource = "resource" // any other file: a PDF, a document
+)
 
 // ToolCall is a model's request to call a tool. Args is the JSON object of
 // arguments as the model produced it.

@@ -288,6 +288,8 @@ func TestRecordedCallsAreBounded(t *testing.T) {
 	for range 40 {
 		msgs = append(msgs, engine.CallMessage{Message: engine.Message{Role: engine.RoleUser, Content: long}})
 	}
+	shot := make([]byte, 1<<20)
+	msgs[40].Attachments = []engine.Attachment{{Kind: engine.AttachImage, MIMEType: "image/png", Data: shot}}
 	g, err := engine.NewGraph("g", k).AddNode("a", func(ctx context.Context, _ engine.State) (engine.Output, error) {
 		engine.RecordCall(ctx, engine.CallRecord{Kind: engine.CallModel, Request: []engine.CallMessage{}}) // an empty request is no problem
 		for range engine.MaxCalls + 2 {
@@ -323,6 +325,12 @@ func TestRecordedCallsAreBounded(t *testing.T) {
 	}
 	if rec.Request[1].Size != len(long) {
 		t.Errorf("a cut request message records size %d, want %d", rec.Request[1].Size, len(long))
+	}
+	if a := rec.Request[len(rec.Request)-1].Attachments; len(a) != 1 || a[0].Data != nil || a[0].Size != len(shot) || a[0].MIMEType != "image/png" {
+		t.Errorf("an attachment is recorded as %+v, want its kind and size without its bytes", a)
+	}
+	if msgs[40].Attachments[0].Data == nil {
+		t.Error("bounding the record cleared the caller's attachment")
 	}
 }
 

@@ -112,12 +112,17 @@ func run(ctx context.Context, byName map[string]Tool, names []string, c engine.T
 		}
 	}
 	var out, origin string
+	var attached []engine.Attachment
 	var err error
 	if t, ok := byName[c.Name]; ok {
 		if o, ok := t.(Origin); ok {
 			origin = o.Origin()
 		}
-		out, err = t.Call(ctx, c.Args)
+		if a, ok := t.(Attacher); ok {
+			out, attached, err = a.CallAttached(ctx, c.Args)
+		} else {
+			out, err = t.Call(ctx, c.Args)
+		}
 	} else {
 		err = fmt.Errorf("there is no tool %q; the tools are: %s", c.Name, strings.Join(names, ", "))
 	}
@@ -129,7 +134,7 @@ func run(ctx context.Context, byName map[string]Tool, names []string, c engine.T
 			return engine.Message{}, err
 		}
 		rec.Error = err.Error()
-		out = "Error: " + err.Error()
+		out, attached = "Error: "+err.Error(), nil
 		var ae *ArgumentError
 		if errors.As(err, &ae) {
 			out += ". Call the tool again with arguments that fit its schema."
@@ -137,7 +142,7 @@ func run(ctx context.Context, byName map[string]Tool, names []string, c engine.T
 	}
 	rec.Result = engine.CallText{Text: out}
 	engine.RecordCall(ctx, rec)
-	return engine.Message{ID: ResultID(c.ID), Role: engine.RoleTool, Name: c.Name, ToolCallID: c.ID, Content: out}, nil
+	return engine.Message{ID: ResultID(c.ID), Role: engine.RoleTool, Name: c.Name, ToolCallID: c.ID, Content: out, Attachments: attached}, nil
 }
 
 // Condition returns a path function that routes to the node named to when

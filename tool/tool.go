@@ -30,6 +30,7 @@ import (
 	"github.com/invopop/jsonschema"
 	validator "github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/model"
 )
 
@@ -41,6 +42,18 @@ type Tool interface {
 	// returns what goes back to the model. An *ArgumentError means the
 	// arguments were invalid and the tool did not run.
 	Call(ctx context.Context, args string) (string, error)
+}
+
+// Attacher is a Tool whose results can carry attachments beside their
+// text: images, audio, files (an MCP server's screenshot). Node calls
+// CallAttached instead of Call and puts them on the tool message
+// (engine.Message.Attachments), so the model sees them where its provider
+// takes them (model.LiftAttachments); the text should name each one for
+// the models and front ends that cannot. A nil slice is a text-only
+// result.
+type Attacher interface {
+	Tool
+	CallAttached(ctx context.Context, args string) (string, []engine.Attachment, error)
 }
 
 // Origin is a Tool that runs somewhere other than in the process, and

@@ -17,6 +17,7 @@ package anthropic
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -232,17 +233,26 @@ func (p *Provider) params(req *model.Request) (anthropic.MessageNewParams, error
 			params.System = append(params.System, anthropic.TextBlockParam{Text: m.Content})
 			continue
 		case engine.RoleUser, engine.RoleTool:
-			var block anthropic.ContentBlockParamUnion
+			var blocks []anthropic.ContentBlockParamUnion
 			if m.Role == engine.RoleTool {
-				block = anthropic.NewToolResultBlock(m.ToolCallID, m.Content, false)
+				// A tool result takes images and documents beside its text.
+				block := anthropic.NewToolResultBlock(m.ToolCallID, m.Content, false)
+				for _, b := range attachmentBlocks(m.Attachments) {
+					block.OfToolResult.Content = append(block.OfToolResult.Content,
+						anthropic.ToolResultBlockParamContentUnion{OfImage: b.OfImage, OfDocument: b.OfDocument})
+				}
+				blocks = []anthropic.ContentBlockParamUnion{block}
 			} else {
-				block = anthropic.NewTextBlock(m.Content)
+				blocks = attachmentBlocks(m.Attachments)
+				if m.Content != "" || len(blocks) == 0 {
+					blocks = append([]anthropic.ContentBlockParamUnion{anthropic.NewTextBlock(m.Content)}, blocks...)
+				}
 			}
 			if turn != nil {
-				turn.OfUser.Content = append(turn.OfUser.Content, block)
+				turn.OfUser.Content = append(turn.OfUser.Content, blocks...)
 				continue
 			}
-			params.Messages = append(params.Messages, anthropic.NewUserMessage(block))
+			params.Messages = append(params.Messages, anthropic.NewUserMessage(blocks...))
 			turn = &params.Messages[len(params.Messages)-1]
 			continue
 		case engine.RoleAssistant:
@@ -320,3 +330,23 @@ func (p *Provider) params(req *model.Request) (anthropic.MessageNewParams, error
 	}
 	return params, nil
 }
+
+// attachmentBlocks are the attachments the Messages API takes as content:
+// JPEG, PNG, GIF and WebP images, and PDFs. Others are left out; the text
+// that names them still reaches the model.
+func attachmentBlocks(as []engine.Attachment) []anthropic.ContentBlockParamUnion {
+	var out []anthropic.ContentBlockParamUnion
+	for _, a := range as {
+		b64 := base64.StdEncoding.EncodeToString(a.Data)
+		switch {
+		case a.Kind == engine.AttachImage && imageTypes[a.MIMEType]:
+			out = append(out, anthropic.NewImageBlockBase64(a.MIMEType, b64))
+		case a.MIMEType == "application/pdf":
+			out = append(out, anthropic.NewDocumentBlock(anthropic.Base64PDFSourceParam{Data: b64}))
+		}
+	}
+	return out
+}
+
+// imageTypes are the image types the Messages API reads.
+var imageTypes = map[string]bool{"image/jpeg": true, "image/png": true, "image/gif": true, "image/webp": true}

@@ -22,6 +22,7 @@ package eino
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -220,13 +221,16 @@ func (p *Provider) options(req *wmodel.Request) ([]model.Option, error) {
 
 func messages(in []engine.Message) ([]*schema.Message, error) {
 	out := make([]*schema.Message, 0, len(in))
-	for _, m := range in {
+	for _, m := range wmodel.LiftAttachments(in) { // Eino's tool messages take only text
 		sm := &schema.Message{Content: m.Content, Name: m.Name}
 		switch m.Role {
 		case engine.RoleSystem:
 			sm.Role = schema.System
 		case engine.RoleUser:
 			sm.Role = schema.User
+			if sm.UserInputMultiContent = userParts(m); sm.UserInputMultiContent != nil {
+				sm.Content = "" // the text is the first part: Eino takes one or the other
+			}
 		case engine.RoleAssistant:
 			sm.Role = schema.Assistant
 			for _, c := range m.ToolCalls {
@@ -313,4 +317,28 @@ func chain(err error) []error {
 	}
 	walk(err)
 	return out
+}
+
+// userParts is a user message with attachments as Eino's input parts:
+// images, and WAV audio, which Eino's OpenAI model sends; nil
+// without attachments. Other files are left out (Eino's OpenAI model
+// refuses them); the text that names them still reaches the model.
+func userParts(m engine.Message) []schema.MessageInputPart {
+	if len(m.Attachments) == 0 {
+		return nil
+	}
+	parts := []schema.MessageInputPart{{Type: schema.ChatMessagePartTypeText, Text: m.Content}}
+	for _, a := range m.Attachments {
+		b64 := base64.StdEncoding.EncodeToString(a.Data)
+		common := schema.MessagePartCommon{Base64Data: &b64, MIMEType: a.MIMEType}
+		switch {
+		case a.Kind == engine.AttachImage && a.MIMEType != "":
+			parts = append(parts, schema.MessageInputPart{Type: schema.ChatMessagePartTypeImageURL, Image: &schema.MessageInputImage{MessagePartCommon: common}})
+		case a.Kind == engine.AttachAudio && a.MIMEType == "audio/wav":
+			// Only WAV: Eino's OpenAI model (eino-ext acl/openai v0.1.11) maps
+			// audio/mpeg to "wav", so MP3 would be sent mislabelled.
+			parts = append(parts, schema.MessageInputPart{Type: schema.ChatMessagePartTypeAudioURL, Audio: &schema.MessageInputAudio{MessagePartCommon: common}})
+		}
+	}
+	return parts
 }

@@ -16,7 +16,8 @@ import (
 // real wire.
 func TestConformance(t *testing.T) {
 	modeltest.Run(t, modeltest.Harness{
-		Wire: modeltest.OpenAI{},
+		Wire:              modeltest.OpenAI{},
+		NoFileAttachments: true,
 		New: func(url string) model.ChatModel {
 			cm, err := einoopenai.NewChatModel(context.Background(), &einoopenai.ChatModelConfig{APIKey: "test-key", BaseURL: url, Model: "fake-model-1"})
 			if err != nil {

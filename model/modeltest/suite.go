@@ -2,6 +2,7 @@ package modeltest
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"reflect"
@@ -28,6 +29,10 @@ type Harness struct {
 	// NoResponseFormat is set for adapters that cannot ask for structured
 	// output; the suite then checks that asking is an error.
 	NoResponseFormat bool
+	// NoFileAttachments is set for adapters whose API takes images but no
+	// other files in a request; the suite then checks a PDF is left out
+	// (its tool message's text still names it).
+	NoFileAttachments bool
 	// NoRetryAfter is set for adapters whose underlying client hides the
 	// response headers: a 429 is still retried, after the backoff rather
 	// than the Retry-After, and a Retry-After past the cap cannot be seen.
@@ -177,6 +182,72 @@ func Run(t *testing.T, h Harness) {
 		}
 		if !reflect.DeepEqual(seen, want) {
 			t.Errorf("the server saw\n%+v\nwant\n%+v\nbody: %s", seen, want, reqs[0].Body)
+		}
+	})
+
+	t.Run("a tool's image and file reach the model", func(t *testing.T) {
+		srv := NewServer(t, h.Wire, Response{Reply: TextReply})
+		m := h.New(srv.URL)
+		png := []byte("\x89PNG\r\n\x1a\nfake image")
+		pdf := []byte("%PDF-1.7 fake document")
+		conv := []engine.Message{
+			{ID: "u1", Role: engine.RoleUser, Content: "What is on the screen?"},
+			{ID: "a1", Role: engine.RoleAssistant, ToolCalls: []engine.ToolCall{{ID: "call_1", Name: "screenshot", Args: `{}`}, {ID: "call_2", Name: "fetch", Args: `{}`}}},
+			{ID: "t1", Role: engine.RoleTool, ToolCallID: "call_1", Name: "screenshot", Content: "[attachment 1: image image/png]",
+				Attachments: []engine.Attachment{{Kind: engine.AttachImage, MIMEType: "image/png", Data: png}}},
+			{ID: "t2", Role: engine.RoleTool, ToolCallID: "call_2", Name: "fetch", Content: "[attachment 1: resource file:///r.pdf, application/pdf]",
+				Attachments: []engine.Attachment{{Kind: engine.AttachResource, MIMEType: "application/pdf", URI: "file:///r.pdf", Data: pdf}}},
+		}
+		if _, err := m.Generate(ctx, conv); err != nil {
+			t.Fatal(err)
+		}
+		reqs := srv.Requests()
+		if len(reqs) != 1 {
+			t.Fatalf("%d requests", len(reqs))
+		}
+		seen, err := h.Wire.Decode(reqs[0].Body)
+		if err != nil {
+			t.Fatalf("decoding the request: %v\n%s", err, reqs[0].Body)
+		}
+		// Each attachment is on its tool message, or on a user message
+		// after the turn's tool messages that names its call.
+		where := func(data []byte, mime string) (string, int) {
+			url := mime + ";base64," + base64.StdEncoding.EncodeToString(data)
+			n, at := 0, ""
+			for i, sm := range seen.Messages {
+				for _, a := range sm.Attachments {
+					if a == url {
+						n++
+						at = sm.Role + " " + sm.ToolCallID
+						if sm.Role == "user" && i > 0 && seen.Messages[i-1].Role == "tool" {
+							at = "user after " + seen.Messages[i-1].ToolCallID + ": " + sm.Content
+						}
+					}
+				}
+			}
+			return at, n
+		}
+		check := func(call string, data []byte, mime string, want bool) {
+			at, n := where(data, mime)
+			switch {
+			case !want && n != 0:
+				t.Errorf("%s of %s was sent (%s), though the API does not take it", mime, call, at)
+			case want && n != 1:
+				t.Errorf("%s of %s was sent %d times, want once\nbody: %s", mime, call, n, reqs[0].Body)
+			case want && at != "tool "+call && !(strings.HasPrefix(at, "user after ") && strings.Contains(at, "call "+call+" ")):
+				t.Errorf("%s of %s was sent on %q, not with its call", mime, call, at)
+			}
+		}
+		check("call_1", png, "image/png", true)
+		check("call_2", pdf, "application/pdf", !h.NoFileAttachments)
+		var texts []string
+		for _, sm := range seen.Messages {
+			if sm.Role == "tool" {
+				texts = append(texts, sm.ToolCallID+": "+sm.Content)
+			}
+		}
+		if want := []string{"call_1: " + conv[2].Content, "call_2: " + conv[3].Content}; !reflect.DeepEqual(texts, want) {
+			t.Errorf("tool results sent as %q, want %q", texts, want)
 		}
 	})
 

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/weftstudio/weft/model"
 )
@@ -83,6 +84,9 @@ type SeenMessage struct {
 	Content    string
 	ToolCalls  []Call
 	ToolCallID string
+	// Attachments are the message's images and files, each as the data
+	// URL's tail: "image/png;base64,iVBOR…".
+	Attachments []string
 }
 
 // SeenTool is one offered tool; Parameters is canonical JSON.
@@ -224,10 +228,32 @@ func (OpenAI) Decode(body []byte) (Seen, error) {
 		if json.Unmarshal(m.Content, &text) == nil {
 			sm.Content = text
 		} else {
-			var parts []struct{ Text string }
+			var parts []struct {
+				Type     string
+				Text     string
+				ImageURL struct {
+					URL string `json:"url"`
+				} `json:"image_url"`
+				InputAudio struct {
+					Data   string `json:"data"`
+					Format string `json:"format"`
+				} `json:"input_audio"`
+				File struct {
+					FileData string `json:"file_data"`
+				} `json:"file"`
+			}
 			_ = json.Unmarshal(m.Content, &parts)
 			for _, p := range parts {
-				sm.Content += p.Text
+				switch p.Type {
+				case "image_url":
+					sm.Attachments = append(sm.Attachments, strings.TrimPrefix(p.ImageURL.URL, "data:"))
+				case "input_audio":
+					sm.Attachments = append(sm.Attachments, "audio/"+p.InputAudio.Format+";base64,"+p.InputAudio.Data)
+				case "file":
+					sm.Attachments = append(sm.Attachments, strings.TrimPrefix(p.File.FileData, "data:"))
+				default:
+					sm.Content += p.Text
+				}
 			}
 		}
 		for _, c := range m.ToolCalls {
@@ -343,6 +369,7 @@ func (Anthropic) Decode(body []byte) (Seen, error) {
 				Input     json.RawMessage `json:"input"`
 				ToolUseID string          `json:"tool_use_id"`
 				Content   json.RawMessage `json:"content"`
+				Source    source          `json:"source"`
 			} `json:"content"`
 		} `json:"messages"`
 		Tools []struct {
@@ -389,17 +416,29 @@ func (Anthropic) Decode(body []byte) (Seen, error) {
 					cur = &SeenMessage{Role: m.Role}
 				}
 				cur.ToolCalls = append(cur.ToolCalls, Call{ID: b.ID, Name: b.Name, Args: []string{canonical(string(b.Input))}})
+			case "image", "document":
+				if cur == nil {
+					cur = &SeenMessage{Role: m.Role}
+				}
+				cur.Attachments = append(cur.Attachments, b.Source.dataURL())
 			case "tool_result":
 				flush()
-				var text string
-				if json.Unmarshal(b.Content, &text) != nil {
-					var parts []struct{ Text string }
+				tm := SeenMessage{Role: "tool", ToolCallID: b.ToolUseID}
+				if json.Unmarshal(b.Content, &tm.Content) != nil {
+					var parts []struct {
+						Type   string
+						Text   string
+						Source source
+					}
 					_ = json.Unmarshal(b.Content, &parts)
 					for _, p := range parts {
-						text += p.Text
+						if p.Type == "image" || p.Type == "document" {
+							tm.Attachments = append(tm.Attachments, p.Source.dataURL())
+						}
+						tm.Content += p.Text
 					}
 				}
-				s.Messages = append(s.Messages, SeenMessage{Role: "tool", Content: text, ToolCallID: b.ToolUseID})
+				s.Messages = append(s.Messages, tm)
 			default:
 				return s, fmt.Errorf("content block of type %q", b.Type)
 			}
@@ -424,3 +463,11 @@ func (Anthropic) Decode(body []byte) (Seen, error) {
 	}
 	return s, nil
 }
+
+// source is the base64 source of an Anthropic image or document block.
+type source struct {
+	MediaType string `json:"media_type"`
+	Data      string `json:"data"`
+}
+
+func (s source) dataURL() string { return s.MediaType + ";base64," + s.Data }

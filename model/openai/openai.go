@@ -13,10 +13,12 @@ package openai
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"path"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
@@ -196,7 +198,7 @@ func (p *Provider) params(req *model.Request) (openai.ChatCompletionNewParams, e
 		Model:         shared.ChatModel(name),
 		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: param.NewOpt(true)},
 	}
-	for _, m := range req.Messages {
+	for _, m := range model.LiftAttachments(req.Messages) { // tool messages take only text
 		mp, err := message(m)
 		if err != nil {
 			return params, err
@@ -259,6 +261,9 @@ func message(m engine.Message) (openai.ChatCompletionMessageParamUnion, error) {
 		return openai.DeveloperMessage(m.Content), nil
 	case engine.RoleUser:
 		u := openai.UserMessage(m.Content)
+		if len(m.Attachments) > 0 {
+			u = openai.UserMessage(userParts(m))
+		}
 		if m.Name != "" {
 			u.OfUser.Name = param.NewOpt(m.Name)
 		}
@@ -285,3 +290,36 @@ func message(m engine.Message) (openai.ChatCompletionMessageParamUnion, error) {
 	}
 	return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("openai: message %q has role %q, which the API does not take", m.ID, m.Role)
 }
+
+// userParts is a user message with attachments as content parts: images
+// as data URLs, WAV and MP3 audio as input audio, other files (a PDF) as
+// file data. What the API takes nowhere (other audio) is left out: the
+// text that names it still reaches the model.
+func userParts(m engine.Message) []openai.ChatCompletionContentPartUnionParam {
+	var parts []openai.ChatCompletionContentPartUnionParam
+	if m.Content != "" {
+		parts = append(parts, openai.TextContentPart(m.Content))
+	}
+	for i, a := range m.Attachments {
+		b64 := base64.StdEncoding.EncodeToString(a.Data)
+		switch a.Kind {
+		case engine.AttachImage:
+			parts = append(parts, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: "data:" + a.MIMEType + ";base64," + b64}))
+		case engine.AttachAudio:
+			if f, ok := audioFormats[a.MIMEType]; ok {
+				parts = append(parts, openai.InputAudioContentPart(openai.ChatCompletionContentPartInputAudioInputAudioParam{Data: b64, Format: f}))
+			}
+		default:
+			name := path.Base(a.URI)
+			if a.URI == "" || name == "/" || name == "." {
+				name = fmt.Sprintf("attachment-%d", i+1)
+			}
+			parts = append(parts, openai.FileContentPart(openai.ChatCompletionContentPartFileFileParam{
+				FileData: param.NewOpt("data:" + a.MIMEType + ";base64," + b64), Filename: param.NewOpt(name)}))
+		}
+	}
+	return parts
+}
+
+// audioFormats are the audio types chat completions take, by MIME type.
+var audioFormats = map[string]string{"audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}

@@ -54,7 +54,7 @@ func checkEverything(t *testing.T, c *mcp.Client) {
 		calls = append(calls, e.call)
 	}
 	calls = append(calls, engine.ToolCall{ID: "i", Name: "get-tiny-image", Args: `{}`})
-	conv, custom := agentRun(t, tools(c), time.Minute, calls...)
+	conv, seen := agentRun(t, tools(c), time.Minute, calls...)
 	got := results(conv)
 	for _, e := range everythingCalls {
 		if got[e.call.ID] != e.want {
@@ -64,14 +64,9 @@ func checkEverything(t *testing.T, c *mcp.Client) {
 	if img := got["i"]; !strings.Contains(img, "[attachment 1: image image/png, ") {
 		t.Errorf("get-tiny-image: the model read %q", img)
 	}
-	var png []byte
-	for _, e := range custom {
-		if a, ok := e.(mcp.AttachmentEvent); ok && a.Tool == "get-tiny-image" {
-			png = a.Attachment.Data
-		}
-	}
-	if !strings.HasPrefix(string(png), "\x89PNG\r\n") {
-		t.Errorf("the image streamed is not a PNG: % x", png[:min(8, len(png))])
+	png := attached(seen, "i")
+	if len(png) != 1 || png[0].MIMEType != "image/png" || !strings.HasPrefix(string(png[0].Data), "\x89PNG\r\n") {
+		t.Errorf("the model was not given the PNG get-tiny-image returned: %+v", png)
 	}
 }
 

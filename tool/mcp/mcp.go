@@ -18,10 +18,11 @@
 // before they are sent; invalid ones are a *tool.ArgumentError, which the
 // tool node gives back to the model to correct. A result's text goes to
 // the model; its structured content too, as JSON, when no text already
-// carries it; images, audio and embedded files become Attachments, named
-// in the text ("[attachment 1: image image/png, 1.2 kB]") and sent whole to the
-// run's custom stream (engine.Emit, an AttachmentEvent) for front ends to
-// show. A result the server marks as an error is an error of the call.
+// carries it; images, audio and embedded files are named in the text
+// ("[attachment 1: image image/png, 1.2 kB]") and, whole, are the tool
+// message's Attachments (tool.Attacher), which the model adapters send
+// where their APIs take them. A result the server marks as an error is an
+// error of the call.
 //
 // Nothing a server does hangs a run: every call has a timeout
 // (WithCallTimeout), the run's cancellation cancels the call on the server

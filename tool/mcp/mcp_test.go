@@ -43,30 +43,43 @@ func tools(c *mcp.Client) []tool.Tool { return c.Tools() }
 // agentRun runs a ReAct agent whose scripted model makes calls, then
 // answers "done"; it returns the conversation and the custom stream's
 // events. The run must end within limit.
-func agentRun(t *testing.T, ts []tool.Tool, limit time.Duration, calls ...engine.ToolCall) ([]engine.Message, []any) {
+func agentRun(t *testing.T, ts []tool.Tool, limit time.Duration, calls ...engine.ToolCall) (conv, seen []engine.Message) {
 	t.Helper()
-	m := scripted.New(scripted.Replies(scripted.Turn{Calls: calls}, scripted.Turn{Text: "done"}))
+	turns := scripted.Replies(scripted.Turn{Calls: calls}, scripted.Turn{Text: "done"})
+	var mu sync.Mutex
+	m := scripted.New(func(req *model.Request) (scripted.Turn, error) {
+		mu.Lock()
+		seen = req.Messages // the last request: what the model read of the tools' results
+		mu.Unlock()
+		return turns(req)
+	})
 	g, err := agent.New(m, ts, agent.WithCompileOptions(engine.WithSaver(memory.New())))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	var mu sync.Mutex
-	var custom []any
-	res, err := g.Invoke(ctx, engine.Values{"messages": []engine.Message{{ID: "u", Role: engine.RoleUser, Content: "go"}}},
-		engine.WithThread("t"), engine.WithObserver(engine.ModeCustom, func(e engine.Event) {
-			mu.Lock()
-			custom = append(custom, e.Custom)
-			mu.Unlock()
-		}))
+	res, err := g.Invoke(ctx, engine.Values{"messages": []engine.Message{{ID: "u", Role: engine.RoleUser, Content: "go"}}}, engine.WithThread("t"))
 	if err != nil {
 		t.Fatalf("the run failed: %v", err)
 	}
 	if !res.Done {
 		t.Fatalf("the run did not finish: %+v", res)
 	}
-	return msgs.Get(engine.StateOf(res.Values)), custom
+	mu.Lock()
+	defer mu.Unlock()
+	return msgs.Get(engine.StateOf(res.Values)), seen
+}
+
+// attached returns the attachments the model was given with the result of
+// the call id.
+func attached(seen []engine.Message, id string) []engine.Attachment {
+	for _, m := range seen {
+		if m.Role == engine.RoleTool && m.ToolCallID == id {
+			return m.Attachments
+		}
+	}
+	return nil
 }
 
 // results maps each tool message's call id to its content.
@@ -104,7 +117,7 @@ func TestToolsListedWithTheServersSchemas(t *testing.T) {
 
 func TestAgentCallsToolsOverStdio(t *testing.T) {
 	c := connect(t, goServer(t))
-	conv, custom := agentRun(t, tools(c), 30*time.Second,
+	conv, seen := agentRun(t, tools(c), 30*time.Second,
 		engine.ToolCall{ID: "e", Name: "echo", Args: `{"text":"hi"}`},
 		engine.ToolCall{ID: "a", Name: "add", Args: `{"a":2,"b":40}`},
 		engine.ToolCall{ID: "r", Name: "report", Args: `{}`},
@@ -133,14 +146,13 @@ func TestAgentCallsToolsOverStdio(t *testing.T) {
 	if conv[len(conv)-1].Content != "done" {
 		t.Errorf("last message %+v", conv[len(conv)-1])
 	}
-	var images []mcp.AttachmentEvent
-	for _, e := range custom {
-		if a, ok := e.(mcp.AttachmentEvent); ok {
-			images = append(images, a)
+	for _, id := range []string{"e", "a", "r", "w", "f", "s"} {
+		if a := attached(seen, id); a != nil {
+			t.Errorf("call %s: attachments %+v on a text result", id, a)
 		}
 	}
-	if len(images) != 1 || images[0].Tool != "picture" || images[0].Index != 1 || images[0].Attachment.MIMEType != "image/png" || !bytes.Equal(images[0].Attachment.Data, pngBytes) {
-		t.Errorf("attachments streamed: %+v", images)
+	if a := attached(seen, "p"); len(a) != 1 || a[0].Kind != engine.AttachImage || a[0].MIMEType != "image/png" || !bytes.Equal(a[0].Data, pngBytes) {
+		t.Errorf("the model was given the picture as %+v", a)
 	}
 }
 

@@ -60,7 +60,10 @@ func (t *Tool) Name() string { return t.name }
 // tool's name there.
 func (t *Tool) Origin() string { return "mcp " + t.c.srv.label() + " · " + t.name }
 
-var _ tool.Origin = (*Tool)(nil)
+var (
+	_ tool.Origin   = (*Tool)(nil)
+	_ tool.Attacher = (*Tool)(nil)
+)
 
 // Definition returns the tool as the server listed it: its title,
 // annotations (read-only, destructive hints) and output schema too.
@@ -75,29 +78,10 @@ type Result struct {
 	// has none.
 	Structured json.RawMessage
 	// Attachments are the images, audio and binary resources of the
-	// result, whole.
-	Attachments []Attachment
+	// result, whole, in the order the text numbers them.
+	Attachments []engine.Attachment
 	// IsError says the server reported the call as failed; Text says why.
 	IsError bool
-}
-
-// Attachment is a binary part of a tool's result.
-type Attachment struct {
-	// Kind is "image", "audio" or "resource".
-	Kind     string `json:"kind"`
-	MIMEType string `json:"mime_type,omitempty"`
-	// URI is the resource's URI, for Kind "resource".
-	URI  string `json:"uri,omitempty"`
-	Data []byte `json:"data"`
-}
-
-// AttachmentEvent is what Call sends to a running node's custom stream
-// (engine.Emit, engine.ModeCustom) for each attachment of a result, so a
-// front end shows the images a model only reads about.
-type AttachmentEvent struct {
-	Tool       string     `json:"tool"`  // the tool's name as the model knows it
-	Index      int        `json:"index"` // 1-based, as the result's text numbers it
-	Attachment Attachment `json:"attachment"`
 }
 
 // ToolError is the error of a call the server reported as failed (a result
@@ -119,17 +103,22 @@ func (e *ToolError) Error() string { return e.Message }
 
 // Call validates args against the server's input schema, calls the tool
 // and returns the result's text (see Invoke), with its structured content
-// as JSON when no text carries it. Each attachment is sent to the run's
-// custom stream as an AttachmentEvent. A result the server marks as an
-// error, a timeout and a lost server are *ToolErrors; invalid arguments a
+// as JSON when no text carries it; the text names each attachment, which
+// CallAttached returns too. A result the server marks as an error, a
+// timeout and a lost server are *ToolErrors; invalid arguments a
 // *tool.ArgumentError.
 func (t *Tool) Call(ctx context.Context, args string) (string, error) {
+	out, _, err := t.CallAttached(ctx, args)
+	return out, err
+}
+
+// CallAttached is Call with the result's attachments (tool.Attacher): the
+// tool node puts them on the tool message, so the model sees the images a
+// server returns.
+func (t *Tool) CallAttached(ctx context.Context, args string) (string, []engine.Attachment, error) {
 	r, err := t.Invoke(ctx, args)
 	if err != nil {
-		return "", err
-	}
-	for i, a := range r.Attachments {
-		engine.Emit(ctx, AttachmentEvent{Tool: t.spec.Name, Index: i + 1, Attachment: a})
+		return "", nil, err
 	}
 	out := r.Text
 	if r.Structured != nil && !carries(r.Text, r.Structured) {
@@ -142,9 +131,9 @@ func (t *Tool) Call(ctx context.Context, args string) (string, error) {
 		if out == "" {
 			out = "the tool failed and said nothing more"
 		}
-		return "", &ToolError{Server: t.c.srv.label(), Tool: t.name, Message: out}
+		return "", nil, &ToolError{Server: t.c.srv.label(), Tool: t.name, Message: out}
 	}
-	return out, nil
+	return out, r.Attachments, nil
 }
 
 // Invoke validates args against the server's input schema and calls the
@@ -248,7 +237,7 @@ func (t *Tool) validate(args string) (json.RawMessage, error) {
 func convert(res *sdk.CallToolResult) (*Result, error) {
 	r := &Result{IsError: res.IsError}
 	var lines []string
-	attach := func(a Attachment) {
+	attach := func(a engine.Attachment) {
 		r.Attachments = append(r.Attachments, a)
 		desc := a.MIMEType
 		if a.URI != "" {
@@ -261,9 +250,9 @@ func convert(res *sdk.CallToolResult) (*Result, error) {
 		case *sdk.TextContent:
 			lines = append(lines, c.Text)
 		case *sdk.ImageContent:
-			attach(Attachment{Kind: "image", MIMEType: c.MIMEType, Data: c.Data})
+			attach(engine.Attachment{Kind: engine.AttachImage, MIMEType: c.MIMEType, Data: c.Data})
 		case *sdk.AudioContent:
-			attach(Attachment{Kind: "audio", MIMEType: c.MIMEType, Data: c.Data})
+			attach(engine.Attachment{Kind: engine.AttachAudio, MIMEType: c.MIMEType, Data: c.Data})
 		case *sdk.ResourceLink:
 			l := "[resource " + c.URI
 			if c.Name != "" {
@@ -281,7 +270,7 @@ func convert(res *sdk.CallToolResult) (*Result, error) {
 				lines = append(lines, c.Resource.Text)
 				continue
 			}
-			attach(Attachment{Kind: "resource", MIMEType: c.Resource.MIMEType, URI: c.Resource.URI, Data: c.Resource.Blob})
+			attach(engine.Attachment{Kind: engine.AttachResource, MIMEType: c.Resource.MIMEType, URI: c.Resource.URI, Data: c.Resource.Blob})
 		default:
 			b, err := json.Marshal(c)
 			if err != nil {

@@ -1,8 +1,14 @@
 package studio
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"image"
 	"image/color"
+	_ "image/gif" // attachments' previews
+	_ "image/jpeg"
+	_ "image/png"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -140,6 +146,9 @@ func (c *chatView) add(b bubble) {
 	if m.Content != "" {
 		body.Add(newValueView(roleName(m.Role)+" message", m.Content, false))
 	}
+	if len(m.Attachments) > 0 {
+		body.Add(attachmentsView(m.Attachments))
+	}
 	if len(m.ToolCalls) > 0 {
 		acc := widget.NewAccordion()
 		for _, tc := range m.ToolCalls {
@@ -153,6 +162,9 @@ func (c *chatView) add(b bubble) {
 			if r, ok := b.results[tc.ID]; ok {
 				detail.Add(mutedLabel("result"))
 				detail.Add(newValueView(tc.Name+" result", r.Content, false))
+				if len(r.Attachments) > 0 {
+					detail.Add(attachmentsView(r.Attachments))
+				}
 				title += " → " + oneLine(r.Content, 24)
 			} else {
 				detail.Add(mutedLabel("no result yet"))
@@ -219,4 +231,49 @@ func prettyArgs(args string) string {
 		return args
 	}
 	return strings.TrimSpace(prettyJSON(v))
+}
+
+// Bounds of an attachment's preview: a larger image is named, not drawn,
+// so a 50-megapixel screenshot cannot stall the window decoding it.
+const (
+	previewMaxBytes  = 8 << 20
+	previewMaxPixels = 4096 * 4096
+)
+
+// attachmentsView lists a message's attachments: a line for each (kind,
+// type, size, where from) and, for an image small enough, the image
+// itself, fitted in 320×200.
+func attachmentsView(as []engine.Attachment) fyne.CanvasObject {
+	box := container.NewVBox()
+	for i, a := range as {
+		n := len(a.Data)
+		if a.Data == nil {
+			n = a.Size
+		}
+		line := fmt.Sprintf("attachment %d · %s %s · %s", i+1, a.Kind, a.MIMEType, byteSize(n))
+		if a.URI != "" {
+			line += " · " + a.URI
+		}
+		box.Add(mutedLabel(line))
+		if a.Kind != engine.AttachImage || a.Data == nil {
+			continue
+		}
+		cfg, _, err := image.DecodeConfig(bytes.NewReader(a.Data))
+		switch {
+		case err != nil:
+			box.Add(mutedLabel("not shown: " + a.MIMEType + " is not an image Weft can decode (" + err.Error() + ")"))
+		case n > previewMaxBytes || cfg.Width*cfg.Height > previewMaxPixels:
+			box.Add(mutedLabel(fmt.Sprintf("not shown: %d×%d is too large to preview", cfg.Width, cfg.Height)))
+		default:
+			img := canvas.NewImageFromResource(fyne.NewStaticResource(fmt.Sprintf("attachment-%d", i+1), a.Data))
+			img.FillMode = canvas.ImageFillContain
+			w, h := float32(cfg.Width), float32(cfg.Height)
+			if s := min(320/w, 200/h, 1); s < 1 {
+				w, h = w*s, h*s
+			}
+			img.SetMinSize(fyne.NewSize(w, h))
+			box.Add(container.NewHBox(img))
+		}
+	}
+	return box
 }

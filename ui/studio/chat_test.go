@@ -1,11 +1,19 @@
 package studio
 
 import (
+	"bytes"
+	"encoding/binary"
+	"hash/crc32"
+	"image"
+	"image/png"
 	"strings"
 	"testing"
 	"time"
 
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"github.com/weftstudio/weft/engine"
 )
@@ -140,6 +148,67 @@ func TestFollowedRunStreamsIntoTheChat(t *testing.T) {
 	for _, l := range bubbleLines(s.insp.chat) {
 		if strings.Contains(l, "[streaming]") {
 			t.Errorf("a live bubble after the following ended: %q", l)
+		}
+	}
+}
+
+// A tool's image shows under its call, fitted; one too large to decode
+// quickly is named, not drawn; a call record's attachment (no bytes) is
+// named with its size.
+func TestChatShowsAttachments(t *testing.T) {
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, image.NewRGBA(image.Rect(0, 0, 640, 400))); err != nil {
+		t.Fatal(err)
+	}
+	small := buf.Bytes()
+	// The same PNG claiming 10000×10000 pixels in its header (CRC mended).
+	huge := bytes.Clone(small)
+	binary.BigEndian.PutUint32(huge[16:], 10000)
+	binary.BigEndian.PutUint32(huge[20:], 10000)
+	binary.BigEndian.PutUint32(huge[29:], crc32.ChecksumIEEE(huge[12:29]))
+	msgs := []engine.Message{
+		{ID: "a", Role: engine.RoleAssistant, ToolCalls: []engine.ToolCall{{ID: "c1", Name: "shot"}, {ID: "c2", Name: "big"}}},
+		{ID: "r1", Role: engine.RoleTool, ToolCallID: "c1", Content: "[attachment 1: image image/png]",
+			Attachments: []engine.Attachment{{Kind: engine.AttachImage, MIMEType: "image/png", Data: small}}},
+		{ID: "r2", Role: engine.RoleTool, ToolCallID: "c2", Content: "[attachment 1: image image/png]",
+			Attachments: []engine.Attachment{{Kind: engine.AttachImage, MIMEType: "image/png", Data: huge}}},
+		{ID: "u", Role: engine.RoleUser, Content: "as recorded",
+			Attachments: []engine.Attachment{{Kind: engine.AttachResource, MIMEType: "application/pdf", URI: "file:///r.pdf", Size: 3 << 20}}},
+	}
+	c := newChatView()
+	w := test.NewTempWindow(t, c)
+	w.Resize(fyne.NewSize(600, 800))
+	act(func() {
+		c.set(msgs, nil, nil)
+		walkObjects(c.box, func(o fyne.CanvasObject) bool {
+			if a, ok := o.(*widget.Accordion); ok {
+				a.MultiOpen = true
+				a.OpenAll()
+			}
+			return false
+		})
+	})
+	var images []*canvas.Image
+	var labels []string
+	walkObjects(c.box, func(o fyne.CanvasObject) bool {
+		switch o := o.(type) {
+		case *canvas.Image:
+			if o.Resource != nil && strings.HasPrefix(o.Resource.Name(), "attachment-") {
+				images = append(images, o)
+			}
+		case *widget.Label:
+			labels = append(labels, o.Text)
+		}
+		return false
+	})
+	if len(images) != 1 || images[0].MinSize() != fyne.NewSize(320, 200) {
+		t.Errorf("images drawn: %d (want 1, fitted to 320×200)", len(images))
+	}
+	joined := strings.Join(labels, "\n")
+	for _, want := range []string{"attachment 1 · image image/png · ", "not shown: 10000×10000 is too large to preview",
+		"attachment 1 · resource application/pdf · 3.0 MB · file:///r.pdf"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("no label %q in\n%s", want, joined)
 		}
 	}
 }
