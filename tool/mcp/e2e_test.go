@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -144,14 +145,18 @@ func TestFilesystemServerWithApproval(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("kelp grows fast"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, "dot.png"), pngBytes, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	c := connect(t, mcp.Server{Name: "fs", Command: node, Args: []string{serverScript(filesystem), dir}},
-		mcp.WithPrefix("fs_"), mcp.WithTools("list_directory", "read_text_file", "write_file"))
+		mcp.WithPrefix("fs_"), mcp.WithTools("list_directory", "read_text_file", "read_media_file", "write_file"))
 	out := filepath.Join(dir, "summary.txt")
 	m := scripted.New(scripted.Replies(
 		scripted.Turn{Calls: []engine.ToolCall{
 			{ID: "ls", Name: "fs_list_directory", Args: fmt.Sprintf(`{"path":%q}`, dir)},
 			{ID: "rd", Name: "fs_read_text_file", Args: fmt.Sprintf(`{"path":%q}`, filepath.Join(dir, "notes.txt"))},
 			{ID: "out", Name: "fs_read_text_file", Args: `{"path":"/etc/hostname"}`},
+			{ID: "img", Name: "fs_read_media_file", Args: fmt.Sprintf(`{"path":%q}`, filepath.Join(dir, "dot.png"))},
 		}},
 		scripted.Turn{Calls: []engine.ToolCall{{ID: "wr", Name: "fs_write_file", Args: fmt.Sprintf(`{"path":%q,"content":"Kelp: fast."}`, out)}}},
 		scripted.Turn{Text: "done"},
@@ -176,8 +181,18 @@ func TestFilesystemServerWithApproval(t *testing.T) {
 	if err != nil || !res.Done {
 		t.Fatalf("after approval: %v %+v", err, res)
 	}
-	got := results(msgs.Get(engine.StateOf(res.Values)))
-	if got["ls"] != "[FILE] notes.txt" {
+	conv := msgs.Get(engine.StateOf(res.Values))
+	got := results(conv)
+	// The image is the tool message's attachment, and its text names it
+	// once: the server's structured content repeats the image's base64,
+	// which is not for the model to read as text.
+	if want := fmt.Sprintf("[attachment 1: image image/png, %d B]", len(pngBytes)); got["img"] != want {
+		t.Errorf("read_media_file: the model read %q, want %q", oneLine(got["img"], 200), want)
+	}
+	if a := attached(conv, "img"); len(a) != 1 || !bytes.Equal(a[0].Data, pngBytes) {
+		t.Errorf("read_media_file: attachments %d", len(a))
+	}
+	if got["ls"] != "[FILE] dot.png\n[FILE] notes.txt" {
 		t.Errorf("list_directory: %q", got["ls"])
 	}
 	if got["rd"] != "kelp grows fast" {
@@ -208,4 +223,12 @@ func TestFilesystemServerWithApproval(t *testing.T) {
 	if origin["rd"] != "mcp fs · read_text_file" || origin["wr"] != "mcp fs · write_file" {
 		t.Errorf("the tool calls' origins %q", origin)
 	}
+}
+
+func oneLine(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", `\n`)
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
 }

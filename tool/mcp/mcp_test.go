@@ -131,7 +131,7 @@ func TestAgentCallsToolsOverStdio(t *testing.T) {
 		"e": "echo: hi",
 		"a": `{"sum":42}`,                    // structured content, once: the SDK's text repeats it
 		"r": "three items\n" + `{"items":3}`, // text and structured content that differ: both
-		"p": "a dot\n[attachment 1: image image/png, " + fmt.Sprint(len(pngBytes)) + " B]",
+		"p": "a dot\n[attachment 1: image image/png, " + fmt.Sprint(len(pngBytes)) + " B]\n" + `{"png":"[attachment 1]","width":1}`,
 		"f": "Error: the disk is full",
 		"w": "a\nb", // structured content that only wraps the text: once
 	}

@@ -116,7 +116,10 @@ func testServer(calls *atomic.Int32) *sdk.Server {
 	s.AddTool(&sdk.Tool{Name: "picture", Description: "Returns an image.", InputSchema: map[string]any{"type": "object"}},
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			count()
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "a dot"}, &sdk.ImageContent{MIMEType: "image/png", Data: pngBytes}}}, nil
+			// Structured content carrying the image's base64 too: the model
+			// must get it as the attachment, not as text.
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "a dot"}, &sdk.ImageContent{MIMEType: "image/png", Data: pngBytes}},
+				StructuredContent: map[string]any{"png": base64.StdEncoding.EncodeToString(pngBytes), "width": 1}}, nil
 		})
 	s.AddTool(&sdk.Tool{Name: "fail", Description: "Fails as a tool does.", InputSchema: map[string]any{"type": "object"}},
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {

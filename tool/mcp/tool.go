@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -82,6 +83,8 @@ type Result struct {
 	Attachments []engine.Attachment
 	// IsError says the server reported the call as failed; Text says why.
 	IsError bool
+
+	blocks json.RawMessage // the result's content blocks as JSON, to spot structured content that repeats them
 }
 
 // ToolError is the error of a call the server reported as failed (a result
@@ -121,11 +124,11 @@ func (t *Tool) CallAttached(ctx context.Context, args string) (string, []engine.
 		return "", nil, err
 	}
 	out := r.Text
-	if r.Structured != nil && !carries(r.Text, r.Structured) {
+	if r.Structured != nil && !carries(r.Text, r.Structured) && !mirrors(r.blocks, r.Structured) {
 		if out != "" {
 			out += "\n"
 		}
-		out += string(r.Structured)
+		out += string(withoutData(r.Structured, r.Attachments))
 	}
 	if r.IsError {
 		if out == "" {
@@ -280,6 +283,13 @@ func convert(res *sdk.CallToolResult) (*Result, error) {
 		}
 	}
 	r.Text = strings.Join(lines, "\n")
+	if res.StructuredContent != nil && len(res.Content) > 0 {
+		b, err := json.Marshal(res.Content)
+		if err != nil {
+			return nil, fmt.Errorf("mcp: a result's content cannot be encoded: %w", err)
+		}
+		r.blocks = b
+	}
 	if res.StructuredContent != nil {
 		b, err := json.Marshal(res.StructuredContent)
 		if err != nil {
@@ -319,6 +329,65 @@ func carries(text string, v json.RawMessage) bool {
 		}
 	}
 	return false
+}
+
+// mirrors reports whether structured content v only repeats the result's
+// content blocks, as {"content": [blocks]} (the filesystem server's
+// read_media_file does): the text already names them, and their base64
+// is not for the model to read.
+func mirrors(blocks, v json.RawMessage) bool {
+	if blocks == nil {
+		return false
+	}
+	var obj map[string]any
+	var want any
+	if json.Unmarshal(v, &obj) != nil || len(obj) != 1 || json.Unmarshal(blocks, &want) != nil {
+		return false
+	}
+	for _, f := range obj {
+		return reflect.DeepEqual(f, want)
+	}
+	return false
+}
+
+// withoutData is structured content v with every string that is an
+// attachment's data (base64) replaced by "[attachment N]": the model gets
+// the bytes as the attachment, not as text.
+func withoutData(v json.RawMessage, as []engine.Attachment) json.RawMessage {
+	if len(as) == 0 {
+		return v
+	}
+	data := map[string]int{}
+	for i, a := range as {
+		data[base64.StdEncoding.EncodeToString(a.Data)] = i + 1
+	}
+	var x any
+	if json.Unmarshal(v, &x) != nil {
+		return v
+	}
+	var walk func(any) any
+	walk = func(x any) any {
+		switch x := x.(type) {
+		case string:
+			if n, ok := data[x]; ok {
+				return fmt.Sprintf("[attachment %d]", n)
+			}
+		case []any:
+			for i := range x {
+				x[i] = walk(x[i])
+			}
+		case map[string]any:
+			for k := range x {
+				x[k] = walk(x[k])
+			}
+		}
+		return x
+	}
+	b, err := json.Marshal(walk(x))
+	if err != nil {
+		return v
+	}
+	return b
 }
 
 func size(n int) string {
