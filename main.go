@@ -20,7 +20,7 @@ import (
 )
 
 func main() {
-	demos, err := examples.All(nil)
+	demos, err := examples.AllFromEnv(nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "weft:", err)
 		os.Exit(1)

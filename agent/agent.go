@@ -85,6 +85,9 @@ type ApprovalRequest struct {
 	ToolCallID string `json:"toolCallId"`
 	Tool       string `json:"tool"`
 	Args       string `json:"args"`
+	// Options are the answers a front end can offer as buttons, "approve"
+	// and "reject" (the studio does); an edit is a Decision.
+	Options []string `json:"options"`
 }
 
 // Decision is a human's answer to an ApprovalRequest: Action "approve",
@@ -196,7 +199,7 @@ func approveNode(msgs engine.MessagesKey, needs map[string]bool) engine.NodeFunc
 				continue
 			}
 			ans, err := engine.Interrupt(ctx, ApprovalRequest{Reason: "tool_call", ToolCallID: c.ID, Tool: c.Name, Args: c.Args,
-				Message: fmt.Sprintf("Run %s with %s?", c.Name, c.Args)})
+				Message: fmt.Sprintf("Run %s with %s?", c.Name, c.Args), Options: []string{"approve", "reject"}})
 			if err != nil {
 				return nil, err
 			}

@@ -81,6 +81,18 @@ run_tests() {
   if [ "$pg_started" = 1 ]; then bash scripts/pg-test-server.sh stop >/dev/null 2>&1 || true; trap - EXIT; fi
 }
 
+# The demos' files agent runs on the filesystem MCP server from npm, in
+# .weft-demo/files (made with two sample files the first time).
+studio_files() {
+  local fs=tool/mcp/e2e/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js
+  if [ ! -f "$fs" ] && ! bash scripts/npm-e2e-setup.sh tool/mcp/e2e; then
+    echo "studio: the files agent demo is left out: its MCP server (npm) could not be installed" >&2
+    return 0
+  fi
+  export WEFT_DEMO_FILES="${WEFT_DEMO_FILES:-$PWD/.weft-demo/files}"
+  export WEFT_DEMO_FILES_SERVER="${WEFT_DEMO_FILES_SERVER:-node $PWD/$fs}"
+}
+
 smoke() {
   go build -o weft .
   local dir shot
@@ -111,7 +123,7 @@ smoke() {
 
 case "${1:-}" in
   setup) setup ;;
-  studio) shift; setup; go build -o weft . && exec ./weft "$@" ;;
+  studio) shift; setup; studio_files; go build -o weft . && exec ./weft "$@" ;;
   test) setup; run_tests ;;
   smoke) setup; smoke ;;
   bench) setup

@@ -33,7 +33,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "live: set %s to the model the agent runs on, as in %s=openai:gpt-4.1-mini (plain weft runs it on its scripted model)\n", provider.EnvVar, provider.EnvVar)
 		os.Exit(2)
 	}
-	demos, err := examples.All(nil, examples.WithAgentModel(m))
+	demos, err := examples.AllFromEnv(nil, examples.WithAgentModel(m))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "live:", err)
 		os.Exit(1)
