@@ -85,3 +85,10 @@ func BenchmarkB1TracedFlushed(b *testing.B) { benchB1(b, true, true) }
 func BenchmarkB1TracedUnsampled(b *testing.B) {
 	benchB1(b, true, false, telemetry.WithSampler(sdktrace.NeverSample()))
 }
+
+// BenchmarkB1TracedTenth is B1 traced with one run in ten sampled
+// (traceidratio 0.1, as a busy service would set OTEL_TRACES_SAMPLER):
+// the others are asked and record nothing.
+func BenchmarkB1TracedTenth(b *testing.B) {
+	benchB1(b, true, false, telemetry.WithSampler(sdktrace.TraceIDRatioBased(0.1)))
+}

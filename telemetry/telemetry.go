@@ -74,6 +74,7 @@ const queueSize = 1024
 type Tracer struct {
 	tp      *sdktrace.TracerProvider
 	tracer  trace.Tracer
+	sampler sdktrace.Sampler // asked as a run starts: a run sampled out records nothing
 	content bool
 
 	mu      sync.RWMutex // guards closed against sends on queue
@@ -102,8 +103,10 @@ func WithContent(on bool) Option { return func(c *config) { c.content = on } }
 // default is service.name "weft" with the SDK's own attributes.
 func WithResource(r *resource.Resource) Option { return func(c *config) { c.resource = r } }
 
-// WithSampler replaces the default sampler (the SDK's: parent based,
-// always sampling roots, or as OTEL_TRACES_SAMPLER says).
+// WithSampler replaces the default sampler (parent based, always
+// sampling roots, or as OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG
+// say). It is asked once per run, as the run starts: a run it samples out
+// records no events and reads no link, so it costs next to nothing.
 func WithSampler(s sdktrace.Sampler) Option { return func(c *config) { c.sampler = s } }
 
 // New returns a Tracer exporting to exp (an otlptracehttp exporter, or any
@@ -123,14 +126,19 @@ func New(exp sdktrace.SpanExporter, opts ...Option) (*Tracer, error) {
 		}
 		c.resource = r
 	}
-	tpOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(c.resource), sdktrace.WithIDGenerator(presetIDs{}), sdktrace.WithBatcher(exp)}
-	if c.sampler != nil {
-		tpOpts = append(tpOpts, sdktrace.WithSampler(c.sampler))
+	if c.sampler == nil {
+		smp, err := samplerFromEnv()
+		if err != nil {
+			return nil, err
+		}
+		c.sampler = smp
 	}
-	tp := sdktrace.NewTracerProvider(tpOpts...)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithResource(c.resource), sdktrace.WithIDGenerator(presetIDs{}),
+		sdktrace.WithBatcher(exp), sdktrace.WithSampler(c.sampler))
 	t := &Tracer{
 		tp:      tp,
 		tracer:  tp.Tracer(ScopeName),
+		sampler: c.sampler,
 		content: c.content,
 		queue:   make(chan *runRecord, queueSize),
 		done:    make(chan struct{}),
@@ -184,6 +192,46 @@ func FromEnv(ctx context.Context) (*Tracer, error) {
 		return nil, fmt.Errorf("telemetry: OTLP exporter: %w", err)
 	}
 	return New(exp, WithContent(content), WithResource(res))
+}
+
+// samplerFromEnv is the sampler OTEL_TRACES_SAMPLER and
+// OTEL_TRACES_SAMPLER_ARG name, as OpenTelemetry's SDKs read them; unset,
+// parent based and always sampling roots. Weft must know the sampler to
+// ask it as a run starts, so it reads them itself, and a value it cannot
+// read is an error naming the variable (the SDK would fall back quietly).
+func samplerFromEnv() (sdktrace.Sampler, error) {
+	name := strings.TrimSpace(os.Getenv("OTEL_TRACES_SAMPLER"))
+	arg := strings.TrimSpace(os.Getenv("OTEL_TRACES_SAMPLER_ARG"))
+	ratio := func() (float64, error) {
+		if arg == "" {
+			return 1, nil
+		}
+		r, err := strconv.ParseFloat(arg, 64)
+		if err != nil || r < 0 || r > 1 {
+			return 0, fmt.Errorf("telemetry: OTEL_TRACES_SAMPLER_ARG=%q: want a ratio from 0 to 1 for %s", arg, name)
+		}
+		return r, nil
+	}
+	switch name {
+	case "", "parentbased_always_on":
+		return sdktrace.ParentBased(sdktrace.AlwaysSample()), nil
+	case "always_on":
+		return sdktrace.AlwaysSample(), nil
+	case "always_off":
+		return sdktrace.NeverSample(), nil
+	case "parentbased_always_off":
+		return sdktrace.ParentBased(sdktrace.NeverSample()), nil
+	case "traceidratio", "parentbased_traceidratio":
+		r, err := ratio()
+		if err != nil {
+			return nil, err
+		}
+		if name == "traceidratio" {
+			return sdktrace.TraceIDRatioBased(r), nil
+		}
+		return sdktrace.ParentBased(sdktrace.TraceIDRatioBased(r)), nil
+	}
+	return nil, fmt.Errorf("telemetry: OTEL_TRACES_SAMPLER=%q: want always_on, always_off, traceidratio or their parentbased_ forms", name)
 }
 
 // envWantsTraces reads the variables that turn traces on or off.
@@ -299,6 +347,9 @@ func (t *Tracer) hook(ctx context.Context, run engine.RunInfo) engine.RunHooks {
 	} else {
 		rec.traceID = newTraceID()
 	}
+	if !t.sampled(rec) {
+		return engine.RunHooks{} // no span will be built: record nothing
+	}
 	rec.spanID = newSpanID()
 	if s := run.Graph.Saver(); s != nil && run.Thread != "" {
 		rec.link, rec.linkCheckpoint = previousSpan(ctx, s, run.Thread, run.Checkpoint)
@@ -312,6 +363,18 @@ func (t *Tracer) hook(ctx context.Context, run engine.RunInfo) engine.RunHooks {
 			t.enqueue(rec)
 		},
 	}
+}
+
+// sampled asks the sampler about the run's span as build will start it:
+// same parent, trace id, name and kind.
+func (t *Tracer) sampled(rec *runRecord) bool {
+	ctx := context.Background()
+	if rec.parent.IsValid() {
+		ctx = trace.ContextWithSpanContext(ctx, rec.parent)
+	}
+	r := t.sampler.ShouldSample(sdktrace.SamplingParameters{ParentContext: ctx, TraceID: rec.traceID,
+		Name: "invoke_agent " + rec.graph, Kind: trace.SpanKindInternal})
+	return r.Decision != sdktrace.Drop
 }
 
 // enqueue hands a finished run to the builder, or drops it when the

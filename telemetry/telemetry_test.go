@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -432,10 +434,14 @@ func TestFromEnv(t *testing.T) {
 		{"other exporter", map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"}, false, "OTEL_TRACES_EXPORTER"},
 		{"grpc", map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, false, "OTEL_EXPORTER_OTLP_PROTOCOL"},
 		{"bad content flag", map[string]string{"OTEL_TRACES_EXPORTER": "otlp", telemetry.ContentEnv: "yes please"}, false, telemetry.ContentEnv},
+		{"ratio sampler", map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.25"}, true, ""},
+		{"unknown sampler", map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_TRACES_SAMPLER": "jaeger_remote"}, false, "OTEL_TRACES_SAMPLER="},
+		{"bad ratio", map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "2"}, false, "OTEL_TRACES_SAMPLER_ARG"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for _, k := range []string{"OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-				"OTEL_SDK_DISABLED", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", telemetry.ContentEnv} {
+				"OTEL_SDK_DISABLED", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", telemetry.ContentEnv,
+				"OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG"} {
 				t.Setenv(k, c.env[k])
 			}
 			tr, err := telemetry.FromEnv(context.Background())
@@ -474,3 +480,57 @@ func keys(m map[string]*tracepb.Span) []string {
 }
 
 func hexs(b []byte) string { return hex.EncodeToString(b) }
+
+// The sampler is asked as a run starts: a run sampled out records nothing
+// and leaves no traceparent in its checkpoints, and exactly the runs it
+// keeps have spans (the same answer the span's start gets).
+func TestSampledOutRunsRecordNothing(t *testing.T) {
+	t.Setenv("OTEL_TRACES_SAMPLER", "traceidratio")
+	t.Setenv("OTEL_TRACES_SAMPLER_ARG", "0.5")
+	rcv := newReceiver(t)
+	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(rcv.srv.URL+"/v1/traces"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := telemetry.New(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Shutdown(context.Background())
+	k := engine.LastValue[int]("k")
+	g, err := engine.NewGraph("counter", k).AddNode("inc", func(_ context.Context, s engine.State) (engine.Output, error) {
+		return engine.Updates(k.Set(k.Get(s) + 1)), nil
+	}).AddEdge(engine.START, "inc").Compile(engine.WithSaver(memory.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g = tr.Instrument(g)
+	const runs = 64
+	marked := map[string]bool{}
+	for i := range runs {
+		thread := "t" + itoa(int64(i))
+		if _, err := g.Invoke(context.Background(), engine.Values{"k": 0}, engine.WithThread(thread)); err != nil {
+			t.Fatal(err)
+		}
+		tup, err := g.Saver().Get(context.Background(), checkpoint.Ref{ThreadID: thread})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := tup.Metadata.Extra[telemetry.MetadataKey].(string); ok {
+			marked[v[3:35]] = true // the trace id
+		}
+	}
+	flush(t, tr)
+	traced := map[string]bool{}
+	for _, sp := range rcv.all() {
+		if strings.HasPrefix(sp.Name, "invoke_agent") {
+			traced[hexs(sp.TraceId)] = true
+		}
+	}
+	if len(marked) == 0 || len(marked) == runs {
+		t.Fatalf("%d of %d runs sampled at a ratio of 0.5", len(marked), runs)
+	}
+	if !reflect.DeepEqual(marked, traced) {
+		t.Errorf("runs marked in their checkpoints %d, runs with spans %d: they must be the same runs", len(marked), len(traced))
+	}
+}
