@@ -130,14 +130,19 @@ func Build(m model.ChatModel, tools []tool.Tool, opts ...Option) (*engine.StateG
 		needs[n] = true
 	}
 	msgs := c.msgs
-	callOpts := append(slices.Clone(c.modelOpts), model.WithTools(specs...))
 	g := engine.NewGraph(c.name, msgs).
 		AddNode(AgentNode, func(ctx context.Context, s engine.State) (engine.Output, error) {
 			conv := msgs.Get(s)
 			if c.system != "" {
 				conv = append([]engine.Message{{ID: "system", Role: engine.RoleSystem, Content: c.system}}, conv...)
 			}
-			reply, err := m.Generate(ctx, conv, callOpts...)
+			// Specs are read at each call: a tool whose server changed its
+			// description or schema (an MCP tool) is offered as it is now.
+			specs := make([]model.ToolSpec, len(tools))
+			for i, t := range tools {
+				specs[i] = t.Spec()
+			}
+			reply, err := m.Generate(ctx, conv, append(slices.Clone(c.modelOpts), model.WithTools(specs...))...)
 			if err != nil {
 				return nil, err
 			}

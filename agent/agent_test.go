@@ -14,6 +14,7 @@ import (
 	"github.com/weftstudio/weft/model"
 	"github.com/weftstudio/weft/model/modeltest"
 	"github.com/weftstudio/weft/model/openai"
+	"github.com/weftstudio/weft/model/scripted"
 	"github.com/weftstudio/weft/tool"
 )
 
@@ -204,5 +205,40 @@ func TestBadConfigurations(t *testing.T) {
 	_, err = g.Invoke(context.Background(), engine.Values{"messages": []engine.Message{{Role: engine.RoleUser, Content: "x"}}})
 	if !errors.Is(err, engine.ErrNoSaver) {
 		t.Errorf("an unanswerable approval: %v", err)
+	}
+}
+
+// changing is a tool whose description changes, as an MCP server's can.
+type changing struct{ desc atomic.Value }
+
+func (c *changing) Spec() model.ToolSpec {
+	return model.ToolSpec{Name: "probe", Description: c.desc.Load().(string), Parameters: []byte(`{"type":"object"}`)}
+}
+func (c *changing) Call(context.Context, string) (string, error) { return "ok", nil }
+
+// The model is offered the tools as they are at each call, not as they
+// were when the graph was built.
+func TestToolSpecsReadAtEachCall(t *testing.T) {
+	probe := &changing{}
+	probe.desc.Store("first")
+	var offered []string
+	m := scripted.New(func(req *model.Request) (scripted.Turn, error) {
+		offered = append(offered, req.Tools[0].Description)
+		return scripted.Turn{Text: "fine"}, nil
+	})
+	g, err := agent.New(m, []tool.Tool{probe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := engine.Values{"messages": []engine.Message{{Role: engine.RoleUser, Content: "hi"}}}
+	if _, err := g.Invoke(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	probe.desc.Store("second")
+	if _, err := g.Invoke(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(offered, ",") != "first,second" {
+		t.Errorf("offered %q, want the description of the moment", offered)
 	}
 }

@@ -113,6 +113,7 @@ type config struct {
 	prefix         string
 	only           []string
 	stderr         io.Writer
+	changed        func([]tool.Tool, error)
 }
 
 // Defaults of the options.
@@ -144,6 +145,15 @@ func WithTools(names ...string) Option {
 	return func(c *config) { c.only = append(c.only, names...) }
 }
 
+// WithToolsChanged calls fn after the server said its tools changed and
+// the Client listed them again, with the new list (Tools), or with the
+// error of a listing that failed (the tools then stay as they were). A
+// graph built from the old list keeps it: fn is where a program builds
+// its agent again. fn runs on a goroutine of its own; nil calls nothing.
+func WithToolsChanged(fn func(tools []tool.Tool, err error)) Option {
+	return func(c *config) { c.changed = fn }
+}
+
 // WithStderr copies a command's stderr (its logs) to w as well; the end of
 // it is kept either way, for the error of a server that exits.
 func WithStderr(w io.Writer) Option { return func(c *config) { c.stderr = w } }
@@ -151,10 +161,12 @@ func WithStderr(w io.Writer) Option { return func(c *config) { c.stderr = w } }
 // Client is a connection to one MCP server and the tools it offers. Its
 // methods are safe for concurrent use.
 type Client struct {
-	srv   Server
-	cfg   config
-	sdk   *sdk.Client
-	tools []*Tool
+	srv Server
+	cfg config
+	sdk *sdk.Client
+
+	toolsMu sync.Mutex // guards tools; held through a listing, so listings apply in order
+	tools   []*Tool    // as the server last listed them (those WithTools keeps)
 
 	mu     sync.Mutex
 	sess   *session // nil after the connection was lost, until the next call
@@ -181,10 +193,15 @@ func Connect(ctx context.Context, srv Server, opts ...Option) (*Client, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	c := &Client{srv: srv, cfg: cfg, sdk: sdk.NewClient(&sdk.Implementation{Name: "weft", Version: "1"},
+	c := &Client{srv: srv, cfg: cfg}
+	c.sdk = sdk.NewClient(&sdk.Implementation{Name: "weft", Version: "1"}, &sdk.ClientOptions{
 		// No capabilities: Weft offers no roots, sampling or elicitation,
 		// and the SDK would announce roots by default.
-		&sdk.ClientOptions{Capabilities: &sdk.ClientCapabilities{}})}
+		Capabilities: &sdk.ClientCapabilities{},
+		// Off the SDK's goroutine: a listing is a request on the same
+		// session, which the handler must not wait for.
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { go c.relist() },
+	})
 	s, err := c.connect(ctx)
 	if err != nil {
 		return nil, err
@@ -207,8 +224,14 @@ func Connect(ctx context.Context, srv Server, opts ...Option) (*Client, error) {
 }
 
 // Tools returns the server's tools (those WithTools kept), in the order
-// the server listed them, for tool.Node or agent.New; each is a *Tool.
+// the server last listed them, for tool.Node or agent.New; each is a
+// *Tool. When the server says its tools changed (notifications/tools/
+// list_changed), the Client lists them again: Tools then returns the new
+// list, the Tools it returned before take their new definitions, and
+// WithToolsChanged tells the program, whose graph holds the old list.
 func (c *Client) Tools() []tool.Tool {
+	c.toolsMu.Lock()
+	defer c.toolsMu.Unlock()
 	out := make([]tool.Tool, len(c.tools))
 	for i, t := range c.tools {
 		out[i] = t
@@ -219,12 +242,51 @@ func (c *Client) Tools() []tool.Tool {
 // Tool returns the tool the server names name (its own name, without a
 // prefix); nil when there is none, or WithTools left it out.
 func (c *Client) Tool(name string) *Tool {
+	c.toolsMu.Lock()
+	defer c.toolsMu.Unlock()
 	for _, t := range c.tools {
 		if t.name == name {
 			return t
 		}
 	}
 	return nil
+}
+
+// names lists the server's tools for an error, as the model calls them.
+func (c *Client) names() string {
+	var out []string
+	for _, t := range c.Tools() {
+		out = append(out, t.Spec().Name)
+	}
+	if len(out) == 0 {
+		return "(none)"
+	}
+	return strings.Join(out, ", ")
+}
+
+// relist lists the server's tools again after it said they changed, and
+// tells WithToolsChanged's function. A listing that fails keeps the tools
+// as they were and is reported to that function too.
+func (c *Client) relist() {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return
+	}
+	ctx := context.Background()
+	if d := c.cfg.connectTimeout; d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	s, err := c.current(ctx)
+	if err == nil {
+		err = c.listTools(ctx, s)
+	}
+	if c.cfg.changed != nil {
+		c.cfg.changed(c.Tools(), err)
+	}
 }
 
 // Close ends the session and, for a command, the server's process: its
@@ -342,8 +404,13 @@ func (s *session) close() error {
 	return err
 }
 
-// listTools lists every page of the server's tools and makes them Tools.
+// listTools lists every page of the server's tools and makes them the
+// client's: a tool listed before keeps its *Tool, with the new
+// definition; one no longer listed is marked gone. Nothing changes when
+// the listing fails.
 func (c *Client) listTools(ctx context.Context, s *session) error {
+	c.toolsMu.Lock()
+	defer c.toolsMu.Unlock()
 	var listed []*sdk.Tool
 	for t, err := range s.cs.Tools(ctx, nil) {
 		if err != nil {
@@ -356,16 +423,31 @@ func (c *Client) listTools(ctx context.Context, s *session) error {
 		keep[n] = true
 	}
 	seen := map[string]bool{}
+	before := map[string]*Tool{}
+	for _, t := range c.tools {
+		before[t.name] = t
+	}
+	var tools []*Tool
+	defs := map[*Tool]*toolDef{}
 	for _, t := range listed {
 		seen[t.Name] = true
 		if len(keep) > 0 && !keep[t.Name] {
+			continue
+		}
+		if old, ok := before[t.Name]; ok {
+			d, err := newDef(c, t)
+			if err != nil {
+				return err
+			}
+			defs[old] = d
+			tools = append(tools, old)
 			continue
 		}
 		tt, err := newTool(c, t)
 		if err != nil {
 			return err
 		}
-		c.tools = append(c.tools, tt)
+		tools = append(tools, tt)
 	}
 	var missing []string
 	for _, n := range c.cfg.only {
@@ -381,6 +463,17 @@ func (c *Client) listTools(ctx context.Context, s *session) error {
 		return fmt.Errorf("mcp: WithTools names %s, which server %s does not have; it has: %s",
 			strings.Join(missing, ", "), c.srv.label(), strings.Join(names, ", "))
 	}
+	// All checked: apply.
+	for t, d := range defs {
+		t.def.Store(d)
+		t.gone.Store(false)
+	}
+	for name, t := range before {
+		if !seen[name] {
+			t.gone.Store(true)
+		}
+	}
+	c.tools = tools
 	return nil
 }
 

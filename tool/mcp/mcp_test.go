@@ -369,3 +369,53 @@ func TestApprovalBeforeAnMCPTool(t *testing.T) {
 		t.Errorf("the answer %q", last)
 	}
 }
+
+// A server that changes its tools says so (notifications/tools/
+// list_changed): the client lists them again, the Tools it handed out
+// take their new definitions, a removed one fails its calls saying why,
+// and the program is told, over stdio and over HTTP.
+func TestToolListChanges(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		srv  func(t *testing.T) mcp.Server
+	}{
+		{"stdio", func(t *testing.T) mcp.Server { return goServer(t) }},
+		{"http", func(t *testing.T) mcp.Server { return mcp.Server{URL: httpServer(t, "", nil).URL} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			changed := make(chan []tool.Tool, 4)
+			c := connect(t, tc.srv(t), mcp.WithToolsChanged(func(ts []tool.Tool, err error) {
+				if err != nil {
+					t.Errorf("relisting: %v", err)
+				}
+				changed <- ts
+			}))
+			echo, fail := find(t, c, "echo"), find(t, c, "fail")
+			if out, err := find(t, c, "reshape").Call(context.Background(), `{}`); err != nil || out != "reshaped" {
+				t.Fatalf("reshape: %q %v", out, err)
+			}
+			deadline := time.After(10 * time.Second)
+			for c.Tool("extra") == nil || c.Tool("fail") != nil || echo.Spec().Description != "Echoes text, loudly." {
+				select {
+				case <-changed:
+				case <-deadline:
+					t.Fatalf("the client did not take the new tools: %v", tools(c))
+				}
+			}
+			if c.Tool("echo") != echo {
+				t.Error("echo is a new *Tool: a graph holding the old one would not see the change")
+			}
+			if _, err := echo.Call(context.Background(), `{"text":"hi"}`); err == nil {
+				t.Error("echo took arguments its new schema refuses")
+			}
+			if out, err := echo.Call(context.Background(), `{"loud":"hi"}`); err != nil || out != `ECHO {"loud":"hi"}` {
+				t.Errorf("echo with its new schema: %q %v", out, err)
+			}
+			_, err := fail.Call(context.Background(), `{}`)
+			var te *mcp.ToolError
+			if !errors.As(err, &te) || !strings.Contains(err.Error(), "no longer offers the tool fail") || !strings.Contains(err.Error(), "extra") {
+				t.Errorf("a removed tool's call: %v", err)
+			}
+		})
+	}
+}

@@ -146,6 +146,23 @@ func testServer(calls *atomic.Int32) *sdk.Server {
 				return nil, nil
 			})
 	}
+	// reshape changes the server's tools as a server may at any time:
+	// fail goes, extra comes, echo gets a new description and schema.
+	s.AddTool(&sdk.Tool{Name: "reshape", Description: "Changes the list of tools.", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			count()
+			s.RemoveTools("fail")
+			s.AddTool(&sdk.Tool{Name: "extra", Description: "Came later.", InputSchema: map[string]any{"type": "object"}},
+				func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+					return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "extra!"}}}, nil
+				})
+			s.AddTool(&sdk.Tool{Name: "echo", Description: "Echoes text, loudly.", InputSchema: map[string]any{
+				"type": "object", "required": []string{"loud"}, "properties": map[string]any{"loud": map[string]any{"type": "string"}}}},
+				func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+					return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ECHO " + string(req.Params.Arguments)}}}, nil
+				})
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "reshaped"}}}, nil
+		})
 	sdk.AddTool(s, &sdk.Tool{Name: "sleep", Description: "Sleeps, unless cancelled."}, func(ctx context.Context, _ *sdk.CallToolRequest, a sleepArgs) (*sdk.CallToolResult, any, error) {
 		count()
 		select {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -18,10 +19,19 @@ import (
 	"github.com/weftstudio/weft/tool"
 )
 
-// Tool is one tool of an MCP server, as a tool.Tool.
+// Tool is one tool of an MCP server, as a tool.Tool. When the server
+// says its tools changed, the Tool takes the server's new definition
+// (description, schema) in place; a tool the server no longer lists fails
+// its calls with a *ToolError saying so.
 type Tool struct {
-	c      *Client
-	name   string // the server's name of the tool
+	c    *Client
+	name string // the server's name of the tool
+	def  atomic.Pointer[toolDef]
+	gone atomic.Bool // the server's last listing left it out
+}
+
+// toolDef is a tool as the server last listed it.
+type toolDef struct {
 	spec   model.ToolSpec
 	schema *tool.Schema
 	raw    *sdk.Tool
@@ -30,6 +40,16 @@ type Tool struct {
 var _ tool.Tool = (*Tool)(nil)
 
 func newTool(c *Client, t *sdk.Tool) (*Tool, error) {
+	d, err := newDef(c, t)
+	if err != nil {
+		return nil, err
+	}
+	tt := &Tool{c: c, name: t.Name}
+	tt.def.Store(d)
+	return tt, nil
+}
+
+func newDef(c *Client, t *sdk.Tool) (*toolDef, error) {
 	params, err := json.Marshal(t.InputSchema)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: server %s: tool %q: cannot encode its input schema: %w", c.srv.label(), t.Name, err)
@@ -45,13 +65,13 @@ func newTool(c *Client, t *sdk.Tool) (*Tool, error) {
 	if desc == "" {
 		desc = t.Title
 	}
-	return &Tool{c: c, name: t.Name, schema: compiled, raw: t,
+	return &toolDef{schema: compiled, raw: t,
 		spec: model.ToolSpec{Name: c.cfg.prefix + t.Name, Description: desc, Parameters: params}}, nil
 }
 
 // Spec returns the tool's name (with the client's prefix), description and
 // the server's input schema.
-func (t *Tool) Spec() model.ToolSpec { return t.spec }
+func (t *Tool) Spec() model.ToolSpec { return t.def.Load().spec }
 
 // Name returns the tool's name on its server (without a prefix).
 func (t *Tool) Name() string { return t.name }
@@ -68,7 +88,7 @@ var (
 
 // Definition returns the tool as the server listed it: its title,
 // annotations (read-only, destructive hints) and output schema too.
-func (t *Tool) Definition() *sdk.Tool { return t.raw }
+func (t *Tool) Definition() *sdk.Tool { return t.def.Load().raw }
 
 // Result is what a tool call returned.
 type Result struct {
@@ -147,6 +167,10 @@ func (t *Tool) CallAttached(ctx context.Context, args string) (string, []engine.
 // error naming the server otherwise (a protocol error it answered with,
 // or a failed reconnection).
 func (t *Tool) Invoke(ctx context.Context, args string) (*Result, error) {
+	if t.gone.Load() {
+		return nil, &ToolError{Server: t.c.srv.label(), Tool: t.name,
+			Message: fmt.Sprintf("MCP server %s no longer offers the tool %s (it changed its list of tools); its tools are: %s", t.c.srv.label(), t.name, t.c.names())}
+	}
 	raw, err := t.validate(args)
 	if err != nil {
 		return nil, err
@@ -226,12 +250,13 @@ func (t *Tool) validate(args string) (json.RawMessage, error) {
 	if strings.TrimSpace(args) == "" {
 		args = "{}"
 	}
-	inst, err := t.schema.Check(t.spec.Name, args)
+	d := t.def.Load()
+	inst, err := d.schema.Check(d.spec.Name, args)
 	if err != nil {
 		return nil, err
 	}
 	if _, ok := inst.(map[string]any); !ok {
-		return nil, &tool.ArgumentError{Tool: t.spec.Name, Args: args, Problems: []string{"at /: want a JSON object of arguments"}}
+		return nil, &tool.ArgumentError{Tool: d.spec.Name, Args: args, Problems: []string{"at /: want a JSON object of arguments"}}
 	}
 	return json.RawMessage(args), nil
 }
