@@ -318,6 +318,9 @@ func (st *spanTree) call(ev recEvent) {
 		if rec.ToolCallID != "" {
 			a = append(a, attribute.String("gen_ai.tool.call.id", rec.ToolCallID))
 		}
+		if rec.Provider != "" { // where the tool ran: an MCP server and its name for the tool (tool.Origin)
+			a = append(a, attribute.String("weft.tool.origin", rec.Provider))
+		}
 		if st.t.content {
 			a = append(a, attribute.String("gen_ai.tool.call.arguments", rec.Args.Text), attribute.String("gen_ai.tool.call.result", rec.Result.Text))
 		}

@@ -32,7 +32,7 @@ func TestSubgraphAndParallelTasks(t *testing.T) {
 	out := engine.List[string]("out")
 	call := func(name string) engine.NodeFunc {
 		return func(ctx context.Context, _ engine.State) (engine.Output, error) {
-			engine.RecordCall(ctx, engine.CallRecord{Kind: engine.CallTool, Name: "tool_" + name})
+			engine.RecordCall(ctx, engine.CallRecord{Kind: engine.CallTool, Name: "tool_" + name, Provider: "mcp srv · " + name})
 			return engine.Updates(out.Add(name)), nil
 		}
 	}
@@ -91,6 +91,9 @@ func TestSubgraphAndParallelTasks(t *testing.T) {
 			t.Errorf("span %q has parent %q, want %q", c.span, got, c.parent)
 		}
 	}
+	if v := attrValue(one("execute_tool tool_deep"), "weft.tool.origin"); v != "mcp srv · deep" {
+		t.Errorf("the tool call's origin is %q, want the MCP server and its tool", v)
+	}
 	// … which is a child of the right task, not of the run.
 	deepStep := byID[one("deep").Parent.SpanID().String()]
 	if parentName(deepStep) != "right" || !hasAttr(deepStep, "weft.ns") {
@@ -111,6 +114,15 @@ func TestSubgraphAndParallelTasks(t *testing.T) {
 			t.Errorf("span %q incomplete", s.Name)
 		}
 	}
+}
+
+func attrValue(s tracetest.SpanStub, key string) string {
+	for _, kv := range s.Attributes {
+		if string(kv.Key) == key {
+			return kv.Value.Emit()
+		}
+	}
+	return ""
 }
 
 func hasAttr(s tracetest.SpanStub, key string) bool {
