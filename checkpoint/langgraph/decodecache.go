@@ -2,6 +2,7 @@ package langgraph
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/zeebo/xxh3"
 )
@@ -14,8 +15,15 @@ import (
 // checkpoints: decoding each copy made reading a long thread slow and
 // large. The checkpoints then share one decoded value, which is safe
 // because nothing that reads a Thread changes a value in place (snapshots
-// copy the maps and lists they change: see snapshot and applyWrites).
-type valueCache map[valueKey]any
+// copy the maps and lists they change: see snapshot and applyWrites). The
+// goroutines decoding one long thread share it (decodeCheckpoints), so a
+// value is held once however the thread is cut. nil caches nothing.
+type valueCache struct {
+	mu sync.Mutex
+	m  map[valueKey]any
+}
+
+func newValueCache() *valueCache { return &valueCache{m: map[valueKey]any{}} }
 
 // valueKey names stored bytes by their 128-bit hash: two different values
 // colliding is far less likely than the store's disk failing.
@@ -27,19 +35,30 @@ type valueKey struct {
 
 // decode is Reader.decodeValue through the cache. A value that fails to
 // decode is not kept (each copy reports its own error).
-func (vc valueCache) decode(r *Reader, typ string, b []byte) (any, error) {
+func (vc *valueCache) decode(r *Reader, typ string, b []byte) (any, error) {
 	if vc == nil {
 		return r.decodeValue(typ, b)
 	}
 	k := valueKey{typ, len(b), xxh3.Hash128(b)}
-	if v, ok := vc[k]; ok {
+	vc.mu.Lock()
+	v, ok := vc.m[k]
+	vc.mu.Unlock()
+	if ok {
 		return v, nil
 	}
+	// Decoded outside the lock: two goroutines meeting the same new value
+	// at once both decode it, and the first one stored is kept.
 	v, err := r.decodeValue(typ, b)
-	if err == nil {
-		vc[k] = v
+	if err != nil {
+		return v, err
 	}
-	return v, err
+	vc.mu.Lock()
+	defer vc.mu.Unlock()
+	if first, ok := vc.m[k]; ok {
+		return first, nil
+	}
+	vc.m[k] = v
+	return v, nil
 }
 
 // splitJSONBody splits a JSON checkpoint body (LangGraph.js' serde) into
@@ -97,7 +116,7 @@ func splitJSONBody(body []byte) (rest map[string]any, values map[string][]byte, 
 
 // decodeJSONBody decodes a JSON checkpoint body as decodeValue would, its
 // channel values through vc.
-func (r *Reader) decodeJSONBody(vc valueCache, body []byte) (any, error) {
+func (r *Reader) decodeJSONBody(vc *valueCache, body []byte) (any, error) {
 	rest, raw, ok := splitJSONBody(body)
 	if !ok {
 		return r.decodeValue("json", body)

@@ -23,7 +23,7 @@ func TestDecodeJSONBody(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		vc := valueCache{}
+		vc := newValueCache()
 		seen := map[string]any{} // stored bytes → the value first decoded from them
 		for _, c := range raw.cps {
 			whole, werr := r.decodeValue(c.typ, c.cp)
@@ -57,7 +57,7 @@ func TestDecodeJSONBody(t *testing.T) {
 	}
 	// A body the scanner cannot walk decodes whole, with whole decoding's error.
 	bad := []byte(`{"v":4,"channel_values":{"a":1,}}`)
-	if _, err := r.decodeJSONBody(valueCache{}, bad); err == nil {
+	if _, err := r.decodeJSONBody(newValueCache(), bad); err == nil {
 		t.Fatal("a damaged body decoded")
 	}
 }

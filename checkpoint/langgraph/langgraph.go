@@ -39,9 +39,11 @@ import (
 	"fmt"
 	"iter"
 	"os"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
@@ -249,11 +251,7 @@ func (r *Reader) ReadThread(ctx context.Context, threadID string) (*Thread, erro
 
 // decodeThread decodes what a backend read of a thread.
 func (r *Reader) decodeThread(threadID string, raw *rawThread) *Thread {
-	t := &Thread{ID: threadID}
-	vc := valueCache{}
-	for i := range raw.cps {
-		t.Checkpoints = append(t.Checkpoints, r.decodeCheckpoint(vc, &raw.cps[i], raw.blobs))
-	}
+	t := &Thread{ID: threadID, Checkpoints: r.decodeCheckpoints(raw)}
 	sort.SliceStable(t.Checkpoints, func(i, j int) bool { return t.Checkpoints[i].ID > t.Checkpoints[j].ID })
 	if raw.blobs != nil {
 		t.flagShared()
@@ -265,6 +263,33 @@ func (r *Reader) decodeThread(threadID string, raw *rawThread) *Thread {
 	}
 	t.setRan(r.kind.JS())
 	return t
+}
+
+// parallelFrom is the number of checkpoints from which a thread is
+// decoded on every CPU: below it, starting goroutines costs more than it
+// saves. A variable so that tests decode the fixtures' short threads both
+// ways.
+var parallelFrom = 256
+
+// decodeCheckpoints decodes raw's checkpoints, in order. A long thread is
+// cut into one run of neighbouring checkpoints per CPU, each decoded with
+// the value cache they share; decoding is most of the time a long thread
+// takes to open.
+func (r *Reader) decodeCheckpoints(raw *rawThread) []*Checkpoint {
+	out := make([]*Checkpoint, len(raw.cps))
+	workers := min(runtime.GOMAXPROCS(0), len(raw.cps)/parallelFrom+1)
+	vc := newValueCache()
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*len(out)/workers, (w+1)*len(out)/workers
+		wg.Go(func() {
+			for i := lo; i < hi; i++ {
+				out[i] = r.decodeCheckpoint(vc, &raw.cps[i], raw.blobs)
+			}
+		})
+	}
+	wg.Wait()
+	return out
 }
 
 // setRan sets Checkpoint.Ran: the tasks of the parent's step whose writes
@@ -352,7 +377,7 @@ func (t *Thread) flagShared() {
 
 // decodeCheckpoint decodes one checkpoint, its values through vc (nil:
 // no cache).
-func (r *Reader) decodeCheckpoint(vc valueCache, rc *rawCheckpoint, blobs map[blobKey]rawBlob) *Checkpoint {
+func (r *Reader) decodeCheckpoint(vc *valueCache, rc *rawCheckpoint, blobs map[blobKey]rawBlob) *Checkpoint {
 	c := &Checkpoint{NS: rc.ns, ID: rc.id, Parent: rc.parent, Values: map[string]any{}}
 	fail := func(err error) *Checkpoint {
 		if c.Err == nil {
