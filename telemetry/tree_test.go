@@ -119,7 +119,7 @@ func TestSubgraphAndParallelTasks(t *testing.T) {
 func attrValue(s tracetest.SpanStub, key string) string {
 	for _, kv := range s.Attributes {
 		if string(kv.Key) == key {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return ""

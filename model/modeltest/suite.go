@@ -160,14 +160,7 @@ func Run(t *testing.T, h Harness) {
 			model.WithMaxTokens(300), model.WithForcedTool("lookup"), model.WithStop("END")); err != nil {
 			t.Fatal(err)
 		}
-		reqs := srv.Requests()
-		if len(reqs) != 1 {
-			t.Fatalf("%d requests", len(reqs))
-		}
-		seen, err := h.Wire.Decode(reqs[0].Body)
-		if err != nil {
-			t.Fatalf("decoding the request: %v\n%s", err, reqs[0].Body)
-		}
+		seen, body := onlyRequest(t, h.Wire, srv)
 		temp := 0.25
 		want := Seen{Model: "fake-model-2", Stream: true, Temperature: &temp, MaxTokens: 300, ToolChoice: "tool:lookup", Stop: []string{"END"},
 			Messages: []SeenMessage{
@@ -181,7 +174,7 @@ func Run(t *testing.T, h Harness) {
 			Tools: []SeenTool{{Name: "lookup", Description: "Looks up the weather.", Parameters: canonical(params)}},
 		}
 		if !reflect.DeepEqual(seen, want) {
-			t.Errorf("the server saw\n%+v\nwant\n%+v\nbody: %s", seen, want, reqs[0].Body)
+			t.Errorf("the server saw\n%+v\nwant\n%+v\nbody: %s", seen, want, body)
 		}
 	})
 
@@ -201,14 +194,7 @@ func Run(t *testing.T, h Harness) {
 		if _, err := m.Generate(ctx, conv); err != nil {
 			t.Fatal(err)
 		}
-		reqs := srv.Requests()
-		if len(reqs) != 1 {
-			t.Fatalf("%d requests", len(reqs))
-		}
-		seen, err := h.Wire.Decode(reqs[0].Body)
-		if err != nil {
-			t.Fatalf("decoding the request: %v\n%s", err, reqs[0].Body)
-		}
+		seen, body := onlyRequest(t, h.Wire, srv)
 		// Each attachment is on its tool message, or on a user message
 		// after the turn's tool messages that names its call.
 		where := func(data []byte, mime string) (string, int) {
@@ -233,7 +219,7 @@ func Run(t *testing.T, h Harness) {
 			case !want && n != 0:
 				t.Errorf("%s of %s was sent (%s), though the API does not take it", mime, call, at)
 			case want && n != 1:
-				t.Errorf("%s of %s was sent %d times, want once\nbody: %s", mime, call, n, reqs[0].Body)
+				t.Errorf("%s of %s was sent %d times, want once\nbody: %s", mime, call, n, body)
 			case want && at != "tool "+call && !(strings.HasPrefix(at, "user after ") && strings.Contains(at, "call "+call+" ")):
 				t.Errorf("%s of %s was sent on %q, not with its call", mime, call, at)
 			}
@@ -477,4 +463,18 @@ func Run(t *testing.T, h Harness) {
 			t.Errorf("the failed task: %+v", st.Tasks)
 		}
 	})
+}
+
+// onlyRequest is the one request srv got, as w decodes it, and its body.
+func onlyRequest(t *testing.T, w Wire, srv *Server) (Seen, []byte) {
+	t.Helper()
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	seen, err := w.Decode(reqs[0].Body)
+	if err != nil {
+		t.Fatalf("decoding the request: %v\n%s", err, reqs[0].Body)
+	}
+	return seen, reqs[0].Body
 }

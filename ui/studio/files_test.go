@@ -29,13 +29,7 @@ func TestFilesAgentInTheStudio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var gs []Graph
-	for _, d := range demos {
-		gs = append(gs, Graph{Graph: d.Graph, Description: d.Description, Example: d.Example})
-		if d.Close != nil {
-			t.Cleanup(func() { d.Close() })
-		}
-	}
+	gs := graphsOf(t, demos)
 	s := openStudio(t, test.NewTempApp(t), Config{Store: memory.New(), StoreName: "test.db", Graphs: gs})
 	act(func() { s.Window().Resize(fyne.NewSize(1280, 800)) })
 	idle(t, s)

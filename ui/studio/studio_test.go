@@ -23,9 +23,18 @@ func demoGraphs(t testing.TB) []Graph {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return graphsOf(t, demos)
+}
+
+// graphsOf is demos as the studio shows them; each demo is closed when
+// the test ends.
+func graphsOf(t testing.TB, demos []examples.Demo) []Graph {
 	var gs []Graph
 	for _, d := range demos {
 		gs = append(gs, Graph{Graph: d.Graph, Description: d.Description, Example: d.Example})
+		if d.Close != nil {
+			t.Cleanup(func() { d.Close() })
+		}
 	}
 	return gs
 }
