@@ -232,3 +232,47 @@ func oneLine(s string, n int) string {
 	}
 	return s
 }
+
+// The everything server's resources and prompts: listed, a text resource
+// and a binary one read, a prompt filled with its arguments, and the
+// server's refusals named.
+func TestEverythingResourcesAndPrompts(t *testing.T) {
+	node := nodetest.Installed(t, "e2e", everything)
+	c := connect(t, mcp.Server{Name: "everything", Command: node, Args: []string{serverScript(everything), "stdio"}})
+	ctx := context.Background()
+	rs, err := c.Resources(ctx)
+	if err != nil || len(rs) == 0 {
+		t.Fatalf("resources: %d, %v", len(rs), err)
+	}
+	var doc string
+	for _, r := range rs {
+		if strings.HasPrefix(r.URI, "demo://resource/static/document/") {
+			doc = r.URI
+		}
+	}
+	if doc == "" {
+		t.Fatalf("no static document among %d resources", len(rs))
+	}
+	text, err := c.ReadResource(ctx, doc)
+	if err != nil || len(text.Text) < 20 || text.Attachments != nil {
+		t.Errorf("reading %s: %+v, %v", doc, text, err)
+	}
+	blob, err := c.ReadResource(ctx, "demo://resource/dynamic/blob/7")
+	if err != nil || len(blob.Attachments) != 1 || len(blob.Attachments[0].Data) == 0 || !strings.Contains(blob.Text, "[attachment 1: resource demo://resource/dynamic/blob/7") {
+		t.Errorf("reading the blob: %+v, %v", blob, err)
+	}
+	if _, err := c.ReadResource(ctx, "demo://resource/dynamic/blob/zero"); err == nil || !strings.Contains(err.Error(), "server everything: reading the resource demo://resource/dynamic/blob/zero") {
+		t.Errorf("a resource the server refuses: %v", err)
+	}
+	ps, err := c.Prompts(ctx)
+	if err != nil || len(ps) == 0 {
+		t.Fatalf("prompts: %d, %v", len(ps), err)
+	}
+	msgs, err := c.Prompt(ctx, "args-prompt", map[string]string{"city": "Lyon", "state": "Rhône"})
+	if err != nil || len(msgs) != 1 || msgs[0].Role != engine.RoleUser || msgs[0].Content != "What's weather in Lyon, Rhône?" {
+		t.Errorf("args-prompt: %+v, %v", msgs, err)
+	}
+	if _, err := c.Prompt(ctx, "args-prompt", nil); err == nil || !strings.Contains(err.Error(), "getting the prompt args-prompt") {
+		t.Errorf("a prompt without its required argument: %v", err)
+	}
+}

@@ -261,19 +261,21 @@ func (t *Tool) validate(args string) (json.RawMessage, error) {
 	return json.RawMessage(args), nil
 }
 
-// convert reads a result's content blocks.
-func convert(res *sdk.CallToolResult) (*Result, error) {
-	r := &Result{IsError: res.IsError}
+// readContent reads content blocks: their text, one block a line, with a
+// line naming each link and each attachment (the images, audio and
+// binary resources, which it returns whole).
+func readContent(blocks []sdk.Content) (string, []engine.Attachment, error) {
 	var lines []string
+	var atts []engine.Attachment
 	attach := func(a engine.Attachment) {
-		r.Attachments = append(r.Attachments, a)
+		atts = append(atts, a)
 		desc := a.MIMEType
 		if a.URI != "" {
 			desc = a.URI + ", " + desc
 		}
-		lines = append(lines, fmt.Sprintf("[attachment %d: %s %s, %s]", len(r.Attachments), a.Kind, strings.TrimSuffix(desc, ", "), size(len(a.Data))))
+		lines = append(lines, fmt.Sprintf("[attachment %d: %s %s, %s]", len(atts), a.Kind, strings.TrimSuffix(desc, ", "), size(len(a.Data))))
 	}
-	for _, c := range res.Content {
+	for _, c := range blocks {
 		switch c := c.(type) {
 		case *sdk.TextContent:
 			lines = append(lines, c.Text)
@@ -302,12 +304,21 @@ func convert(res *sdk.CallToolResult) (*Result, error) {
 		default:
 			b, err := json.Marshal(c)
 			if err != nil {
-				return nil, fmt.Errorf("mcp: a result's content block of type %T cannot be read: %w", c, err)
+				return "", nil, fmt.Errorf("mcp: a content block of type %T cannot be read: %w", c, err)
 			}
 			lines = append(lines, string(b))
 		}
 	}
-	r.Text = strings.Join(lines, "\n")
+	return strings.Join(lines, "\n"), atts, nil
+}
+
+// convert reads a result's content blocks.
+func convert(res *sdk.CallToolResult) (*Result, error) {
+	r := &Result{IsError: res.IsError}
+	var err error
+	if r.Text, r.Attachments, err = readContent(res.Content); err != nil {
+		return nil, err
+	}
 	if res.StructuredContent != nil && len(res.Content) > 0 {
 		b, err := json.Marshal(res.Content)
 		if err != nil {
