@@ -544,6 +544,9 @@ func messageSegs(m engine.CallMessage) []widget.RichTextSegment {
 	if m.Size > 0 {
 		segs = append(segs, cutSeg(engine.CallText{Text: m.Content, Size: m.Size}))
 	}
+	for i, a := range m.Attachments { // the record keeps what was attached, not the bytes
+		segs = append(segs, mutedSeg(attachmentLine(i, a)))
+	}
 	for _, tc := range m.ToolCalls {
 		segs = append(segs, plainSeg("→ "+tc.Name+" "), &widget.TextSegment{Style: widget.RichTextStyleCodeInline, Text: oneLine(tc.Args, 400)},
 			mutedEnd("  id "+tc.ID))

@@ -201,6 +201,8 @@ func TestCallDetailCutAndFailed(t *testing.T) {
 		Request: []engine.CallMessage{
 			{Message: engine.Message{Role: engine.RoleSystem, Content: "sys"}},
 			{Message: engine.Message{Role: engine.RoleUser, Content: long}, Size: 20000},
+			{Message: engine.Message{Role: engine.RoleTool, ToolCallID: "c1", Content: "[attachment 1: image image/png]",
+				Attachments: []engine.Attachment{{Kind: engine.AttachImage, MIMEType: "image/png", Size: 1 << 20}}}},
 		},
 		Tools: []engine.CallToolSpec{{Name: "search", Description: "Searches.", Parameters: engine.CallText{Text: `{"type":"object"}`, Size: 9000}}},
 	}
@@ -221,7 +223,7 @@ func TestCallDetailCutAndFailed(t *testing.T) {
 	d := c.text()
 	for _, w := range []string{
 		"Model call · gpt-test (openai)", "Failed: openai: 429 Too Many Requests", "3 attempts",
-		"Request · 9 messages (7 older not kept", "… 7 messages not kept …",
+		"Request · 10 messages (7 older not kept", "attachment 1 · image image/png · 1.0 MB", "… 7 messages not kept …",
 		"Cut: 4.0 KB of 19.5 KB shown.", "Cut: 17 B of 8.8 KB shown.", "No reply: the call failed",
 	} {
 		if !strings.Contains(d, w) {

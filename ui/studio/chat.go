@@ -240,6 +240,20 @@ const (
 	previewMaxPixels = 4096 * 4096
 )
 
+// attachmentLine names the i-th (0-based) attachment: kind, type, size
+// (Size when a record left the bytes out) and where from.
+func attachmentLine(i int, a engine.Attachment) string {
+	n := len(a.Data)
+	if a.Data == nil {
+		n = a.Size
+	}
+	line := fmt.Sprintf("attachment %d · %s %s · %s", i+1, a.Kind, a.MIMEType, byteSize(n))
+	if a.URI != "" {
+		line += " · " + a.URI
+	}
+	return line
+}
+
 // attachmentsView lists a message's attachments: a line for each (kind,
 // type, size, where from) and, for an image small enough, the image
 // itself, fitted in 320×200.
@@ -247,14 +261,7 @@ func attachmentsView(as []engine.Attachment) fyne.CanvasObject {
 	box := container.NewVBox()
 	for i, a := range as {
 		n := len(a.Data)
-		if a.Data == nil {
-			n = a.Size
-		}
-		line := fmt.Sprintf("attachment %d · %s %s · %s", i+1, a.Kind, a.MIMEType, byteSize(n))
-		if a.URI != "" {
-			line += " · " + a.URI
-		}
-		box.Add(mutedLabel(line))
+		box.Add(mutedLabel(attachmentLine(i, a)))
 		if a.Kind != engine.AttachImage || a.Data == nil {
 			continue
 		}
