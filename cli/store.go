@@ -14,8 +14,7 @@ import (
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/longterm"
-	"github.com/weftstudio/weft/checkpoint/postgres"
-	"github.com/weftstudio/weft/checkpoint/sqlite"
+	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/engine"
 )
 
@@ -30,22 +29,6 @@ func init() {
 	}
 }
 
-// longTermOf returns the long-term store kept in s (store.Open wraps the
-// savers, so their method is asked for, not their type).
-func longTermOf(s checkpoint.Saver) (longterm.Store, error) {
-	switch sv := s.(type) {
-	case interface {
-		LongTerm(longterm.Config) (*sqlite.LongTerm, error)
-	}:
-		return sv.LongTerm(longterm.Config{})
-	case interface {
-		LongTerm(longterm.Config) (*postgres.LongTerm, error)
-	}:
-		return sv.LongTerm(longterm.Config{})
-	}
-	return nil, errors.New("this store keeps no long-term items (the SQLite and PostgreSQL stores do)")
-}
-
 // withLongTerm gives g the long-term store kept in s when g was compiled
 // without one: graphs the commands run (run, resume, worker, serve) find
 // their memories in the same file or database as their checkpoints.
@@ -53,7 +36,7 @@ func withLongTerm(g *engine.Graph, s checkpoint.Saver) *engine.Graph {
 	if g.Store() != nil {
 		return g
 	}
-	lt, err := longTermOf(s)
+	lt, err := store.LongTerm(s)
 	if err != nil {
 		return g // an encrypted store, or one that keeps none: nodes see no store, as compiled
 	}
@@ -115,7 +98,7 @@ func cmdStore(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args [
 	if err != nil {
 		return err
 	}
-	lt, err := longTermOf(s)
+	lt, err := store.LongTerm(s)
 	if err != nil {
 		return err
 	}

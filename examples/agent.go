@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/longterm"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/model"
 	"github.com/weftstudio/weft/model/scripted"
@@ -102,7 +103,7 @@ func AgentWithModel(saver checkpoint.Saver, bank *Bank, m model.ChatModel) (Demo
 	if err != nil {
 		return Demo{}, err
 	}
-	return Demo{Graph: g, Description: "An agent loop with tools; a money transfer waits for human approval and happens exactly once.",
+	return Demo{Graph: g, Description: "An agent loop with tools; a money transfer waits for human approval and happens exactly once, and a preference you tell it is remembered in the long-term store for later threads.",
 		Example: engine.Values{"messages": []engine.Message{{ID: "u1", Role: engine.RoleUser, Content: "Check my balance, then send 250 to Alice."}}}}, nil
 }
 
@@ -113,7 +114,19 @@ var (
 		func(context.Context, struct{}) (string, error) { return "", nil }))
 	transferTool = tool.Must(tool.New("transfer_money", "Sends money from the account; a human approves each transfer.",
 		func(context.Context, TransferArgs) (string, error) { return "", nil }))
+	rememberTool = tool.Must(tool.New("remember_preference", "Remembers one of the user's preferences for later conversations.",
+		func(context.Context, RememberArgs) (string, error) { return "", nil }))
 )
+
+// RememberArgs are the arguments of remember_preference.
+type RememberArgs struct {
+	Preference string `json:"preference" jsonschema:"minLength=1,description=The preference in the user's words"`
+}
+
+// PreferencesNamespace is where the agent keeps the user's preferences in
+// the graph's long-term store (engine.WithStore): one item per preference,
+// {"preference": text}, read into the prompt of every conversation.
+var PreferencesNamespace = longterm.Namespace{"users", "demo", "preferences"}
 
 // TransferArgs are the arguments of transfer_money.
 type TransferArgs struct {
@@ -122,7 +135,8 @@ type TransferArgs struct {
 }
 
 const agentPrompt = "You are a bank assistant. Use get_balance to read the balance and transfer_money to send money; " +
-	"every transfer is approved by a human first. Answer briefly once the tools have answered."
+	"every transfer is approved by a human first. When the user tells you a preference, keep it with remember_preference. " +
+	"Answer briefly once the tools have answered."
 
 // callModel asks the model for the next step. The reply's id follows the
 // conversation's length, so a re-run of the node replaces its message.
@@ -131,14 +145,44 @@ func callModel(ctx context.Context, s engine.State, m model.ChatModel) (engine.O
 	if len(msgs) == 0 {
 		return nil, engine.Permanent(fmt.Errorf("no messages: start the thread with a user message"))
 	}
-	conv := append([]engine.Message{{ID: "system", Role: engine.RoleSystem, Content: agentPrompt}}, msgs...)
-	reply, err := m.Generate(ctx, conv, model.WithTools(balanceTool.Spec(), transferTool.Spec()),
+	prompt, err := withPreferences(ctx, agentPrompt)
+	if err != nil {
+		return nil, err
+	}
+	conv := append([]engine.Message{{ID: "system", Role: engine.RoleSystem, Content: prompt}}, msgs...)
+	reply, err := m.Generate(ctx, conv, model.WithTools(balanceTool.Spec(), transferTool.Spec(), rememberTool.Spec()),
 		model.WithMessageID(fmt.Sprintf("ai-%d", len(msgs))))
 	if err != nil {
 		return nil, err
 	}
 	return engine.Updates(AgentMessages.Add(reply.Message)), nil
 }
+
+// withPreferences adds to prompt the preferences remembered in the run's
+// long-term store; prompt as it is without a store (none was given).
+func withPreferences(ctx context.Context, prompt string) (string, error) {
+	rt, _ := engine.RuntimeOf(ctx)
+	if rt.Store == nil {
+		return prompt, nil
+	}
+	items, err := rt.Store.Search(ctx, longterm.SearchQuery{Prefix: PreferencesNamespace, Limit: 50})
+	if err != nil {
+		return "", fmt.Errorf("reading the remembered preferences: %w", err)
+	}
+	var prefs []string
+	for i := len(items) - 1; i >= 0; i-- { // oldest first: the order they were told
+		if p, ok := items[i].Value["preference"].(string); ok {
+			prefs = append(prefs, p)
+		}
+	}
+	if len(prefs) == 0 {
+		return prompt, nil
+	}
+	return prompt + "\n" + preferencesLead + strings.Join(prefs, "; ") + ".", nil
+}
+
+// preferencesLead starts the prompt's line of remembered preferences.
+const preferencesLead = "The user's preferences, remembered from earlier conversations: "
 
 // DemoPaceEnv names the variable that sets the scripted model's pace in
 // tokens per second (0 streams at once).
@@ -179,6 +223,11 @@ func scriptedAgent(req *model.Request) (scripted.Turn, error) {
 	last := msgs[len(msgs)-1]
 	turn := len(msgs)
 	if last.Role == engine.RoleUser {
+		if m := rememberThat.FindStringSubmatch(last.Content); m != nil {
+			args, _ := json.Marshal(RememberArgs{Preference: strings.TrimSpace(m[1])})
+			return scripted.Turn{Text: "I'll remember that.", Calls: []engine.ToolCall{
+				{ID: fmt.Sprintf("call-%d-remember", turn), Name: "remember_preference", Args: string(args)}}}, nil
+		}
 		calls := []engine.ToolCall{{ID: fmt.Sprintf("call-%d-balance", turn), Name: "get_balance", Args: "{}"}}
 		text := "Let me check your balance first."
 		if m := amountTo.FindStringSubmatch(last.Content); m != nil {
@@ -192,8 +241,16 @@ func scriptedAgent(req *model.Request) (scripted.Turn, error) {
 	for i := len(msgs) - 1; i >= 0 && msgs[i].Role == engine.RoleTool; i-- {
 		results = append([]string{msgs[i].Content}, results...)
 	}
-	return scripted.Turn{Text: "Done. " + strings.Join(results, " ")}, nil
+	text := "Done. " + strings.Join(results, " ")
+	for _, m := range req.Messages {
+		if _, prefs, ok := strings.Cut(m.Content, preferencesLead); ok && m.Role == engine.RoleSystem && (len(results) == 0 || !strings.HasPrefix(results[0], "Remembered: ")) {
+			text += " (I remember: " + strings.TrimSuffix(prefs, ".") + ".)"
+		}
+	}
+	return scripted.Turn{Text: text}, nil
 }
+
+var rememberThat = regexp.MustCompile(`(?i)^remember (?:that )?(.+)$`)
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
@@ -216,6 +273,23 @@ func runTools(ctx context.Context, s engine.State, bank *Bank) (engine.Output, e
 	for _, c := range calls {
 		start := time.Now()
 		switch c.Name {
+		case "remember_preference":
+			args, err := rememberTool.Decode(c.Args)
+			if err != nil {
+				result(c, start, "Error: "+err.Error(), err)
+				continue
+			}
+			rt, _ := engine.RuntimeOf(ctx)
+			if rt.Store == nil {
+				err := errors.New("no long-term store: the graph was compiled without one (engine.WithStore)")
+				result(c, start, "Error: "+err.Error(), err)
+				continue
+			}
+			// The key is the call's id: a re-run of the node puts the same item again.
+			if err := rt.Store.Put(ctx, PreferencesNamespace, c.ID, map[string]any{"preference": args.Preference}); err != nil {
+				return nil, fmt.Errorf("remembering a preference: %w", err)
+			}
+			result(c, start, "Remembered: "+args.Preference+".", nil)
 		case "get_balance":
 			bank.mu.Lock()
 			bal := bank.Balance
@@ -248,7 +322,7 @@ func runTools(ctx context.Context, s engine.State, bank *Bank) (engine.Output, e
 			result(c, start, fmt.Sprintf("Sent %d to %s.", args.Amount, args.To), nil)
 		default:
 			err := fmt.Errorf("unknown tool %q", c.Name)
-			result(c, start, "Error: "+err.Error()+"; the tools are get_balance and transfer_money.", err)
+			result(c, start, "Error: "+err.Error()+"; the tools are get_balance, transfer_money and remember_preference.", err)
 		}
 	}
 	return up, nil

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/weftstudio/weft/agent"
+	"github.com/weftstudio/weft/checkpoint/longterm"
 	"github.com/weftstudio/weft/checkpoint/memory"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/examples"
@@ -100,5 +101,37 @@ func TestFilesFromEnv(t *testing.T) {
 	}
 	if srv := examples.FilesServer(dir); srv.Command != "npx" || srv.Args[len(srv.Args)-1] != dir {
 		t.Errorf("default server %+v", srv)
+	}
+}
+
+// The tool agent keeps a preference in the graph's long-term store and
+// reads it into a later thread; without a store it says it has none.
+func TestAgentRemembersAcrossThreads(t *testing.T) {
+	d, err := examples.Agent(memory.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lt := longterm.NewMemory(longterm.Config{})
+	g := d.Graph.WithStore(lt)
+	say := func(thread, text string) string {
+		t.Helper()
+		res := run(t, g, engine.Values{"messages": []engine.Message{{ID: "u", Role: engine.RoleUser, Content: text}}}, thread)
+		msgs := examples.AgentMessages.Get(engine.StateOf(res.Values))
+		return msgs[len(msgs)-1].Content
+	}
+	if got := say("a", "Remember that I prefer euros"); got != "Done. Remembered: I prefer euros." {
+		t.Fatalf("first thread answered %q", got)
+	}
+	items, err := lt.Search(ctx, longterm.SearchQuery{Prefix: examples.PreferencesNamespace})
+	if err != nil || len(items) != 1 || items[0].Value["preference"] != "I prefer euros" {
+		t.Fatalf("the store holds %+v, %v", items, err)
+	}
+	if got := say("b", "What is my balance?"); !strings.HasSuffix(got, "(I remember: I prefer euros.)") {
+		t.Errorf("a later thread answered %q, without the preference", got)
+	}
+	res := run(t, d.Graph, engine.Values{"messages": []engine.Message{{ID: "u", Role: engine.RoleUser, Content: "Remember that I like tea"}}}, "c")
+	msgs := examples.AgentMessages.Get(engine.StateOf(res.Values))
+	if last := msgs[len(msgs)-1].Content; !strings.Contains(last, "Error: no long-term store") {
+		t.Errorf("without a store the agent answered %q", last)
 	}
 }

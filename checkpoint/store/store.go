@@ -14,6 +14,8 @@ import (
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/crypt"
 	"github.com/weftstudio/weft/checkpoint/langgraph"
+	"github.com/weftstudio/weft/checkpoint/longterm"
+	"github.com/weftstudio/weft/checkpoint/postgres"
 	"github.com/weftstudio/weft/checkpoint/sqlite"
 )
 
@@ -144,4 +146,22 @@ func Redact(spec string) string {
 		return scheme + "://" + user + ":***@" + rest[at+1:]
 	}
 	return spec
+}
+
+// LongTerm returns the long-term store kept beside the checkpoints of s:
+// the SQLite and PostgreSQL stores keep one in the same file or database
+// (longterm's items). Open wraps the savers, so their method is asked
+// for, not their type. Other stores keep none, which the error says.
+func LongTerm(s checkpoint.Saver) (longterm.Store, error) {
+	switch sv := s.(type) {
+	case interface {
+		LongTerm(longterm.Config) (*sqlite.LongTerm, error)
+	}:
+		return sv.LongTerm(longterm.Config{})
+	case interface {
+		LongTerm(longterm.Config) (*postgres.LongTerm, error)
+	}:
+		return sv.LongTerm(longterm.Config{})
+	}
+	return nil, errors.New("this store keeps no long-term items (the SQLite and PostgreSQL stores do)")
 }

@@ -61,7 +61,7 @@ func TestCallsTabOnAgent(t *testing.T) {
 	for _, want := range []string{
 		"Model call · scripted-bank-clerk", "Step 1 · agent · started 12:00:00.000", "latency ",
 		"Request · 2 messages", "System\nYou are a bank assistant.", "You\nCheck my balance, then send 250 to Alice.",
-		"Tools offered · 2 tools", "get_balance Returns the account's balance.", `"minimum": 1`,
+		"Tools offered · 3 tools", "get_balance Returns the account's balance.", `"minimum": 1`,
 		"Reply\nAssistant\nLet me check your balance, then ask you to approve the transfer.",
 		`→ transfer_money {"amount":250,"to":"Alice"}  id call-1-transfer`, "finish tool_calls",
 	} {
