@@ -219,7 +219,7 @@ func TestPauseAndCancel(t *testing.T) {
 	// Cancel: the node sees its context end.
 	release2 := make(chan struct{})
 	g2 := gatedGraph(t, started, release2)
-	act(func() { s.sess.bind(Graph{Graph: g2}, s.cfg.Store) })
+	act(func() { s.sess.bind(Graph{Graph: g2}, s.cfg.Store, nil) })
 	act(func() { test.Tap(s.tb.run) })
 	<-started
 	act(s.Cancel)

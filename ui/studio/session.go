@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/longterm"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/lgview"
 )
@@ -130,12 +131,16 @@ func (s *session) end() {
 	s.opsMu.Unlock()
 }
 
-// bind selects graph g on the current saver.
-func (s *session) bind(g Graph, saver checkpoint.Saver) {
+// bind selects graph g on the current saver, with lt as its long-term
+// store when it was compiled without one (nil: none).
+func (s *session) bind(g Graph, saver checkpoint.Saver, lt longterm.Store) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.saver = saver
 	s.graph = g.Graph.WithSaver(saver)
+	if lt != nil && s.graph.Store() == nil {
+		s.graph = s.graph.WithStore(lt)
+	}
 }
 
 // setViews keeps v as the view shown, closing the one before.

@@ -29,6 +29,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/longterm"
+	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/render"
 )
@@ -67,6 +69,10 @@ type Config struct {
 	// Package is the folder of the program's main package, where File →
 	// Save as test proposes to write; "" proposes the working directory.
 	Package string
+	// LongTerm is the long-term store the graphs' nodes get and the Store
+	// tab shows, for graphs compiled without one; nil uses the one the
+	// checkpoint store keeps (SQLite and PostgreSQL do), if any.
+	LongTerm longterm.Store
 }
 
 // Studio is the studio window. Create it with New; all methods must be
@@ -146,6 +152,7 @@ func New(a fyne.App, cfg Config) *Studio {
 	s.ip = newInterruptPanel(s.m, s.acts)
 	s.ev = newEventsPanel(s.m, s.acts)
 	s.errs = newErrorsPanel(s.m, s.acts)
+	s.lts = newStorePanel(func(work func() (storeRead, error), apply func(storeRead, error)) { goBG(s.sess, work, apply) })
 	s.sb = newStatusBar(s.m)
 	s.sb.tick = s.m.togglePulse
 	s.newDebugUI()
@@ -195,7 +202,11 @@ func (s *Studio) onChange(c part) {
 	m := s.m
 	if c&(chStore|chGraph) != 0 {
 		if g := m.graph(); g.Graph != nil {
-			s.sess.bind(g, m.store)
+			lt, why := s.longTerm(g, m.store)
+			s.sess.bind(g, m.store, lt)
+			s.lts.setStore(lt, why)
+		} else {
+			s.lts.setStore(nil, "No graph is open.")
 		}
 		s.refreshThreads(true)
 	} else if c&chThreadQuery != 0 {
@@ -213,11 +224,36 @@ func (s *Studio) onChange(c part) {
 		s.afterView = nil
 		defer then()
 	}
+	if c&chView != 0 && s.tabs.Selected() != nil && s.tabs.Selected().Text == "Store" {
+		s.lts.reload(s.lts.read.ns) // a step may have put items
+	}
 	if c&chInterrupts != 0 && len(sc.pending()) > 0 {
 		// A question waits: show it. The dividers stay where the user put
 		// them: a moving one moves every click target under the pointer.
 		s.tabs.SelectIndex(0)
 	}
+}
+
+// longTerm is the long-term store g's nodes get in the window: the one g
+// was compiled with, else Config.LongTerm, else the one the checkpoint
+// store keeps (SQLite and PostgreSQL keep one in the same file or
+// database, as the commands use it); nil with the reason when there is
+// none.
+func (s *Studio) longTerm(g Graph, saver checkpoint.Saver) (longterm.Store, string) {
+	if lt := g.Graph.Store(); lt != nil {
+		return lt, ""
+	}
+	if s.cfg.LongTerm != nil {
+		return s.cfg.LongTerm, ""
+	}
+	if isView(saver) {
+		return nil, "A LangGraph store or server: Weft does not read its long-term store."
+	}
+	lt, err := store.LongTerm(saver)
+	if err != nil {
+		return nil, "This store keeps no long-term items: " + err.Error() + "."
+	}
+	return lt, ""
 }
 
 // layout lays out a topology on the render goroutine for the graph panel.

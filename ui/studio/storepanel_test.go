@@ -1,0 +1,110 @@
+package studio
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2/test"
+
+	"github.com/weftstudio/weft/checkpoint/longterm"
+	"github.com/weftstudio/weft/checkpoint/memory"
+	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/examples"
+)
+
+// The tool agent remembers a preference in the long-term store; the Store
+// tab shows the namespace, the item and its value, filters on values, and
+// a later thread's answer uses what was remembered.
+func TestStoreTabShowsWhatTheAgentRemembered(t *testing.T) {
+	lt := longterm.NewMemory(longterm.Config{})
+	s := openStudio(t, test.NewTempApp(t), Config{Store: memory.New(), StoreName: "test.db", Graphs: demoGraphs(t), LongTerm: lt})
+	idle(t, s)
+	act(func() { s.m.setGraph(1) }) // the tool agent
+	idle(t, s)
+	say := func(thread, text string) string {
+		t.Helper()
+		act(func() {
+			s.startThread(thread, engine.Values{"messages": []engine.Message{{ID: "u", Role: engine.RoleUser, Content: text}}})
+		})
+		idle(t, s)
+		act(func() { test.Tap(s.tb.run) })
+		idle(t, s)
+		msgs := examples.AgentMessages.Get(engine.StateOf(s.tview().Snap.Values))
+		return msgs[len(msgs)-1].Content
+	}
+	if got := say("m-1", "Remember that I prefer euros"); got != "Done. Remembered: I prefer euros." {
+		t.Fatalf("the agent answered %q", got)
+	}
+	act(func() { s.selectTab("Store") })
+	idle(t, s)
+	p := s.lts
+	if len(p.read.namespaces) != 1 || p.read.namespaces[0].String() != "users.demo.preferences" || len(p.read.items) != 1 {
+		t.Fatalf("the panel read %+v (status %q)", p.read, p.status.Text)
+	}
+	if !strings.Contains(p.value.Text, `"preference": "I prefer euros"`) || !strings.Contains(p.facts.Text, "never expires") {
+		t.Errorf("the item shows %q / %q", p.facts.Text, p.value.Text)
+	}
+	if p.status.Text != "1 namespace · 1 item in users.demo.preferences" {
+		t.Errorf("status %q", p.status.Text)
+	}
+	// A filter on values; a filter that is not JSON is refused.
+	act(func() {
+		p.filterE.SetText(`{"preference": "tea"}`)
+		p.applyFilter()
+	})
+	idle(t, s)
+	if len(p.read.items) != 0 || !strings.Contains(p.status.Text, "matching the filter") {
+		t.Errorf("a filter nothing matches: %d items, %q", len(p.read.items), p.status.Text)
+	}
+	act(func() {
+		p.filterE.SetText(`preference = tea`)
+		p.applyFilter()
+	})
+	if !strings.HasPrefix(p.status.Text, "The filter is not a JSON object") {
+		t.Errorf("a bad filter: %q", p.status.Text)
+	}
+	act(func() {
+		p.filterE.SetText("")
+		p.applyFilter()
+	})
+	idle(t, s)
+	// An item put elsewhere (another process, a run on a worker) shows on
+	// Refresh, with its expiry.
+	if err := lt.Put(context.Background(), examples.PreferencesNamespace, "k2", map[string]any{"preference": "short answers"}, longterm.WithTTL(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	act(func() { test.Tap(p.refresh) })
+	idle(t, s)
+	if len(p.read.items) != 2 || !strings.Contains(itemRow(p.read.items[0]), "k2 · updated ") || !strings.Contains(itemRow(p.read.items[0]), "expires") {
+		t.Errorf("after Refresh: %d items, first %q", len(p.read.items), itemRow(p.read.items[0]))
+	}
+	// Another namespace, picked in the list of namespaces.
+	if err := lt.Put(context.Background(), longterm.Namespace{"notes"}, "n1", map[string]any{"text": "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	act(func() { test.Tap(p.refresh) })
+	idle(t, s)
+	if got := p.nsPick.Options; len(got) != 2 || got[0] != "notes" {
+		t.Fatalf("namespaces offered %q", got)
+	}
+	act(func() { p.nsPick.SetSelected("notes") })
+	idle(t, s)
+	if len(p.read.items) != 1 || p.read.items[0].Key != "n1" || !strings.Contains(p.value.Text, `"text": "hi"`) {
+		t.Errorf("the notes namespace shows %+v", p.read.items)
+	}
+	if got := say("m-2", "What is my balance?"); !strings.HasSuffix(got, "(I remember: I prefer euros; short answers.)") {
+		t.Errorf("a later thread answered %q", got)
+	}
+}
+
+// A store that keeps no long-term items says so in the tab.
+func TestStoreTabWithoutALongTermStore(t *testing.T) {
+	s := newStudio(t, memory.New())
+	act(func() { s.selectTab("Store") })
+	idle(t, s)
+	if !s.lts.empty.Visible() || !strings.Contains(s.lts.empty.Text, "keeps no long-term items") {
+		t.Errorf("the tab shows %q (visible %v)", s.lts.empty.Text, s.lts.empty.Visible())
+	}
+}
