@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/longterm"
 	"github.com/weftstudio/weft/engine"
 )
 
@@ -46,6 +47,7 @@ type Handler struct {
 	saver    checkpoint.Saver
 	now      func() time.Time
 	leaseTTL time.Duration
+	lt       longterm.Store // WithLongTerm; nil: the /store endpoints answer 501
 	mux      *http.ServeMux
 	started  time.Time
 
@@ -72,6 +74,9 @@ func New(graphs map[string]*engine.Graph, saver checkpoint.Saver, opts ...Option
 			return nil, fmt.Errorf("agentserver: graph %q is nil", id)
 		}
 		h.graphs[id] = g.WithSaver(saver)
+		if h.lt != nil && g.Store() == nil {
+			h.graphs[id] = h.graphs[id].WithStore(h.lt)
+		}
 		h.ids = append(h.ids, id)
 	}
 	slices.Sort(h.ids)
@@ -112,6 +117,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("POST /threads/{tid}/runs/{rid}/cancel", h.cancelRun)
 	m.HandleFunc("POST /runs/stream", h.streamRun)
 	m.HandleFunc("POST /runs/wait", h.waitRun)
+	h.storeRoutes(m)
 	// Parts of the API that Weft does not build, each with why.
 	for pattern, why := range map[string]string{
 		"POST /assistants":                     "assistants are the served graphs, one each; they cannot be created",
@@ -129,7 +135,6 @@ func (h *Handler) routes() {
 		"POST /runs/crons/search":              "crons are not built (GET /info reports crons: false)",
 		"DELETE /runs/crons/{cid}":             "crons are not built (GET /info reports crons: false)",
 		"POST /threads/{tid}/runs/crons":       "crons are not built (GET /info reports crons: false)",
-		"/store/":                              "the long-term store is not built",
 		"POST /threads/{tid}/commands":         "the thread-scoped protocol is not built; use the run endpoints",
 		"POST /threads/{tid}/stream/events":    "the thread-scoped protocol is not built; use the run endpoints",
 	} {
@@ -138,7 +143,7 @@ func (h *Handler) routes() {
 		})
 	}
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		fail(w, http.StatusNotFound, "%s %s is not part of the Agent Server API this Weft server answers (GET /ok, /info, /assistants…, /threads…, /runs/wait, /runs/stream)", r.Method, r.URL.Path)
+		fail(w, http.StatusNotFound, "%s %s is not part of the Agent Server API this Weft server answers (GET /ok, /info, /assistants…, /threads…, /runs/wait, /runs/stream, /store…)", r.Method, r.URL.Path)
 	})
 	h.mux = m
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/weftstudio/weft/agentserver"
 	"github.com/weftstudio/weft/agui"
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/engine"
 )
 
@@ -18,7 +19,11 @@ func agentServerOption(s checkpoint.Saver, graphs []*engine.Graph, ttl time.Dura
 	for _, g := range graphs {
 		byID[agui.Slug(g.Name())] = g
 	}
-	h, err := agentserver.New(byID, s, agentserver.WithLeaseTTL(ttl))
+	opts := []agentserver.Option{agentserver.WithLeaseTTL(ttl)}
+	if lt, err := store.LongTerm(s); err == nil { // LangGraph's clients get the memories the graphs keep
+		opts = append(opts, agentserver.WithLongTerm(lt))
+	}
+	h, err := agentserver.New(byID, s, opts...)
 	if err != nil {
 		return nil, err
 	}
