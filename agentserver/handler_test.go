@@ -138,7 +138,7 @@ func TestDiscovery(t *testing.T) {
 	if code != 200 || str(v, "state_schema", "properties", "topic", "type") != "string" || str(v, "state_schema", "properties", "notes", "type") != "array" {
 		t.Errorf("schemas: %d %v", code, v)
 	}
-	for _, c := range []struct{ method, path string }{{"GET", "/store/items"}, {"DELETE", "/assistants/approval"}, {"POST", "/runs/crons"}, {"POST", "/runs/batch"}} {
+	for _, c := range []struct{ method, path string }{{"DELETE", "/assistants/approval"}, {"POST", "/runs/crons"}, {"POST", "/runs/batch"}} {
 		if code, v := s.call(c.method, c.path, ""); code != 501 || !strings.Contains(str(v, "detail"), "not built") {
 			t.Errorf("%s %s, not built: %d %v", c.method, c.path, code, v)
 		}

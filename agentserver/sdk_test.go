@@ -13,6 +13,7 @@ import (
 
 	"github.com/weftstudio/weft/agentserver"
 	"github.com/weftstudio/weft/agui"
+	"github.com/weftstudio/weft/checkpoint/longterm"
 	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/internal/nodetest"
@@ -30,39 +31,9 @@ import (
 // back, by multitaskStrategy "rollback" and by a cancel with action
 // "rollback".
 func TestSDK(t *testing.T) {
-	node := nodetest.Installed(t, "e2e", "@langchain/langgraph-sdk")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "weft.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	byID := demoGraphs(t)
-	var graphs []*engine.Graph
-	for _, g := range byID {
-		graphs = append(graphs, g)
-	}
-	byID["slow"] = slowGraph(t) // a run still going when the next comes, for the rollbacks
-	h, err := agentserver.New(byID, st)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const token = "sdk-token"
-	base, _, wait := nodetest.Serve(t, 0, func(out io.Writer) error {
-		return agui.Serve(ctx, "127.0.0.1:0", st, graphs, agui.WithOutput(out), agui.WithToken(token), agui.WithRoot(h))
-	})
-
-	runCtx, stop := context.WithTimeout(ctx, 2*time.Minute) // a safety net, not an assertion
-	defer stop()
-	var stderr bytes.Buffer
-	cmd := exec.CommandContext(runCtx, node, "sdk.mjs", base, token)
-	cmd.Dir = "e2e"
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
-	}
+	sv := sdkServer(t, token, map[string]*engine.Graph{"slow": slowGraph(t)}) // a run still going when the next comes, for the rollbacks
+	out := sv.script(t, 2*time.Minute, "sdk.mjs", sv.base, token)
 	var seen struct {
 		Assistants      []string
 		Assistant       string
@@ -181,8 +152,75 @@ func TestSDK(t *testing.T) {
 	if !rb.Steps || rb.N != 4 || rb.FirstGone != 404.0 || rb.SecondGone != 404.0 || !rb.KeptBefore || !rb.SameAsMid || rb.Added == 0 || rb.Status != "idle" || rb.Runs != 2 {
 		t.Errorf("rollback through the SDK: %+v, want both runs 404, n 4, only the rolling-back run's checkpoints added, the thread idle with 2 runs", rb)
 	}
-	cancel()
-	if err := wait(); err != nil {
+	sv.stop()
+	if err := sv.wait(); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
+}
+
+// sdkServer is what weft serve runs, for LangGraph's JS SDK to drive: the
+// demo graphs (and extra ones, served by the Agent Server API only) on a
+// SQLite store, with the long-term store it keeps, AG-UI's server with
+// the Agent Server API at its root, token its API key ("" for none).
+type sdkServerT struct {
+	node, base string
+	st         store.Store
+	lt         longterm.Store
+	stop       func()       // stops the server
+	wait       func() error // waits for it to stop
+}
+
+func sdkServer(t *testing.T, token string, extra map[string]*engine.Graph, opts ...agentserver.Option) *sdkServerT {
+	t.Helper()
+	sv := &sdkServerT{node: nodetest.Installed(t, "e2e", "@langchain/langgraph-sdk")}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	sv.stop = cancel
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "weft.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	lt, err := store.LongTerm(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv.st, sv.lt = st, lt
+	byID := demoGraphs(t)
+	var graphs []*engine.Graph
+	for _, g := range byID {
+		graphs = append(graphs, g)
+	}
+	for id, g := range extra {
+		byID[id] = g
+	}
+	h, err := agentserver.New(byID, st, append([]agentserver.Option{agentserver.WithLongTerm(lt)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveOpts := []agui.Option{agui.WithRoot(h)}
+	if token != "" {
+		serveOpts = append(serveOpts, agui.WithToken(token))
+	}
+	sv.base, _, sv.wait = nodetest.Serve(t, 0, func(out io.Writer) error {
+		return agui.Serve(ctx, "127.0.0.1:0", st, graphs, append(serveOpts, agui.WithOutput(out))...)
+	})
+	return sv
+}
+
+// script runs a Node script of e2e with args and returns what it printed;
+// limit is a safety net, not an assertion.
+func (sv *sdkServerT) script(t *testing.T, limit time.Duration, name string, args ...string) []byte {
+	t.Helper()
+	ctx, stop := context.WithTimeout(context.Background(), limit)
+	defer stop()
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, sv.node, append([]string{name}, args...)...)
+	cmd.Dir = "e2e"
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node %s: %v\nstdout: %s\nstderr: %s", name, err, out, stderr.String())
+	}
+	return out
 }

@@ -2,13 +2,11 @@ package agentserver_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -16,12 +14,8 @@ import (
 	"time"
 
 	"github.com/weftstudio/weft/agentserver"
-	"github.com/weftstudio/weft/agui"
 	"github.com/weftstudio/weft/checkpoint/longterm"
 	"github.com/weftstudio/weft/checkpoint/memory"
-	"github.com/weftstudio/weft/checkpoint/store"
-	"github.com/weftstudio/weft/engine"
-	"github.com/weftstudio/weft/internal/nodetest"
 )
 
 // LangGraph's JS SDK (client.store) on a Weft server: the tool agent's
@@ -29,40 +23,8 @@ import (
 // store keeps, the SDK finds it, puts, gets, filters, lists namespaces and
 // deletes, and a later run reads what the SDK put.
 func TestSDKStore(t *testing.T) {
-	node := nodetest.Installed(t, "e2e", "@langchain/langgraph-sdk")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "weft.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	lt, err := store.LongTerm(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	byID := demoGraphs(t)
-	var graphs []*engine.Graph
-	for _, g := range byID {
-		graphs = append(graphs, g)
-	}
-	h, err := agentserver.New(byID, st, agentserver.WithLongTerm(lt))
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, _, _ := nodetest.Serve(t, 0, func(out io.Writer) error {
-		return agui.Serve(ctx, "127.0.0.1:0", st, graphs, agui.WithOutput(out), agui.WithRoot(h))
-	})
-	runCtx, stop := context.WithTimeout(ctx, time.Minute) // a safety net, not an assertion
-	defer stop()
-	var stderr bytes.Buffer
-	cmd := exec.CommandContext(runCtx, node, "store.mjs", base)
-	cmd.Dir = "e2e"
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
-	}
+	sv := sdkServer(t, "", nil)
+	out := sv.script(t, time.Minute, "store.mjs", sv.base)
 	var seen map[string]any
 	if err := json.Unmarshal(out, &seen); err != nil {
 		t.Fatalf("%v: %s", err, out)

@@ -185,7 +185,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 	noteStoreKind(env.Stderr, s)
 	graphs := make([]*engine.Graph, len(env.Graphs))
 	for i, g := range env.Graphs {
-		graphs[i] = withLongTerm(g.WithSaver(s), s)
+		graphs[i] = withKept(g.WithSaver(s), s)
 	}
 	if cmd.Traces {
 		tr, err := telemetry.FromEnv(ctx)

@@ -29,18 +29,20 @@ func init() {
 	}
 }
 
-// withLongTerm gives g the long-term store kept in s when g was compiled
-// without one: graphs the commands run (run, resume, worker, serve) find
-// their memories in the same file or database as their checkpoints.
-func withLongTerm(g *engine.Graph, s checkpoint.Saver) *engine.Graph {
-	if g.Store() != nil {
-		return g
+// withKept gives g the long-term store and the node cache kept in s, for
+// those g was compiled without: graphs the commands run (run, resume,
+// worker, serve) find their memories and cached writes in the same file or
+// database as their checkpoints.
+func withKept(g *engine.Graph, s checkpoint.Saver) *engine.Graph {
+	if g.Store() == nil {
+		if lt, err := store.LongTerm(s); err == nil { // an encrypted store, or one that keeps none: nodes see no store, as compiled
+			g = g.WithStore(lt)
+		}
 	}
-	lt, err := store.LongTerm(s)
-	if err != nil {
-		return g // an encrypted store, or one that keeps none: nodes see no store, as compiled
+	if c := store.NodeCache(s); c != nil && g.Cache() == nil {
+		g = g.WithCache(c)
 	}
-	return g.WithStore(lt)
+	return g
 }
 
 // storeItem is an item as the command prints it.

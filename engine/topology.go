@@ -42,6 +42,7 @@ type TopoNode struct {
 	Kind     NodeKind
 	Deferred bool      // runs only when the graph would otherwise stop
 	Retry    bool      // has a retry policy with more than one attempt
+	Cached   bool      // has a cache policy (WithCachePolicy): served from the node cache on an input it has seen
 	Subgraph *Topology // non-nil when the node runs a compiled graph
 }
 
@@ -109,7 +110,7 @@ func (gr *Graph) buildTopology(g *StateGraph) Topology {
 		if n.start {
 			continue
 		}
-		tn := TopoNode{Name: n.name, Deferred: n.deferred, Retry: n.retry != nil && n.retry.MaxAttempts > 1}
+		tn := TopoNode{Name: n.name, Deferred: n.deferred, Retry: n.retry != nil && n.retry.MaxAttempts > 1, Cached: n.cache != nil}
 		if n.sub != nil {
 			st := n.sub.topo
 			tn.Subgraph = &st

@@ -38,7 +38,10 @@ func Writer(saver checkpoint.Saver) (Demo, error) {
 	b := engine.NewGraph("writing assistant", WriterTopic, WriterMessages, WriterNotes, WriterOutline,
 		WriterDraft, WriterFeedback, WriterRevisions, WriterPublished).
 		AddNode("plan", writerPlan).
-		AddNode("research", writerResearch).
+		// Research on an angle it has researched before (in any thread) is
+		// served from the node cache, where the store keeps one (SQLite,
+		// PostgreSQL): a second article on a topic skips it.
+		AddNode("research", writerResearch, engine.WithCachePolicy(engine.CachePolicy{})).
 		AddNode("structure", writerOutline).
 		AddNode("write", writerDraft).
 		AddNode("review", writerReview).

@@ -261,6 +261,9 @@ func note(tn engine.TopoNode) string {
 	if tn.Retry {
 		s = append(s, "retry")
 	}
+	if tn.Cached {
+		s = append(s, "cached")
+	}
 	return strings.Join(s, " · ")
 }
 

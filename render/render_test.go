@@ -677,3 +677,17 @@ func TestOppositeEdgesDoNotOverlap(t *testing.T) {
 		}
 	}
 }
+
+// A node's traits line names each policy it has.
+func TestNoteNamesTraits(t *testing.T) {
+	for tn, want := range map[engine.TopoNode]string{
+		{Name: "a"}:                              "",
+		{Name: "a", Cached: true}:                "cached",
+		{Name: "a", Retry: true, Cached: true}:   "retry · cached",
+		{Name: "a", Deferred: true, Retry: true}: "deferred · retry",
+	} {
+		if got := note(tn); got != want {
+			t.Errorf("note(%+v) = %q, want %q", tn, got, want)
+		}
+	}
+}

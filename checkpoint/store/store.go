@@ -15,6 +15,7 @@ import (
 	"github.com/weftstudio/weft/checkpoint/crypt"
 	"github.com/weftstudio/weft/checkpoint/langgraph"
 	"github.com/weftstudio/weft/checkpoint/longterm"
+	"github.com/weftstudio/weft/checkpoint/nodecache"
 	"github.com/weftstudio/weft/checkpoint/postgres"
 	"github.com/weftstudio/weft/checkpoint/sqlite"
 )
@@ -164,4 +165,14 @@ func LongTerm(s checkpoint.Saver) (longterm.Store, error) {
 		return sv.LongTerm(longterm.Config{})
 	}
 	return nil, errors.New("this store keeps no long-term items (the SQLite and PostgreSQL stores do)")
+}
+
+// NodeCache returns the node cache kept beside the checkpoints of s (the
+// SQLite and PostgreSQL stores keep one, for nodes with a cache policy);
+// nil when s keeps none.
+func NodeCache(s checkpoint.Saver) nodecache.Cache {
+	if c, ok := s.(interface{ NodeCache() nodecache.Cache }); ok {
+		return c.NodeCache()
+	}
+	return nil
 }

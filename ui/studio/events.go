@@ -169,7 +169,7 @@ func rowOf(ev engine.Event) evRow {
 			}
 			r.Text = strings.Join(parts, " ")
 			if ev.Update.Cached {
-				r.Text += " (restored)"
+				r.Text += " (cached: not run, its stored writes applied)"
 			}
 		}
 	case ev.Message != nil:

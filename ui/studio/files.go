@@ -72,6 +72,7 @@ func (s *Studio) menus() *fyne.MainMenu {
 		fyne.NewMenuItemSeparator(),
 		key(fyne.NewMenuItem("Break on every node", func() { s.m.setBreakAll(!s.m.brk.All) }), fyne.KeyF9, 0),
 		fyne.NewMenuItem("Clear breakpoints", s.m.clearBreakpoints),
+		fyne.NewMenuItem("Clear the node cache", s.clearCache),
 	)
 	view := fyne.NewMenu("View",
 		fyne.NewMenuItem("Zoom in", s.gp.view.ZoomIn),

@@ -16,6 +16,7 @@ import (
 
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/longterm"
+	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/lgview"
 )
@@ -140,6 +141,9 @@ func (s *session) bind(g Graph, saver checkpoint.Saver, lt longterm.Store) {
 	s.graph = g.Graph.WithSaver(saver)
 	if lt != nil && s.graph.Store() == nil {
 		s.graph = s.graph.WithStore(lt)
+	}
+	if c := store.NodeCache(saver); c != nil && s.graph.Cache() == nil {
+		s.graph = s.graph.WithCache(c) // nodes with a cache policy keep their writes beside the checkpoints, as in the commands
 	}
 }
 

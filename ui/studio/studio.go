@@ -1027,6 +1027,24 @@ func (s *Studio) showError(what string, err error) {
 	d.Show()
 }
 
+// clearCache deletes the open graph's cached node writes (Run → Clear the
+// node cache), so its nodes with a cache policy run again.
+func (s *Studio) clearCache() {
+	g, _ := s.sess.current()
+	if g == nil {
+		return
+	}
+	goBG(s.sess, func() (struct{}, error) {
+		return struct{}{}, g.ClearCache(context.Background())
+	}, func(_ struct{}, err error) {
+		if err != nil {
+			s.showError("Clearing the node cache", err)
+			return
+		}
+		s.flash("Node cache of " + g.Name() + " cleared: its cached nodes run again")
+	})
+}
+
 // flash shows a short note in the status bar for a few seconds.
 func (s *Studio) flash(msg string) {
 	s.m.setNote(msg)
