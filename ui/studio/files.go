@@ -90,7 +90,7 @@ func (s *Studio) menus() *fyne.MainMenu {
 		fyne.NewMenuItem("Step into", func() { s.selectTab("Step") }),
 		fyne.NewMenuItem("Watches", func() { s.selectTab("Watches") }),
 		fyne.NewMenuItem("Breakpoints", func() { s.selectTab("Breakpoints") }),
-		fyne.NewMenuItem("Long-term store", func() { s.selectTab("Store") }),
+		fyne.NewMenuItem("Long-term store…", s.openLongTerm),
 	)
 	help := fyne.NewMenu("Help", fyne.NewMenuItem("Keyboard shortcuts", func() {
 		dialog.ShowInformation("Keyboard shortcuts",

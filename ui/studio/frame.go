@@ -21,7 +21,6 @@ type frame struct {
 	ip   *interruptPanel
 	ev   *eventsPanel
 	errs *errorsPanel
-	lts  *storePanel // the Store tab: the long-term store
 	sb   *statusBar
 
 	tabs   *container.AppTabs          // the bottom tabs
@@ -45,7 +44,6 @@ func (f *frame) arrange(c fyne.Canvas, prefs fyne.Preferences, dbg *debugUI) fyn
 		bottomTab("Step", dbg.phase),
 		bottomTab("Watches", dbg.watch),
 		bottomTab("Breakpoints", dbg.brk),
-		bottomTab("Store", f.lts),
 	)
 	// The graph is drawn top to bottom, so it gets the full height of the
 	// middle; the inspector and the Interrupt/Events/Errors tabs share the
@@ -59,12 +57,7 @@ func (f *frame) arrange(c fyne.Canvas, prefs fyne.Preferences, dbg *debugUI) fyn
 	// what the hidden tabs last showed.
 	right := container.NewVSplit(f.insp, f.tabs)
 	right.Offset = 0.62
-	f.tabs.OnSelected = func(t *container.TabItem) {
-		unfocusHidden(c, f.tabs)
-		if t.Text == "Store" {
-			f.lts.reload(f.lts.read.ns) // what runs put since it was last shown
-		}
-	}
+	f.tabs.OnSelected = func(*container.TabItem) { unfocusHidden(c, f.tabs) }
 	centre := container.NewHSplit(f.gp, right)
 	centre.Offset = 0.56
 	main := container.NewHSplit(f.th, centre)

@@ -1,10 +1,11 @@
 package studio
 
-// The Store tab: the graph's long-term store (engine.WithStore), which
-// outlives threads: its namespaces, the items of the one selected with
-// when they were written and when they expire, the selected item's value,
-// and a filter on values. It is read off the UI goroutine when the tab is
-// shown, when a run of the window ends, and on Refresh.
+// The long-term store's window (View → Long-term store…): the graph's
+// store (engine.WithStore), which outlives threads: its namespaces, the
+// items of the one picked with when they were written and when they
+// expire, the selected item's value, and a filter on values. It is read
+// off the UI goroutine when the window opens, after each step the studio
+// shows, and on Refresh.
 
 import (
 	"context"
@@ -47,7 +48,7 @@ type storePanel struct {
 	status  *widget.Label
 	filterE *widget.Entry
 	refresh *widget.Button
-	nsPick  *widget.Select // the namespaces: a short, wide tab has no room for a list of them
+	nsPick  *widget.Select // the namespaces
 	itList  *widget.List
 	value   *widget.Label
 	facts   *widget.Label
@@ -59,9 +60,9 @@ func newStorePanel(load func(func() (storeRead, error), func(storeRead, error)))
 	p := &storePanel{load: load, sel: -1}
 	p.status = mutedLabel("")
 	p.filterE = widget.NewEntry()
-	p.filterE.SetPlaceHolder(`filter: {"key": value}`)
+	p.filterE.SetPlaceHolder(`filter on values, as JSON (Enter): {"preference": "I prefer euros"}`)
 	p.filterE.OnSubmitted = func(string) { p.applyFilter() }
-	p.refresh = widget.NewButtonWithIcon("", theme.ViewRefreshIcon(), func() { p.reload(p.read.ns) }) // the tab is short: one row of controls
+	p.refresh = widget.NewButtonWithIcon("Refresh", theme.ViewRefreshIcon(), func() { p.reload(p.read.ns) })
 	p.nsPick = widget.NewSelect(nil, func(name string) {
 		if name != p.read.ns.String() {
 			p.reload(longterm.ParseNamespace(name))
@@ -78,7 +79,9 @@ func newStorePanel(load func(func() (storeRead, error), func(storeRead, error)))
 	p.facts = mutedLabel("")
 	p.empty = placeholder("")
 	p.status.SizeName = theme.SizeNameCaptionText
-	top := container.NewBorder(nil, nil, p.nsPick, p.refresh, p.filterE)
+	// The namespace picker gets room for a namespace of three labels.
+	pick := container.NewGridWrap(fyne.NewSize(300, p.nsPick.MinSize().Height), p.nsPick)
+	top := container.NewBorder(nil, nil, pick, p.refresh, p.filterE)
 	detail := container.NewVScroll(container.NewVBox(p.facts, p.value))
 	split := container.NewHSplit(p.itList, detail)
 	split.Offset = 0.45

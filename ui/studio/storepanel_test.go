@@ -14,10 +14,10 @@ import (
 	"github.com/weftstudio/weft/examples"
 )
 
-// The tool agent remembers a preference in the long-term store; the Store
-// tab shows the namespace, the item and its value, filters on values, and
+// The tool agent remembers a preference in the long-term store; the
+// long-term store's window shows the namespace, the item and its value, filters on values, and
 // a later thread's answer uses what was remembered.
-func TestStoreTabShowsWhatTheAgentRemembered(t *testing.T) {
+func TestLongTermWindowShowsWhatTheAgentRemembered(t *testing.T) {
 	lt := longterm.NewMemory(longterm.Config{})
 	s := openStudio(t, test.NewTempApp(t), Config{Store: memory.New(), StoreName: "test.db", Graphs: demoGraphs(t), LongTerm: lt})
 	idle(t, s)
@@ -37,7 +37,7 @@ func TestStoreTabShowsWhatTheAgentRemembered(t *testing.T) {
 	if got := say("m-1", "Remember that I prefer euros"); got != "Done. Remembered: I prefer euros." {
 		t.Fatalf("the agent answered %q", got)
 	}
-	act(func() { s.selectTab("Store") })
+	act(s.openLongTerm)
 	idle(t, s)
 	p := s.lts
 	if len(p.read.namespaces) != 1 || p.read.namespaces[0].String() != "users.demo.preferences" || len(p.read.items) != 1 {
@@ -99,10 +99,10 @@ func TestStoreTabShowsWhatTheAgentRemembered(t *testing.T) {
 	}
 }
 
-// A store that keeps no long-term items says so in the tab.
-func TestStoreTabWithoutALongTermStore(t *testing.T) {
+// A store that keeps no long-term items says so in the window.
+func TestLongTermWindowWithoutALongTermStore(t *testing.T) {
 	s := newStudio(t, memory.New())
-	act(func() { s.selectTab("Store") })
+	act(s.openLongTerm)
 	idle(t, s)
 	if !s.lts.empty.Visible() || !strings.Contains(s.lts.empty.Text, "keeps no long-term items") {
 		t.Errorf("the tab shows %q (visible %v)", s.lts.empty.Text, s.lts.empty.Visible())

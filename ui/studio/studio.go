@@ -101,6 +101,8 @@ type Studio struct {
 	older    []*engine.Topology // graph shapes of earlier sessions (Restore)
 	holdHead *scope             // a scope whose head is not selected yet: Restore checks its checkpoint
 	storage  *storageConsole    // the open storage window
+	lts      *storePanel        // the long-term store's panel, shown in ltsWin
+	ltsWin   fyne.Window        // the open long-term store window; nil when closed
 }
 
 // busyDelay is how long a run goes before the window shows it as busy: a
@@ -164,6 +166,9 @@ func New(a fyne.App, cfg Config) *Studio {
 	s.win.Resize(WindowSize)
 	s.win.SetOnClosed(func() {
 		s.sess.closed.Store(true)
+		if s.ltsWin != nil {
+			s.ltsWin.Close()
+		}
 		s.stopFollowing()
 		if s.stopLoad != nil {
 			s.stopLoad()
@@ -224,7 +229,7 @@ func (s *Studio) onChange(c part) {
 		s.afterView = nil
 		defer then()
 	}
-	if c&chView != 0 && s.tabs.Selected() != nil && s.tabs.Selected().Text == "Store" {
+	if c&chView != 0 && s.ltsWin != nil {
 		s.lts.reload(s.lts.read.ns) // a step may have put items
 	}
 	if c&chInterrupts != 0 && len(sc.pending()) > 0 {
@@ -1025,6 +1030,27 @@ func (s *Studio) showError(what string, err error) {
 	}
 	d := dialog.NewError(fmt.Errorf("%s: %s", what, explain(err)), s.win)
 	d.Show()
+}
+
+// openLongTerm opens the long-term store's window (View → Long-term
+// store…), or brings the open one forward. The store outlives threads, so
+// it has a window of its own rather than a tab of the thread's panels.
+func (s *Studio) openLongTerm() {
+	if s.ltsWin != nil {
+		s.ltsWin.RequestFocus()
+		return
+	}
+	w := s.app.NewWindow("Long-term store · " + s.m.storeName)
+	w.SetContent(s.lts)
+	w.Resize(fyne.NewSize(900, 520))
+	w.SetOnClosed(func() {
+		if s.ltsWin == w {
+			s.ltsWin = nil
+		}
+	})
+	s.ltsWin = w
+	w.Show()
+	s.lts.reload(s.lts.read.ns)
 }
 
 // clearCache deletes the open graph's cached node writes (Run → Clear the
