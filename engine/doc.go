@@ -114,6 +114,17 @@
 //     key), so parallel subgraph runs do not clash on keys they only read
 //     and an inherited list is not appended to itself. A channel shared by
 //     name must have one type in both graphs.
+//   - Store search order: a search of the long-term store (every
+//     longterm.Store) returns items newest update first, ties by
+//     namespace then key, as LangGraph's SQL stores order theirs
+//     (updated_at DESC); both LangGraphs' InMemoryStore return them by
+//     namespace, in the order the namespaces were made, each namespace's
+//     items in the order they were put. The items are the same.
+//   - Store namespaces: listing the long-term store's namespaces lists
+//     those that hold items, as LangGraph's SQL stores do; both
+//     LangGraphs' InMemoryStore keep listing a namespace whose items were
+//     all deleted, and Python's also lists one that only a get of a
+//     missing item named.
 //   - Task ids hash the same inputs as LangGraph's (checkpoint id,
 //     namespace, step, path, triggers) with SHA-256 instead of xxh3:
 //     stable, but not byte-compatible with LangGraph's.

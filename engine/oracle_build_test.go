@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint/memory"
+	"github.com/weftstudio/weft/checkpoint/longterm"
 	"github.com/weftstudio/weft/checkpoint/nodecache"
 	"github.com/weftstudio/weft/engine"
 )
@@ -78,6 +79,7 @@ type orcBuilder struct {
 	graphs *omap // the scenario's "subgraphs"
 	calls  *orcCalls
 	ref    engine.Reference // every graph is compiled to follow it
+	store  longterm.Store   // the scenario's long-term store; nil when it uses none
 	// fatal records the first scenario bug met inside a node or path
 	// function (the engine turns their panics into node errors).
 	fatal func(error)
@@ -264,6 +266,9 @@ func (b *orcBuilder) build(spec *omap, prefix string, parent *orcGraph) (*engine
 		copts = append(copts, engine.WithSaver(memory.New()))
 		if orcUsesCache(spec, b.graphs) {
 			copts = append(copts, engine.WithCache(nodecache.NewMemory()))
+		}
+		if b.store != nil {
+			copts = append(copts, engine.WithStore(b.store))
 		}
 	}
 	gr, err := sg.Compile(copts...)
@@ -460,7 +465,7 @@ func (b *orcBuilder) nodeFunc(g *orcGraph, name, key string, spec *omap) engine.
 			g.managedInput(ctx, in)
 			input = in
 		}
-		c := &evalCtx{input: input, call: float64(call), node: name, resumes: []any{}}
+		c := &evalCtx{input: input, call: float64(call), node: name, resumes: []any{}, vars: map[string]any{}}
 		if err := nodeFail(name, spec, c); err != nil {
 			return nil, err
 		}
@@ -492,8 +497,92 @@ func (b *orcBuilder) nodeFunc(g *orcGraph, name, key string, spec *omap) engine.
 				}
 			}
 		}
+		if ops := spec.list("store"); len(ops) > 0 {
+			if err := orcStoreOps(ctx, ops, c); err != nil {
+				return nil, err
+			}
+		}
 		return b.buildReturn(g, spec, c)
 	}
+}
+
+// orcStoreOps runs a NODE's store ops (DSL.md "Long-term store"), in
+// order, on the store the node's runtime holds.
+func orcStoreOps(ctx context.Context, ops []any, c *evalCtx) error {
+	rt, _ := engine.RuntimeOf(ctx)
+	if rt.Store == nil {
+		dslFail("a node has store ops, but the graph has no store")
+	}
+	nsKey := func(o *omap) (longterm.Namespace, string) {
+		l, _ := tmpl(o.m["namespace"], c).([]any)
+		k, _ := tmpl(o.m["key"], c).(string)
+		return longterm.Namespace(orcStrings(l)), k
+	}
+	for _, ov := range ops {
+		op, _ := ov.(*omap)
+		switch {
+		case op.has("put"):
+			o := op.obj("put")
+			ns, k := nsKey(o)
+			v, _ := tmpl(o.m["value"], c).(map[string]any)
+			if err := rt.Store.Put(ctx, ns, k, v); err != nil {
+				return err
+			}
+		case op.has("delete"):
+			ns, k := nsKey(op.obj("delete"))
+			if err := rt.Store.Delete(ctx, ns, k); err != nil {
+				return err
+			}
+		case op.has("get"):
+			ns, k := nsKey(op.obj("get"))
+			it, err := rt.Store.Get(ctx, ns, k)
+			if err != nil {
+				return err
+			}
+			as := op.str("as")
+			if as == "" {
+				as = "stored"
+			}
+			c.vars[as] = nil
+			if it != nil {
+				c.vars[as] = it.Value
+			}
+		default:
+			dslFail("unknown store op %v", unordered(op))
+		}
+	}
+	return nil
+}
+
+// orcUsesStore reports whether a scenario uses the long-term store: a node
+// with store ops, or a store action. It then gets an in-memory store.
+func orcUsesStore(scen *omap) bool {
+	specs := []*omap{scen.obj("graph")}
+	if graphs := scen.obj("subgraphs"); graphs != nil {
+		for _, k := range graphs.keys {
+			specs = append(specs, graphs.obj(k))
+		}
+	}
+	for _, s := range specs {
+		if s == nil || s.obj("nodes") == nil {
+			continue
+		}
+		nodes := s.obj("nodes")
+		for _, n := range nodes.keys {
+			if len(nodes.obj(n).list("store")) > 0 {
+				return true
+			}
+		}
+	}
+	for _, av := range scen.list("actions") {
+		a, _ := av.(*omap)
+		for _, k := range a.keys {
+			if strings.HasPrefix(k, "store") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (b *orcBuilder) buildReturn(g *orcGraph, spec *omap, c *evalCtx) (engine.Output, error) {

@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/longterm"
 	"github.com/weftstudio/weft/engine"
 )
 
@@ -58,6 +59,9 @@ func runScenario(ctx context.Context, name string, scen *omap, ref engine.Refere
 			r.fatal = err
 		}
 	}}
+	if orcUsesStore(scen) {
+		r.builder.store = longterm.NewMemory(longterm.Config{})
+	}
 	why, _ := scen.get("why")
 	if why == nil {
 		why = ""
@@ -245,7 +249,8 @@ func (r *orcRun) resolveAt(ref *omap, thread string) (string, error) {
 	return "", orcError{fmt.Sprintf("bad \"at\" %v", unordered(ref))}
 }
 
-var orcActionKinds = []string{"invoke", "resume", "resumeMap", "updateState", "bulkUpdateState", "getState", "getStateHistory", "clearCache"}
+var orcActionKinds = []string{"invoke", "resume", "resumeMap", "updateState", "bulkUpdateState", "getState", "getStateHistory", "clearCache",
+	"storePut", "storeGet", "storeDelete", "storeSearch", "storeListNamespaces"}
 
 func (r *orcRun) runAction(i int, a *omap, thread string) (map[string]any, error) {
 	kind := "unknown"
@@ -391,10 +396,84 @@ func (r *orcRun) doAction(i int, kind string, a *omap, thread string, opts []eng
 			return err
 		}
 		rec["result"] = nil
+	case "storePut", "storeGet", "storeDelete", "storeSearch", "storeListNamespaces":
+		return r.storeAction(kind, a.obj(kind), rec)
 	default:
 		return orcError{fmt.Sprintf("unknown action %v", unordered(a))}
 	}
 	return nil
+}
+
+// storeAction runs a store action (DSL.md "Long-term store") on the
+// scenario's store; items are recorded without their times.
+func (r *orcRun) storeAction(kind string, o *omap, rec map[string]any) error {
+	st := r.builder.store
+	ns := func(k string) longterm.Namespace {
+		l, _ := o.m[k].([]any)
+		return longterm.Namespace(orcStrings(l))
+	}
+	item := func(it longterm.Item) map[string]any {
+		return map[string]any{"namespace": orcAnyList(it.Namespace), "key": it.Key, "value": it.Value}
+	}
+	num := func(k string, def int) int {
+		if v, ok := o.get(k); ok {
+			return int(v.(float64))
+		}
+		return def
+	}
+	ctx := r.ctx
+	switch kind {
+	case "storePut":
+		v, _ := unordered(o.m["value"]).(map[string]any)
+		rec["result"] = nil
+		return st.Put(ctx, ns("namespace"), o.str("key"), v)
+	case "storeDelete":
+		rec["result"] = nil
+		return st.Delete(ctx, ns("namespace"), o.str("key"))
+	case "storeGet":
+		it, err := st.Get(ctx, ns("namespace"), o.str("key"))
+		if err != nil {
+			return err
+		}
+		rec["result"] = nil
+		if it != nil {
+			rec["result"] = item(*it)
+		}
+	case "storeSearch":
+		q := longterm.SearchQuery{Prefix: ns("prefix"), Limit: num("limit", 10), Offset: num("offset", 0)}
+		if f := o.obj("filter"); f != nil {
+			q.Filter = longterm.Filter(unordered(f).(map[string]any))
+		}
+		items, err := st.Search(ctx, q)
+		if err != nil {
+			return err
+		}
+		out := []any{}
+		for _, it := range items {
+			out = append(out, item(it))
+		}
+		rec["result"] = out
+	case "storeListNamespaces":
+		spaces, err := st.ListNamespaces(ctx, longterm.NamespaceQuery{Prefix: ns("prefix"), Suffix: ns("suffix"),
+			MaxDepth: num("maxDepth", 0), Limit: num("limit", 100), Offset: num("offset", 0)})
+		if err != nil {
+			return err
+		}
+		out := []any{}
+		for _, n := range spaces {
+			out = append(out, orcAnyList(n))
+		}
+		rec["result"] = out
+	}
+	return nil
+}
+
+func orcAnyList(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }
 
 // stateValues turns plain JSON values of a state update into writes; the
