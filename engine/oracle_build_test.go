@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/weftstudio/weft/checkpoint/memory"
 	"github.com/weftstudio/weft/checkpoint/longterm"
+	"github.com/weftstudio/weft/checkpoint/memory"
 	"github.com/weftstudio/weft/checkpoint/nodecache"
 	"github.com/weftstudio/weft/engine"
 )
