@@ -285,8 +285,10 @@ func runTools(ctx context.Context, s engine.State, bank *Bank) (engine.Output, e
 				result(c, start, "Error: "+err.Error(), err)
 				continue
 			}
-			// The key is the call's id: a re-run of the node puts the same item again.
-			if err := rt.Store.Put(ctx, PreferencesNamespace, c.ID, map[string]any{"preference": args.Preference}); err != nil {
+			// The key is the thread and the call's id: a re-run of the node puts
+			// the same item again, and another thread's call of the same id
+			// (the scripted model's ids repeat) does not replace it.
+			if err := rt.Store.Put(ctx, PreferencesNamespace, rt.ThreadID+":"+c.ID, map[string]any{"preference": args.Preference}); err != nil {
 				return nil, fmt.Errorf("remembering a preference: %w", err)
 			}
 			result(c, start, "Remembered: "+args.Preference+".", nil)

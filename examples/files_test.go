@@ -129,7 +129,13 @@ func TestAgentRemembersAcrossThreads(t *testing.T) {
 	if got := say("b", "What is my balance?"); !strings.HasSuffix(got, "(I remember: I prefer euros.)") {
 		t.Errorf("a later thread answered %q, without the preference", got)
 	}
-	res := run(t, d.Graph, engine.Values{"messages": []engine.Message{{ID: "u", Role: engine.RoleUser, Content: "Remember that I like tea"}}}, "c")
+	// Another thread's preference, asked for with the same call id, is
+	// kept beside the first, not over it.
+	say("c", "Remember that I like tea")
+	if got := say("d", "What is my balance?"); !strings.HasSuffix(got, "(I remember: I prefer euros; I like tea.)") {
+		t.Errorf("after a second thread's preference the agent answered %q", got)
+	}
+	res := run(t, d.Graph, engine.Values{"messages": []engine.Message{{ID: "u", Role: engine.RoleUser, Content: "Remember that I like tea"}}}, "e")
 	msgs := examples.AgentMessages.Get(engine.StateOf(res.Values))
 	if last := msgs[len(msgs)-1].Content; !strings.Contains(last, "Error: no long-term store") {
 		t.Errorf("without a store the agent answered %q", last)

@@ -1042,6 +1042,7 @@ func (s *Studio) openLongTerm() {
 	}
 	w := s.app.NewWindow("Long-term store · " + s.m.storeName)
 	w.SetContent(s.lts)
+	w.Canvas().SetOnTypedKey(func(ev *fyne.KeyEvent) { s.windowKey(ev, false) }) // F5, F10… run the studio from here too
 	w.Resize(fyne.NewSize(900, 520))
 	w.SetOnClosed(func() {
 		if s.ltsWin == w {
