@@ -96,7 +96,9 @@ func TestLongTermWindowShowsWhatTheAgentRemembered(t *testing.T) {
 		t.Errorf("the notes namespace shows %+v", p.read.items)
 	}
 	// The studio's keys work from the store's window: F5 runs a new thread.
-	act(func() { s.startThread("m-3", engine.Values{"messages": []engine.Message{{ID: "u", Role: engine.RoleUser, Content: "Remember that I like tea"}}}) })
+	act(func() {
+		s.startThread("m-3", engine.Values{"messages": []engine.Message{{ID: "u", Role: engine.RoleUser, Content: "Remember that I like tea"}}})
+	})
 	idle(t, s)
 	act(func() { s.ltsWin.Canvas().OnTypedKey()(&fyne.KeyEvent{Name: fyne.KeyF5}) })
 	idle(t, s)
