@@ -90,3 +90,36 @@ func BenchmarkLongTermSearch100k(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLongTermVectorSearch10k: a semantic search (exact cosine over
+// every candidate's vector, 256 dimensions, HashEmbedder) over 10,000
+// items of one prefix, first page of 10; with a filter too.
+func BenchmarkLongTermVectorSearch10k(b *testing.B) {
+	lt, err := openTemp(b).LongTerm(longterm.Config{Embedder: longterm.HashEmbedder{Dims: 256}, Fields: []string{"text"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	words := []string{"tea", "kelp", "tide", "green", "short", "answers", "crab", "pool", "rock", "shell"}
+	for i := range 10_000 {
+		v := benchValue(i)
+		v["text"] = fmt.Sprintf("the user likes %s and %s, note %d", words[i%10], words[(i/10)%10], i)
+		if err := lt.Put(ctx, longterm.Namespace{"users", fmt.Sprintf("u%d", i%10)}, fmt.Sprintf("k%d", i), v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		filter longterm.Filter
+	}{{"all", nil}, {"filtered", longterm.Filter{"kind": "k3"}}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				items, err := lt.Search(ctx, longterm.SearchQuery{Prefix: longterm.Namespace{"users"}, Query: "green tea", Filter: c.filter})
+				if err != nil || len(items) != 10 || items[0].Score == nil {
+					b.Fatal(len(items), err)
+				}
+			}
+		})
+	}
+}
