@@ -44,6 +44,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -165,8 +166,9 @@ type Client struct {
 	cfg config
 	sdk *sdk.Client
 
-	toolsMu sync.Mutex // guards tools; held through a listing, so listings apply in order
-	tools   []*Tool    // as the server last listed them (those WithTools keeps)
+	toolsMu sync.Mutex  // guards tools; held through a listing, so listings apply in order
+	tools   []*Tool     // as the server last listed them (those WithTools keeps)
+	stale   atomic.Bool // the server changed its tools and listing them again failed: the next call lists first
 
 	mu     sync.Mutex
 	sess   *session // nil after the connection was lost, until the next call
@@ -280,13 +282,26 @@ func (c *Client) relist() {
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
+	err := c.listAgain(ctx)
+	if c.cfg.changed != nil {
+		c.cfg.changed(c.Tools(), err)
+	}
+}
+
+// listAgain lists the tools on the current session. A failure marks the
+// list stale, so the next call lists again before it runs (and fails
+// saying why, if it cannot) rather than call a tool the server changed.
+func (c *Client) listAgain(ctx context.Context) error {
 	s, err := c.current(ctx)
 	if err == nil {
 		err = c.listTools(ctx, s)
 	}
-	if c.cfg.changed != nil {
-		c.cfg.changed(c.Tools(), err)
+	if err != nil {
+		c.stale.Store(true)
+		return fmt.Errorf("mcp: server %s changed its tools, and listing them again failed: %w", c.srv.label(), err)
 	}
+	c.stale.Store(false)
+	return nil
 }
 
 // Close ends the session and, for a command, the server's process: its

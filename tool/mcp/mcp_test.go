@@ -7,11 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/weftstudio/weft/internal/testenv"
 
@@ -417,5 +420,50 @@ func TestToolListChanges(t *testing.T) {
 				t.Errorf("a removed tool's call: %v", err)
 			}
 		})
+	}
+}
+
+// A server that changes its tools and then fails to list them: the
+// program is told, the next call lists again first and fails saying why
+// (rather than call a tool the server changed), and once the server lists
+// again the calls work.
+func TestFailedRelistIsNotSilent(t *testing.T) {
+	var refuse atomic.Bool
+	var srv *sdk.Server
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server {
+		srv = testServer(nil)
+		srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+			return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+				if method == "tools/list" && refuse.Load() {
+					return nil, errors.New("the tool registry is down")
+				}
+				return next(ctx, method, req)
+			}
+		})
+		return srv
+	}, nil)
+	hs := httptest.NewServer(h)
+	t.Cleanup(hs.Close)
+	changed := make(chan error, 4)
+	c := connect(t, mcp.Server{URL: hs.URL}, mcp.WithToolsChanged(func(_ []tool.Tool, err error) { changed <- err }))
+	echo := find(t, c, "echo")
+	refuse.Store(true)
+	if _, err := find(t, c, "reshape").Call(context.Background(), `{}`); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-changed:
+		if err == nil || !strings.Contains(err.Error(), "listing them again failed") {
+			t.Fatalf("the program was told %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the program was not told of the failed listing")
+	}
+	if _, err := echo.Call(context.Background(), `{"loud":"hi"}`); err == nil || !strings.Contains(err.Error(), "the tool registry is down") {
+		t.Errorf("a call while the list is stale: %v", err)
+	}
+	refuse.Store(false)
+	if out, err := echo.Call(context.Background(), `{"loud":"hi"}`); err != nil || out != `ECHO {"loud":"hi"}` {
+		t.Errorf("once the server lists again: %q %v (the new schema should apply)", out, err)
 	}
 }

@@ -167,6 +167,11 @@ func (t *Tool) CallAttached(ctx context.Context, args string) (string, []engine.
 // error naming the server otherwise (a protocol error it answered with,
 // or a failed reconnection).
 func (t *Tool) Invoke(ctx context.Context, args string) (*Result, error) {
+	if t.c.stale.Load() {
+		if err := t.c.listAgain(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if t.gone.Load() {
 		return nil, &ToolError{Server: t.c.srv.label(), Tool: t.name,
 			Message: fmt.Sprintf("MCP server %s no longer offers the tool %s (it changed its list of tools); its tools are: %s", t.c.srv.label(), t.name, t.c.names())}
