@@ -17,6 +17,9 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/zeebo/xxh3"
+	"golang.org/x/image/draw"
+
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/render"
 )
@@ -42,6 +45,8 @@ type chatView struct {
 	scroll  *container.Scroll
 	empty   *widget.Label
 	bubbles []bubble // the messages shown, in order
+
+	previews previews // its images' previews, made once each
 }
 
 // bubble is one message the chat shows and how: marked new in the step,
@@ -147,7 +152,7 @@ func (c *chatView) add(b bubble) {
 		body.Add(newValueView(roleName(m.Role)+" message", m.Content, false))
 	}
 	if len(m.Attachments) > 0 {
-		body.Add(attachmentsView(m.Attachments))
+		body.Add(c.attachmentsView(m.Attachments))
 	}
 	if len(m.ToolCalls) > 0 {
 		acc := widget.NewAccordion()
@@ -163,7 +168,7 @@ func (c *chatView) add(b bubble) {
 				detail.Add(mutedLabel("result"))
 				detail.Add(newValueView(tc.Name+" result", r.Content, false))
 				if len(r.Attachments) > 0 {
-					detail.Add(attachmentsView(r.Attachments))
+					detail.Add(c.attachmentsView(r.Attachments))
 				}
 				title += " → " + oneLine(r.Content, 24)
 			} else {
@@ -256,8 +261,10 @@ func attachmentLine(i int, a engine.Attachment) string {
 
 // attachmentsView lists a message's attachments: a line for each (kind,
 // type, size, where from) and, for an image small enough, the image
-// itself, fitted in 320×200.
-func attachmentsView(as []engine.Attachment) fyne.CanvasObject {
+// itself, fitted in 320×200. Images are decoded and scaled off the UI
+// goroutine, once each (previews): the chat is rebuilt at every step, and
+// decoding a large PNG there each time would stall the window.
+func (c *chatView) attachmentsView(as []engine.Attachment) fyne.CanvasObject {
 	box := container.NewVBox()
 	for i, a := range as {
 		n := len(a.Data)
@@ -272,15 +279,98 @@ func attachmentsView(as []engine.Attachment) fyne.CanvasObject {
 		case n > previewMaxBytes || cfg.Width*cfg.Height > previewMaxPixels:
 			box.Add(mutedLabel(fmt.Sprintf("not shown: %d×%d is too large to preview", cfg.Width, cfg.Height)))
 		default:
-			img := canvas.NewImageFromResource(fyne.NewStaticResource(fmt.Sprintf("attachment-%d", i+1), a.Data))
-			img.FillMode = canvas.ImageFillContain
-			w, h := float32(cfg.Width), float32(cfg.Height)
-			if s := min(320/w, 200/h, 1); s < 1 {
-				w, h = w*s, h*s
-			}
-			img.SetMinSize(fyne.NewSize(w, h))
-			box.Add(container.NewHBox(img))
+			box.Add(c.previews.show(a.Data))
 		}
 	}
 	return box
+}
+
+// previewWidth and previewHeight bound an image's preview.
+const previewWidth, previewHeight = 320, 200
+
+// previews are the chat's image previews, scaled once each and kept by
+// the image's hash; only the UI goroutine touches it. The zero value is
+// empty and ready.
+type previews struct {
+	done    map[xxh3.Uint128]fyne.CanvasObject // the finished preview, an image or a note why not
+	waiting map[xxh3.Uint128][]*fyne.Container // where a preview being made goes
+}
+
+// maxPreviews bounds the previews kept: past it they are made again.
+const maxPreviews = 64
+
+// show returns where the preview of the image data goes: the preview
+// itself once made, a placeholder filled when it is.
+func (p *previews) show(data []byte) fyne.CanvasObject {
+	k := xxh3.Hash128(data)
+	if o, ok := p.done[k]; ok {
+		return container.NewHBox(p.copyOf(o))
+	}
+	slot := container.NewHBox(mutedLabel("preparing the preview…"))
+	if p.waiting == nil {
+		p.waiting = map[xxh3.Uint128][]*fyne.Container{}
+	}
+	first := len(p.waiting[k]) == 0
+	p.waiting[k] = append(p.waiting[k], slot)
+	if first {
+		go func() {
+			thumb, err := scaledImage(data, previewWidth, previewHeight)
+			uiDo(func() { p.finish(k, thumb, err) })
+		}()
+	}
+	return slot
+}
+
+// finish puts a made preview in its slots and keeps it.
+func (p *previews) finish(k xxh3.Uint128, thumb image.Image, err error) {
+	var o fyne.CanvasObject
+	if err != nil {
+		o = mutedLabel("not shown: " + err.Error())
+	} else {
+		img := canvas.NewImageFromImage(thumb)
+		img.FillMode = canvas.ImageFillContain
+		b := thumb.Bounds()
+		img.SetMinSize(fyne.NewSize(float32(b.Dx()), float32(b.Dy())))
+		o = img
+	}
+	if p.done == nil || len(p.done) >= maxPreviews {
+		p.done = map[xxh3.Uint128]fyne.CanvasObject{}
+	}
+	p.done[k] = o
+	for _, slot := range p.waiting[k] {
+		slot.Objects = []fyne.CanvasObject{p.copyOf(o)}
+		slot.Refresh()
+	}
+	delete(p.waiting, k)
+}
+
+// copyOf is a new object showing what o shows: one canvas object cannot
+// be drawn in two places.
+func (p *previews) copyOf(o fyne.CanvasObject) fyne.CanvasObject {
+	switch x := o.(type) {
+	case *canvas.Image:
+		img := canvas.NewImageFromImage(x.Image)
+		img.FillMode = x.FillMode
+		img.SetMinSize(x.MinSize())
+		return img
+	case *widget.Label:
+		return mutedLabel(x.Text)
+	}
+	return o
+}
+
+// scaledImage decodes data and scales it to fit in w×h (never up).
+func scaledImage(data []byte, w, h int) (image.Image, error) {
+	src, _, err := image.Decode(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("the image cannot be decoded: %w", err)
+	}
+	b := src.Bounds()
+	s := min(float64(w)/float64(b.Dx()), float64(h)/float64(b.Dy()), 1)
+	if s == 1 {
+		return src, nil
+	}
+	dst := image.NewRGBA(image.Rect(0, 0, max(1, int(float64(b.Dx())*s)), max(1, int(float64(b.Dy())*s))))
+	draw.ApproxBiLinear.Scale(dst, dst.Bounds(), src, b, draw.Src, nil)
+	return dst, nil
 }

@@ -188,18 +188,15 @@ func TestChatShowsAttachments(t *testing.T) {
 			return false
 		})
 	})
-	var images []*canvas.Image
+	images := previewsShown(t, c.box, 1)
 	var labels []string
-	walkObjects(c.box, func(o fyne.CanvasObject) bool {
-		switch o := o.(type) {
-		case *canvas.Image:
-			if o.Resource != nil && strings.HasPrefix(o.Resource.Name(), "attachment-") {
-				images = append(images, o)
+	act(func() {
+		walkObjects(c.box, func(o fyne.CanvasObject) bool {
+			if l, ok := o.(*widget.Label); ok {
+				labels = append(labels, l.Text)
 			}
-		case *widget.Label:
-			labels = append(labels, o.Text)
-		}
-		return false
+			return false
+		})
 	})
 	if len(images) != 1 || images[0].MinSize() != fyne.NewSize(320, 200) {
 		t.Errorf("images drawn: %d (want 1, fitted to 320×200)", len(images))
@@ -210,5 +207,57 @@ func TestChatShowsAttachments(t *testing.T) {
 		if !strings.Contains(joined, want) {
 			t.Errorf("no label %q in\n%s", want, joined)
 		}
+	}
+}
+
+// previewsShown waits (5 s at most) for at least want image previews in
+// o, which are made off the UI goroutine, and returns those drawn.
+func previewsShown(t *testing.T, o fyne.CanvasObject, want int) []*canvas.Image {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var images []*canvas.Image
+		act(func() {
+			walkObjects(o, func(x fyne.CanvasObject) bool {
+				if img, ok := x.(*canvas.Image); ok && img.Image != nil && img.Resource == nil { // a preview, not an icon
+					images = append(images, img)
+				}
+				return false
+			})
+		})
+		if len(images) >= want || time.Now().After(deadline) {
+			return images
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Previews are made once per image, off the UI goroutine: the chat built
+// again (as at every step) shows the kept preview at once.
+func TestChatPreviewsAreMadeOnce(t *testing.T) {
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, image.NewRGBA(image.Rect(0, 0, 64, 40))); err != nil {
+		t.Fatal(err)
+	}
+	msgs := []engine.Message{{ID: "u", Role: engine.RoleUser, Content: "see",
+		Attachments: []engine.Attachment{{Kind: engine.AttachImage, MIMEType: "image/png", Data: buf.Bytes()}}}}
+	c := newChatView()
+	test.NewTempWindow(t, c)
+	act(func() { c.set(msgs, nil, nil) })
+	if got := previewsShown(t, c.box, 1); len(got) != 1 || got[0].MinSize() != fyne.NewSize(64, 40) {
+		t.Fatalf("previews %d, want the 64×40 image as it is", len(got))
+	}
+	var now []*canvas.Image
+	act(func() {
+		c.set(msgs, nil, nil)
+		walkObjects(c.box, func(x fyne.CanvasObject) bool {
+			if img, ok := x.(*canvas.Image); ok && img.Image != nil && img.Resource == nil {
+				now = append(now, img)
+			}
+			return false
+		})
+	})
+	if len(now) != 1 {
+		t.Errorf("rebuilt, the chat shows %d previews at once, want the kept one", len(now))
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
@@ -64,11 +63,7 @@ func TestFilesAgentInTheStudio(t *testing.T) {
 			return false
 		})
 	})
-	shown := walkObjects(s.insp.chat.box, func(o fyne.CanvasObject) bool {
-		img, ok := o.(*canvas.Image)
-		return ok && img.Resource != nil && img.Resource.Name() == "attachment-1"
-	})
-	if !shown {
+	if len(previewsShown(t, s.insp.chat.box, 1)) == 0 {
 		t.Error("the chat shows no chart from read_media_file")
 	}
 	if q := s.ip.items[0]; len(q.choices) != 2 || q.choices[0].Text != "Approve" {
