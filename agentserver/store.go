@@ -25,20 +25,21 @@ func WithLongTerm(lt longterm.Store) Option { return func(h *Handler) { h.lt = l
 
 // storeRoutes adds the store's endpoints to m.
 func (h *Handler) storeRoutes(m *http.ServeMux) {
-	m.HandleFunc("PUT /store/items", h.putItem)
-	m.HandleFunc("GET /store/items", h.getItem)
-	m.HandleFunc("DELETE /store/items", h.deleteItem)
-	m.HandleFunc("POST /store/items/search", h.searchItems)
-	m.HandleFunc("POST /store/namespaces", h.listNamespaces)
-}
-
-// longTerm returns the served store, or answers 501.
-func (h *Handler) longTerm(w http.ResponseWriter) (longterm.Store, bool) {
-	if h.lt == nil {
-		fail(w, http.StatusNotImplemented, "this Weft server has no long-term store: serve a SQLite or PostgreSQL checkpoint store (they keep one), or pass agentserver.WithLongTerm")
-		return nil, false
+	for pattern, fn := range map[string]func(longterm.Store, http.ResponseWriter, *http.Request){
+		"PUT /store/items":         putItem,
+		"GET /store/items":         getItem,
+		"DELETE /store/items":      deleteItem,
+		"POST /store/items/search": searchItems,
+		"POST /store/namespaces":   listNamespaces,
+	} {
+		m.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			if h.lt == nil {
+				fail(w, http.StatusNotImplemented, "this Weft server has no long-term store: serve a SQLite or PostgreSQL checkpoint store (they keep one), or pass agentserver.WithLongTerm")
+				return
+			}
+			fn(h.lt, w, r)
+		})
 	}
-	return h.lt, true
 }
 
 // wireItem is an item as LangGraph's server sends it.
@@ -65,11 +66,7 @@ func storeError(w http.ResponseWriter, what string, err error) {
 	fail(w, code, "%s: %v", what, err)
 }
 
-func (h *Handler) putItem(w http.ResponseWriter, r *http.Request) {
-	lt, ok := h.longTerm(w)
-	if !ok {
-		return
-	}
+func putItem(lt longterm.Store, w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Namespace []string        `json:"namespace"`
 		Key       *string         `json:"key"`
@@ -106,11 +103,7 @@ func (h *Handler) putItem(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (h *Handler) getItem(w http.ResponseWriter, r *http.Request) {
-	lt, ok := h.longTerm(w)
-	if !ok {
-		return
-	}
+func getItem(lt longterm.Store, w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if !q.Has("key") {
 		fail(w, http.StatusBadRequest, "GET /store/items needs ?namespace=a.b&key=K")
@@ -139,11 +132,7 @@ func (h *Handler) getItem(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, wireItem(*it))
 }
 
-func (h *Handler) deleteItem(w http.ResponseWriter, r *http.Request) {
-	lt, ok := h.longTerm(w)
-	if !ok {
-		return
-	}
+func deleteItem(lt longterm.Store, w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Namespace []string `json:"namespace"`
 		Key       *string  `json:"key"`
@@ -162,11 +151,7 @@ func (h *Handler) deleteItem(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (h *Handler) searchItems(w http.ResponseWriter, r *http.Request) {
-	lt, ok := h.longTerm(w)
-	if !ok {
-		return
-	}
+func searchItems(lt longterm.Store, w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Prefix     *[]string       `json:"namespace_prefix"`
 		Filter     longterm.Filter `json:"filter"`
@@ -205,11 +190,7 @@ func (h *Handler) searchItems(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"items": out})
 }
 
-func (h *Handler) listNamespaces(w http.ResponseWriter, r *http.Request) {
-	lt, ok := h.longTerm(w)
-	if !ok {
-		return
-	}
+func listNamespaces(lt longterm.Store, w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Prefix   []string `json:"prefix"`
 		Suffix   []string `json:"suffix"`

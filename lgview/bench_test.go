@@ -18,16 +18,8 @@ import (
 //
 //	WEFT_LG_BENCH_STORE=/tmp/bench.sqlite go test ./lgview -run '^$' -bench BigStoreTimeline -benchtime 3x -benchmem
 func BenchmarkBigStoreTimeline(b *testing.B) {
-	where := os.Getenv("WEFT_LG_BENCH_STORE")
-	if where == "" {
-		b.Skip("WEFT_LG_BENCH_STORE names no store (see checkpoint/langgraph/testdata/make-bench.mjs)")
-	}
 	ctx := context.Background()
-	r, err := langgraph.OpenSQLite(ctx, where)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer r.Close()
+	r := benchReader(b)
 	root := ""
 	for b.Loop() {
 		s, err := Open(ctx, r, Options{Sample: -1})
@@ -63,16 +55,8 @@ func BenchmarkBigStoreTimeline(b *testing.B) {
 //
 //	WEFT_LG_BENCH_STORE=/tmp/bench.sqlite go test ./lgview -run '^$' -bench BigStoreClick -benchmem
 func BenchmarkBigStoreClick(b *testing.B) {
-	where := os.Getenv("WEFT_LG_BENCH_STORE")
-	if where == "" {
-		b.Skip("WEFT_LG_BENCH_STORE names no store (see checkpoint/langgraph/testdata/make-bench.mjs)")
-	}
 	ctx := context.Background()
-	r, err := langgraph.OpenSQLite(ctx, where)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer r.Close()
+	r := benchReader(b)
 	s, err := Open(ctx, r, Options{Sample: -1})
 	if err != nil {
 		b.Fatal(err)
@@ -90,4 +74,20 @@ func BenchmarkBigStoreClick(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// benchReader opens the big store WEFT_LG_BENCH_STORE names, closed when
+// the benchmark ends; without it the benchmark is skipped.
+func benchReader(b *testing.B) *langgraph.Reader {
+	b.Helper()
+	where := os.Getenv("WEFT_LG_BENCH_STORE")
+	if where == "" {
+		b.Skip("WEFT_LG_BENCH_STORE names no store (see checkpoint/langgraph/testdata/make-bench.mjs)")
+	}
+	r, err := langgraph.OpenSQLite(context.Background(), where)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { r.Close() })
+	return r
 }

@@ -95,15 +95,18 @@ func TestLongTermWindowShowsWhatTheAgentRemembered(t *testing.T) {
 	if len(p.read.items) != 1 || p.read.items[0].Key != "n1" || !strings.Contains(p.value.Text, `"text": "hi"`) {
 		t.Errorf("the notes namespace shows %+v", p.read.items)
 	}
-	// The studio's keys work from the store's window: F5 runs a new thread.
+	// The studio's keys work from the store's window: F5 runs a new thread,
+	// and the window shows the item that run put once it ends.
+	act(func() { p.nsPick.SetSelected("users.demo.preferences") })
+	idle(t, s)
 	act(func() {
 		s.startThread("m-3", engine.Values{"messages": []engine.Message{{ID: "u", Role: engine.RoleUser, Content: "Remember that I like tea"}}})
 	})
 	idle(t, s)
 	act(func() { s.ltsWin.Canvas().OnTypedKey()(&fyne.KeyEvent{Name: fyne.KeyF5}) })
 	idle(t, s)
-	if n := len(p.read.namespaces); s.m.scope().status != "done" || n != 2 {
-		t.Errorf("F5 in the store's window: status %q, %d namespaces after the run", s.m.scope().status, n)
+	if n := len(p.read.items); s.m.scope().status != "done" || n != 3 {
+		t.Errorf("F5 in the store's window: status %q, %d items of users.demo.preferences shown after the run, want 3", s.m.scope().status, n)
 	}
 	if got := say("m-2", "What is my balance?"); !strings.HasSuffix(got, "(I remember: I prefer euros; short answers; I like tea.)") {
 		t.Errorf("a later thread answered %q", got)

@@ -142,6 +142,14 @@ func New(a fyne.App, cfg Config) *Studio {
 	}
 	// The controller listens first: panels then see what it set up.
 	s.m.subscribe(chStore|chGraph|chThread|chSelection|chView|chInterrupts|chThreadQuery, s.onChange)
+	// The long-term store's window is read again when a step wrote
+	// checkpoints (its nodes may have put items) and when a run ends, not
+	// at every click on the timeline.
+	s.m.subscribe(chTimeline|chRun, func(part) {
+		if s.ltsWin != nil && !s.m.run.Going {
+			s.lts.reload(s.lts.read.ns)
+		}
+	})
 
 	s.tb = newToolbar(s.m, s.acts)
 	s.th = newThreadsPanel(s.m, s.acts)
@@ -228,9 +236,6 @@ func (s *Studio) onChange(c part) {
 		then := s.afterView
 		s.afterView = nil
 		defer then()
-	}
-	if c&chView != 0 && s.ltsWin != nil {
-		s.lts.reload(s.lts.read.ns) // a step may have put items
 	}
 	if c&chInterrupts != 0 && len(sc.pending()) > 0 {
 		// A question waits: show it. The dividers stay where the user put
