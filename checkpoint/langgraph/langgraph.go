@@ -295,25 +295,45 @@ func (r *Reader) decodeCheckpoints(raw *rawThread) []*Checkpoint {
 // setRan sets Checkpoint.Ran: the tasks of the parent's step whose writes
 // made the checkpoint (LangGraph does not store it; Weft's timeline shows
 // it).
+//
+// Each checkpoint asks for its parent's tasks, whose ids are hashes, so a
+// long thread is split among the CPUs as decodeCheckpoints splits it; the
+// lookups the tasks read are built first, since they are built lazily.
 func (t *Thread) setRan(js bool) {
-	for _, c := range t.Checkpoints {
-		p := t.byID(c.NS, c.Parent)
-		if p == nil || p.Err != nil || c.Metadata["source"] != "loop" {
-			continue
-		}
-		wrote := map[string]bool{}
-		for _, w := range p.Writes {
-			if w.Channel != checkpoint.Error && w.Channel != checkpoint.Interrupt {
-				wrote[w.TaskID] = true
+	t.index()
+	t.nodeOrder()
+	t.joinsOf("", "")
+	n := len(t.Checkpoints)
+	workers := min(runtime.GOMAXPROCS(0), n/parallelFrom+1)
+	var wg sync.WaitGroup
+	for w := range workers {
+		part := t.Checkpoints[w*n/workers : (w+1)*n/workers]
+		wg.Go(func() {
+			for _, c := range part {
+				t.setRanOf(c, js)
 			}
-		}
-		for _, task := range t.nextTasks(p, js) {
-			if wrote[task.ID] && !contains(c.Ran, task.Name) {
-				c.Ran = append(c.Ran, task.Name)
-			}
-		}
-		sort.Strings(c.Ran)
+		})
 	}
+	wg.Wait()
+}
+
+func (t *Thread) setRanOf(c *Checkpoint, js bool) {
+	p := t.byID(c.NS, c.Parent)
+	if p == nil || p.Err != nil || c.Metadata["source"] != "loop" {
+		return
+	}
+	wrote := map[string]bool{}
+	for _, w := range p.Writes {
+		if w.Channel != checkpoint.Error && w.Channel != checkpoint.Interrupt {
+			wrote[w.TaskID] = true
+		}
+	}
+	for _, task := range t.nextTasks(p, js) {
+		if wrote[task.ID] && !contains(c.Ran, task.Name) {
+			c.Ran = append(c.Ran, task.Name)
+		}
+	}
+	sort.Strings(c.Ran)
 }
 
 // flagShared sets Checkpoint.Shared: a checkpoint introduces a channel's

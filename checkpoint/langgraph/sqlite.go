@@ -194,8 +194,63 @@ func (s *sqliteBackend) checkpoints(ctx context.Context, threadID, ns, id string
 		threadID, ns, id, threadID, ns, id)
 }
 
-// read reads the checkpoints that where selects, and their writes.
+// read reads the checkpoints that where selects, and their writes. The
+// two tables are read at once, on two connections: a long thread's rows
+// are tens of megabytes, and walking SQLite's pages is half the time such a
+// thread takes to open. Reading them one after the other, as before, was
+// no more consistent while LangGraph writes: neither is one snapshot, and
+// a write whose checkpoint was not read is left out either way.
 func (s *sqliteBackend) read(ctx context.Context, where string, args ...any) (*rawThread, error) {
+	type keyed struct {
+		ns, id string
+		w      rawWrite
+	}
+	var writes []keyed
+	var werr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		wrows, err := s.db.QueryContext(ctx, `SELECT checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value
+			FROM writes WHERE `+where+` ORDER BY checkpoint_ns, checkpoint_id, task_id, idx`, args...)
+		if err != nil {
+			werr = err
+			return
+		}
+		defer wrows.Close()
+		for wrows.Next() {
+			var k keyed
+			var typ sql.NullString
+			if err := wrows.Scan(&k.ns, &k.id, &k.w.task, &k.w.idx, &k.w.channel, &typ, &k.w.value); err != nil {
+				werr = err
+				return
+			}
+			k.w.typ = typ.String
+			writes = append(writes, k)
+		}
+		werr = wrows.Err()
+	}()
+	t, err := s.readCheckpoints(ctx, where, args...)
+	<-done
+	if err != nil {
+		return nil, err
+	}
+	if werr != nil {
+		return nil, werr
+	}
+	index := make(map[[2]string]int, len(t.cps))
+	for i, c := range t.cps {
+		index[[2]string{c.ns, c.id}] = i
+	}
+	for _, k := range writes {
+		if i, ok := index[[2]string{k.ns, k.id}]; ok {
+			t.cps[i].writes = append(t.cps[i].writes, k.w)
+		}
+	}
+	return t, nil
+}
+
+// readCheckpoints reads the checkpoint rows that where selects.
+func (s *sqliteBackend) readCheckpoints(ctx context.Context, where string, args ...any) (*rawThread, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata
 		FROM checkpoints WHERE `+where, args...)
 	if err != nil {
@@ -203,7 +258,6 @@ func (s *sqliteBackend) read(ctx context.Context, where string, args ...any) (*r
 	}
 	defer rows.Close()
 	t := &rawThread{}
-	index := map[[2]string]int{}
 	for rows.Next() {
 		var c rawCheckpoint
 		var parent, typ sql.NullString
@@ -211,31 +265,9 @@ func (s *sqliteBackend) read(ctx context.Context, where string, args ...any) (*r
 			return nil, err
 		}
 		c.parent, c.typ, c.metaType = parent.String, typ.String, typ.String
-		index[[2]string{c.ns, c.id}] = len(t.cps)
 		t.cps = append(t.cps, c)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	wrows, err := s.db.QueryContext(ctx, `SELECT checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value
-		FROM writes WHERE `+where+` ORDER BY checkpoint_ns, checkpoint_id, task_id, idx`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer wrows.Close()
-	for wrows.Next() {
-		var ns, id string
-		var w rawWrite
-		var typ sql.NullString
-		if err := wrows.Scan(&ns, &id, &w.task, &w.idx, &w.channel, &typ, &w.value); err != nil {
-			return nil, err
-		}
-		w.typ = typ.String
-		if i, ok := index[[2]string{ns, id}]; ok {
-			t.cps[i].writes = append(t.cps[i].writes, w)
-		}
-	}
-	return t, wrows.Err()
+	return t, rows.Err()
 }
 
 func (s *sqliteBackend) stats(ctx context.Context) (checkpoint.Stats, error) {

@@ -9,6 +9,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
@@ -62,6 +63,9 @@ func note(s string) map[string]any { return map[string]any{"$note": s} }
 // LangChain's serialized classes ({"lc": 1, "type": "constructor", …})
 // and {"lc": 2, "type": "undefined"} stand for what JSON cannot hold.
 func decodeJSValue(b []byte) (any, error) {
+	if v, ok := plainJSON(b); ok {
+		return v, nil
+	}
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
 	var v any
@@ -72,6 +76,42 @@ func decodeJSValue(b []byte) (any, error) {
 		return nil, errors.New("undecodable JSON value: data after the value")
 	}
 	return reviveJS(v), nil
+}
+
+// plainJSON decodes the two values a LangGraph.js store holds most, a
+// string without escapes and an integer, as the decoder would, without
+// one: a long thread is mostly such values, and a json.Decoder per value
+// (it copies its input into a buffer of its own) was most of the time
+// such a thread took to open. ok is false for anything else.
+func plainJSON(b []byte) (any, bool) {
+	n := len(b)
+	switch {
+	case n >= 2 && b[0] == '"' && b[n-1] == '"':
+		for _, c := range b[1 : n-1] {
+			if c < 0x20 || c == '"' || c == '\\' {
+				return nil, false
+			}
+		}
+		if !utf8.Valid(b[1 : n-1]) {
+			return nil, false // the decoder replaces bad bytes with U+FFFD
+		}
+		return string(b[1 : n-1]), true
+	case n >= 1 && n <= 18:
+		digits := b
+		if digits[0] == '-' {
+			digits = digits[1:]
+		}
+		if len(digits) == 0 || (digits[0] == '0' && len(digits) > 1) {
+			return nil, false
+		}
+		for _, c := range digits {
+			if c < '0' || c > '9' {
+				return nil, false
+			}
+		}
+		return json.Number(b), true
+	}
+	return nil, false
 }
 
 // undefined marks JS's undefined while reviving: dropped from objects and

@@ -7,6 +7,7 @@ import (
 	"crypto/cipher"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -371,5 +372,42 @@ func getMatchesThread(t *testing.T, name string, r *Reader) {
 	}
 	if r.Kind() == JSPostgres && shared == 0 {
 		t.Errorf("%s: no checkpoint reads a sibling's blob; update-fork's fork does", name)
+	}
+}
+
+// TestPlainJSONIsTheDecoders checks the short cut for plain strings and
+// integers against encoding/json on the forms around its edges: whatever
+// it takes must decode as the decoder decodes it, and what it declines
+// (escapes, bad UTF-8, fractions, leading zeros, spaces) goes to the
+// decoder.
+func TestPlainJSONIsTheDecoders(t *testing.T) {
+	for _, in := range []string{
+		`"note 1 note 1"`, `""`, `"héllo ✓"`, `"a\"b"`, `"a\\b"`, `"\u00e9"`, "\"tab\there\"", "\"\xff\xfe\"",
+		`"`, `"a`, `a"`, `0`, `-0`, `7`, `-42`, `123456789012345678`, `1234567890123456789`, `01`, `-`, `1.5`,
+		`1e3`, `-01`, ` 5`, `5 `, `true`, `null`, `[1]`, `{"lc":2,"type":"undefined"}`,
+	} {
+		fast, took := plainJSON([]byte(in))
+		d := json.NewDecoder(strings.NewReader(in))
+		d.UseNumber()
+		var slow any
+		err := d.Decode(&slow)
+		if took {
+			if err != nil || d.More() {
+				t.Errorf("%q: taken as %#v, which the decoder refuses (%v)", in, fast, err)
+			} else if !reflect.DeepEqual(fast, slow) {
+				t.Errorf("%q: taken as %#v, the decoder says %#v", in, fast, slow)
+			}
+		}
+		got, gerr := decodeJSValue([]byte(in))
+		if err == nil && !d.More() {
+			if want := reviveJS(slow); gerr != nil || !reflect.DeepEqual(got, want) {
+				t.Errorf("%q: decodeJSValue %#v (%v), want %#v", in, got, gerr, want)
+			}
+		} else if gerr == nil {
+			t.Errorf("%q: decodeJSValue took %#v, the decoder refuses it", in, got)
+		}
+	}
+	if _, took := plainJSON([]byte(`"note"`)); !took {
+		t.Error("a plain string went to the decoder")
 	}
 }
