@@ -71,6 +71,13 @@ func TestThreadsPanelAlone(t *testing.T) {
 	var started int
 	p := newThreadsPanel(m, &actions{newThread: func() { started++ }})
 	showAlone(t, p, 300, 500)
+	// Until the store answers, the list says it is reading, not that the
+	// graph has no threads (a LangGraph thread of hundreds of megabytes
+	// takes seconds to list with its status).
+	if txt := textIn(p); !strings.Contains(txt, "Reading the store's threads") || strings.Contains(txt, "No threads yet") || buttonIn(p, "Start a thread") != nil {
+		t.Fatalf("before the store answered, the list shows:\n%s", txt)
+	}
+	act(func() { m.setThreads(nil, false) })
 	start := buttonIn(p, "Start a thread")
 	if start == nil || !p.list.Hidden {
 		t.Fatal("an empty list does not offer to start a thread")

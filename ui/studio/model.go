@@ -59,6 +59,10 @@ type model struct {
 	// moreThreads: the store holds more threads matching threadQ than
 	// threads (they are read a page at a time).
 	moreThreads bool
+	// threadsRead: threads is what the store answered for this store,
+	// graph and query, not the empty list a switch left while the store
+	// is read (a LangGraph thread of hundreds of megabytes takes seconds).
+	threadsRead bool
 	threadQ     threadQuery
 	rowsGen     int // counts rows the window wrote itself (setThreadRow)
 	sc          *scope
@@ -212,7 +216,7 @@ func (m *model) thread() string { return m.sc.thread }
 // setStore switches to another store: the thread list and the thread go.
 func (m *model) setStore(s checkpoint.Saver, name string) {
 	m.store, m.storeName = s, name
-	m.threads, m.moreThreads, m.threadQ.Limit = nil, false, 0
+	m.threads, m.moreThreads, m.threadQ.Limit, m.threadsRead = nil, false, 0, false
 	m.sc = newScope("")
 	m.storage = storageState{}
 	m.changed(chStore | chThreads | chThread | chStorage)
@@ -223,7 +227,7 @@ func (m *model) setStore(s checkpoint.Saver, name string) {
 func (m *model) setGraphs(graphs []Graph) {
 	m.graphs = graphs
 	m.graphIdx = -1
-	m.threads, m.moreThreads, m.threadQ.Limit = nil, false, 0
+	m.threads, m.moreThreads, m.threadQ.Limit, m.threadsRead = nil, false, 0, false
 	m.sc = newScope("")
 	if len(graphs) > 0 {
 		m.setGraph(0)
@@ -255,7 +259,7 @@ func (m *model) setGraph(i int) {
 		return
 	}
 	m.graphIdx = i
-	m.threads, m.moreThreads, m.threadQ.Limit = nil, false, 0
+	m.threads, m.moreThreads, m.threadQ.Limit, m.threadsRead = nil, false, 0, false
 	m.sc = newScope("")
 	m.brk = seedBreakpoints(m.graphs[i].Graph)
 	m.resetDebug(m.graphs[i].Graph)
@@ -265,7 +269,7 @@ func (m *model) setGraph(i int) {
 // setThreads replaces the thread list; more says the store holds more
 // threads matching the query.
 func (m *model) setThreads(rows []threadRow, more bool) {
-	m.threads, m.moreThreads = rows, more
+	m.threads, m.moreThreads, m.threadsRead = rows, more, true
 	m.changed(chThreads)
 }
 

@@ -294,6 +294,7 @@ func (s *Studio) refreshThreads(pickNewest bool) {
 			return // another graph, store or query meanwhile
 		}
 		if err != nil {
+			s.m.update(func() { s.m.setThreads(s.m.threads, s.m.moreThreads) })
 			s.showError("Listing threads", err)
 			return
 		}
@@ -304,7 +305,7 @@ func (s *Studio) refreshThreads(pickNewest bool) {
 			rows = newerRows(rows, s.m.threads)
 		}
 		s.m.update(func() {
-			if !sameRows(rows, s.m.threads) || l.more != s.m.moreThreads {
+			if !s.m.threadsRead || !sameRows(rows, s.m.threads) || l.more != s.m.moreThreads {
 				s.m.setThreads(rows, l.more)
 			}
 			if pickNewest && s.m.thread() == "" && len(rows) > 0 {

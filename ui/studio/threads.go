@@ -31,8 +31,10 @@ type threadsPanel struct {
 	search *keyEntry
 	list   *keyList
 	empty  fyne.CanvasObject
-	shown  []threadRow // rows matching the search
-	quiet  bool
+	// reading stands in the empty list's place until the store answers.
+	reading fyne.CanvasObject
+	shown   []threadRow // rows matching the search
+	quiet   bool
 	// typed asks the store for what the search field says once typing
 	// pauses; the rows already listed are filtered at once.
 	typed *time.Timer
@@ -102,8 +104,10 @@ func newThreadsPanel(m *model, a *actions) *threadsPanel {
 	start.Importance = widget.HighImportance
 	p.empty = container.NewVBox(placeholder("No threads yet for this graph."), container.NewCenter(start))
 	header := widget.NewLabelWithStyle("Threads", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	p.compose(p, container.NewBorder(container.NewVBox(header, p.search), nil, nil, nil, container.NewStack(p.list, p.empty)))
+	p.reading = placeholder("Reading the store's threads…")
+	p.compose(p, container.NewBorder(container.NewVBox(header, p.search), nil, nil, nil, container.NewStack(p.list, p.empty, p.reading)))
 	p.list.Hide()
+	p.empty.Hide()
 	m.subscribe(chThreads|chThread, func(part) { p.filter() })
 	return p
 }
@@ -140,12 +144,16 @@ func (p *threadsPanel) filter() {
 			p.shown = append(p.shown, r)
 		}
 	}
-	if len(p.m.threads) == 0 && p.m.threadQ.Search == "" {
-		p.list.Hide()
-		p.empty.Show()
-	} else {
-		p.empty.Hide()
+	p.list.Hide()
+	p.empty.Hide()
+	p.reading.Hide()
+	switch {
+	case len(p.m.threads) > 0 || p.m.threadQ.Search != "":
 		p.list.Show()
+	case p.m.threadsRead:
+		p.empty.Show()
+	default:
+		p.reading.Show()
 	}
 	p.list.Refresh()
 	p.selectThread(p.m.thread())
