@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/weftstudio/weft/checkpoint/longterm"
 )
 
 // PendingInterrupt is a question a node asked with Interrupt and that waits
@@ -121,10 +123,17 @@ type taskCtx struct {
 
 type taskKey struct{}
 
-// Value answers the task lookup itself and defers the rest to the parent.
+// Value answers the task lookup and the long-term store's writer itself
+// (so a store records which task put an item, at no cost to nodes that
+// never ask) and defers the rest to the parent.
 func (tc *taskCtx) Value(key any) any {
-	if _, ok := key.(taskKey); ok {
+	switch key.(type) {
+	case taskKey:
 		return tc
+	case longterm.WriterKey:
+		rt := tc.rt
+		return longterm.Writer{ThreadID: rt.cfg.thread, NS: rt.ns, CheckpointID: rt.cpID, Step: tc.step,
+			TaskID: tc.t.id, Node: tc.t.name}
 	}
 	return tc.Context.Value(key)
 }

@@ -93,3 +93,60 @@ func TestRuntimeStore(t *testing.T) {
 		t.Error("Graph.WithStore's copy does not give its store to its nodes")
 	}
 }
+
+// A store records which task of which run put or deleted an item: the
+// Writer of a node's context is its Runtime's thread, namespace,
+// checkpoint, step, task and node, inside a subgraph too; a put from the
+// program's own code is by nobody.
+func TestStoreRecordsTheWriter(t *testing.T) {
+	ctx := context.Background()
+	fact := engine.LastValue[string]("fact")
+	seen := map[string]engine.Runtime{}
+	put := func(ctx context.Context, _ engine.State) (engine.Output, error) {
+		rt, _ := engine.RuntimeOf(ctx)
+		seen[rt.Node] = rt
+		return nil, rt.Store.Put(ctx, longterm.Namespace{"by"}, rt.Node, map[string]any{"step": rt.Step})
+	}
+	forget := func(ctx context.Context, _ engine.State) (engine.Output, error) {
+		rt, _ := engine.RuntimeOf(ctx)
+		seen[rt.Node] = rt
+		return nil, rt.Store.Delete(ctx, longterm.Namespace{"by"}, "first")
+	}
+	sub, err := engine.NewGraph("sub", fact).AddNode("inner", put).AddEdge(engine.START, "inner").Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := longterm.NewMemory(longterm.Config{})
+	g, err := engine.NewGraph("g", fact).AddNode("first", put).AddSubgraph("s", sub).AddNode("forget", forget).
+		AddEdge(engine.START, "first").AddEdge("first", "s").AddEdge("s", "forget").
+		Compile(engine.WithSaver(memory.New()), engine.WithStore(store))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Invoke(ctx, engine.Values{}, engine.WithThread("t1")); err != nil {
+		t.Fatal(err)
+	}
+	writer := func(rt engine.Runtime) longterm.Writer {
+		return longterm.Writer{ThreadID: rt.ThreadID, NS: rt.NS, CheckpointID: rt.CheckpointID, Step: rt.Step, TaskID: rt.TaskID, Node: rt.Node}
+	}
+	inner, err := store.Get(ctx, longterm.Namespace{"by"}, "inner")
+	if err != nil || inner == nil {
+		t.Fatalf("inner's item: %v, %v", inner, err)
+	}
+	if want := writer(seen["inner"]); inner.Writer != want || want.NS == "" || want.ThreadID != "t1" || want.CheckpointID == "" {
+		t.Errorf("inner's item was written by %+v, want %+v (in the subgraph's namespace)", inner.Writer, want)
+	}
+	cs, err := store.Changes(ctx, longterm.ChangeQuery{Prefix: longterm.Namespace{"by"}, Key: "first"})
+	if err != nil || len(cs) != 2 {
+		t.Fatalf("first's changes: %+v, %v", cs, err)
+	}
+	if !cs[0].Deleted() || cs[0].Writer != writer(seen["forget"]) || cs[1].Writer != writer(seen["first"]) || cs[1].Writer.Step != 1 {
+		t.Errorf("first's changes = %+v; want forget's delete, then first's put at step 1 (%+v)", cs, seen)
+	}
+	if err := store.Put(ctx, longterm.Namespace{"by"}, "program", map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
+	if it, _ := store.Get(ctx, longterm.Namespace{"by"}, "program"); it == nil || !it.Writer.IsZero() {
+		t.Errorf("a put outside a run: %+v, want the zero Writer", it)
+	}
+}

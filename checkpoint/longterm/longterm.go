@@ -88,6 +88,9 @@ type Item struct {
 	// Score is the item's similarity to a search's Query; nil when the
 	// search had none (and for Get).
 	Score *float64
+	// Writer is who put the value: the zero Writer for a put made outside
+	// a run, and in a store that does not record writers.
+	Writer Writer
 }
 
 // Decode decodes the item's value into v (a pointer to a struct or map),

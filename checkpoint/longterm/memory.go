@@ -38,6 +38,15 @@ type Memory struct {
 	now func() time.Time
 	mu  sync.Mutex
 	m   map[string]map[string]*memItem // namespace (joined) → key → item
+	// changes is the history, oldest first; seq the last Seq given.
+	changes []memChange
+	seq     int64
+}
+
+// memChange is a Change with its value kept as JSON, decoded per read.
+type memChange struct {
+	c   Change
+	raw []byte
 }
 
 type memItem struct {
@@ -49,17 +58,62 @@ type memItem struct {
 	expires time.Time
 	ttl     time.Duration
 	vecs    [][]float32
+	writer  Writer
 }
 
 var (
 	_ Store   = (*Memory)(nil)
 	_ Sweeper = (*Memory)(nil)
+	_ History = (*Memory)(nil)
 )
 
 // NewMemory returns an empty in-memory store configured by cfg.
 func NewMemory(cfg Config) *Memory {
 	return &Memory{cfg: cfg, now: cfg.Clock(), m: map[string]map[string]*memItem{}}
 }
+
+// record appends a change; the caller holds s.mu.
+func (s *Memory) record(ns Namespace, key string, raw []byte, at time.Time, ttl time.Duration, w Writer) {
+	s.seq++
+	s.changes = append(s.changes, memChange{c: Change{Seq: s.seq, Namespace: slices.Clone(ns), Key: key, At: at, TTL: ttl, Writer: w}, raw: raw})
+}
+
+// Changes returns the changes q asks for, newest first.
+func (s *Memory) Changes(ctx context.Context, q ChangeQuery) ([]Change, error) {
+	limit, err := CheckChanges(q)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []Change{}
+	seen := map[[2]string]bool{}
+	for i := len(s.changes) - 1; i >= 0 && len(out) < limit; i-- {
+		mc := s.changes[i]
+		if !q.Match(mc.c) {
+			continue
+		}
+		if q.Latest {
+			k := [2]string{mc.c.Namespace.String(), mc.c.Key}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+		}
+		c := mc.c
+		c.Namespace = slices.Clone(c.Namespace)
+		if mc.raw != nil {
+			if c.Value, err = DecodeValue(mc.raw); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// HistoryBegan returns the zero time: a Memory keeps every change it had.
+func (s *Memory) HistoryBegan(ctx context.Context) (time.Time, error) { return time.Time{}, nil }
 
 func (s *Memory) live(it *memItem, now time.Time) bool {
 	return it.expires.IsZero() || now.Before(it.expires)
@@ -71,7 +125,7 @@ func (it *memItem) out(key string) (Item, error) {
 		return Item{}, err
 	}
 	return Item{Namespace: slices.Clone(it.ns), Key: key, Value: v, CreatedAt: it.created, UpdatedAt: it.updated,
-		ExpiresAt: it.expires, TTL: it.ttl}, nil
+		ExpiresAt: it.expires, TTL: it.ttl, Writer: it.writer}, nil
 }
 
 // Get returns the item at ns and key, or nil.
@@ -124,7 +178,8 @@ func (s *Memory) Put(ctx context.Context, ns Namespace, key string, value map[st
 	if s.m[k] == nil {
 		s.m[k] = map[string]*memItem{}
 	}
-	it := &memItem{ns: slices.Clone(ns), raw: raw, value: v, created: now, updated: now, ttl: o.TTL, vecs: vecs}
+	w := WriterOf(ctx)
+	it := &memItem{ns: slices.Clone(ns), raw: raw, value: v, created: now, updated: now, ttl: o.TTL, vecs: vecs, writer: w}
 	if old := s.m[k][key]; old != nil && s.live(old, now) {
 		it.created = old.created
 	}
@@ -132,6 +187,7 @@ func (s *Memory) Put(ctx context.Context, ns Namespace, key string, value map[st
 		it.expires = now.Add(o.TTL)
 	}
 	s.m[k][key] = it
+	s.record(ns, key, raw, now, o.TTL, w)
 	return nil
 }
 
@@ -143,6 +199,9 @@ func (s *Memory) Delete(ctx context.Context, ns Namespace, key string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := ns.String()
+	if _, ok := s.m[k][key]; ok {
+		s.record(ns, key, nil, s.now().UTC(), 0, WriterOf(ctx))
+	}
 	delete(s.m[k], key)
 	if len(s.m[k]) == 0 {
 		delete(s.m, k)
@@ -260,5 +319,27 @@ func (s *Memory) Sweep(ctx context.Context) (int, error) {
 			delete(s.m, k)
 		}
 	}
+	s.changes = trimHistory(s.changes, func(c memChange) Change { return c.c })
 	return n, nil
+}
+
+// trimHistory keeps the newest HistoryPerItem changes of each item in
+// changes (oldest first), in order (for implementations that keep them in
+// memory).
+func trimHistory[C any](changes []C, change func(C) Change) []C {
+	count := map[[2]string]int{}
+	keep := make([]bool, len(changes))
+	for i := len(changes) - 1; i >= 0; i-- {
+		c := change(changes[i])
+		k := [2]string{c.Namespace.String(), c.Key}
+		count[k]++
+		keep[i] = count[k] <= HistoryPerItem
+	}
+	out := changes[:0]
+	for i, c := range changes {
+		if keep[i] {
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,9 +17,10 @@ import (
 
 // LongTerm is the long-term store (package longterm) in the checkpoint
 // store's database, tables weft_store and weft_store_vectors
-// (migrations/0006_longterm.sql), on the Saver's pool. Get it from
-// (*Saver).LongTerm; it lives as long as the Saver. It implements
-// longterm.Store and longterm.Sweeper.
+// (migrations/0006_longterm.sql) and the history of its changes,
+// weft_store_history (0008_store_history.sql), on the Saver's pool. Get it
+// from (*Saver).LongTerm; it lives as long as the Saver. It implements
+// longterm.Store, longterm.Sweeper and longterm.History.
 //
 // Filters run in PostgreSQL: equality with a scalar is JSONB containment
 // (the GIN index weft_store_value), the rest compare the value at the
@@ -34,6 +37,7 @@ type LongTerm struct {
 var (
 	_ longterm.Store   = (*LongTerm)(nil)
 	_ longterm.Sweeper = (*LongTerm)(nil)
+	_ longterm.History = (*LongTerm)(nil)
 )
 
 // LongTerm returns the long-term store kept in s's database, configured by
@@ -46,7 +50,15 @@ func (s *Saver) LongTerm(cfg longterm.Config) (*LongTerm, error) {
 	return &LongTerm{s: s, cfg: cfg, now: cfg.Clock()}, nil
 }
 
-const pgCols = "prefix, key, value, created_at, updated_at, expires_at, ttl"
+const (
+	pgCols = "prefix, key, value, created_at, updated_at, expires_at, ttl, " + pgWriterCols
+	// pgWriterCols are a longterm.Writer's, in weft_store and
+	// weft_store_history.
+	pgWriterCols = "thread_id, ns, checkpoint_id, step, task_id, node"
+	// historyBeganKey is the weft_meta row saying when an upgraded
+	// store began its history.
+	historyBeganKey = "store_history_began"
+)
 
 func (l *LongTerm) wrap(op string, err error) error {
 	if err == nil || errors.Is(err, longterm.ErrInvalid) || errors.Is(err, longterm.ErrNoEmbedder) {
@@ -62,10 +74,12 @@ type pgRow struct {
 	value            []byte
 	created, updated int64
 	expires, ttl     *int64
+	w                longterm.Writer
 }
 
 func (r *pgRow) scan(sc interface{ Scan(...any) error }) error {
-	return sc.Scan(&r.prefix, &r.key, &r.value, &r.created, &r.updated, &r.expires, &r.ttl)
+	return sc.Scan(&r.prefix, &r.key, &r.value, &r.created, &r.updated, &r.expires, &r.ttl,
+		&r.w.ThreadID, &r.w.NS, &r.w.CheckpointID, &r.w.Step, &r.w.TaskID, &r.w.Node)
 }
 
 func (r *pgRow) item() (longterm.Item, error) {
@@ -74,7 +88,7 @@ func (r *pgRow) item() (longterm.Item, error) {
 		return longterm.Item{}, fmt.Errorf("item %s/%s: %w", r.prefix, r.key, err)
 	}
 	it := longterm.Item{Namespace: longterm.ParseNamespace(r.prefix), Key: r.key, Value: v,
-		CreatedAt: time.Unix(0, r.created).UTC(), UpdatedAt: time.Unix(0, r.updated).UTC()}
+		CreatedAt: time.Unix(0, r.created).UTC(), UpdatedAt: time.Unix(0, r.updated).UTC(), Writer: r.w}
 	if r.expires != nil {
 		it.ExpiresAt = time.Unix(0, *r.expires).UTC()
 	}
@@ -128,11 +142,18 @@ func (l *LongTerm) Put(ctx context.Context, ns longterm.Namespace, key string, v
 		e, d := now+int64(o.TTL), int64(o.TTL)
 		expires, ttl = &e, &d
 	}
+	w := longterm.WriterOf(ctx)
 	return l.wrap("put", pgx.BeginFunc(ctx, l.s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO weft_store (`+pgCols+`) VALUES ($1, $2, $3::jsonb, $4, $4, $5, $6)
+		// One statement writes the item and its history row.
+		if _, err := tx.Exec(ctx, `WITH h AS (INSERT INTO weft_store_history (prefix, key, value, at, ttl, `+pgWriterCols+`)
+    VALUES ($1, $2, $3::jsonb, $4, $6, $7, $8, $9, $10, $11, $12))
+INSERT INTO weft_store (`+pgCols+`) VALUES ($1, $2, $3::jsonb, $4, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 ON CONFLICT (prefix, key) DO UPDATE SET value = excluded.value,
     created_at = CASE WHEN weft_store.expires_at IS NOT NULL AND weft_store.expires_at <= excluded.updated_at THEN excluded.created_at ELSE weft_store.created_at END,
-    updated_at = excluded.updated_at, expires_at = excluded.expires_at, ttl = excluded.ttl`, prefix, key, string(raw), now, expires, ttl); err != nil {
+    updated_at = excluded.updated_at, expires_at = excluded.expires_at, ttl = excluded.ttl,
+    thread_id = excluded.thread_id, ns = excluded.ns, checkpoint_id = excluded.checkpoint_id,
+    step = excluded.step, task_id = excluded.task_id, node = excluded.node`,
+			prefix, key, string(raw), now, expires, ttl, w.ThreadID, w.NS, w.CheckpointID, w.Step, w.TaskID, w.Node); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, "DELETE FROM weft_store_vectors WHERE prefix = $1 AND key = $2", prefix, key); err != nil {
@@ -156,7 +177,13 @@ func (l *LongTerm) Delete(ctx context.Context, ns longterm.Namespace, key string
 	if err := l.s.writable(ctx); err != nil {
 		return l.wrap("delete", err)
 	}
-	_, err := l.s.pool.Exec(ctx, "DELETE FROM weft_store WHERE prefix = $1 AND key = $2", ns.String(), key)
+	w := longterm.WriterOf(ctx)
+	// The history row only when there was an item: deleting what is not
+	// there changes nothing.
+	_, err := l.s.pool.Exec(ctx, `WITH d AS (DELETE FROM weft_store WHERE prefix = $1 AND key = $2 RETURNING prefix, key)
+INSERT INTO weft_store_history (prefix, key, value, at, ttl, `+pgWriterCols+`)
+    SELECT prefix, key, NULL, $3, NULL, $4, $5, $6, $7, $8, $9 FROM d`,
+		ns.String(), key, l.now().UnixNano(), w.ThreadID, w.NS, w.CheckpointID, w.Step, w.TaskID, w.Node)
 	return l.wrap("delete", err)
 }
 
@@ -353,5 +380,92 @@ func (l *LongTerm) Sweep(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, l.wrap("sweep", err)
 	}
+	// Each item's history keeps its newest HistoryPerItem changes.
+	if _, err := l.s.pool.Exec(ctx, `DELETE FROM weft_store_history WHERE seq IN (SELECT seq FROM
+    (SELECT seq, row_number() OVER (PARTITION BY prefix, key ORDER BY seq DESC) AS n FROM weft_store_history) x WHERE n > $1)`, longterm.HistoryPerItem); err != nil {
+		return 0, l.wrap("sweep: trimming the history", err)
+	}
 	return int(tag.RowsAffected()), nil
+}
+
+// Changes returns the changes q asks for, newest first; see
+// longterm.History.
+func (l *LongTerm) Changes(ctx context.Context, q longterm.ChangeQuery) ([]longterm.Change, error) {
+	limit, err := longterm.CheckChanges(q)
+	if err != nil {
+		return nil, err
+	}
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	var b strings.Builder
+	b.WriteString("SELECT h.seq, h.prefix, h.key, h.value, h.at, h.ttl, h.thread_id, h.ns, h.checkpoint_id, h.step, h.task_id, h.node FROM weft_store_history h WHERE true")
+	switch p := q.Prefix.String(); {
+	case q.Key != "":
+		fmt.Fprintf(&b, " AND h.prefix = %s AND h.key = %s", arg(p), arg(q.Key))
+	case len(q.Prefix) > 0:
+		fmt.Fprintf(&b, " AND (h.prefix = %s OR (h.prefix >= %s AND h.prefix < %s))", arg(p), arg(p+"."), arg(p+"/"))
+	}
+	until := int64(math.MaxInt64)
+	if !q.Until.IsZero() {
+		until = q.Until.UnixNano()
+	}
+	u := arg(until)
+	fmt.Fprintf(&b, " AND h.at <= %s", u)
+	if q.Latest {
+		// The item's newest change of those at or before Until.
+		fmt.Fprintf(&b, " AND h.seq = (SELECT max(seq) FROM weft_store_history x WHERE x.prefix = h.prefix AND x.key = h.key AND x.at <= %s)", u)
+	}
+	fmt.Fprintf(&b, " ORDER BY h.seq DESC LIMIT %s", arg(limit))
+	rows, err := l.s.pool.Query(ctx, b.String(), args...)
+	if err != nil {
+		return nil, l.wrap("changes", err)
+	}
+	defer rows.Close()
+	out := []longterm.Change{}
+	for rows.Next() {
+		var c longterm.Change
+		var prefix string
+		var value []byte
+		var at int64
+		var ttl *int64
+		w := &c.Writer
+		if err := rows.Scan(&c.Seq, &prefix, &c.Key, &value, &at, &ttl, &w.ThreadID, &w.NS, &w.CheckpointID, &w.Step, &w.TaskID, &w.Node); err != nil {
+			return nil, l.wrap("changes", err)
+		}
+		c.Namespace, c.At = longterm.ParseNamespace(prefix), time.Unix(0, at).UTC()
+		if ttl != nil {
+			c.TTL = time.Duration(*ttl)
+		}
+		if value != nil {
+			if c.Value, err = longterm.DecodeValue(value); err != nil {
+				return nil, l.wrap("changes", fmt.Errorf("change %d of %s/%s: %w", c.Seq, prefix, c.Key, err))
+			}
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, l.wrap("changes", err)
+	}
+	return out, nil
+}
+
+// HistoryBegan returns when the store began keeping changes (zero for a
+// store made with its history); see longterm.History.
+func (l *LongTerm) HistoryBegan(ctx context.Context) (time.Time, error) {
+	var raw []byte
+	err := l.s.pool.QueryRow(ctx, "SELECT value FROM weft_meta WHERE key = $1", historyBeganKey).Scan(&raw)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return time.Time{}, nil
+	case err != nil:
+		return time.Time{}, l.wrap("history", err)
+	}
+	ns, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil {
+		return time.Time{}, l.wrap("history", fmt.Errorf("weft_meta %s holds %q, not a time", historyBeganKey, raw))
+	}
+	return time.Unix(0, ns).UTC(), nil
 }

@@ -10,10 +10,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/longterm"
 	"github.com/weftstudio/weft/checkpoint/postgres"
 )
 
@@ -264,5 +266,47 @@ func TestNegativeSchemaVersionRefused(t *testing.T) {
 	}
 	if got := appliedVersions(t, s); !slices.Equal(got, []int{-3}) {
 		t.Errorf("weft_migrations after the refused opens = %v, want it untouched", got)
+	}
+}
+
+// A store made before schema 8 keeps its long-term items when upgraded,
+// each with one change (its last put, by nobody), and says when its
+// history began; a store made at schema 8 has kept every change.
+func TestHistoryOfAnUpgradedStore(t *testing.T) {
+	ctx := t.Context()
+	dsn := testDSN(t)
+	schema := freshSchema(t, dsn)
+	old := openSchema(t, dsn, schema, postgres.WithSchemaUpTo(7))
+	t1 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for i, k := range []string{"a", "b"} {
+		at := t1.Add(time.Duration(i) * time.Minute).UnixNano()
+		if _, err := old.Pool().Exec(ctx, "INSERT INTO weft_store (prefix, key, value, created_at, updated_at) VALUES ('users.u1', $1, $2::jsonb, $3, $3)",
+			k, fmt.Sprintf(`{"v": %d}`, i), at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The upgrade runs in a later transaction than schema 6's.
+	time.Sleep(10 * time.Millisecond)
+	before := time.Now()
+	s := openSchema(t, dsn, schema)
+	lt, err := s.LongTerm(longterm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	began, err := lt.HistoryBegan(ctx)
+	if err != nil || began.Before(before.Add(-time.Second)) || began.After(time.Now().Add(time.Second)) {
+		t.Fatalf("HistoryBegan = %v, %v; want the upgrade's time (%v)", began, err, before)
+	}
+	cs, err := lt.Changes(ctx, longterm.ChangeQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 2 || cs[0].Key != "b" || cs[1].Key != "a" || !cs[1].At.Equal(t1) || !cs[0].Writer.IsZero() || cs[0].Value["v"] != 1.0 {
+		t.Fatalf("changes after the upgrade = %+v; want b's and a's last puts, by nobody", cs)
+	}
+	fresh := openSchema(t, dsn, freshSchema(t, dsn))
+	flt, _ := fresh.LongTerm(longterm.Config{})
+	if began, err := flt.HistoryBegan(ctx); err != nil || !began.IsZero() {
+		t.Fatalf("a new store's HistoryBegan = %v, %v; want zero", began, err)
 	}
 }

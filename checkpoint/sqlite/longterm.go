@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -14,11 +15,13 @@ import (
 )
 
 // LongTerm is the long-term store (package longterm) in the checkpoint
-// store's own file, tables store_items and store_vectors
-// (migrations/0004_longterm.sql), written through the Saver's connections:
-// a Put is committed when it returns and survives a crash of the process
-// as checkpoints do. Get it from (*Saver).LongTerm; it lives as long as the
-// Saver. It implements longterm.Store and longterm.Sweeper.
+// store's own file, tables store_items, store_fields and store_vectors
+// (migrations/0004_longterm.sql), and the history of its changes,
+// store_history (0006_store_history.sql), written through the Saver's
+// connections: a Put is committed with its history row when it returns
+// and survives a crash of the process as checkpoints do. Get it from
+// (*Saver).LongTerm; it lives as long as the Saver. It implements
+// longterm.Store, longterm.Sweeper and longterm.History.
 //
 // Filters run inside SQLite (json_type and json_extract on the stored
 // JSON); a semantic query reads the candidates' vectors and scores them
@@ -39,11 +42,23 @@ type LongTerm struct {
 	delF  *sql.Stmt
 	addF  *sql.Stmt
 	touch *sql.Stmt
+	hist  *sql.Stmt
 }
 
 var (
 	_ longterm.Store   = (*LongTerm)(nil)
 	_ longterm.Sweeper = (*LongTerm)(nil)
+	_ longterm.History = (*LongTerm)(nil)
+)
+
+const (
+	// longTermSchema is the schema that added the long-term store;
+	// historySchema the one that added its history.
+	longTermSchema = 4
+	historySchema  = 6
+	// historyBeganKey is the meta row holding when an upgraded store
+	// began its history (Unix nanoseconds); absent in a store made with it.
+	historyBeganKey = "store_history_began"
 )
 
 // LongTerm returns the long-term store kept in s's file, configured by cfg
@@ -59,9 +74,12 @@ func (s *Saver) LongTerm(cfg longterm.Config) (*LongTerm, error) {
 }
 
 const (
-	ltColumns = "prefix, key, value, created_at, updated_at, expires_at, ttl"
+	ltColumns = "prefix, key, value, created_at, updated_at, expires_at, ttl, " + writerColumns
+	// writerColumns are a longterm.Writer's, in store_items and
+	// store_history.
+	writerColumns = "thread_id, ns, checkpoint_id, step, task_id, node"
 	// ltSelect reads ltColumns, the value as JSON text.
-	ltSelect = "i.prefix, i.key, json(i.value), i.created_at, i.updated_at, i.expires_at, i.ttl"
+	ltSelect = "i.prefix, i.key, json(i.value), i.created_at, i.updated_at, i.expires_at, i.ttl, i.thread_id, i.ns, i.checkpoint_id, i.step, i.task_id, i.node"
 )
 
 func (l *LongTerm) prepare(ctx context.Context) error {
@@ -77,10 +95,13 @@ func (l *LongTerm) prepare(ctx context.Context) error {
 			return st
 		}
 		l.get = prep(l.s.r, "SELECT "+ltSelect+" FROM store_items i WHERE prefix = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)")
-		l.put = prep(l.s.w, `INSERT INTO store_items (`+ltColumns+`) VALUES (?, ?, jsonb(?), ?, ?, ?, ?)
+		l.put = prep(l.s.w, `INSERT INTO store_items (`+ltColumns+`) VALUES (?, ?, jsonb(?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (prefix, key) DO UPDATE SET value = excluded.value,
     created_at = CASE WHEN store_items.expires_at IS NOT NULL AND store_items.expires_at <= excluded.updated_at THEN excluded.created_at ELSE store_items.created_at END,
-    updated_at = excluded.updated_at, expires_at = excluded.expires_at, ttl = excluded.ttl`)
+    updated_at = excluded.updated_at, expires_at = excluded.expires_at, ttl = excluded.ttl,
+    thread_id = excluded.thread_id, ns = excluded.ns, checkpoint_id = excluded.checkpoint_id,
+    step = excluded.step, task_id = excluded.task_id, node = excluded.node`)
+		l.hist = prep(l.s.w, "INSERT INTO store_history (prefix, key, value, at, ttl, "+writerColumns+") VALUES (?, ?, jsonb(?), ?, ?, ?, ?, ?, ?, ?, ?)")
 		l.delV = prep(l.s.w, "DELETE FROM store_vectors WHERE prefix = ? AND key = ?")
 		l.addV = prep(l.s.w, "INSERT INTO store_vectors (prefix, key, idx, vector) VALUES (?, ?, ?, ?)")
 		l.delI = prep(l.s.w, "DELETE FROM store_items WHERE prefix = ? AND key = ?")
@@ -102,10 +123,17 @@ type ltRow struct {
 	prefix, key, value string
 	created, updated   int64
 	expires, ttl       sql.NullInt64
+	w                  longterm.Writer
 }
 
 func (r *ltRow) scan(sc interface{ Scan(...any) error }) error {
-	return sc.Scan(&r.prefix, &r.key, &r.value, &r.created, &r.updated, &r.expires, &r.ttl)
+	return sc.Scan(&r.prefix, &r.key, &r.value, &r.created, &r.updated, &r.expires, &r.ttl,
+		&r.w.ThreadID, &r.w.NS, &r.w.CheckpointID, &r.w.Step, &r.w.TaskID, &r.w.Node)
+}
+
+// writerArgs are w's values for writerColumns.
+func writerArgs(w longterm.Writer) []any {
+	return []any{w.ThreadID, w.NS, w.CheckpointID, w.Step, w.TaskID, w.Node}
 }
 
 func (r *ltRow) item() (longterm.Item, error) {
@@ -114,7 +142,7 @@ func (r *ltRow) item() (longterm.Item, error) {
 		return longterm.Item{}, fmt.Errorf("item %s/%s: %w", r.prefix, r.key, err)
 	}
 	it := longterm.Item{Namespace: longterm.ParseNamespace(r.prefix), Key: r.key, Value: v,
-		CreatedAt: time.Unix(0, r.created).UTC(), UpdatedAt: time.Unix(0, r.updated).UTC()}
+		CreatedAt: time.Unix(0, r.created).UTC(), UpdatedAt: time.Unix(0, r.updated).UTC(), Writer: r.w}
 	if r.expires.Valid {
 		it.ExpiresAt = time.Unix(0, r.expires.Int64).UTC()
 	}
@@ -172,13 +200,17 @@ func (l *LongTerm) Put(ctx context.Context, ns longterm.Namespace, key string, v
 		return l.wrap("put", err)
 	}
 	prefix := ns.String()
+	wargs := writerArgs(longterm.WriterOf(ctx))
 	return l.wrap("put", l.s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		now := l.now().UnixNano()
 		var expires, ttl any
 		if o.TTL > 0 {
 			expires, ttl = now+int64(o.TTL), int64(o.TTL)
 		}
-		if _, err := tx.StmtContext(ctx, l.put).ExecContext(ctx, prefix, key, string(raw), now, now, expires, ttl); err != nil {
+		if _, err := tx.StmtContext(ctx, l.put).ExecContext(ctx, append([]any{prefix, key, string(raw), now, now, expires, ttl}, wargs...)...); err != nil {
+			return err
+		}
+		if _, err := tx.StmtContext(ctx, l.hist).ExecContext(ctx, append([]any{prefix, key, string(raw), now, ttl}, wargs...)...); err != nil {
 			return err
 		}
 		if _, err := tx.StmtContext(ctx, l.delV).ExecContext(ctx, prefix, key); err != nil {
@@ -253,14 +285,23 @@ func (l *LongTerm) Delete(ctx context.Context, ns longterm.Namespace, key string
 		return err
 	}
 	prefix := ns.String()
+	wargs := writerArgs(longterm.WriterOf(ctx))
 	return l.wrap("delete", l.s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if _, err := tx.StmtContext(ctx, l.delI).ExecContext(ctx, prefix, key); err != nil {
+		res, err := tx.StmtContext(ctx, l.delI).ExecContext(ctx, prefix, key)
+		if err != nil {
 			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n > 0 { // deleting what is not there changes nothing
+			if _, err := tx.StmtContext(ctx, l.hist).ExecContext(ctx, append([]any{prefix, key, nil, l.now().UnixNano(), nil}, wargs...)...); err != nil {
+				return err
+			}
 		}
 		if _, err := tx.StmtContext(ctx, l.delF).ExecContext(ctx, prefix, key); err != nil {
 			return err
 		}
-		_, err := tx.StmtContext(ctx, l.delV).ExecContext(ctx, prefix, key)
+		_, err = tx.StmtContext(ctx, l.delV).ExecContext(ctx, prefix, key)
 		return err
 	}))
 }
@@ -666,8 +707,97 @@ func (l *LongTerm) Sweep(ctx context.Context) (int, error) {
 		if err != nil {
 			return err
 		}
-		n, err = res.RowsAffected()
+		if n, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		// Each item's history keeps its newest HistoryPerItem changes.
+		_, err = tx.ExecContext(ctx, `DELETE FROM store_history WHERE seq IN (SELECT seq FROM
+    (SELECT seq, row_number() OVER (PARTITION BY prefix, key ORDER BY seq DESC) AS n FROM store_history) WHERE n > ?)`, longterm.HistoryPerItem)
 		return err
 	})
 	return int(n), l.wrap("sweep", err)
+}
+
+// Changes returns the changes q asks for, newest first; see
+// longterm.History.
+func (l *LongTerm) Changes(ctx context.Context, q longterm.ChangeQuery) ([]longterm.Change, error) {
+	limit, err := longterm.CheckChanges(q)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	var args []any
+	b.WriteString("SELECT h.seq, h.prefix, h.key, json(h.value), h.at, h.ttl, h.thread_id, h.ns, h.checkpoint_id, h.step, h.task_id, h.node FROM store_history h WHERE 1")
+	switch p := q.Prefix.String(); {
+	case q.Key != "":
+		b.WriteString(" AND h.prefix = ? AND h.key = ?")
+		args = append(args, p, q.Key)
+	case len(q.Prefix) > 0:
+		b.WriteString(" AND (h.prefix = ? OR (h.prefix >= ? AND h.prefix < ?))")
+		args = append(args, p, p+".", p+"/")
+	}
+	until := int64(math.MaxInt64)
+	if !q.Until.IsZero() {
+		until = q.Until.UnixNano()
+		b.WriteString(" AND h.at <= ?")
+		args = append(args, until)
+	}
+	if q.Latest {
+		// The item's newest change of those at or before Until.
+		b.WriteString(" AND h.seq = (SELECT max(seq) FROM store_history x WHERE x.prefix = h.prefix AND x.key = h.key AND x.at <= ?)")
+		args = append(args, until)
+	}
+	b.WriteString(" ORDER BY h.seq DESC LIMIT ?")
+	args = append(args, limit)
+	out := []longterm.Change{}
+	err = l.s.read(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		st, err := l.prep(ctx, tx, b.String())
+		if err != nil {
+			return err
+		}
+		rows, err := st.QueryContext(ctx, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var c longterm.Change
+			var prefix string
+			var value sql.NullString
+			var at int64
+			var ttl sql.NullInt64
+			w := &c.Writer
+			if err := rows.Scan(&c.Seq, &prefix, &c.Key, &value, &at, &ttl, &w.ThreadID, &w.NS, &w.CheckpointID, &w.Step, &w.TaskID, &w.Node); err != nil {
+				return err
+			}
+			c.Namespace, c.At, c.TTL = longterm.ParseNamespace(prefix), time.Unix(0, at).UTC(), time.Duration(ttl.Int64)
+			if value.Valid {
+				if c.Value, err = longterm.DecodeValue([]byte(value.String)); err != nil {
+					return fmt.Errorf("change %d of %s/%s: %w", c.Seq, prefix, c.Key, err)
+				}
+			}
+			out = append(out, c)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, l.wrap("changes", l.s.mapErr(err))
+	}
+	return out, nil
+}
+
+// HistoryBegan returns when the store began keeping changes (zero for a
+// store made with its history); see longterm.History.
+func (l *LongTerm) HistoryBegan(ctx context.Context) (time.Time, error) {
+	var ns int64
+	err := l.s.read(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = ?", historyBeganKey).Scan(&ns)
+	})
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return time.Time{}, nil
+	case err != nil:
+		return time.Time{}, l.wrap("history", l.s.mapErr(err))
+	}
+	return time.Unix(0, ns).UTC(), nil
 }

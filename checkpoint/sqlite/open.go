@@ -534,6 +534,14 @@ func (s *Saver) init(ctx context.Context) error {
 			if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
 				return fmt.Errorf("checkpoint store %s: migration %s: %w", s.path, m.name, s.mapErr(err))
 			}
+			if m.version == historySchema && fi.version >= longTermSchema {
+				// A store that held long-term items before it kept their
+				// history begins it now; a new one holds every change
+				// it ever had (no row).
+				if _, err := tx.ExecContext(ctx, "INSERT INTO meta (key, value) VALUES (?, ?)", historyBeganKey, time.Now().UnixNano()); err != nil {
+					return fmt.Errorf("checkpoint store %s: migration %s: %w", s.path, m.name, s.mapErr(err))
+				}
+			}
 		}
 	}
 	if err := s.checkKey(ctx, tx); err != nil {

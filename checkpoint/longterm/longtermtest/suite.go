@@ -10,7 +10,8 @@
 // follow LangGraph's BaseStore: put, get, delete, search (prefix, filter
 // operators, order, limit and offset, semantic query with max pooling),
 // list namespaces (prefix and suffix with "*", max depth, limit, offset),
-// TTL with refresh on read, and validation errors.
+// TTL with refresh on read, and validation errors; and Weft's history of
+// changes (longterm.History), which every store here keeps.
 package longtermtest
 
 import (
@@ -88,6 +89,9 @@ func Run(t *testing.T, newStore NewStore) {
 		{"semantic_fields_and_noindex", semantic, semanticFields},
 		{"query_without_embedder", plain, queryWithoutEmbedder},
 		{"concurrent", plain, concurrent},
+		{"history_writers", plain, historyWriters},
+		{"history_items_at", plain, historyItemsAt},
+		{"history_trimmed_by_sweep", plain, historyTrim},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

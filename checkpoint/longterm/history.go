@@ -1,0 +1,173 @@
+package longterm
+
+import (
+	"context"
+	"slices"
+	"time"
+)
+
+// Writer is the task of a graph's run that made a change: stores record it
+// with every Put and Delete, so an item says which thread, checkpoint and
+// task wrote it. The zero Writer is a change made outside any run (a
+// command, an API call, a program's own code).
+type Writer struct {
+	// ThreadID is the run's thread.
+	ThreadID string
+	// NS is the checkpoint namespace of the graph the task ran in: "" at
+	// the root, "node:<task id>" inside a subgraph (nested levels joined
+	// by "|").
+	NS string
+	// CheckpointID is the checkpoint the task's step started from, the one
+	// its pending writes are kept against; Step is that step's number.
+	CheckpointID string
+	Step         int
+	// TaskID and Node are the task's id and its node's name.
+	TaskID string
+	Node   string
+}
+
+// IsZero reports whether w is the zero Writer: a change made outside a run.
+func (w Writer) IsZero() bool { return w == Writer{} }
+
+// WriterKey is the context key a Writer is found under. WithWriter sets
+// it; a context that knows its Writer without storing one (the engine's
+// node context, which answers for its task) answers Value(WriterKey{})
+// with a Writer.
+type WriterKey struct{}
+
+// WithWriter returns a context under which a store records Puts and
+// Deletes as w's. A node's context already carries its task's Writer.
+func WithWriter(ctx context.Context, w Writer) context.Context {
+	return context.WithValue(ctx, WriterKey{}, w)
+}
+
+// WriterOf returns the Writer ctx carries; the zero Writer when none.
+func WriterOf(ctx context.Context) Writer {
+	w, _ := ctx.Value(WriterKey{}).(Writer)
+	return w
+}
+
+// Change is one Put or Delete of an item, as a History keeps it.
+type Change struct {
+	// Seq orders a store's changes: a later change has a larger Seq.
+	Seq       int64
+	Namespace Namespace
+	Key       string
+	// Value is the value put; nil for a delete.
+	Value map[string]any
+	// At is when the store applied the change, by its clock, in UTC.
+	At time.Time
+	// TTL is the time to live the put gave; 0 for none (and deletes).
+	TTL time.Duration
+	// Writer is who made the change.
+	Writer Writer
+}
+
+// Deleted reports whether c is a delete.
+func (c Change) Deleted() bool { return c.Value == nil }
+
+// History is implemented by stores that keep the changes of their items:
+// every Put and Delete, with its Writer. A store may drop an item's oldest
+// changes when swept (see HistoryPerItem); its newest change is always kept.
+type History interface {
+	// Changes returns the changes q asks for, newest first.
+	Changes(ctx context.Context, q ChangeQuery) ([]Change, error)
+	// HistoryBegan returns when the store began keeping changes: the
+	// items of an earlier time cannot be known. It is zero for a store
+	// that has kept every change since it was made; a store made by an
+	// older Weft began when it was upgraded (each item it held then has
+	// one change, at its last update, from the zero Writer; what it had
+	// deleted is not known).
+	HistoryBegan(ctx context.Context) (time.Time, error)
+}
+
+// ChangeQuery is what History.Changes looks for.
+type ChangeQuery struct {
+	// Prefix is the namespace prefix; empty means every namespace.
+	Prefix Namespace
+	// Key, when not "", keeps only the item of that key (Prefix is then
+	// its namespace exactly).
+	Key string
+	// Until, when not zero, keeps only the changes at or before it.
+	Until time.Time
+	// Latest keeps only each item's newest change (of those Until
+	// keeps): the items as they were at Until, a delete for an item that
+	// had been deleted.
+	Latest bool
+	// Limit is the most changes returned; 0 means 100.
+	Limit int
+}
+
+// DefaultChangeLimit is the limit a zero ChangeQuery.Limit means.
+const DefaultChangeLimit = 100
+
+// HistoryPerItem is how many changes of each item Sweep keeps: the newest
+// ones. Older changes are dropped, so a store written to for years keeps
+// its history bounded by its items.
+const HistoryPerItem = 50
+
+// CheckChanges checks q and returns its limit (the default for 0).
+func CheckChanges(q ChangeQuery) (int, error) {
+	if err := checkLabels(q.Prefix, false); err != nil {
+		return 0, err
+	}
+	if q.Key != "" && len(q.Prefix) == 0 {
+		return 0, invalid("changes of key %q: give its namespace", q.Key)
+	}
+	if q.Limit < 0 {
+		return 0, invalid("changes limit %d must not be negative", q.Limit)
+	}
+	if q.Limit == 0 {
+		return DefaultChangeLimit, nil
+	}
+	return q.Limit, nil
+}
+
+// Match reports whether c is one of the changes q keeps, Latest and Limit
+// aside (for implementations that scan).
+func (q ChangeQuery) Match(c Change) bool {
+	if q.Key != "" && (c.Key != q.Key || !slices.Equal(c.Namespace, q.Prefix)) {
+		return false
+	}
+	if !HasPrefix(c.Namespace, q.Prefix) {
+		return false
+	}
+	return q.Until.IsZero() || !c.At.After(q.Until)
+}
+
+// ItemsAt returns the items under prefix as they were at t, from h: each
+// item's newest change at or before t that is not a delete, newest first,
+// at most limit (0: 100). Their CreatedAt is zero: a change does not say
+// it. What it cannot know it does not guess: a read
+// that refreshed a TTL is not a change, so an item is shown as live at t
+// unless its last put's TTL had run out by then counting from that put.
+func ItemsAt(ctx context.Context, h History, prefix Namespace, t time.Time, limit int) ([]Item, error) {
+	if limit == 0 {
+		limit = DefaultChangeLimit
+	}
+	var out []Item
+	// Deletes take places in the page, so read until limit items or the end.
+	for page := limit; ; page *= 4 {
+		cs, err := h.Changes(ctx, ChangeQuery{Prefix: prefix, Until: t, Latest: true, Limit: page})
+		if err != nil {
+			return nil, err
+		}
+		out = out[:0]
+		for _, c := range cs {
+			if c.Deleted() || (c.TTL > 0 && !c.At.Add(c.TTL).After(t)) {
+				continue
+			}
+			it := Item{Namespace: c.Namespace, Key: c.Key, Value: c.Value, UpdatedAt: c.At, TTL: c.TTL, Writer: c.Writer}
+			if c.TTL > 0 {
+				it.ExpiresAt = c.At.Add(c.TTL)
+			}
+			out = append(out, it)
+			if len(out) == limit {
+				return out, nil
+			}
+		}
+		if len(cs) < page {
+			return out, nil
+		}
+	}
+}

@@ -1,0 +1,76 @@
+package sqlite
+
+import (
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/weftstudio/weft/checkpoint/longterm"
+)
+
+// A store made before schema 6 keeps its items when upgraded, each with
+// one change (its last put, by nobody), and says when its history began;
+// a store made at schema 6 or later has kept every change.
+func TestHistoryOfAnUpgradedStore(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "old.sqlite")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range migrations[:historySchema-1] {
+		if _, err := db.Exec(m.sql); err != nil {
+			t.Fatalf("%s: %v", m.name, err)
+		}
+		if _, err := db.Exec(fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t1 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for i, k := range []string{"a", "b"} {
+		at := t1.Add(time.Duration(i) * time.Minute).UnixNano()
+		if _, err := db.Exec("INSERT INTO store_items (prefix, key, value, created_at, updated_at) VALUES ('users.u1', ?, jsonb(?), ?, ?)",
+			k, fmt.Sprintf(`{"v": %d}`, i), at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+
+	before := time.Now()
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	lt, err := s.LongTerm(longterm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	began, err := lt.HistoryBegan(ctx)
+	if err != nil || began.Before(before.Add(-time.Second)) || began.After(time.Now()) {
+		t.Fatalf("HistoryBegan = %v, %v; want the upgrade's time (%v)", began, err, before)
+	}
+	cs, err := lt.Changes(ctx, longterm.ChangeQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 2 || cs[0].Key != "b" || cs[1].Key != "a" || !cs[1].At.Equal(t1) || !cs[0].Writer.IsZero() || cs[0].Value["v"] != 1.0 {
+		t.Fatalf("changes after the upgrade = %+v; want b's and a's last puts, by nobody", cs)
+	}
+	it, err := lt.Get(ctx, longterm.Namespace{"users", "u1"}, "a")
+	if err != nil || it == nil || !it.Writer.IsZero() {
+		t.Fatalf("Get(a) = %+v, %v", it, err)
+	}
+
+	fresh, err := Open(filepath.Join(t.TempDir(), "new.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	flt, _ := fresh.LongTerm(longterm.Config{})
+	if began, err := flt.HistoryBegan(ctx); err != nil || !began.IsZero() {
+		t.Fatalf("a new store's HistoryBegan = %v, %v; want zero", began, err)
+	}
+}
