@@ -67,8 +67,8 @@ type Change struct {
 func (c Change) Deleted() bool { return c.Value == nil }
 
 // History is implemented by stores that keep the changes of their items:
-// every Put and Delete, with its Writer. A store may drop an item's oldest
-// changes when swept (see HistoryPerItem); its newest change is always kept.
+// every Put and Delete, with its Writer. Each item keeps its newest
+// HistoryPerItem changes; older ones are dropped as newer ones come.
 type History interface {
 	// Changes returns the changes q asks for, newest first.
 	Changes(ctx context.Context, q ChangeQuery) ([]Change, error)
@@ -101,9 +101,9 @@ type ChangeQuery struct {
 // DefaultChangeLimit is the limit a zero ChangeQuery.Limit means.
 const DefaultChangeLimit = 100
 
-// HistoryPerItem is how many changes of each item Sweep keeps: the newest
-// ones. Older changes are dropped, so a store written to for years keeps
-// its history bounded by its items.
+// HistoryPerItem is how many changes of each item a History keeps: the
+// newest ones. Older changes are dropped at the next change, so a store
+// written to for years keeps its history bounded by its items.
 const HistoryPerItem = 50
 
 // CheckChanges checks q and returns its limit (the default for 0).

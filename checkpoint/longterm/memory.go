@@ -1,6 +1,7 @@
 package longterm
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -38,9 +39,10 @@ type Memory struct {
 	now func() time.Time
 	mu  sync.Mutex
 	m   map[string]map[string]*memItem // namespace (joined) → key → item
-	// changes is the history, oldest first; seq the last Seq given.
-	changes []memChange
-	seq     int64
+	// hist is each item's history (namespace and key → changes, oldest
+	// first, at most HistoryPerItem); seq the last Seq given.
+	hist map[[2]string][]memChange
+	seq  int64
 }
 
 // memChange is a Change with its value kept as JSON, decoded per read.
@@ -75,7 +77,15 @@ func NewMemory(cfg Config) *Memory {
 // record appends a change; the caller holds s.mu.
 func (s *Memory) record(ns Namespace, key string, raw []byte, at time.Time, ttl time.Duration, w Writer) {
 	s.seq++
-	s.changes = append(s.changes, memChange{c: Change{Seq: s.seq, Namespace: slices.Clone(ns), Key: key, At: at, TTL: ttl, Writer: w}, raw: raw})
+	if s.hist == nil {
+		s.hist = map[[2]string][]memChange{}
+	}
+	k := [2]string{ns.String(), key}
+	h := append(s.hist[k], memChange{c: Change{Seq: s.seq, Namespace: slices.Clone(ns), Key: key, At: at, TTL: ttl, Writer: w}, raw: raw})
+	if len(h) > HistoryPerItem {
+		h = slices.Delete(h, 0, len(h)-HistoryPerItem)
+	}
+	s.hist[k] = h
 }
 
 // Changes returns the changes q asks for, newest first.
@@ -86,20 +96,20 @@ func (s *Memory) Changes(ctx context.Context, q ChangeQuery) ([]Change, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := []Change{}
-	seen := map[[2]string]bool{}
-	for i := len(s.changes) - 1; i >= 0 && len(out) < limit; i-- {
-		mc := s.changes[i]
-		if !q.Match(mc.c) {
-			continue
-		}
-		if q.Latest {
-			k := [2]string{mc.c.Namespace.String(), mc.c.Key}
-			if seen[k] {
-				continue
+	var all []memChange
+	for _, h := range s.hist {
+		for i := len(h) - 1; i >= 0; i-- {
+			if q.Match(h[i].c) {
+				all = append(all, h[i])
+				if q.Latest {
+					break // the item's newest that matches
+				}
 			}
-			seen[k] = true
 		}
+	}
+	slices.SortFunc(all, func(a, b memChange) int { return cmp.Compare(b.c.Seq, a.c.Seq) })
+	out := []Change{}
+	for _, mc := range all[:min(limit, len(all))] {
 		c := mc.c
 		c.Namespace = slices.Clone(c.Namespace)
 		if mc.raw != nil {
@@ -319,27 +329,5 @@ func (s *Memory) Sweep(ctx context.Context) (int, error) {
 			delete(s.m, k)
 		}
 	}
-	s.changes = trimHistory(s.changes, func(c memChange) Change { return c.c })
 	return n, nil
-}
-
-// trimHistory keeps the newest HistoryPerItem changes of each item in
-// changes (oldest first), in order (for implementations that keep them in
-// memory).
-func trimHistory[C any](changes []C, change func(C) Change) []C {
-	count := map[[2]string]int{}
-	keep := make([]bool, len(changes))
-	for i := len(changes) - 1; i >= 0; i-- {
-		c := change(changes[i])
-		k := [2]string{c.Namespace.String(), c.Key}
-		count[k]++
-		keep[i] = count[k] <= HistoryPerItem
-	}
-	out := changes[:0]
-	for i, c := range changes {
-		if keep[i] {
-			out = append(out, c)
-		}
-	}
-	return out
 }

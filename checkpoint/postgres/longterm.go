@@ -156,6 +156,11 @@ ON CONFLICT (prefix, key) DO UPDATE SET value = excluded.value,
 			prefix, key, string(raw), now, expires, ttl, w.ThreadID, w.NS, w.CheckpointID, w.Step, w.TaskID, w.Node); err != nil {
 			return err
 		}
+		// The item keeps its newest HistoryPerItem changes.
+		if _, err := tx.Exec(ctx, `DELETE FROM weft_store_history WHERE prefix = $1 AND key = $2 AND seq <=
+    (SELECT seq FROM weft_store_history WHERE prefix = $1 AND key = $2 ORDER BY seq DESC LIMIT 1 OFFSET $3)`, prefix, key, longterm.HistoryPerItem); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, "DELETE FROM weft_store_vectors WHERE prefix = $1 AND key = $2", prefix, key); err != nil {
 			return err
 		}
@@ -379,11 +384,6 @@ func (l *LongTerm) Sweep(ctx context.Context) (int, error) {
 	tag, err := l.s.pool.Exec(ctx, "DELETE FROM weft_store WHERE expires_at IS NOT NULL AND expires_at <= $1", l.now().UnixNano())
 	if err != nil {
 		return 0, l.wrap("sweep", err)
-	}
-	// Each item's history keeps its newest HistoryPerItem changes.
-	if _, err := l.s.pool.Exec(ctx, `DELETE FROM weft_store_history WHERE seq IN (SELECT seq FROM
-    (SELECT seq, row_number() OVER (PARTITION BY prefix, key ORDER BY seq DESC) AS n FROM weft_store_history) x WHERE n > $1)`, longterm.HistoryPerItem); err != nil {
-		return 0, l.wrap("sweep: trimming the history", err)
 	}
 	return int(tag.RowsAffected()), nil
 }

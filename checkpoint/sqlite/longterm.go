@@ -43,6 +43,7 @@ type LongTerm struct {
 	addF  *sql.Stmt
 	touch *sql.Stmt
 	hist  *sql.Stmt
+	trim  *sql.Stmt
 }
 
 var (
@@ -102,6 +103,8 @@ ON CONFLICT (prefix, key) DO UPDATE SET value = excluded.value,
     thread_id = excluded.thread_id, ns = excluded.ns, checkpoint_id = excluded.checkpoint_id,
     step = excluded.step, task_id = excluded.task_id, node = excluded.node`)
 		l.hist = prep(l.s.w, "INSERT INTO store_history (prefix, key, value, at, ttl, "+writerColumns+") VALUES (?, ?, jsonb(?), ?, ?, ?, ?, ?, ?, ?, ?)")
+		l.trim = prep(l.s.w, fmt.Sprintf(`DELETE FROM store_history WHERE prefix = ?1 AND key = ?2 AND seq <=
+    (SELECT seq FROM store_history WHERE prefix = ?1 AND key = ?2 ORDER BY seq DESC LIMIT 1 OFFSET %d)`, longterm.HistoryPerItem))
 		l.delV = prep(l.s.w, "DELETE FROM store_vectors WHERE prefix = ? AND key = ?")
 		l.addV = prep(l.s.w, "INSERT INTO store_vectors (prefix, key, idx, vector) VALUES (?, ?, ?, ?)")
 		l.delI = prep(l.s.w, "DELETE FROM store_items WHERE prefix = ? AND key = ?")
@@ -211,6 +214,10 @@ func (l *LongTerm) Put(ctx context.Context, ns longterm.Namespace, key string, v
 			return err
 		}
 		if _, err := tx.StmtContext(ctx, l.hist).ExecContext(ctx, append([]any{prefix, key, string(raw), now, ttl}, wargs...)...); err != nil {
+			return err
+		}
+		// The item keeps its newest HistoryPerItem changes.
+		if _, err := tx.StmtContext(ctx, l.trim).ExecContext(ctx, prefix, key); err != nil {
 			return err
 		}
 		if _, err := tx.StmtContext(ctx, l.delV).ExecContext(ctx, prefix, key); err != nil {
@@ -707,12 +714,7 @@ func (l *LongTerm) Sweep(ctx context.Context) (int, error) {
 		if err != nil {
 			return err
 		}
-		if n, err = res.RowsAffected(); err != nil {
-			return err
-		}
-		// Each item's history keeps its newest HistoryPerItem changes.
-		_, err = tx.ExecContext(ctx, `DELETE FROM store_history WHERE seq IN (SELECT seq FROM
-    (SELECT seq, row_number() OVER (PARTITION BY prefix, key ORDER BY seq DESC) AS n FROM store_history) WHERE n > ?)`, longterm.HistoryPerItem)
+		n, err = res.RowsAffected()
 		return err
 	})
 	return int(n), l.wrap("sweep", err)

@@ -91,7 +91,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"concurrent", plain, concurrent},
 		{"history_writers", plain, historyWriters},
 		{"history_items_at", plain, historyItemsAt},
-		{"history_trimmed_by_sweep", plain, historyTrim},
+		{"history_bounded", plain, historyTrim},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

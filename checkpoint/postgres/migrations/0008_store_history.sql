@@ -5,7 +5,7 @@
 -- change was made (Unix nanoseconds), ttl the put's (nanoseconds). The
 -- writer columns say which run's task made a change: its thread,
 -- checkpoint namespace, checkpoint, step, task id and node; '' and 0 for a
--- change made outside a run. Sweep keeps each item's newest 50 changes.
+-- change made outside a run. Each item keeps its newest 50 changes (longterm.HistoryPerItem), trimmed at each put.
 CREATE TABLE weft_store_history (
     seq           BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     prefix        TEXT COLLATE "C" NOT NULL,
