@@ -135,26 +135,36 @@ func (q ChangeQuery) Match(c Change) bool {
 	return q.Until.IsZero() || !c.At.After(q.Until)
 }
 
-// ItemsAt returns the items under prefix as they were at t, from h: each
+// SearchAt returns the items q matches as they were at t, from h: each
 // item's newest change at or before t that is not a delete, newest first,
-// at most limit (0: 100). Their CreatedAt is zero: a change does not say
-// it. What it cannot know it does not guess: a read
+// filtered by q.Filter, paged by q.Limit (0: 10) and q.Offset. q.Query is
+// refused (the embeddings of past values are not kept) and q.NoRefresh
+// is implied: reading the past refreshes nothing. Their CreatedAt is zero:
+// a change does not say it. What it cannot know it does not guess: a read
 // that refreshed a TTL is not a change, so an item is shown as live at t
 // unless its last put's TTL had run out by then counting from that put.
-func ItemsAt(ctx context.Context, h History, prefix Namespace, t time.Time, limit int) ([]Item, error) {
-	if limit == 0 {
-		limit = DefaultChangeLimit
+// Before h's HistoryBegan the answer is not known: the caller checks.
+func SearchAt(ctx context.Context, h History, q SearchQuery, t time.Time) ([]Item, error) {
+	limit, err := CheckSearch(q)
+	if err != nil {
+		return nil, err
 	}
-	var out []Item
-	// Deletes take places in the page, so read until limit items or the end.
-	for page := limit; ; page *= 4 {
-		cs, err := h.Changes(ctx, ChangeQuery{Prefix: prefix, Until: t, Latest: true, Limit: page})
+	if q.Query != "" {
+		return nil, invalid("a search as at a past time takes no query: the embeddings of past values are not kept")
+	}
+	conds, _ := q.Filter.Conditions() // checked above
+	want := q.Offset + limit
+	out := []Item{}
+	// Deletes and filtered items take places in a page of changes: read
+	// larger pages until the page is full or the changes end.
+	for page := max(want, DefaultChangeLimit); ; page *= 4 {
+		cs, err := h.Changes(ctx, ChangeQuery{Prefix: q.Prefix, Until: t, Latest: true, Limit: page})
 		if err != nil {
 			return nil, err
 		}
 		out = out[:0]
 		for _, c := range cs {
-			if c.Deleted() || (c.TTL > 0 && !c.At.Add(c.TTL).After(t)) {
+			if c.Deleted() || (c.TTL > 0 && !c.At.Add(c.TTL).After(t)) || !Matches(conds, c.Value) {
 				continue
 			}
 			it := Item{Namespace: c.Namespace, Key: c.Key, Value: c.Value, UpdatedAt: c.At, TTL: c.TTL, Writer: c.Writer}
@@ -162,12 +172,12 @@ func ItemsAt(ctx context.Context, h History, prefix Namespace, t time.Time, limi
 				it.ExpiresAt = c.At.Add(c.TTL)
 			}
 			out = append(out, it)
-			if len(out) == limit {
-				return out, nil
+			if len(out) == want {
+				return out[q.Offset:], nil
 			}
 		}
 		if len(cs) < page {
-			return out, nil
+			return out[min(q.Offset, len(out)):], nil
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package longtermtest
 
 import (
+	"errors"
 	"reflect"
 	"slices"
 	"strconv"
@@ -128,7 +129,7 @@ func historyItemsAt(s *suite) {
 	t3 := s.clock.Now()
 	at := func(t time.Time, prefix longterm.Namespace) []string {
 		s.t.Helper()
-		items, err := longterm.ItemsAt(s.ctx, h, prefix, t, 0)
+		items, err := longterm.SearchAt(s.ctx, h, longterm.SearchQuery{Prefix: prefix}, t)
 		if err != nil {
 			s.t.Fatal(err)
 		}
@@ -157,6 +158,33 @@ func historyItemsAt(s *suite) {
 	}
 	if got := changeKeys(s.changes(longterm.ChangeQuery{Prefix: ns("m"), Until: t2, Latest: true})); !slices.Equal(got, []string{"m.x/a deleted", "m.y/b=3"}) {
 		s.t.Errorf("latest changes under m until t2 = %q, want a's delete then b", got)
+	}
+	// A filter and a page, as Search takes them, on the past.
+	for _, c := range []struct {
+		name string
+		q    longterm.SearchQuery
+		want []string
+	}{
+		{"filter", longterm.SearchQuery{Filter: longterm.Filter{"v": map[string]any{"$gte": 2}}}, []string{"m.y/b=3", "m.x/a=2", "other/z=9"}},
+		{"filter and limit", longterm.SearchQuery{Filter: longterm.Filter{"v": map[string]any{"$gte": 2}}, Limit: 2}, []string{"m.y/b=3", "m.x/a=2"}},
+		{"filter leaves one out", longterm.SearchQuery{Filter: longterm.Filter{"v": map[string]any{"$lt": 3}}}, []string{"m.x/a=2"}},
+		{"offset", longterm.SearchQuery{Offset: 2}, []string{"other/z=9"}},
+		{"offset past the end", longterm.SearchQuery{Offset: 5}, []string{}},
+	} {
+		items, err := longterm.SearchAt(s.ctx, h, c.q, t1)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		got := []string{}
+		for _, it := range items {
+			got = append(got, it.Namespace.String()+"/"+it.Key+"="+fmtValue(it.Value["v"]))
+		}
+		if !slices.Equal(got, c.want) {
+			s.t.Errorf("%s: search at t1 = %q, want %q", c.name, got, c.want)
+		}
+	}
+	if _, err := longterm.SearchAt(s.ctx, h, longterm.SearchQuery{Query: "tea"}, t1); !errors.Is(err, longterm.ErrInvalid) {
+		s.t.Errorf("a semantic search at a past time: %v, want ErrInvalid", err)
 	}
 }
 
