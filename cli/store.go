@@ -1,5 +1,5 @@
 // The long-term store's items: the store command (ls, get, search, put,
-// delete).
+// delete, sweep, history).
 
 package cli
 
@@ -21,7 +21,8 @@ import (
 func init() {
 	builtins["store"] = Command{
 		Summary: "the long-term store's items (namespaces as a.b.c): store ls [PREFIX] [-suffix S] [-depth N] | store get NS KEY | " +
-			"store search [PREFIX] [-filter JSON] | store put NS KEY JSON [-ttl D] | store delete NS KEY | store sweep",
+			"store search [PREFIX] [-filter JSON] [-at TIME | -thread T -checkpoint ID] | store put NS KEY JSON [-ttl D] | store delete NS KEY | " +
+			"store sweep | store history [PREFIX [KEY]] [-until TIME]",
 		Run: cmdStore,
 		ReadOnlyFor: func(args []string) bool {
 			return len(args) == 0 || (args[0] != "put" && args[0] != "delete" && args[0] != "sweep")
@@ -45,19 +46,42 @@ func withKept(g *engine.Graph, s checkpoint.Saver) *engine.Graph {
 	return g
 }
 
-// storeItem is an item as the command prints it.
+// storeItem is an item as the command prints it. CreatedAt is absent for
+// an item as at a past time (its history does not say).
 type storeItem struct {
 	Namespace []string       `json:"namespace"`
 	Key       string         `json:"key"`
 	Value     map[string]any `json:"value"`
-	CreatedAt time.Time      `json:"created_at"`
+	CreatedAt *time.Time     `json:"created_at,omitempty"`
 	UpdatedAt time.Time      `json:"updated_at"`
 	ExpiresAt *time.Time     `json:"expires_at,omitempty"`
 	TTL       string         `json:"ttl,omitempty"`
+	WrittenBy *storeWriter   `json:"written_by,omitempty"`
+}
+
+// storeWriter is the task that wrote an item or made a change; absent
+// for a change made outside a run.
+type storeWriter struct {
+	ThreadID     string `json:"thread_id"`
+	NS           string `json:"checkpoint_ns"`
+	CheckpointID string `json:"checkpoint_id"`
+	Step         int    `json:"step"`
+	TaskID       string `json:"task_id"`
+	Node         string `json:"node"`
+}
+
+func printableWriter(w longterm.Writer) *storeWriter {
+	if w.IsZero() {
+		return nil
+	}
+	return &storeWriter{ThreadID: w.ThreadID, NS: w.NS, CheckpointID: w.CheckpointID, Step: w.Step, TaskID: w.TaskID, Node: w.Node}
 }
 
 func printable(it longterm.Item) storeItem {
-	out := storeItem{Namespace: it.Namespace, Key: it.Key, Value: it.Value, CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt}
+	out := storeItem{Namespace: it.Namespace, Key: it.Key, Value: it.Value, UpdatedAt: it.UpdatedAt, WrittenBy: printableWriter(it.Writer)}
+	if !it.CreatedAt.IsZero() {
+		out.CreatedAt = &it.CreatedAt
+	}
 	if !it.ExpiresAt.IsZero() {
 		out.ExpiresAt = &it.ExpiresAt
 		out.TTL = it.TTL.String()
@@ -65,18 +89,79 @@ func printable(it longterm.Item) storeItem {
 	return out
 }
 
+// storeChange is a change as store history prints it.
+type storeChange struct {
+	Seq       int64          `json:"seq"`
+	Namespace []string       `json:"namespace"`
+	Key       string         `json:"key"`
+	Op        string         `json:"op"` // "put" or "delete"
+	Value     map[string]any `json:"value,omitempty"`
+	At        time.Time      `json:"at"`
+	TTL       string         `json:"ttl,omitempty"`
+	WrittenBy *storeWriter   `json:"written_by,omitempty"`
+}
+
+func printableChange(c longterm.Change) storeChange {
+	out := storeChange{Seq: c.Seq, Namespace: c.Namespace, Key: c.Key, Op: "put", Value: c.Value, At: c.At, WrittenBy: printableWriter(c.Writer)}
+	if c.Deleted() {
+		out.Op = "delete"
+	}
+	if c.TTL > 0 {
+		out.TTL = c.TTL.String()
+	}
+	return out
+}
+
+// historyOf returns lt's history, or an error saying it keeps none.
+func historyOf(lt longterm.Store) (longterm.History, error) {
+	h, ok := lt.(longterm.History)
+	if !ok {
+		return nil, errors.New("this long-term store keeps no history of its items")
+	}
+	return h, nil
+}
+
+// pastTime reads -at (RFC 3339), or -thread and -checkpoint (that
+// checkpoint's time), for a search as at a past time; zero when none was
+// given.
+func pastTime(ctx context.Context, s checkpoint.Saver, at, thread, cpID string) (time.Time, error) {
+	switch {
+	case at != "" && (thread != "" || cpID != ""):
+		return time.Time{}, usagef("give -at or -thread and -checkpoint, not both")
+	case at != "":
+		t, err := time.Parse(time.RFC3339Nano, at)
+		if err != nil {
+			return time.Time{}, usagef("-at wants a time as 2026-12-07T15:04:05Z, not %q", at)
+		}
+		return t, nil
+	case thread == "" && cpID == "":
+		return time.Time{}, nil
+	case thread == "" || cpID == "":
+		return time.Time{}, usagef("-thread and -checkpoint go together: the checkpoint of the thread to search as at")
+	}
+	tp, err := s.Get(ctx, checkpoint.Ref{ThreadID: thread, CheckpointID: cpID})
+	if err != nil {
+		return time.Time{}, err
+	}
+	if tp == nil {
+		return time.Time{}, fmt.Errorf("thread %q has no checkpoint %q", thread, cpID)
+	}
+	return tp.Checkpoint.TS, nil
+}
+
 func cmdStore(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args []string, w io.Writer) error {
-	const usage = "usage: store ls|get|search|put|delete|sweep … (store -h)"
+	const usage = "usage: store ls|get|search|put|delete|sweep|history … (store -h)"
 	if len(args) == 0 {
 		return usagef("%s", usage)
 	}
 	sub, args := args[0], args[1:]
 	fs := flag.NewFlagSet("store "+sub, flag.ContinueOnError)
 	var (
-		suffix, filter *string
-		depth, limit   *int
-		offset         *int
-		ttl            *time.Duration
+		suffix, filter   *string
+		at, thread, cpID *string
+		depth, limit     *int
+		offset           *int
+		ttl              *time.Duration
 	)
 	switch sub {
 	case "ls":
@@ -88,6 +173,12 @@ func cmdStore(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args [
 		filter = fs.String("filter", "", `keep items whose values match this JSON filter, as {"kind": "note", "n": {"$gt": 2}}`)
 		limit = fs.Int("limit", longterm.DefaultSearchLimit, "most items listed")
 		offset = fs.Int("offset", 0, "items skipped first")
+		at = fs.String("at", "", "search the items as they were at this time (RFC 3339), from the store's history")
+		thread = fs.String("thread", "", "with -checkpoint: search the items as they were at that checkpoint of this thread")
+		cpID = fs.String("checkpoint", "", "with -thread: the checkpoint to search as at")
+	case "history":
+		at = fs.String("until", "", "only the changes at or before this time (RFC 3339)")
+		limit = fs.Int("limit", longterm.DefaultChangeLimit, "most changes listed")
 	case "put":
 		ttl = fs.Duration("ttl", 0, "the item expires this long after its last write or read (0: never)")
 	case "get", "delete", "sweep":
@@ -154,7 +245,16 @@ func cmdStore(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args [
 				return usagef("-filter wants a JSON object, not %q", *filter)
 			}
 		}
-		items, err := lt.Search(ctx, q)
+		past, err := pastTime(ctx, s, *at, *thread, *cpID)
+		if err != nil {
+			return err
+		}
+		var items []longterm.Item
+		if past.IsZero() {
+			items, err = lt.Search(ctx, q)
+		} else {
+			items, err = searchAt(ctx, lt, q, past)
+		}
 		if err != nil {
 			return err
 		}
@@ -203,6 +303,41 @@ func cmdStore(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args [
 			return err
 		}
 		return printJSON(w, map[string]any{"deleted": it != nil, "namespace": ns, "key": pos[1]})
+	case "history":
+		if len(pos) > 2 {
+			return usagef("usage: store history [PREFIX [KEY]] [-until TIME] [-limit N]")
+		}
+		h, err := historyOf(lt)
+		if err != nil {
+			return err
+		}
+		q := longterm.ChangeQuery{Limit: *limit}
+		if len(pos) > 0 {
+			q.Prefix = longterm.ParseNamespace(pos[0])
+		}
+		if len(pos) > 1 {
+			q.Key = pos[1]
+		}
+		if *at != "" {
+			if q.Until, err = time.Parse(time.RFC3339Nano, *at); err != nil {
+				return usagef("-until wants a time as 2026-12-07T15:04:05Z, not %q", *at)
+			}
+		}
+		cs, err := h.Changes(ctx, q)
+		if err != nil {
+			return err
+		}
+		out := make([]storeChange, 0, len(cs))
+		for _, c := range cs {
+			out = append(out, printableChange(c))
+		}
+		res := map[string]any{"changes": out}
+		if began, err := h.HistoryBegan(ctx); err != nil {
+			return err
+		} else if !began.IsZero() {
+			res["history_began"] = began
+		}
+		return printJSON(w, res)
 	case "sweep":
 		if err := want(0, ""); err != nil {
 			return err
@@ -218,4 +353,22 @@ func cmdStore(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args [
 		return printJSON(w, map[string]any{"swept": n})
 	}
 	return nil
+}
+
+// searchAt searches lt's items as they were at t, refusing a time its
+// history does not reach.
+func searchAt(ctx context.Context, lt longterm.Store, q longterm.SearchQuery, t time.Time) ([]longterm.Item, error) {
+	h, err := historyOf(lt)
+	if err != nil {
+		return nil, err
+	}
+	began, err := h.HistoryBegan(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !began.IsZero() && t.Before(began) {
+		return nil, fmt.Errorf("the items at %s cannot be known: the store was made by an older Weft and keeps their history since %s",
+			t.Format(time.RFC3339), began.Format(time.RFC3339))
+	}
+	return longterm.SearchAt(ctx, h, q, t)
 }

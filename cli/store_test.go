@@ -167,4 +167,61 @@ func TestCommandsGiveGraphsTheFilesStore(t *testing.T) {
 	if g.Store() != nil {
 		t.Error("binding the file's store changed the compiled graph")
 	}
+	// The item says which task wrote it; a second run replaces it, and
+	// the history and a search as at the first run's end tell both.
+	var got struct {
+		WrittenBy struct {
+			ThreadID     string `json:"thread_id"`
+			CheckpointID string `json:"checkpoint_id"`
+			TaskID       string `json:"task_id"`
+			Node         string `json:"node"`
+			Step         int    `json:"step"`
+		} `json:"written_by"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	first := got.WrittenBy
+	if first.Node != "remember" || first.ThreadID == "" || first.CheckpointID == "" || first.TaskID == "" {
+		t.Errorf("written_by = %+v, want the remember task of the run's thread", first)
+	}
+	var history []struct {
+		CheckpointID string `json:"checkpoint_id"`
+	}
+	out, _, _ = runCLI(t, graphs, "history", first.ThreadID, "-db", db)
+	if err := json.Unmarshal([]byte(out), &history); err != nil || len(history) == 0 {
+		t.Fatalf("history: %s (%v)", out, err)
+	}
+	head := history[0].CheckpointID
+	if out, errs, code := runCLI(t, graphs, "run", "rememberer", "-input", `{"note": "sell kelp"}`, "-db", db); code != 0 {
+		t.Fatalf("second run: exit %d: %s %s", code, out, errs)
+	}
+	var hist struct {
+		Changes []struct {
+			Op        string         `json:"op"`
+			Value     map[string]any `json:"value"`
+			WrittenBy *struct {
+				ThreadID string `json:"thread_id"`
+			} `json:"written_by"`
+		} `json:"changes"`
+	}
+	out, errs, code = runCLI(t, graphs, "store", "history", "notes", "last", "-db", db)
+	if err := json.Unmarshal([]byte(out), &hist); code != 0 || err != nil || len(hist.Changes) != 2 ||
+		hist.Changes[0].Value["note"] != "sell kelp" || hist.Changes[1].Value["note"] != "buy kelp" ||
+		hist.Changes[1].WrittenBy == nil || hist.Changes[1].WrittenBy.ThreadID != first.ThreadID || hist.Changes[0].WrittenBy.ThreadID == first.ThreadID {
+		t.Errorf("store history: exit %d: %s %s", code, out, errs)
+	}
+	if out, errs, code := runCLI(t, graphs, "store", "search", "notes", "-thread", first.ThreadID, "-checkpoint", head, "-db", db); code != 0 ||
+		!strings.Contains(out, `"buy kelp"`) || strings.Contains(out, "sell") || strings.Contains(out, "created_at") {
+		t.Errorf("search as at the first run's head: exit %d: %s %s", code, out, errs)
+	}
+	if out, errs, code := runCLI(t, graphs, "store", "search", "notes", "-at", "2000-01-01T00:00:00Z", "-db", db); code != 0 || !strings.Contains(out, `"items": []`) {
+		t.Errorf("search as at 2000: exit %d: %s %s", code, out, errs)
+	}
+	if _, errs, code := runCLI(t, graphs, "store", "search", "notes", "-at", "yesterday", "-db", db); code != 2 || !strings.Contains(errs, "-at wants a time") {
+		t.Errorf("search -at yesterday: exit %d: %s", code, errs)
+	}
+	if _, errs, code := runCLI(t, graphs, "store", "search", "notes", "-thread", first.ThreadID, "-checkpoint", "nope", "-db", db); code != 1 || !strings.Contains(errs, `"nope"`) || !strings.Contains(errs, "not found") {
+		t.Errorf("search as at a missing checkpoint: exit %d: %s", code, errs)
+	}
 }

@@ -3,14 +3,16 @@ package studio
 // The long-term store's window (View → Long-term store…): the graph's
 // store (engine.WithStore), which outlives threads: its namespaces, the
 // items of the one picked with when they were written and when they
-// expire, the selected item's value, and a filter on values. It is read
-// off the UI goroutine when the window opens, after each step the studio
-// shows, and on Refresh.
+// expire, the selected item's value, which task of which run wrote it and
+// its changes, a filter on values, and the items as they were at the
+// checkpoint selected in the main window. It is read off the UI goroutine
+// when the window opens, after each step the studio shows, and on Refresh.
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,38 +28,74 @@ import (
 // million items must not stall the window.
 const storeListLimit = 500
 
+// storeChanges is how many changes of the selected item the panel lists.
+const storeChanges = 20
+
 // storeRead is what one read of the store found.
 type storeRead struct {
 	namespaces []longterm.Namespace
 	ns         longterm.Namespace // the namespace whose items are listed
 	items      []longterm.Item
+	// at is the moment the items are as of; nil for now.
+	at *moment
+	// unknown, when not "", says why the items at at cannot be known.
+	unknown string
 }
 
-// storePanel shows a long-term store. Its reads go through load (the
-// studio's background work); lt nil shows why there is nothing.
+// moment is a checkpoint the store can be seen as at: its time and how
+// the panel names it.
+type moment struct {
+	t     time.Time
+	label string // "step 3 of thread t-1"
+}
+
+// storeHooks are what the panel asks of the studio.
+type storeHooks struct {
+	// load runs work off the UI goroutine and apply on it (the studio's
+	// background work).
+	load func(work func() (storeRead, error), apply func(storeRead, error))
+	// changes is load for an item's changes.
+	changes func(work func() ([]longterm.Change, error), apply func([]longterm.Change, error))
+	// selected returns the checkpoint selected in the main window; false
+	// when none is.
+	selected func() (moment, bool)
+	// goTo shows the step of w's task in the main window; "" when it
+	// did, else why it could not.
+	goTo func(w longterm.Writer) string
+}
+
+// storePanel shows a long-term store. Its reads go through the hooks'
+// load; lt nil shows why there is nothing.
 type storePanel struct {
 	widget.BaseWidget
-	load func(work func() (storeRead, error), apply func(storeRead, error))
+	hooks storeHooks
 
-	lt     longterm.Store
-	why    string // shown when lt is nil
-	read   storeRead
-	filter longterm.Filter
-	sel    int // the selected item, -1 for none
+	lt      longterm.Store
+	why     string // shown when lt is nil
+	read    storeRead
+	filter  longterm.Filter
+	sel     int               // the selected item, -1 for none
+	changes []longterm.Change // the selected item's, newest first
+	chFor   [2]string         // the namespace and key changes are of
+	chGen   int               // counts reads of changes: a late one is dropped
 
 	status  *widget.Label
 	filterE *widget.Entry
 	refresh *widget.Button
+	asAt    *widget.Check  // the items as at the selected checkpoint
 	nsPick  *widget.Select // the namespaces
 	itList  *widget.List
 	value   *widget.Label
 	facts   *widget.Label
+	writer  *widget.Label  // who wrote the item
+	goStep  *widget.Button // shows the step that wrote it
+	history *widget.Label  // the item's changes
 	body    fyne.CanvasObject
 	empty   *widget.Label
 }
 
-func newStorePanel(load func(func() (storeRead, error), func(storeRead, error))) *storePanel {
-	p := &storePanel{load: load, sel: -1}
+func newStorePanel(hooks storeHooks) *storePanel {
+	p := &storePanel{hooks: hooks, sel: -1}
 	p.status = mutedLabel("")
 	p.filterE = widget.NewEntry()
 	p.filterE.SetPlaceHolder(`filter on values, as JSON (Enter): {"preference": "I prefer euros"}`)
@@ -77,15 +115,22 @@ func newStorePanel(load func(func() (storeRead, error), func(storeRead, error)))
 	p.value.Wrapping = fyne.TextWrapWord
 	p.value.TextStyle.Monospace = true
 	p.facts = mutedLabel("")
+	p.writer = widget.NewLabel("")
+	p.writer.Wrapping = fyne.TextWrapWord
+	p.goStep = widget.NewButtonWithIcon("Show that step", theme.NavigateNextIcon(), p.showStep)
+	p.goStep.Hide()
+	p.history = mutedLabel("")
+	p.history.Wrapping = fyne.TextWrapWord
+	p.asAt = widget.NewCheck("As at the selected checkpoint", func(bool) { p.reload(p.read.ns) })
 	p.empty = placeholder("")
 	p.status.SizeName = theme.SizeNameCaptionText
 	// The namespace picker gets room for a namespace of three labels.
 	pick := container.NewGridWrap(fyne.NewSize(300, p.nsPick.MinSize().Height), p.nsPick)
 	top := container.NewBorder(nil, nil, pick, p.refresh, p.filterE)
-	detail := container.NewVScroll(container.NewVBox(p.facts, p.value))
+	detail := container.NewVScroll(container.NewVBox(p.facts, container.NewBorder(nil, nil, nil, p.goStep, p.writer), p.value, p.history))
 	split := container.NewHSplit(p.itList, detail)
 	split.Offset = 0.45
-	p.body = container.NewBorder(container.NewVBox(top, p.status), nil, nil, nil, split)
+	p.body = container.NewBorder(container.NewVBox(top, container.NewBorder(nil, nil, nil, p.asAt, p.status)), nil, nil, nil, split)
 	p.ExtendBaseWidget(p)
 	p.setStore(nil, "No graph is open.")
 	return p
@@ -100,7 +145,14 @@ func (p *storePanel) CreateRenderer() fyne.WidgetRenderer {
 // it again.
 func (p *storePanel) setStore(lt longterm.Store, why string) {
 	p.lt, p.why = lt, why
-	p.read, p.sel = storeRead{}, -1
+	p.read, p.sel, p.changes, p.chFor = storeRead{}, -1, nil, [2]string{}
+	_, hasHistory := lt.(longterm.History)
+	if hasHistory {
+		p.asAt.Enable()
+	} else {
+		p.asAt.SetChecked(false)
+		p.asAt.Disable() // this store keeps no history of its items
+	}
 	p.nsPick.SetOptions(nil)
 	p.itList.UnselectAll()
 	if lt == nil {
@@ -131,16 +183,29 @@ func (p *storePanel) applyFilter() {
 }
 
 // reload reads the namespaces and the items of ns (the first namespace
-// when ns is nil) off the UI goroutine.
+// when ns is nil) off the UI goroutine: as they are now, or as they were
+// at the selected checkpoint when As at is checked.
 func (p *storePanel) reload(ns longterm.Namespace) {
 	lt, filter := p.lt, p.filter
 	if lt == nil {
 		return
 	}
+	var at *moment
+	if p.asAt.Checked {
+		m, ok := p.hooks.selected()
+		if !ok {
+			p.status.SetText("Select a checkpoint in the main window to see the store as it was then.")
+			return
+		}
+		at = &m
+	}
 	p.status.SetText("Reading the store…")
-	p.load(func() (storeRead, error) {
+	p.hooks.load(func() (storeRead, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
+		if at != nil {
+			return readStoreAt(ctx, lt.(longterm.History), ns, filter, *at)
+		}
 		spaces, err := lt.ListNamespaces(ctx, longterm.NamespaceQuery{Limit: storeListLimit})
 		if err != nil {
 			return storeRead{}, err
@@ -160,6 +225,15 @@ func (p *storePanel) reload(ns longterm.Namespace) {
 		}
 		if err != nil {
 			p.status.SetText("Reading the store: " + err.Error())
+			return
+		}
+		if r.unknown != "" {
+			p.read, p.sel = r, -1
+			p.nsPick.SetOptions(nil)
+			p.itList.UnselectAll()
+			p.itList.Refresh()
+			p.status.SetText(r.unknown)
+			p.showItem()
 			return
 		}
 		keep := ""
@@ -191,13 +265,55 @@ func (p *storePanel) reload(ns longterm.Namespace) {
 	})
 }
 
+// readStoreAt reads the namespaces and the items of ns (the first when
+// nil) as they were at m, from the store's history. The namespaces are
+// those of the newest storeListLimit items then.
+func readStoreAt(ctx context.Context, h longterm.History, ns longterm.Namespace, filter longterm.Filter, m moment) (storeRead, error) {
+	r := storeRead{at: &m, ns: ns}
+	began, err := h.HistoryBegan(ctx)
+	if err != nil {
+		return r, err
+	}
+	if !began.IsZero() && m.t.Before(began) {
+		r.unknown = fmt.Sprintf("The store's items at %s (%s) cannot be known: it was made by an older Weft and keeps their history since %s.",
+			m.label, m.t.Local().Format(time.DateTime), began.Local().Format(time.DateTime))
+		return r, nil
+	}
+	all, err := longterm.SearchAt(ctx, h, longterm.SearchQuery{Limit: storeListLimit}, m.t)
+	if err != nil {
+		return r, err
+	}
+	seen := map[string]bool{}
+	for _, it := range all {
+		if k := it.Namespace.String(); !seen[k] {
+			seen[k] = true
+			r.namespaces = append(r.namespaces, it.Namespace)
+		}
+	}
+	slices.SortFunc(r.namespaces, func(a, b longterm.Namespace) int { return strings.Compare(a.String(), b.String()) })
+	if r.ns == nil && len(r.namespaces) > 0 {
+		r.ns = r.namespaces[0]
+	}
+	if r.ns != nil {
+		r.items, err = longterm.SearchAt(ctx, h, longterm.SearchQuery{Prefix: r.ns, Filter: filter, Limit: storeListLimit}, m.t)
+	}
+	return r, err
+}
+
 // summary says what the panel lists.
 func (p *storePanel) summary() string {
 	r := p.read
+	when := ""
+	if r.at != nil {
+		when = " as at " + r.at.label
+	}
 	if len(r.namespaces) == 0 {
+		if r.at != nil {
+			return "No items" + when + "."
+		}
 		return "No items yet: a node puts them through engine.RuntimeOf(ctx).Store, and they stay across threads."
 	}
-	s := fmt.Sprintf("%s · %s in %s", plural(len(r.namespaces), "namespace"), plural(len(r.items), "item"), r.ns)
+	s := fmt.Sprintf("%s · %s in %s%s", plural(len(r.namespaces), "namespace"), plural(len(r.items), "item"), r.ns, when)
 	if len(r.items) == storeListLimit {
 		s += fmt.Sprintf(" (the newest %d)", storeListLimit)
 	}
@@ -207,28 +323,128 @@ func (p *storePanel) summary() string {
 	return s
 }
 
-// showItem shows the selected item's value and facts.
+// showItem shows the selected item's value, facts, writer and changes
+// (read off the UI goroutine).
 func (p *storePanel) showItem() {
 	if p.sel < 0 || p.sel >= len(p.read.items) {
 		p.facts.SetText("")
 		p.value.SetText("")
+		p.writer.SetText("")
+		p.goStep.Hide()
+		p.history.SetText("")
 		return
 	}
 	it := p.read.items[p.sel]
-	facts := []string{it.Namespace.String() + " · " + it.Key, "created " + it.CreatedAt.Local().Format(time.DateTime),
-		"updated " + it.UpdatedAt.Local().Format(time.DateTime)}
+	facts := []string{it.Namespace.String() + " · " + it.Key}
+	if !it.CreatedAt.IsZero() { // a past item's creation is not recorded
+		facts = append(facts, "created "+it.CreatedAt.Local().Format(time.DateTime))
+	}
+	facts = append(facts, "updated "+it.UpdatedAt.Local().Format(time.DateTime))
 	if it.TTL > 0 {
 		facts = append(facts, fmt.Sprintf("expires %s unless read (TTL %v)", it.ExpiresAt.Local().Format(time.DateTime), it.TTL))
 	} else {
 		facts = append(facts, "never expires")
 	}
 	p.facts.SetText(strings.Join(facts, "\n"))
+	p.writer.SetText(storeWriterText(it.Writer))
+	if it.Writer.IsZero() || it.Writer.ThreadID == "" {
+		p.goStep.Hide()
+	} else {
+		p.goStep.Show()
+	}
 	b, err := json.MarshalIndent(it.Value, "", "  ")
 	if err != nil {
 		p.value.SetText("The value cannot be shown: " + err.Error())
+	} else {
+		p.value.SetText(oneLineCap(string(b)))
+	}
+	p.loadChanges(it)
+}
+
+// loadChanges reads the changes of it (up to the moment shown) and lists
+// them under its value.
+func (p *storePanel) loadChanges(it longterm.Item) {
+	h, ok := p.lt.(longterm.History)
+	if !ok {
+		p.history.SetText("")
 		return
 	}
-	p.value.SetText(oneLineCap(string(b)))
+	key := [2]string{it.Namespace.String(), it.Key}
+	if key != p.chFor {
+		p.history.SetText("Reading its changes…")
+	}
+	p.chGen++
+	gen, lt := p.chGen, p.lt
+	q := longterm.ChangeQuery{Prefix: it.Namespace, Key: it.Key, Limit: storeChanges}
+	if p.read.at != nil {
+		q.Until = p.read.at.t
+	}
+	p.hooks.changes(func() ([]longterm.Change, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		return h.Changes(ctx, q)
+	}, func(cs []longterm.Change, err error) {
+		if gen != p.chGen || lt != p.lt {
+			return // another item or store since
+		}
+		p.changes, p.chFor = cs, key
+		if err != nil {
+			p.history.SetText("Its changes cannot be read: " + err.Error())
+			return
+		}
+		p.history.SetText(changesText(cs))
+	})
+}
+
+// changesText lists an item's changes, newest first.
+func changesText(cs []longterm.Change) string {
+	if len(cs) == 0 {
+		return ""
+	}
+	lines := []string{fmt.Sprintf("Changes, newest first (each item keeps its last %d):", longterm.HistoryPerItem)}
+	for _, c := range cs {
+		what := "put"
+		if c.Deleted() {
+			what = "deleted"
+		}
+		lines = append(lines, fmt.Sprintf("%s · %s %s", c.At.Local().Format("Jan 2 15:04:05.000"), what, writerPhrase(c.Writer)))
+	}
+	if len(cs) == storeChanges {
+		lines = append(lines, fmt.Sprintf("(the newest %d shown)", storeChanges))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// storeWriterText says who wrote an item, as a sentence.
+func storeWriterText(w longterm.Writer) string {
+	return "Written " + writerPhrase(w) + "."
+}
+
+// writerPhrase says who made a change: "by node remember (task 1a2b3c4d)
+// at step 3 of thread t-1", or outside a run.
+func writerPhrase(w longterm.Writer) string {
+	if w.IsZero() {
+		return "outside a run (a command, the API or a program's own code)"
+	}
+	s := fmt.Sprintf("by node %s (task %s) at step %d", w.Node, shortID(w.TaskID), w.Step)
+	if w.NS != "" {
+		s += " of a subgraph"
+	}
+	if w.ThreadID != "" {
+		s += " of thread " + w.ThreadID
+	}
+	return s
+}
+
+// showStep shows the step that wrote the selected item in the main
+// window, or says why it cannot.
+func (p *storePanel) showStep() {
+	if p.sel < 0 || p.sel >= len(p.read.items) {
+		return
+	}
+	if why := p.hooks.goTo(p.read.items[p.sel].Writer); why != "" {
+		p.status.SetText(why)
+	}
 }
 
 // oneLineCap cuts a value's text to what a label draws quickly.

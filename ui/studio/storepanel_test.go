@@ -2,6 +2,7 @@ package studio
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -120,5 +121,94 @@ func TestLongTermWindowWithoutALongTermStore(t *testing.T) {
 	idle(t, s)
 	if !s.lts.empty.Visible() || !strings.Contains(s.lts.empty.Text, "keeps no long-term items") {
 		t.Errorf("the tab shows %q (visible %v)", s.lts.empty.Text, s.lts.empty.Visible())
+	}
+}
+
+// The long-term store's window says which task of which thread wrote an
+// item and lists its changes; Show that step selects that step's
+// checkpoint in the main window; "As at the selected checkpoint" shows the
+// store as it was at the checkpoint selected there, following the
+// selection.
+func TestLongTermWindowProvenanceAndPast(t *testing.T) {
+	lt := longterm.NewMemory(longterm.Config{})
+	s := openStudio(t, test.NewTempApp(t), Config{Store: memory.New(), StoreName: "test.db", Graphs: demoGraphs(t), LongTerm: lt})
+	idle(t, s)
+	act(func() { s.m.setGraph(1) }) // the tool agent
+	idle(t, s)
+	remember := func(thread, text string) {
+		t.Helper()
+		act(func() {
+			s.startThread(thread, engine.Values{"messages": []engine.Message{{ID: "u", Role: engine.RoleUser, Content: text}}})
+		})
+		idle(t, s)
+		act(func() { test.Tap(s.tb.run) })
+		idle(t, s)
+	}
+	remember("p-1", "Remember that I prefer euros")
+	first := s.m.scope().tl.items // p-1's timeline, oldest first
+	remember("p-2", "Remember that I like tea")
+	act(s.openLongTerm)
+	idle(t, s)
+	p := s.lts
+	if len(p.read.items) != 2 {
+		t.Fatalf("the window lists %d items, want 2 (status %q)", len(p.read.items), p.status.Text)
+	}
+	var euros int
+	for i, it := range p.read.items {
+		if strings.Contains(it.Value["preference"].(string), "euros") {
+			euros = i
+		}
+	}
+	act(func() { p.itList.Select(euros) })
+	idle(t, s)
+	w := p.read.items[euros].Writer
+	if w.ThreadID != "p-1" || w.Node != "tools" || w.CheckpointID == "" {
+		t.Fatalf("the euros item was written by %+v, want the tools node of thread p-1", w)
+	}
+	if want := fmt.Sprintf("Written by node tools (task %s) at step %d of thread p-1.", shortID(w.TaskID), w.Step); p.writer.Text != want {
+		t.Errorf("writer line %q, want %q", p.writer.Text, want)
+	}
+	if !p.goStep.Visible() || !strings.Contains(p.history.Text, "put by node tools") || len(p.changes) != 1 {
+		t.Errorf("changes %q (%d), Show that step visible %v", p.history.Text, len(p.changes), p.goStep.Visible())
+	}
+	// Show that step: thread p-1, at the checkpoint the tools task ran from.
+	act(func() { test.Tap(p.goStep) })
+	idle(t, s)
+	if sc := s.m.scope(); sc.thread != "p-1" || sc.sel != w.CheckpointID {
+		t.Fatalf("Show that step selected thread %q checkpoint %q, want p-1 %q", sc.thread, sc.sel, w.CheckpointID)
+	}
+	// As at the selected checkpoint: at the tools step's start the euros
+	// item was not there yet, and neither was p-2's.
+	act(func() { p.asAt.SetChecked(true) })
+	idle(t, s)
+	if len(p.read.items) != 0 || p.read.at == nil || !strings.HasPrefix(p.status.Text, "No items as at step ") {
+		t.Errorf("as at the tools step's start: %d items, status %q", len(p.read.items), p.status.Text)
+	}
+	// The selection moves to p-1's head: the euros item, but not the tea.
+	act(func() { s.m.selectCheckpoint(first[len(first)-1].id) })
+	idle(t, s)
+	if len(p.read.items) != 1 || !strings.Contains(p.value.Text, "euros") || !strings.Contains(p.status.Text, "as at step") {
+		t.Errorf("as at p-1's head: %+v, status %q", p.read.items, p.status.Text)
+	}
+	// Unchecked, the store as it is now.
+	act(func() { p.asAt.SetChecked(false) })
+	idle(t, s)
+	if len(p.read.items) != 2 || p.read.at != nil {
+		t.Errorf("now: %d items", len(p.read.items))
+	}
+	// A change made outside a run says so.
+	if err := lt.Put(context.Background(), examples.PreferencesNamespace, "manual", map[string]any{"preference": "by hand"}); err != nil {
+		t.Fatal(err)
+	}
+	act(func() { test.Tap(p.refresh) })
+	idle(t, s)
+	for i, it := range p.read.items {
+		if it.Key == "manual" {
+			act(func() { p.itList.Select(i) })
+		}
+	}
+	idle(t, s)
+	if !strings.Contains(p.writer.Text, "outside a run") || p.goStep.Visible() {
+		t.Errorf("a put outside a run: %q (Show that step visible %v)", p.writer.Text, p.goStep.Visible())
 	}
 }

@@ -150,6 +150,12 @@ func New(a fyne.App, cfg Config) *Studio {
 			s.lts.reload(s.lts.read.ns)
 		}
 	})
+	// Shown as at the selected checkpoint, it follows the selection.
+	s.m.subscribe(chThread|chSelection, func(part) {
+		if s.ltsWin != nil && s.lts.asAt.Checked {
+			s.lts.reload(s.lts.read.ns)
+		}
+	})
 
 	s.tb = newToolbar(s.m, s.acts)
 	s.th = newThreadsPanel(s.m, s.acts)
@@ -162,7 +168,12 @@ func New(a fyne.App, cfg Config) *Studio {
 	s.ip = newInterruptPanel(s.m, s.acts)
 	s.ev = newEventsPanel(s.m, s.acts)
 	s.errs = newErrorsPanel(s.m, s.acts)
-	s.lts = newStorePanel(func(work func() (storeRead, error), apply func(storeRead, error)) { goBG(s.sess, work, apply) })
+	s.lts = newStorePanel(storeHooks{
+		load:     func(work func() (storeRead, error), apply func(storeRead, error)) { goBG(s.sess, work, apply) },
+		changes:  func(work func() ([]longterm.Change, error), apply func([]longterm.Change, error)) { goBG(s.sess, work, apply) },
+		selected: s.selectedMoment,
+		goTo:     s.showWriter,
+	})
 	s.sb = newStatusBar(s.m)
 	s.sb.tick = s.m.togglePulse
 	s.newDebugUI()
@@ -1058,6 +1069,43 @@ func (s *Studio) openLongTerm() {
 	s.ltsWin = w
 	w.Show()
 	s.lts.reload(s.lts.read.ns)
+}
+
+// selectedMoment is the checkpoint selected in the main window, for the
+// long-term store's "as at": its time and a name for it; false when none
+// is selected or its time is not known yet.
+func (s *Studio) selectedMoment() (moment, bool) {
+	sc := s.m.scope()
+	if sc.sel == "" {
+		return moment{}, false
+	}
+	i := sc.tl.at(sc.sel)
+	if i < 0 {
+		return moment{}, false
+	}
+	it := sc.tl.items[i]
+	return moment{t: it.ts, label: fmt.Sprintf("step %d of thread %s", it.step, sc.thread)}, true
+}
+
+// showWriter selects, in the main window, the checkpoint whose step ran
+// the task w (the one its writes were made from) and brings the window
+// forward; it returns why it cannot when w's thread is not in this graph's
+// thread list.
+func (s *Studio) showWriter(w longterm.Writer) string {
+	if w.ThreadID == "" {
+		return "That change was made outside a thread."
+	}
+	if !s.m.hasThread(w.ThreadID) {
+		return fmt.Sprintf("Thread %s is not in %s's thread list: open its graph to see it.", w.ThreadID, s.m.graph().Graph.Name())
+	}
+	s.m.update(func() {
+		s.m.setThread(w.ThreadID)
+		if w.NS == "" {
+			s.m.selectCheckpoint(w.CheckpointID)
+		} // a subgraph's step: the thread opens at its head, the task in its lanes
+	})
+	s.win.RequestFocus()
+	return ""
 }
 
 // clearCache deletes the open graph's cached node writes (Run → Clear the
