@@ -169,8 +169,10 @@ func New(a fyne.App, cfg Config) *Studio {
 	s.ev = newEventsPanel(s.m, s.acts)
 	s.errs = newErrorsPanel(s.m, s.acts)
 	s.lts = newStorePanel(storeHooks{
-		load:     func(work func() (storeRead, error), apply func(storeRead, error)) { goBG(s.sess, work, apply) },
-		changes:  func(work func() ([]longterm.Change, error), apply func([]longterm.Change, error)) { goBG(s.sess, work, apply) },
+		load: func(work func() (storeRead, error), apply func(storeRead, error)) { goBG(s.sess, work, apply) },
+		changes: func(work func() ([]longterm.Change, error), apply func([]longterm.Change, error)) {
+			goBG(s.sess, work, apply)
+		},
 		selected: s.selectedMoment,
 		goTo:     s.showWriter,
 	})
