@@ -189,46 +189,86 @@ func DecodeVector(b []byte, into []float32) ([]float32, error) {
 // what every store's semantic search shares. The zero value is empty and
 // ready.
 type Ranking struct {
-	best map[[2]string]*Item
-	vec  []float32
+	at      map[string]int // prefix NUL key → index in ranked
+	ranked  []ranked
+	vec     []float32
+	keyBuf  []byte
+	rawBlob []byte
+}
+
+// ranked is an item of a Ranking: a search reads thousands, so it is
+// kept compact and made an Item only for the page.
+type ranked struct {
+	prefix, key string
+	updated     int64 // Unix nanoseconds
+	score       float64
 }
 
 // Add scores the item (namespace prefix, key, updated at) by the stored
 // vector blob against the query's vector qv. A blob that does not decode
 // is an error naming the item.
 func (r *Ranking) Add(qv []float32, prefix, key string, updated time.Time, blob []byte) error {
+	return r.AddBytes(qv, []byte(prefix), []byte(key), updated.UnixNano(), blob)
+}
+
+// AddBytes is Add on bytes a row's scan lends (database/sql's RawBytes),
+// updated in Unix nanoseconds: prefix and key are copied only for an item
+// not seen before, and none is kept after it returns, so a search that
+// reads thousands of vectors need not copy them.
+func (r *Ranking) AddBytes(qv []float32, prefix, key []byte, updated int64, blob []byte) error {
 	vec, err := DecodeVector(blob, r.vec[:0])
 	if err != nil {
 		return fmt.Errorf("item %s/%s: %w", prefix, key, err)
 	}
 	r.vec = vec
 	s := Cosine(qv, vec)
-	k := [2]string{prefix, key}
-	if b := r.best[k]; b == nil {
-		if r.best == nil {
-			r.best = map[[2]string]*Item{}
+	r.keyBuf = append(append(append(r.keyBuf[:0], prefix...), 0), key...)
+	if i, ok := r.at[string(r.keyBuf)]; ok { // no allocation for the lookup
+		if s > r.ranked[i].score {
+			r.ranked[i].score = s
 		}
-		r.best[k] = &Item{Namespace: ParseNamespace(prefix), Key: key, UpdatedAt: updated, Score: &s}
-	} else if s > *b.Score {
-		*b.Score = s
+		return nil
 	}
+	if r.at == nil {
+		r.at = map[string]int{}
+	}
+	r.at[string(r.keyBuf)] = len(r.ranked)
+	r.ranked = append(r.ranked, ranked{prefix: string(prefix), key: string(key), updated: updated, score: s})
 	return nil
 }
 
-// Page returns the items best first (SortItems), from offset, at most
-// limit of them: namespace, key, updated time and score, no value (the
-// store reads the values of the page alone).
+// Page returns the items best first (as SortItems orders scored items),
+// from offset, at most limit of them: namespace, key, updated time and
+// score, no value (the store reads the values of the page alone).
 func (r *Ranking) Page(offset, limit int) []Item {
-	ranked := make([]Item, 0, len(r.best))
-	for _, it := range r.best {
-		ranked = append(ranked, *it)
-	}
-	SortItems(ranked, true)
-	if offset >= len(ranked) {
+	if offset >= len(r.ranked) || limit <= 0 {
 		return nil
 	}
-	ranked = ranked[offset:]
-	return ranked[:min(limit, len(ranked))]
+	slices.SortFunc(r.ranked, func(a, b ranked) int {
+		if a.score != b.score {
+			if a.score > b.score {
+				return -1
+			}
+			return 1
+		}
+		if a.updated != b.updated {
+			if a.updated > b.updated {
+				return -1
+			}
+			return 1
+		}
+		if c := strings.Compare(a.prefix, b.prefix); c != 0 {
+			return c
+		}
+		return strings.Compare(a.key, b.key)
+	})
+	page := r.ranked[offset:min(offset+limit, len(r.ranked))]
+	out := make([]Item, len(page))
+	for i, e := range page {
+		s := e.score
+		out[i] = Item{Namespace: ParseNamespace(e.prefix), Key: e.key, UpdatedAt: time.Unix(0, e.updated).UTC(), Score: &s}
+	}
+	return out
 }
 
 // AddRow reads one row of a store's vector query with scan (the prefix,
@@ -237,11 +277,10 @@ func (r *Ranking) Page(offset, limit int) []Item {
 func (r *Ranking) AddRow(qv []float32, scan func(dest ...any) error) error {
 	var prefix, key string
 	var updated int64
-	var blob []byte
-	if err := scan(&prefix, &key, &updated, &blob); err != nil {
+	if err := scan(&prefix, &key, &updated, &r.rawBlob); err != nil {
 		return err
 	}
-	return r.Add(qv, prefix, key, time.Unix(0, updated).UTC(), blob)
+	return r.AddBytes(qv, []byte(prefix), []byte(key), updated, r.rawBlob)
 }
 
 // Rows is the part of a query's rows that AddRows reads; database/sql's

@@ -12,7 +12,8 @@ import (
 
 // A store made before schema 6 keeps its items when upgraded, each with
 // one change (its last put, by nobody), and says when its history began;
-// a store made at schema 6 or later has kept every change.
+// a store made at schema 6 or later has kept every change. Its vectors
+// move to schema 7's table and a semantic search still ranks by them.
 func TestHistoryOfAnUpgradedStore(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "old.sqlite")
@@ -29,10 +30,18 @@ func TestHistoryOfAnUpgradedStore(t *testing.T) {
 		}
 	}
 	t1 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	emb := longterm.HashEmbedder{Dims: 64}
 	for i, k := range []string{"a", "b"} {
 		at := t1.Add(time.Duration(i) * time.Minute).UnixNano()
 		if _, err := db.Exec("INSERT INTO store_items (prefix, key, value, created_at, updated_at) VALUES ('users.u1', ?, jsonb(?), ?, ?)",
 			k, fmt.Sprintf(`{"v": %d}`, i), at, at); err != nil {
+			t.Fatal(err)
+		}
+		vecs, err := emb.Embed(ctx, []string{[]string{"green tea", "black coffee"}[i]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec("INSERT INTO store_vectors (prefix, key, idx, vector) VALUES ('users.u1', ?, 0, ?)", k, longterm.EncodeVector(vecs[0])); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -44,9 +53,13 @@ func TestHistoryOfAnUpgradedStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	lt, err := s.LongTerm(longterm.Config{})
+	lt, err := s.LongTerm(longterm.Config{Embedder: emb})
 	if err != nil {
 		t.Fatal(err)
+	}
+	found, err := lt.Search(ctx, longterm.SearchQuery{Query: "black coffee", Limit: 2})
+	if err != nil || len(found) != 2 || found[0].Key != "b" || *found[0].Score < 0.99 {
+		t.Fatalf("a semantic search after the upgrade: %+v, %v; want b first, scored 1", found, err)
 	}
 	began, err := lt.HistoryBegan(ctx)
 	if err != nil || began.Before(before.Add(-time.Second)) || began.After(time.Now()) {

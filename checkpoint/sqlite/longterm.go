@@ -639,7 +639,17 @@ func (l *LongTerm) semantic(ctx context.Context, tx *sql.Tx, q longterm.SearchQu
 		return nil, err
 	}
 	var rank longterm.Ranking
-	err = rank.AddRows(qv, rows)
+	// The driver's bytes, not copies: a vector is a kilobyte or more.
+	var prefix, key, blob sql.RawBytes
+	var updated int64
+	for err == nil && rows.Next() {
+		if err = rows.Scan(&prefix, &key, &updated, &blob); err == nil {
+			err = rank.AddBytes(qv, prefix, key, updated, blob)
+		}
+	}
+	if err == nil {
+		err = rows.Err()
+	}
 	rows.Close() // before the page's reads on the same connection
 	if err != nil {
 		return nil, err
