@@ -71,14 +71,18 @@ func (gr *Graph) Cache() nodecache.Cache { return gr.cache }
 var ErrNoCache = errors.New("graph has no node cache (compile it with engine.WithCache)")
 
 // ClearCache deletes the cached writes of the named nodes, so their next
-// tasks run. With no names it clears every node of the graph following
-// Python LangGraph (its clear_cache), and the whole cache — other graphs'
-// entries too — following LangGraphJS (its clearCache). An unknown node is
-// an error; a graph without a cache returns ErrNoCache.
+// tasks run. With no names it clears every node of the graph and the
+// results of its call tasks (CallOptions.Cache: functional tasks), kept
+// in one namespace of the graph's own, following Python LangGraph (its
+// clear_cache, which leaves task entries: see Task cache among the
+// package's deliberate differences), and the whole cache — other graphs'
+// entries too — following LangGraphJS (its clearCache). An unknown node
+// is an error; a graph without a cache returns ErrNoCache.
 func (gr *Graph) ClearCache(ctx context.Context, nodes ...string) error {
 	if gr.cache == nil {
 		return fmt.Errorf("graph %q: %w", gr.name, ErrNoCache)
 	}
+	var ns []string
 	if len(nodes) == 0 {
 		if gr.reference == LangGraphJS {
 			return gr.cache.Clear(ctx)
@@ -88,8 +92,8 @@ func (gr *Graph) ClearCache(ctx context.Context, nodes ...string) error {
 				nodes = append(nodes, n.name)
 			}
 		}
+		ns = append(ns, callCacheNS(gr))
 	}
-	ns := make([]string, 0, len(nodes))
 	for _, name := range nodes {
 		if _, ok := gr.nodeIdx[name]; !ok || name == START {
 			return fmt.Errorf("graph %q: clear cache: no node %q", gr.name, name)

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
 )
@@ -25,11 +26,36 @@ import (
 type CallFunc func(ctx context.Context, in any) (any, error)
 
 // CallOptions configure a call task. The zero CallOptions runs the task
-// once, without retries.
+// once, without retries, without a time limit and without the node cache.
 type CallOptions struct {
 	// Retry retries the task's function when it fails, as a node's retry
 	// policy does; nil means a single attempt.
 	Retry *RetryPolicy
+	// Cache looks the task's result up in the node cache of the graph
+	// running it (LangGraph's task cache policy, Python's
+	// @task(cache_policy=...), LangGraph.js's task({cachePolicy})) before
+	// it runs; it takes effect in a graph compiled WithCache, and nil
+	// means no lookup. The key is the task's name with a hash of its input
+	// as stored (the in given to Call), or of what the policy's Key makes
+	// of State whose ArgAs reads that input. A hit returns the stored
+	// result without running the function: the Future's Cached reports it,
+	// and it streams as LangGraph streams it (a task start, an updates
+	// event marked Cached and CacheHit, no task result). A call that
+	// succeeds stores its result, for the policy's TTL (0: until the cache
+	// is cleared), before its Future is done, so a later call with the
+	// same key in the same run is a hit (see Task cache among the package's
+	// deliberate differences). The entries of every call task of a graph
+	// share one namespace of its cache, which no node's can have, named
+	// after the graph: Graph.ClearCache with no nodes clears them.
+	Cache *CachePolicy
+	// Timeout limits each attempt of the task to the duration, as
+	// WithTimeout does for a node: the task's context is cancelled when it
+	// has passed, the attempt fails with a *TimeoutError (errors.As finds
+	// it), and Retry retries it like any other failure. A Weft extension:
+	// Python LangGraph's @task has no timeout, and the oracle pins none
+	// (LangGraph.js 1.7's task() takes a timeout whose behaviour is not
+	// compared). 0 or less means no limit.
+	Timeout time.Duration
 }
 
 // Future is the result of a call task to come (Call). Its zero value is not
@@ -43,6 +69,7 @@ type Future struct {
 	v     any
 	err   error
 	saved bool // the result came from the checkpoint: the task did not run
+	hit   bool // the result came from the node cache: the task did not run
 }
 
 // Wait blocks until the task has finished, or ctx is done, and returns its
@@ -64,6 +91,11 @@ func (f *Future) Done() <-chan struct{} { return f.done }
 // of running the task (it finished in an earlier run of the same step).
 // Only meaningful once Done is closed.
 func (f *Future) Restored() bool { return f.saved }
+
+// Cached reports whether the result was served by the node cache instead
+// of running the task (CallOptions.Cache). Only meaningful once Done is
+// closed.
+func (f *Future) Cached() bool { return f.hit }
 
 // failedFuture is a Future that is done with err at once.
 func failedFuture(name string, err error) *Future {
@@ -131,7 +163,7 @@ func Call(ctx context.Context, name string, in any, fn CallFunc, opts CallOption
 	rt.callFuts[id] = f
 	rt.callMu.Unlock()
 
-	t := &task{node: &node{name: name, retry: opts.Retry}, name: name, push: true, arg: in, id: id, path: path}
+	t := &task{node: &node{name: name, retry: opts.Retry, cache: opts.Cache, timeout: opts.Timeout}, name: name, push: true, arg: in, id: id, path: path}
 	saved, err := rt.savedCall(t)
 	if err != nil {
 		f.err = err
@@ -140,10 +172,17 @@ func Call(ctx context.Context, name string, in any, fn CallFunc, opts CallOption
 	}
 	if saved {
 		f.v, f.saved = t.callResult, true
-		close(f.done)
-		if rt.js() { // Python streams nothing for a stored result (B10)
+		rt.emitCallStart(t) // both LangGraphs report a restored call's start
+		if rt.js() {        // Python streams nothing else for a stored result (B10)
 			rt.emitCallUpdate(t, true)
 		}
+		close(f.done)
+		return f
+	}
+	hit, err := rt.serveCall(t)
+	if err != nil || hit {
+		f.v, f.err, f.hit = t.callResult, err, hit
+		close(f.done)
 		return f
 	}
 	tc.callWG.Add(1)
@@ -192,7 +231,7 @@ func (rt *runtime) savedCall(t *task) (bool, error) {
 }
 
 // runCall runs a call task to its end with its retry policy and stores
-// how it ended.
+// how it ended: in the node cache too when it succeeded with a policy.
 func (rt *runtime) runCall(ctx context.Context, t *task, fn CallFunc, step int) {
 	rt.emitTaskStart(t)
 	t.ran = true
@@ -205,12 +244,47 @@ func (rt *runtime) runCall(ctx context.Context, t *task, fn CallFunc, step int) 
 			t.err = &NodeError{Node: t.name, TaskID: t.id, NS: rt.ns, Err: t.err}
 		}
 	}
+	if t.err == nil && t.cacheKey != "" {
+		rt.storeCallCached(t)
+	}
 	rt.commitCall(ctx, t)
 }
 
-// callOnce runs one attempt of a call task's function, recovering a panic
+// callOnce runs one attempt of a call task's function, under its time
+// limit if it has one (CallOptions.Timeout).
+func (rt *runtime) callOnce(ctx context.Context, t *task, fn CallFunc, step int) error {
+	if t.node.timeout > 0 {
+		return rt.callTimed(ctx, t, fn, step)
+	}
+	return rt.callBody(ctx, t, fn, step)
+}
+
+// callTimed is callOnce under the task's time limit: the limit is the
+// node's (withNodeTimeout), its *TimeoutError named as the task's.
+func (rt *runtime) callTimed(ctx context.Context, t *task, fn CallFunc, step int) (err error) {
+	ctx, done := withNodeTimeout(ctx, t)
+	defer func() {
+		done(&err)
+		if te, ok := err.(*TimeoutError); ok {
+			err = &callTimeoutError{te}
+		}
+	}()
+	return rt.callBody(ctx, t, fn, step)
+}
+
+// callTimeoutError is a call task's *TimeoutError, described as the
+// task's (CallOptions.Timeout) rather than a node's.
+type callTimeoutError struct{ *TimeoutError }
+
+func (e *callTimeoutError) Error() string {
+	return fmt.Sprintf("task %q timed out after %s (its CallOptions.Timeout)", e.Node, e.Limit)
+}
+
+func (e *callTimeoutError) Unwrap() error { return e.TimeoutError }
+
+// callBody runs one attempt of a call task's function, recovering a panic
 // into a NodeError, and waits for the calls it made.
-func (rt *runtime) callOnce(ctx context.Context, t *task, fn CallFunc, step int) (err error) {
+func (rt *runtime) callBody(ctx context.Context, t *task, fn CallFunc, step int) (err error) {
 	tc := &taskCtx{Context: ctx, rt: rt, t: t, step: step}
 	defer func() {
 		if p := recover(); p != nil {
@@ -308,14 +382,104 @@ func (rt *runtime) commitCall(ctx context.Context, t *task) {
 }
 
 // emitCallUpdate reports a call task's result as LangGraph's updates
-// stream does: {name: result}; cached when it came from the checkpoint. A
-// call's interrupt is not reported here: as in LangGraph its node, which
-// gets it from Future.Wait and returns it, reports it.
+// stream does: {name: result}; cached when it came from the checkpoint or
+// the node cache. A call's interrupt is not reported here: as in LangGraph
+// its node, which gets it from Future.Wait and returns it, reports it.
 func (rt *runtime) emitCallUpdate(t *task, cached bool) {
 	if !rt.em.on(ModeUpdates) {
 		return
 	}
-	rt.em.emit(Event{Mode: ModeUpdates, Step: rt.step, Update: &NodeUpdate{Node: t.name, TaskID: t.id, Cached: cached, Return: t.callResult, Returned: true}})
+	rt.em.emit(Event{Mode: ModeUpdates, Step: rt.step, Update: &NodeUpdate{Node: t.name, TaskID: t.id, Cached: cached, CacheHit: t.cached, Return: t.callResult, Returned: true}})
+}
+
+// emitCallStart reports the start of a call task that does not run, its
+// result restored from the checkpoint, in the tasks and debug streams, as
+// both LangGraphs report every call they are given. It has no lifecycle
+// events: nothing runs.
+func (rt *runtime) emitCallStart(t *task) {
+	if !rt.em.on(ModeTasks | ModeDebug) {
+		return
+	}
+	ev := &TaskEvent{ID: t.id, Name: t.name, Path: t.path, Input: t.arg}
+	rt.em.emit(Event{Mode: ModeTasks, Step: rt.step, Task: ev})
+	rt.em.emit(Event{Mode: ModeDebug, Step: rt.step, Task: ev, Debug: "task"})
+}
+
+// callCacheNode is the last part of the node cache namespace of a graph's
+// call tasks: a ':' is in no node name, so no node's namespace
+// (cacheNS) ends with it.
+const callCacheNode = ":calls"
+
+// callCacheNS is the node cache namespace of graph g's call tasks, all of
+// them: ClearCache clears it with g's nodes.
+func callCacheNS(g *Graph) string { return g.name + "|" + callCacheNode }
+
+// callCacheKey is a call task's key in its namespace: its name, then the
+// key of its input (cacheKey), so tasks of one graph share the namespace
+// without sharing entries.
+func callCacheKey(name, key string) string {
+	return strconv.Itoa(len(name)) + ":" + name + ":" + key
+}
+
+// serveCall looks a call task with a cache policy up in the node cache. A
+// hit gets the stored result and is reported as LangGraph reports a
+// cached task (a task start, an updates event marked cached, no task
+// result), and, following LangGraph.js, stored as the task's pending
+// write, as B9 for a node; it reports whether there was a hit. A miss
+// keeps its key, for storeCallCached.
+func (rt *runtime) serveCall(t *task) (bool, error) {
+	c := rt.nodeCache()
+	if t.node.cache == nil || c == nil {
+		return false, nil
+	}
+	key, err := rt.cacheKey(t)
+	if err != nil {
+		return false, &NodeError{Node: t.name, TaskID: t.id, NS: rt.ns, Err: fmt.Errorf("cache key: %w", err)}
+	}
+	key = callCacheKey(t.name, key)
+	ws, ok, err := c.Get(rt.ctx, callCacheNS(rt.g), key)
+	if err != nil {
+		return false, &NodeError{Node: t.name, TaskID: t.id, NS: rt.ns, Err: fmt.Errorf("reading the node cache: %w", err)}
+	}
+	if !ok {
+		t.cacheKey = key
+		return false, nil
+	}
+	if len(ws) != 1 || ws[0].Channel != checkpoint.Return {
+		return false, &NodeError{Node: t.name, TaskID: t.id, NS: rt.ns, Err: fmt.Errorf("the node cache's entry of task %q holds no result (clear the cache)", t.name)}
+	}
+	v, err := decodeLoose(ws[0].Value)
+	if err != nil {
+		return false, &NodeError{Node: t.name, TaskID: t.id, NS: rt.ns, Err: fmt.Errorf("the node cache's result: %w (clear the cache)", err)}
+	}
+	t.callResult, t.restored, t.cached = v, true, true
+	rt.emitTaskStart(t)
+	rt.emitCallUpdate(t, true)
+	if rt.em.on(ModeLifecycle) {
+		rt.em.emit(Event{Mode: ModeLifecycle, Step: rt.step, Lifecycle: &Lifecycle{Kind: TaskEnd, TaskID: t.id, Node: t.name, Path: t.path, Cached: true}})
+	}
+	if rt.saver != nil && rt.js() {
+		// LangGraph.js puts a hit's result like a run's, so a resume
+		// restores it; Python keeps it out of the checkpoint, so a resume
+		// looks it up again.
+		rt.storeTaskWrites(t, ws)
+		if t.err != nil {
+			return false, t.err
+		}
+	}
+	return true, nil
+}
+
+// storeCallCached keeps a call task's result in the node cache after it
+// succeeded, under the key serveCall found missing.
+func (rt *runtime) storeCallCached(t *task) {
+	b, err := encodeLoose(t.callResult)
+	if err == nil {
+		err = rt.nodeCache().Set(rt.ctx, callCacheNS(rt.g), t.cacheKey, []checkpoint.Write{{Channel: checkpoint.Return, Value: b}}, t.node.cache.TTL)
+	}
+	if err != nil {
+		t.err = &NodeError{Node: t.name, TaskID: t.id, NS: rt.ns, Err: fmt.Errorf("cannot keep its result in the node cache: %w", err)}
+	}
 }
 
 // decodeResume sets the task's answers from their stored form (a

@@ -72,9 +72,13 @@
 //     task done with its result and a resume applies those writes. Python
 //     keeps them out of the checkpoint: the snapshot lists the task as
 //     next, and a resume looks it up in the cache again (and runs it if the
-//     entry is gone). ClearCache with no nodes empties the whole cache
+//     entry is gone). A call task served by the cache (CallOptions.Cache)
+//     likewise: LangGraph.js stores its result as the task's pending
+//     write, so a resume restores it; Python does not, so a resume looks
+//     it up again. ClearCache with no nodes empties the whole cache
 //     following LangGraph.js (its clearCache takes no nodes), and clears
-//     the graph's own nodes following Python (clear_cache).
+//     the graph's own nodes and call tasks following Python (clear_cache;
+//     see Task cache below).
 //   - B10 Restored call results: a call task (Call) that finished in an
 //     earlier run of its step is not run again. LangGraph.js streams its
 //     stored result as an updates event marked cached; Python streams
@@ -133,7 +137,20 @@
 //     and its snapshots and values show both; LangGraph shows only the
 //     return value (its END channel) as the values. Call tasks store their
 //     writes as they finish under both references (LangGraph.js, B4, would
-//     hold a node task's writes until its step ends).
+//     hold a node task's writes until its step ends). The start of the
+//     entrypoint's task in the tasks and debug streams carries that state
+//     as its Input (none on a thread's first run), where LangGraph gives
+//     the run's input.
+//   - Task cache: a call task's cache entry (CallOptions.Cache) is
+//     stored before its Future is done, so a call with the same key later
+//     in the same run is served from it under both references, as in
+//     Python; LangGraph.js stores it only after handing the result to the
+//     caller, so a call made right after misses and runs again. Entries
+//     are named by the graph, one namespace for all its call tasks, where
+//     LangGraph names them by the task's function and shares them between
+//     graphs. ClearCache with no nodes clears them under both references:
+//     Python's clear_cache clears only its nodes, leaving an entrypoint's
+//     task entries to each task's clear_cache(cache).
 //   - Metadata: every checkpoint's metadata records the graph that wrote it
 //     (Extra keys MetaGraph and MetaFingerprint, the fingerprint of its
 //     shape) and the nodes that ran (Tasks).

@@ -45,7 +45,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/engine"
 )
 
@@ -185,6 +187,31 @@ func (w *Workflow[In, Out, Save]) run(ctx context.Context, in engine.Input, opts
 	return out, res, nil
 }
 
+// UpdateState writes value into the thread as the entrypoint's result, as
+// LangGraph's update_state(config, value) does on an entrypoint's graph
+// (as its only node, named or inferred): a new checkpoint (source
+// "update") whose return value is value, and value is what the next run
+// on the thread gets as prev. On a thread stopped at an interrupt the
+// update completes the stopped run: nothing is left to resume. Give the
+// thread with engine.WithThread (and engine.WithCheckpoint to update a
+// past checkpoint: a fork). An entrypoint that saves another type than
+// it returns (EntrypointFinal) cannot save value: use UpdateFinal.
+func (w *Workflow[In, Out, Save]) UpdateState(ctx context.Context, value Out, opts ...engine.RunOption) (checkpoint.Ref, error) {
+	save, ok := any(value).(Save)
+	if !ok {
+		var zero Save
+		return checkpoint.Ref{}, fmt.Errorf("functional: UpdateState of entrypoint %q: it saves a %T for the next run, not the %T it returns: use UpdateFinal to give both", w.name, zero, value)
+	}
+	return w.UpdateFinal(ctx, Final[Out, Save]{Value: value, Save: save}, opts...)
+}
+
+// UpdateFinal is UpdateState with a return value and a different value
+// saved for the next run, as LangGraph's update_state(config,
+// entrypoint.final(value=…, save=…)).
+func (w *Workflow[In, Out, Save]) UpdateFinal(ctx context.Context, f Final[Out, Save], opts ...engine.RunOption) (checkpoint.Ref, error) {
+	return w.g.UpdateState(ctx, engine.Updates(w.ret.Set(f.Value), w.saved.Set(f.Save)), w.name, opts...)
+}
+
 // Output returns the return value a finished run's result holds; ok is
 // false when the run did not finish (it stopped at an interrupt).
 func (w *Workflow[In, Out, Save]) Output(res *engine.Result) (out Out, ok bool) {
@@ -209,12 +236,42 @@ type Task[In, Out any] struct {
 }
 
 // TaskOption configures a task. The zero configuration runs its function
-// once per call, without retries.
+// once per call, without retries, without a time limit and without the
+// node cache.
 type TaskOption func(*engine.CallOptions)
 
 // TaskRetry retries a task's function when it fails, within the call.
 func TaskRetry(p engine.RetryPolicy) TaskOption {
 	return func(o *engine.CallOptions) { o.Retry = &p }
+}
+
+// TaskCache caches the task's results by its input (LangGraph's
+// @task(cache_policy=CachePolicy(...)), task({cachePolicy}) in
+// LangGraph.js) in the node cache of the entrypoint's graph: compile it
+// with one (WithCompile(engine.WithCache(nodecache.NewMemory())), or a
+// store's NodeCache); without a cache the policy has no effect. A call
+// whose key has an entry that has not expired returns the stored result
+// without running the task, in any thread (Future.Cached reports it); a
+// call that succeeds stores its result for p.TTL (0: until the cache is
+// cleared). p.Key makes the key of engine.State whose ArgAs reads the
+// task's input; nil keys on the whole input as stored. The graph's
+// ClearCache with no nodes clears every task's entries (see
+// engine.CallOptions.Cache). A negative TTL counts as 0.
+func TaskCache(p engine.CachePolicy) TaskOption {
+	if p.TTL < 0 {
+		p.TTL = 0
+	}
+	return func(o *engine.CallOptions) { o.Cache = &p }
+}
+
+// TaskTimeout limits each attempt of the task to d, as engine.WithTimeout
+// does for a node: the task's context is cancelled when d has passed and
+// the attempt fails with an *engine.TimeoutError, which TaskRetry's policy
+// retries like any other failure. A Weft extension: Python LangGraph's
+// @task has no timeout (LangGraph.js 1.7's task() has one, not compared
+// with Weft's). d ≤ 0 means no limit.
+func TaskTimeout(d time.Duration) TaskOption {
+	return func(o *engine.CallOptions) { o.Timeout = d }
 }
 
 // NewTask makes a task named name (its name in updates, history and the
@@ -277,6 +334,10 @@ func (f *Future[Out]) ID() string { return f.f.ID }
 // Restored reports whether the result came from the checkpoint instead of
 // a run of the task; meaningful once Done is closed.
 func (f *Future[Out]) Restored() bool { return f.f.Restored() }
+
+// Cached reports whether the result was served by the node cache instead
+// of a run of the task (TaskCache); meaningful once Done is closed.
+func (f *Future[Out]) Cached() bool { return f.f.Cached() }
 
 // as converts v to T: directly when it is one, otherwise through JSON (a
 // value read back from a checkpoint as JSON data).
