@@ -322,7 +322,7 @@ func (r *orcRun) doAction(i int, kind string, a *omap, thread string, opts []eng
 			return err
 		}
 		if r.ep != nil {
-			rec["result"] = epResult(res)
+			rec["result"] = epResult(res, r.builder.ref)
 			return nil
 		}
 		out := plain(res.Values).(map[string]any)
@@ -332,8 +332,13 @@ func (r *orcRun) doAction(i int, kind string, a *omap, thread string, opts []eng
 		}
 		rec["result"] = out
 	case "updateState":
-		up := r.root.stateValues(a.m["updateState"])
-		ref, err := r.graph.UpdateState(r.ctx, up, a.str("asNode"), opts...)
+		var ref checkpoint.Ref
+		var err error
+		if r.ep != nil {
+			ref, err = r.ep.epUpdate(r.ctx, a.m["updateState"], a.str("asNode"), opts)
+		} else {
+			ref, err = r.graph.UpdateState(r.ctx, r.root.stateValues(a.m["updateState"]), a.str("asNode"), opts...)
+		}
 		if err != nil {
 			return err
 		}
@@ -695,6 +700,9 @@ func (r *orcRun) eventPayload(ev engine.Event) (any, chunkMeta) {
 	case engine.ModeTasks:
 		if ev.Task.Done {
 			cm.taskID = ev.Task.ID
+		}
+		if r.ep != nil {
+			return r.ep.epTaskDoc(ev.Task, r.builder.ref), cm
 		}
 		return taskEventDoc(ev.Task), cm
 	case engine.ModeCheckpoints:
