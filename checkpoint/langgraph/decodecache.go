@@ -33,6 +33,18 @@ type valueKey struct {
 	h   xxh3.Uint128
 }
 
+// Arrays of LangGraph.js' JSON serde of at least splitArray bytes are
+// decoded an element at a time, each element of at least cacheElement
+// bytes through the cache: a list channel with a reducer (messages, notes)
+// is stored whole in every row, each row's list one element longer, so
+// the rows' lists differ while their elements repeat. Decoded whole, a
+// thread whose rows held lists of one, two and three 87 MB notes decoded
+// six notes; element by element it decodes three, and the rows share them.
+const (
+	splitArray   = 256 << 10
+	cacheElement = 4 << 10
+)
+
 // decode is Reader.decodeValue through the cache. A value that fails to
 // decode is not kept (each copy reports its own error).
 func (vc *valueCache) decode(r *Reader, typ string, b []byte) (any, error) {
@@ -48,7 +60,12 @@ func (vc *valueCache) decode(r *Reader, typ string, b []byte) (any, error) {
 	}
 	// Decoded outside the lock: two goroutines meeting the same new value
 	// at once both decode it, and the first one stored is kept.
-	v, err := r.decodeValue(typ, b)
+	var err error
+	if elems, split := jsonElements(typ, b); split {
+		v, err = vc.decodeArray(r, elems)
+	} else {
+		v, err = r.decodeValue(typ, b)
+	}
 	if err != nil {
 		return v, err
 	}
@@ -59,6 +76,73 @@ func (vc *valueCache) decode(r *Reader, typ string, b []byte) (any, error) {
 	}
 	vc.m[k] = v
 	return v, nil
+}
+
+// jsonElements returns the elements' bytes of b when it is a JSON array
+// (LangGraph.js' serde) of at least splitArray bytes that the scanner can
+// walk; split is false otherwise (and for a malformed array, which
+// decoding whole then reports).
+func jsonElements(typ string, b []byte) (elems [][]byte, split bool) {
+	if typ != "json" || len(b) < splitArray {
+		return nil, false
+	}
+	sc := jsonScan{b: b}
+	sc.ws()
+	if sc.i >= len(b) || b[sc.i] != '[' {
+		return nil, false
+	}
+	sc.i++
+	sc.ws()
+	if sc.i < len(b) && b[sc.i] == ']' {
+		return nil, false
+	}
+	for {
+		sc.ws()
+		start := sc.i
+		if sc.skip(1) != nil {
+			return nil, false
+		}
+		elems = append(elems, b[start:sc.i])
+		sc.ws()
+		if sc.i >= len(b) {
+			return nil, false
+		}
+		if b[sc.i] == ']' {
+			sc.i++
+			break
+		}
+		if b[sc.i] != ',' {
+			return nil, false
+		}
+		sc.i++
+	}
+	if sc.ws(); sc.i != len(b) {
+		return nil, false
+	}
+	return elems, true
+}
+
+// decodeArray decodes an array's elements (from jsonElements) as
+// decodeJSValue decodes the whole array: an undefined element is null.
+// Large elements go through the cache, so rows that repeat them share one.
+func (vc *valueCache) decodeArray(r *Reader, elems [][]byte) (any, error) {
+	out := make([]any, len(elems))
+	for i, e := range elems {
+		var v any
+		var err error
+		if len(e) >= cacheElement {
+			v, err = vc.decode(r, "json", e)
+		} else {
+			v, err = decodeJSValue(e)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if v != undefined {
+			out[i] = v
+		}
+	}
+	return out, nil
 }
 
 // splitJSONBody splits a JSON checkpoint body (LangGraph.js' serde) into

@@ -2,8 +2,11 @@ package langgraph
 
 import (
 	"context"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
+	"unsafe"
 )
 
 // TestDecodeJSONBody checks the split decoding of JS checkpoint bodies
@@ -11,6 +14,8 @@ import (
 // every checkpoint of the LangGraph.js SQLite fixture, and that values
 // stored twice are decoded once and shared.
 func TestDecodeJSONBody(t *testing.T) {
+	defer func(n int) { inlineDecode = n }(inlineDecode)
+	inlineDecode = 1 << 62 // every row's bytes kept, to decode both ways here
 	r := sqliteCase("js-sqlite", nil).open(t)
 	ctx := context.Background()
 	rows, err := r.b.threads(ctx)
@@ -60,4 +65,58 @@ func TestDecodeJSONBody(t *testing.T) {
 	if _, err := r.decodeJSONBody(newValueCache(), bad); err == nil {
 		t.Fatal("a damaged body decoded")
 	}
+}
+
+// A large JSON array is decoded an element at a time exactly as whole
+// (undefined elements null, LangChain messages revived, nested arrays,
+// escapes, numbers), a malformed one fails as whole, and rows whose lists
+// repeat an element share its decoded value.
+func TestLargeArraysDecodeByElement(t *testing.T) {
+	big := func(c byte) string { return strings.Repeat(string(c), cacheElement+7) }
+	msg := `{"lc":1,"type":"constructor","id":["langchain_core","messages","HumanMessage"],"kwargs":{"content":"` + big('m') + `","id":"m1"}}`
+	pad := `"` + strings.Repeat("p", splitArray) + `"`
+	cases := []string{
+		`[` + pad + `, "` + big('a') + `", {"lc":2,"type":"undefined"}, 12, -3.5e2, "esc\"aped\\u00e9", [1, [2, "` + big('n') + `"]], null, true, ` + msg + `]`,
+		` [ ` + pad + ` , {"k": [` + pad + `]} ] `,
+	}
+	r := &Reader{}
+	for i, c := range cases {
+		whole, werr := decodeJSValue([]byte(c))
+		if _, split := jsonElements("json", []byte(c)); !split {
+			t.Fatalf("case %d: not split", i)
+		}
+		got, err := newValueCache().decode(r, "json", []byte(c))
+		if werr != nil || err != nil || !reflect.DeepEqual(whole, got) {
+			t.Errorf("case %d: by element %v (%v), whole %v (%v)", i, cut(got), err, cut(whole), werr)
+		}
+	}
+	for _, bad := range []string{`[` + pad + `, "x"`, `[` + pad + `, nope]`, `[` + pad + `] x`} {
+		if _, err := newValueCache().decode(r, "json", []byte(bad)); err == nil {
+			t.Errorf("a malformed array (%d bytes) decoded", len(bad))
+		}
+	}
+	// Rows [A], [A, B], [A, B, C]: three notes decoded, shared.
+	a, b, c := `"`+big('A')+`"`, `"`+big('B')+`"`, `"`+big('C')+`"`
+	vc := newValueCache()
+	var rows [][]any
+	for _, row := range []string{`[` + pad + `,` + a + `]`, `[` + pad + `,` + a + `,` + b + `]`, `[` + pad + `,` + a + `,` + b + `,` + c + `]`} {
+		v, err := vc.decode(r, "json", []byte(row))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, v.([]any))
+	}
+	data := func(v any) *byte { return unsafe.StringData(v.(string)) }
+	if data(rows[0][1]) != data(rows[2][1]) || data(rows[1][2]) != data(rows[2][2]) {
+		t.Error("rows repeating an element do not share its decoded value")
+	}
+}
+
+// cut cuts long strings in v for a failure message.
+func cut(v any) string {
+	s := fmt.Sprint(v)
+	if len(s) > 300 {
+		return s[:300] + "…"
+	}
+	return s
 }

@@ -124,6 +124,9 @@ type threadRow struct {
 }
 
 type rawThread struct {
+	// vc, when not nil, is the value cache the backend decoded the thread's
+	// large rows with, for the rest of its decoding to share.
+	vc    *valueCache
 	cps   []rawCheckpoint
 	blobs map[blobKey]rawBlob // PostgreSQL only: values by (namespace, channel, version)
 	// shared, when not nil, gives Checkpoint.Shared by checkpoint id, as
@@ -143,15 +146,26 @@ type rawCheckpoint struct {
 	ns, id, parent string
 	typ            string // serde type of cp ("" for PostgreSQL's JSONB)
 	cp             []byte
-	metaType       string
-	meta           []byte
-	writes         []rawWrite
+	// pre, when not nil, is cp decoded as it was read (cp is then nil).
+	pre      *decoded
+	metaType string
+	meta     []byte
+	writes   []rawWrite
 }
 
 type rawWrite struct {
 	task, channel, typ, path string
 	idx                      int
 	value                    []byte
+	// pre, when not nil, is value decoded as it was read (value is then
+	// nil).
+	pre *decoded
+}
+
+// decoded is a stored value decoded as it was read, or why it could not be.
+type decoded struct {
+	v   any
+	err error
 }
 
 // Kind returns the store's layout.
@@ -278,7 +292,10 @@ var parallelFrom = 256
 func (r *Reader) decodeCheckpoints(raw *rawThread) []*Checkpoint {
 	out := make([]*Checkpoint, len(raw.cps))
 	workers := min(runtime.GOMAXPROCS(0), len(raw.cps)/parallelFrom+1)
-	vc := newValueCache()
+	vc := raw.vc
+	if vc == nil {
+		vc = newValueCache()
+	}
 	var wg sync.WaitGroup
 	for w := range workers {
 		lo, hi := w*len(out)/workers, (w+1)*len(out)/workers
@@ -411,13 +428,10 @@ func (r *Reader) decodeCheckpoint(vc *valueCache, rc *rawCheckpoint, blobs map[b
 	}
 	c.Metadata = md
 	var body any
-	switch {
-	case blobs == nil && rc.typ == "json":
-		body, err = r.decodeJSONBody(vc, rc.cp)
-	case blobs == nil:
-		body, err = r.decodeValue(rc.typ, rc.cp)
-	default:
-		body, err = decodeJSValue(rc.cp) // JSONB: plain JSON
+	if rc.pre != nil {
+		body, err = rc.pre.v, rc.pre.err
+	} else {
+		body, err = r.decodeBody(vc, rc.typ, rc.cp, blobs != nil)
 	}
 	if err != nil {
 		return fail(fmt.Errorf("checkpoint %s: %w", rc.id, err))
@@ -484,7 +498,13 @@ func (r *Reader) decodeCheckpoint(vc *valueCache, rc *rawCheckpoint, blobs map[b
 		}
 	}
 	for _, w := range rc.writes {
-		v, err := vc.decode(r, w.typ, w.value)
+		var v any
+		var err error
+		if w.pre != nil {
+			v, err = w.pre.v, w.pre.err
+		} else {
+			v, err = vc.decode(r, w.typ, w.value)
+		}
 		if err != nil {
 			v = note(fmt.Sprintf("unreadable: %v", err))
 		}
@@ -498,6 +518,19 @@ func (r *Reader) decodeCheckpoint(vc *valueCache, rc *rawCheckpoint, blobs map[b
 		return a.Idx < b.Idx
 	})
 	return c
+}
+
+// decodeBody decodes a checkpoint row's body of serde type typ: JSON
+// (LangGraph.js) with its channel values through vc, msgpack (Python), or,
+// with jsonb, PostgreSQL's plain JSON.
+func (r *Reader) decodeBody(vc *valueCache, typ string, b []byte, jsonb bool) (any, error) {
+	switch {
+	case !jsonb && typ == "json":
+		return r.decodeJSONBody(vc, b)
+	case !jsonb:
+		return r.decodeValue(typ, b)
+	}
+	return decodeJSValue(b)
 }
 
 func jsonNum(v any) any {

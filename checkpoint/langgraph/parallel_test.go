@@ -48,3 +48,35 @@ func TestParallelDecodeIsSerialDecode(t *testing.T) {
 		})
 	}
 }
+
+// A thread whose rows are decoded as they are read (as rows of a megabyte
+// and more are) is the thread decoded after reading: for every thread of
+// both SQLite fixtures, with every row and write decoded as read.
+func TestInlineDecodeIsDecode(t *testing.T) {
+	defer func(n int) { inlineDecode = n }(inlineDecode)
+	for _, c := range []storeCase{sqliteCase("py-sqlite", knownPython), sqliteCase("js-sqlite", knownJS)} {
+		t.Run(c.name, func(t *testing.T) {
+			r := c.open(t)
+			ctx := context.Background()
+			threads, err := r.ListThreads(ctx, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, th := range threads {
+				inlineDecode = 1 << 62
+				after, err := r.ReadThread(ctx, th.ThreadID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				inlineDecode = 1 // every row and write as it is read
+				inline, err := r.ReadThread(ctx, th.ThreadID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(after, inline) {
+					t.Errorf("thread %s decodes differently as read", th.ThreadID)
+				}
+			}
+		})
+	}
+}

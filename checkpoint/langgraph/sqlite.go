@@ -1,6 +1,7 @@
 package langgraph
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -64,7 +65,9 @@ func OpenSQLite(ctx context.Context, path string, opts ...Option) (*Reader, erro
 		db.Close()
 		return nil, fmt.Errorf("%s is not a LangGraph SqliteSaver store (no checkpoints and writes tables with its columns)", path)
 	}
-	r := &Reader{where: path, b: &sqliteBackend{db: db, path: path, cleanWAL: errors.Is(walErr, fs.ErrNotExist)}}
+	b := &sqliteBackend{db: db, path: path, cleanWAL: errors.Is(walErr, fs.ErrNotExist)}
+	r := &Reader{where: path, b: b}
+	b.r = r
 	for _, o := range opts {
 		o(r)
 	}
@@ -123,6 +126,8 @@ func sqliteDSN(path, params string) string {
 type sqliteBackend struct {
 	db   *sql.DB
 	path string
+	// r decodes the large rows read (see inlineDecode).
+	r *Reader
 	// cleanWAL: no write-ahead log existed when the store was opened, so
 	// the -wal and -shm files its read-only connections made are this
 	// process's to remove.
@@ -207,6 +212,7 @@ func (s *sqliteBackend) read(ctx context.Context, where string, args ...any) (*r
 	}
 	var writes []keyed
 	var werr error
+	vc := newValueCache()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -217,19 +223,26 @@ func (s *sqliteBackend) read(ctx context.Context, where string, args ...any) (*r
 			return
 		}
 		defer wrows.Close()
+		var value sql.RawBytes // the driver's, valid until Next: see inlineDecode
 		for wrows.Next() {
 			var k keyed
 			var typ sql.NullString
-			if err := wrows.Scan(&k.ns, &k.id, &k.w.task, &k.w.idx, &k.w.channel, &typ, &k.w.value); err != nil {
+			if err := wrows.Scan(&k.ns, &k.id, &k.w.task, &k.w.idx, &k.w.channel, &typ, &value); err != nil {
 				werr = err
 				return
 			}
 			k.w.typ = typ.String
+			if len(value) >= inlineDecode {
+				v, err := vc.decode(s.r, k.w.typ, value)
+				k.w.pre = &decoded{v, err}
+			} else if value != nil {
+				k.w.value = bytes.Clone(value)
+			}
 			writes = append(writes, k)
 		}
 		werr = wrows.Err()
 	}()
-	t, err := s.readCheckpoints(ctx, where, args...)
+	t, err := s.readCheckpoints(ctx, vc, where, args...)
 	<-done
 	if err != nil {
 		return nil, err
@@ -249,22 +262,38 @@ func (s *sqliteBackend) read(ctx context.Context, where string, args ...any) (*r
 	return t, nil
 }
 
-// readCheckpoints reads the checkpoint rows that where selects.
-func (s *sqliteBackend) readCheckpoints(ctx context.Context, where string, args ...any) (*rawThread, error) {
+// inlineDecode is the size from which a row's body or a write's value is
+// decoded as it is read, from the driver's buffer, instead of copied and
+// decoded with the rest of the thread: a thread whose rows hold hundreds of
+// megabytes would otherwise hold every row's bytes twice (the driver's copy
+// and database/sql's) until the whole thread is decoded. Smaller rows are
+// copied, so that a long thread's many rows are decoded on every CPU.
+var inlineDecode = 1 << 20 // a variable, so that tests decode every row both ways
+
+// readCheckpoints reads the checkpoint rows that where selects; the large
+// ones are decoded through vc as they are read.
+func (s *sqliteBackend) readCheckpoints(ctx context.Context, vc *valueCache, where string, args ...any) (*rawThread, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata
 		FROM checkpoints WHERE `+where, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	t := &rawThread{}
+	t := &rawThread{vc: vc}
+	var body sql.RawBytes
 	for rows.Next() {
 		var c rawCheckpoint
 		var parent, typ sql.NullString
-		if err := rows.Scan(&c.ns, &c.id, &parent, &typ, &c.cp, &c.meta); err != nil {
+		if err := rows.Scan(&c.ns, &c.id, &parent, &typ, &body, &c.meta); err != nil {
 			return nil, err
 		}
 		c.parent, c.typ, c.metaType = parent.String, typ.String, typ.String
+		if len(body) >= inlineDecode {
+			v, err := s.r.decodeBody(vc, c.typ, body, false)
+			c.pre = &decoded{v, err}
+		} else {
+			c.cp = bytes.Clone(body)
+		}
 		t.cps = append(t.cps, c)
 	}
 	return t, rows.Err()
