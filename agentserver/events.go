@@ -50,7 +50,7 @@ func (ce *chainEvents) start(input any, emit func(string, any)) {
 }
 
 // end is the graph's on_chain_end with its state as the run left it.
-func (ce *chainEvents) end(values map[string]any, emit func(string, any)) {
+func (ce *chainEvents) end(values any, emit func(string, any)) {
 	root := &chain{runID: ce.runID, name: "LangGraph", tags: []string{}, meta: ce.meta}
 	emit("events", root.event("on_chain_end", map[string]any{"output": values}))
 }

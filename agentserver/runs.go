@@ -359,6 +359,15 @@ func (h *Handler) prepare(ctx context.Context, tid string, body runBody) (*prepa
 		_ = json.Unmarshal(body.Command, &raw) // h.command has read it
 		p.rawInput = map[string]any{"lg_name": "Command", "goto": []any{}}
 		maps.Copy(p.rawInput.(map[string]any), raw)
+	case hasInput && h.isEntrypoint(g):
+		// An entrypoint takes the input as is, as LangGraph's server
+		// passes it: a number, a string, a list or an object.
+		_ = json.Unmarshal(body.Input, &p.rawInput)
+		vals, err := entrypointInput(g, body.Input)
+		if err != nil {
+			return nil, refuse(http.StatusBadRequest, "input of entrypoint %s: %v", h.assistantID(g), err)
+		}
+		p.input = vals
 	case hasInput:
 		_ = json.Unmarshal(body.Input, &p.rawInput) // decodeWrites reads it next
 		up, err := decodeWrites(g, body.Input)
@@ -636,6 +645,7 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 		rr.starts, rr.startsErr = h.runStarts(ctx, p)
 	}
 	opts := append(slices.Clone(p.opts), engine.WithStopCheck(gone))
+	entry, python := h.isEntrypoint(p.g), p.g.Reference() == engine.LangGraphPython
 	var last any
 	var asked any // the interrupts of the run's last values chunk that had them
 	status := "success"
@@ -651,6 +661,9 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 		}
 		if ev.NS == "" && ev.Mode == engine.ModeValues {
 			last = valuesChunk(ev)
+			if entry {
+				last = entrypointValuesChunk(ev, python)
+			}
 			if ev.Interrupts != nil {
 				asked = wireInterrupts(ev.Interrupts)
 			}
@@ -664,7 +677,11 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 		if studio != nil && ev.NS == "" {
 			studio.handle(ev, emit)
 		}
-		for _, out := range wireEvents(ev, p.g.Reference() == engine.LangGraphJS, p.taskMeta) {
+		evs := wireEvents(ev, p.g.Reference() == engine.LangGraphJS, p.taskMeta)
+		if entry && ev.NS == "" {
+			evs = entrypointEvents(ev, evs, python)
+		}
+		for _, out := range evs {
 			if !want[out.mode] {
 				continue
 			}
@@ -687,7 +704,7 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 	}
 	if chains != nil && status == "success" { // a cancelled or failed run has no end, as its nodes have none
 		if snap, err := p.g.GetState(ctx, engine.WithThread(p.thread)); err == nil {
-			chains.end(wireValues(snap.Values), emit)
+			chains.end(h.stateValues(p.g, snap.Values), emit)
 		}
 	}
 	if status == "success" {
@@ -705,6 +722,11 @@ func (h *Handler) execute(ctx context.Context, p *prepared) {
 			// (LangGraph.js's last values chunk is the interrupts alone.)
 			if m, ok := last.(map[string]any); ok && asked != nil && m["__interrupt__"] == nil && p.g.Reference() == engine.LangGraphPython {
 				m["__interrupt__"] = asked
+			} else if _, ok := last.(map[string]any); entry && asked != nil && !ok {
+				// An entrypoint's return value that is no object has
+				// no keys to carry them: its outcome is the
+				// interrupts alone, as Python's chunk is.
+				last = map[string]any{"__interrupt__": asked}
 			}
 			// A static breakpoint needs nothing added: the engine reports
 			// it as its reference does (B1): LangGraph.js's values and
@@ -858,6 +880,9 @@ func wireEvents(ev engine.Event, js bool, taskMeta map[string]any) []wireEvent {
 			return []wireEvent{{"updates", map[string]any{"__interrupt__": wireInterrupts(u.Interrupts)}}}
 		}
 		var w any = wireWrites(u.Writes)
+		if u.Returned { // a call task's result (engine.Call, a functional task)
+			w = wireValue(u.Return)
+		}
 		return []wireEvent{{"updates", map[string]any{u.Node: w}}}
 	case engine.ModeCustom:
 		return []wireEvent{{"custom", ev.Custom}}

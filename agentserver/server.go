@@ -22,6 +22,7 @@ import (
 	"github.com/weftstudio/weft/checkpoint"
 	"github.com/weftstudio/weft/checkpoint/longterm"
 	"github.com/weftstudio/weft/engine"
+	"github.com/weftstudio/weft/functional"
 )
 
 // Option configures a Handler.
@@ -51,6 +52,10 @@ type Handler struct {
 	mux      *http.ServeMux
 	started  time.Time
 
+	// entrypoints marks the graphs of functional entrypoints
+	// (functional.IsEntrypoint): their input and values are one value.
+	entrypoints map[*engine.Graph]bool
+
 	stopping atomic.Bool // StopRuns was called
 
 	mu      sync.Mutex
@@ -59,12 +64,17 @@ type Handler struct {
 }
 
 // New returns a Handler serving graphs, keyed by assistant id (which is
-// also the graph id), on saver.
+// also the graph id), on saver. The graph of a functional entrypoint
+// (functional.IsEntrypoint) is served as LangGraph's server serves one: a
+// run's input is given to it as is (any JSON value, decoded to the
+// entrypoint's input type), its return value is the run's outcome and the
+// thread's values, and a state update (POST /threads/{id}/state) sets
+// its return value and what its next run gets as prev.
 func New(graphs map[string]*engine.Graph, saver checkpoint.Saver, opts ...Option) (*Handler, error) {
 	if saver == nil {
 		return nil, errors.New("agentserver: New needs a checkpoint store")
 	}
-	h := &Handler{graphs: map[string]*engine.Graph{}, saver: saver, now: time.Now,
+	h := &Handler{graphs: map[string]*engine.Graph{}, entrypoints: map[*engine.Graph]bool{}, saver: saver, now: time.Now,
 		threads: map[string]*threadRec{}, runs: map[string]*runRec{}}
 	for _, o := range opts {
 		o(h)
@@ -76,6 +86,9 @@ func New(graphs map[string]*engine.Graph, saver checkpoint.Saver, opts ...Option
 		h.graphs[id] = g.WithSaver(saver)
 		if h.lt != nil && g.Store() == nil {
 			h.graphs[id] = h.graphs[id].WithStore(h.lt)
+		}
+		if functional.IsEntrypoint(g) {
+			h.entrypoints[h.graphs[id]] = true
 		}
 		h.ids = append(h.ids, id)
 	}

@@ -43,7 +43,7 @@ func (h *Handler) stateAt(w http.ResponseWriter, r *http.Request, tid, cid, ns s
 	case err != nil:
 		fail(w, http.StatusUnprocessableEntity, "reading thread %s: %v", tid, err)
 	default:
-		writeJSON(w, 200, wireState(snap))
+		writeJSON(w, 200, h.stateDoc(t.graph, snap))
 	}
 }
 
@@ -181,7 +181,13 @@ func (h *Handler) updateState(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "as_node %q is not a node of graph %s", q.AsNode, h.assistantID(g))
 		return
 	}
-	up, err := decodeWrites(g, q.Values)
+	var up engine.Update
+	var err error
+	if h.isEntrypoint(g) {
+		up, err = entrypointUpdate(g, q.Values)
+	} else {
+		up, err = decodeWrites(g, q.Values)
+	}
 	if err != nil {
 		fail(w, http.StatusBadRequest, "%v", err)
 		return
@@ -250,7 +256,7 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, s := range snaps {
-		out = append(out, wireState(s))
+		out = append(out, h.stateDoc(t.graph, s))
 	}
 	writeJSON(w, 200, out)
 }

@@ -134,14 +134,14 @@ func (h *Handler) wireThread(t *thread) map[string]any {
 	if md == nil {
 		md = map[string]any{}
 	}
-	values := map[string]any{}
+	var values any = map[string]any{}
 	interrupts := map[string]any{}
 	if t.graph != nil {
 		md["graph_id"] = h.assistantID(t.graph)
 		md["assistant_id"] = h.assistantID(t.graph)
 	}
 	if t.snap != nil {
-		values = wireValues(t.snap.Values)
+		values = h.stateValues(t.graph, t.snap.Values)
 		for _, task := range t.snap.Tasks {
 			if !task.Finished && len(task.Interrupts) > 0 {
 				interrupts[task.ID] = wireInterrupts(task.Interrupts)

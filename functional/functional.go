@@ -154,6 +154,31 @@ func EntrypointFinal[In, Out, Save any](name string, fn func(ctx context.Context
 	return &Workflow[In, Out, Save]{name: name, g: g, ret: ret, saved: saved}, nil
 }
 
+// IsEntrypoint reports whether g is an entrypoint's graph: one made by
+// Entrypoint or EntrypointFinal, or a copy of one (Graph.WithSaver,
+// WithCache, WithStore), recognised by its shape: one node, named as the
+// graph, and the state InputKey (ephemeral), ReturnKey and PreviousKey
+// (last values), in that order. A graph built by hand in that very shape
+// counts as one. The Agent Server (package agentserver) uses it to give
+// such a graph a run's input as is and to show its return value as its
+// values, as LangGraph's server does with an entrypoint. A nil g is none.
+func IsEntrypoint(g *engine.Graph) bool {
+	if g == nil {
+		return false
+	}
+	nodes, chans := g.Nodes(), g.Channels()
+	if len(nodes) != 1 || nodes[0] != g.Name() || len(chans) != 3 {
+		return false
+	}
+	want := [3][2]string{{InputKey, "ephemeral"}, {ReturnKey, "last_value"}, {PreviousKey, "last_value"}}
+	for i, c := range chans {
+		if c.Name != want[i][0] || c.Kind != want[i][1] {
+			return false
+		}
+	}
+	return true
+}
+
 // Graph returns the compiled graph: run it, stream it, inspect its threads
 // as any graph's. Its input is engine.Values{InputKey: in}.
 func (w *Workflow[In, Out, Save]) Graph() *engine.Graph { return w.g }
