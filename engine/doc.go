@@ -185,6 +185,9 @@
 // A node added OnInput runs in the input's own step, as LangGraph's entrypoint
 // node does. Package functional builds LangGraph's @entrypoint and @task on
 // these (see Functional state among the deliberate differences).
+// CallOptions.Cache serves a call from the graph's node cache on an input
+// it has seen, as LangGraph's task cache policies do (B9, Task cache), and
+// CallOptions.Timeout bounds each attempt, as WithTimeout bounds a node's.
 //
 // # Observing a run
 //

@@ -38,6 +38,14 @@
 // wf.Resume (engine.Command{Resume: …}). The entrypoint runs again from its
 // start, finished tasks return their stored results, and the interrupted
 // one runs again and gets the answer.
+//
+// A task takes options: TaskRetry retries it, TaskCache serves it from the
+// graph's node cache on an input it has seen (LangGraph's task cache
+// policy; compile the entrypoint with engine.WithCache), and TaskTimeout
+// bounds each attempt (a Weft extension). wf.UpdateState writes the
+// entrypoint's result into a thread as LangGraph's update_state does, and
+// the Agent Server serves an entrypoint's graph with its input and output
+// as they are (IsEntrypoint).
 package functional
 
 import (
