@@ -381,6 +381,16 @@ type HeaderLister interface {
 	ListHeaders(ctx context.Context, opts ListOptions) ([]Header, error)
 }
 
+// WriteKindsReader is an optional Saver capability: the pending writes of
+// the checkpoint ref names (ref.CheckpointID must be given) as Get returns
+// them, each with its task id, channel and path but no value (Value nil):
+// what a timeline's marks (a question, a failure) need, without reading
+// values that may be hundreds of megabytes. A missing checkpoint is an
+// error wrapping ErrNotFound.
+type WriteKindsReader interface {
+	WriteKinds(ctx context.Context, ref Ref) ([]PendingWrite, error)
+}
+
 // Watcher is an optional Saver capability: Watch tells of changes to the
 // store, made by this process or any other sharing it (a worker, the CLI, a
 // server, another studio), by a value on the returned channel soon after

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
@@ -78,6 +79,18 @@ type Store struct {
 	uncached bool
 	gen      int // counts the store's changes: a read begun before one is not kept
 	stop     context.CancelFunc
+	// reading holds the thread reads in progress, by thread id: a second
+	// caller waits for the read under way instead of reading again.
+	reading map[string]*threadRead
+	reads   atomic.Int64 // the thread reads made, all told
+}
+
+// threadRead is a read of one thread in progress; done is closed when t
+// and err are set.
+type threadRead struct {
+	done chan struct{}
+	t    *langgraph.Thread
+	err  error
 }
 
 // cached bounds the decoded threads kept between reads: the studio reads a
@@ -243,6 +256,11 @@ func plural(n int) string {
 
 // thread returns a thread decoded, from the cache when the store has not
 // changed since it was read.
+//
+// Callers asking for a thread being read wait for that read: the studio
+// asks for a thread's status, headers, state and marks at once when it
+// opens it, and a thread of big values read three times over at once held
+// three times the memory.
 func (s *Store) thread(ctx context.Context, id string) (*langgraph.Thread, error) {
 	s.mu.Lock()
 	for i, t := range s.cache {
@@ -253,13 +271,35 @@ func (s *Store) thread(ctx context.Context, id string) (*langgraph.Thread, error
 			return t, nil
 		}
 	}
+	if rd, ok := s.reading[id]; ok {
+		s.mu.Unlock()
+		select {
+		case <-rd.done:
+			if ctx.Err() == nil && (errors.Is(rd.err, context.Canceled) || errors.Is(rd.err, context.DeadlineExceeded)) {
+				return s.thread(ctx, id) // its reader gave up; this one has not
+			}
+			return rd.t, rd.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	rd := &threadRead{done: make(chan struct{})}
+	if s.reading == nil {
+		s.reading = map[string]*threadRead{}
+	}
+	s.reading[id] = rd
 	gen := s.gen
 	s.mu.Unlock()
+	s.reads.Add(1)
 	t, err := s.r.ReadThread(ctx, id)
+	s.mu.Lock()
+	delete(s.reading, id)
+	rd.t, rd.err = t, err
+	close(rd.done)
 	if err != nil {
+		s.mu.Unlock()
 		return nil, err
 	}
-	s.mu.Lock()
 	if s.uncached || gen != s.gen {
 		s.mu.Unlock()
 		return t, nil
@@ -326,11 +366,14 @@ func convert(t *langgraph.Thread, sn *langgraph.Snapshot, subgraphs bool) *engin
 		out.Parent = &checkpoint.Ref{ThreadID: t.ID, NS: sn.NS, CheckpointID: sn.ParentID}
 	}
 	if c := t.Checkpoint(sn.NS, sn.CheckpointID); c != nil {
-		if tp, err := c.Tuple(t.ID); err == nil {
-			out.Metadata = tp.Metadata
-			out.Versions = tp.Checkpoint.ChannelVersions
-			out.CreatedAt = tp.Checkpoint.TS
+		// The header, not the tuple: a tuple encodes every value, which
+		// the snapshot already holds decoded (hundreds of megabytes, for
+		// a thread of big values, encoded to be thrown away).
+		if h, err := c.Header(t.ID); err == nil {
+			out.Metadata = h.Metadata
+			out.CreatedAt = h.TS
 		}
+		out.Versions = c.Versions
 		out.Updated = append([]string(nil), c.Updated...)
 	}
 	if out.CreatedAt.IsZero() {
@@ -446,6 +489,29 @@ func (t *tagged) ListHeaders(ctx context.Context, opts checkpoint.ListOptions) (
 		return nil, err
 	}
 	return th.Headers(opts)
+}
+
+// WriteKinds lists a checkpoint's pending writes without their values,
+// from the decoded thread the view keeps (checkpoint.WriteKindsReader):
+// the studio's timeline marks read them for every checkpoint shown, and
+// Get would encode each checkpoint's values to be thrown away.
+func (t *tagged) WriteKinds(ctx context.Context, ref checkpoint.Ref) ([]checkpoint.PendingWrite, error) {
+	th, err := t.s.thread(ctx, ref.ThreadID)
+	if err != nil {
+		return nil, err
+	}
+	c := th.Checkpoint(ref.NS, ref.CheckpointID)
+	if c == nil {
+		return nil, fmt.Errorf("checkpoint %s of thread %q (namespace %q): %w", ref.CheckpointID, ref.ThreadID, ref.NS, checkpoint.ErrNotFound)
+	}
+	if c.Err != nil {
+		return nil, c.Err
+	}
+	out := make([]checkpoint.PendingWrite, 0, len(c.Writes))
+	for _, w := range c.Writes {
+		out = append(out, checkpoint.PendingWrite{TaskID: w.TaskID, Channel: w.Channel, TaskPath: w.Path})
+	}
+	return out, nil
 }
 
 // ListThreads lists threads newest first, tagged.

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -422,5 +423,98 @@ func TestHeadersFromTheKeptThread(t *testing.T) {
 	// Gone from the store: nothing listed, as the Reader lists it.
 	if got, err := hl.ListHeaders(ctx, checkpoint.ListOptions{ThreadID: "no-such-thread"}); err != nil || len(got) != 0 {
 		t.Errorf("a missing thread: %v, %v", got, err)
+	}
+}
+
+// The view's write kinds (what the studio's timeline marks read) are the
+// Reader's pending writes without their values, for every checkpoint of
+// both SQLite fixtures; a missing checkpoint is ErrNotFound.
+func TestWriteKindsAreGetsWrites(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range []string{"js-sqlite", "py-sqlite"} {
+		s, r := openFixture(t, name)
+		wk := s.Saver().(checkpoint.WriteKindsReader)
+		threads, err := r.ListThreads(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked := 0
+		for _, th := range threads {
+			for tp, err := range r.List(ctx, checkpoint.ListOptions{ThreadID: th.ThreadID}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := wk.WriteKinds(ctx, tp.Ref)
+				if err != nil {
+					t.Fatalf("%s %v: %v", name, tp.Ref, err)
+				}
+				want := []checkpoint.PendingWrite{}
+				for _, w := range tp.PendingWrites {
+					w.Value = nil
+					want = append(want, w)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s %v: write kinds %+v, want %+v", name, tp.Ref, got, want)
+				}
+				checked += len(want)
+			}
+		}
+		if checked == 0 {
+			t.Fatalf("%s: no pending write checked", name)
+		}
+		if _, err := wk.WriteKinds(ctx, checkpoint.Ref{ThreadID: threads[0].ThreadID, CheckpointID: "nope"}); !errors.Is(err, checkpoint.ErrNotFound) {
+			t.Errorf("%s: a missing checkpoint: %v", name, err)
+		}
+	}
+}
+
+// Callers asking at once for a thread not yet read share one read (the
+// studio asks for a thread's status, headers, state and marks together: a
+// thread of big values read four times at once held four times the
+// memory); a caller whose context ended gets that error, and the next
+// caller reads the thread.
+func TestConcurrentCallersShareARead(t *testing.T) {
+	ctx := context.Background()
+	s, r := openFixture(t, "js-sqlite")
+	threads, err := r.ListThreads(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := threads[0].ThreadID
+	s.mu.Lock()
+	s.cache = nil
+	s.mu.Unlock()
+	reads := s.reads.Load()
+	var wg sync.WaitGroup
+	got := make([]*langgraph.Thread, 8)
+	for i := range got {
+		wg.Go(func() {
+			th, err := s.thread(ctx, id)
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = th
+		})
+	}
+	wg.Wait()
+	for _, th := range got[1:] {
+		if th != got[0] {
+			t.Fatal("callers got different reads of one thread")
+		}
+	}
+	if n := s.reads.Load() - reads; n != 1 {
+		t.Errorf("8 callers at once read the thread %d times, want once", n)
+	}
+	// A caller that gave up does not make the others fail.
+	s.mu.Lock()
+	s.cache = nil
+	s.mu.Unlock()
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := s.thread(gone, id); !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled caller: %v", err)
+	}
+	if th, err := s.thread(ctx, id); err != nil || th == nil {
+		t.Errorf("after a cancelled caller: %v", err)
 	}
 }

@@ -23,8 +23,15 @@ type change struct {
 
 // toJSON turns any value into plain JSON data (maps, slices, strings,
 // json.Number, bools, nil) so values of any Go type compare structurally.
-// A value that cannot be marshalled becomes its %v text.
+// A value that cannot be marshalled becomes its %v text. A value that
+// already is such data (as a LangGraph store's values are) is returned as
+// it is, shared, not copied: encoding and decoding a thread's values of
+// hundreds of megabytes held each twice more. Nothing in the studio
+// changes the data it shows.
 func toJSON(v any) (out any) {
+	if isJSONData(v, 0) {
+		return v
+	}
 	defer func() {
 		// A user type's MarshalJSON may panic; the studio must not.
 		if r := recover(); r != nil {
@@ -41,6 +48,47 @@ func toJSON(v any) (out any) {
 	}
 	return t
 }
+
+// isJSONData reports whether v is already what toJSON would make of it:
+// strings of valid UTF-8, json.Numbers, bools and nil in non-nil maps and
+// slices (a nil one would be null), at most maxJSONDepth deep.
+func isJSONData(v any, depth int) bool {
+	if depth > maxJSONDepth {
+		return false
+	}
+	switch x := v.(type) {
+	case nil, bool:
+		return true
+	case string:
+		return utf8.ValidString(x)
+	case json.Number:
+		return x != "" && (x[0] == '-' || x[0] >= '0' && x[0] <= '9') && json.Valid([]byte(x))
+	case map[string]any:
+		if x == nil {
+			return false
+		}
+		for k, e := range x {
+			if !utf8.ValidString(k) || !isJSONData(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		if x == nil {
+			return false
+		}
+		for _, e := range x {
+			if !isJSONData(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// maxJSONDepth bounds isJSONData's walk; deeper data is copied.
+const maxJSONDepth = 256
 
 // diffOptions compare values for the Diff tab: a nil list or map (JSON
 // null) compares as an empty one, so items appended to a fresh reducer
@@ -66,6 +114,22 @@ func joinPath(path, key string) string {
 }
 
 func jsonEqual(a, b any) bool {
+	// Leaves of the same kind compare as they are: a string of hundreds
+	// of megabytes is not encoded twice to be compared.
+	switch x := a.(type) {
+	case string:
+		if y, ok := b.(string); ok {
+			return x == y
+		}
+	case bool:
+		if y, ok := b.(bool); ok {
+			return x == y
+		}
+	case json.Number:
+		if y, ok := b.(json.Number); ok && x == y {
+			return true
+		}
+	}
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return bytes.Equal(x, y)

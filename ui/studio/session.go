@@ -454,16 +454,27 @@ func viewSig(v *view) string {
 // their step asked a question or failed.
 func (s *session) marks(ctx context.Context, thread string, ids []string) (map[string]mark, error) {
 	_, saver := s.current()
+	wk, kinds := saver.(checkpoint.WriteKindsReader) // no values read
 	out := make(map[string]mark, len(ids))
 	for _, id := range ids {
-		tp, err := saver.Get(ctx, checkpoint.Ref{ThreadID: thread, CheckpointID: id})
+		ref := checkpoint.Ref{ThreadID: thread, CheckpointID: id}
+		var ws []checkpoint.PendingWrite
+		var err error
+		if kinds {
+			ws, err = wk.WriteKinds(ctx, ref)
+		} else {
+			var tp *checkpoint.Tuple
+			if tp, err = saver.Get(ctx, ref); err == nil {
+				ws = tp.PendingWrites
+			}
+		}
 		if err != nil {
 			if errors.Is(err, checkpoint.ErrNotFound) {
 				continue
 			}
 			return out, err
 		}
-		out[id] = markOf(tp.PendingWrites)
+		out[id] = markOf(ws)
 	}
 	return out, nil
 }

@@ -185,7 +185,10 @@ func New(a fyne.App, cfg Config) *Studio {
 	s.win.SetMainMenu(s.menus())
 	s.installShortcuts()
 	s.win.Resize(WindowSize)
+	stopMemory := make(chan struct{})
+	go watchMemory(stopMemory)
 	s.win.SetOnClosed(func() {
+		close(stopMemory)
 		s.sess.closed.Store(true)
 		if s.ltsWin != nil {
 			s.ltsWin.Close()
@@ -301,6 +304,7 @@ func (s *Studio) refreshThreads(pickNewest bool) {
 	}
 	goBG(s.sess, func() (listing, error) {
 		rows, more, err := s.sess.listThreads(context.Background(), q, known)
+		handBackMemory()
 		return listing{rows, more}, err
 	}, func(l listing, err error) {
 		if graphIdx != s.m.graphIdx || store != s.m.store || q != s.m.threadQ {
@@ -508,7 +512,9 @@ func (s *Studio) loadView(sc *scope, id string) {
 	latest := id == sc.head
 	thread := sc.thread
 	goBG(s.sess, func() (*view, error) {
-		return s.sess.load(context.Background(), thread, id, latest)
+		v, err := s.sess.load(context.Background(), thread, id, latest)
+		handBackMemory()
+		return v, err
 	}, func(v *view, err error) {
 		if sc != s.m.sc || sc.sel != id {
 			return

@@ -2,10 +2,13 @@ package studio
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
@@ -14,6 +17,7 @@ import (
 	"github.com/weftstudio/weft/checkpoint/memory"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/examples"
+	"github.com/weftstudio/weft/internal/jsondiff"
 )
 
 // demoGraphs converts the bundled demos (compiled without a saver).
@@ -561,6 +565,38 @@ func TestGraphLabelsReadableAtDefaultSize(t *testing.T) {
 		idle(t, s)
 		if got := s.gp.view.MinLabelSize(); got < 12 {
 			t.Errorf("%s: smallest node label %.1f px at 1280×800 (view %v, zoom %.2f)", g.Graph.Name(), got, s.gp.view.Size(), s.gp.view.Zoom())
+		}
+	}
+}
+
+// toJSON shares data that already is plain JSON (a LangGraph store's
+// values: a thread of big values is not held again), and copies through
+// JSON what is not: Go numbers and structs, nil maps and slices (null),
+// strings of invalid UTF-8 (marshalled with U+FFFD), invalid numbers.
+func TestToJSONSharesPlainData(t *testing.T) {
+	big := strings.Repeat("note ", 1<<16)
+	plain := map[string]any{"notes": []any{big, "b"}, "n": json.Number("-1.5e3"), "ok": true, "none": nil}
+	got := toJSON(plain)
+	m, ok := got.(map[string]any)
+	if !ok || !reflect.DeepEqual(got, plain) {
+		t.Fatalf("toJSON(plain) = %v", got)
+	}
+	if unsafe.StringData(m["notes"].([]any)[0].(string)) != unsafe.StringData(big) {
+		t.Error("toJSON copied a plain string")
+	}
+	for _, v := range []any{
+		map[string]any{"n": 1.5}, []any{struct{ A int }{1}}, map[string]any(nil), []any{[]any(nil)},
+		"bad \xff utf-8", json.Number("1e"), map[string]any{"\xff": "x"},
+	} {
+		b, err := json.Marshal(v)
+		want := any(string(b))
+		if err == nil {
+			want, _ = jsondiff.Decode(b)
+		} else {
+			want = fmt.Sprintf("%v", v)
+		}
+		if got := toJSON(v); !reflect.DeepEqual(got, want) {
+			t.Errorf("toJSON(%#v) = %#v, want %#v (through JSON)", v, got, want)
 		}
 	}
 }
