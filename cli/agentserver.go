@@ -6,6 +6,7 @@ import (
 	"github.com/weftstudio/weft/agentserver"
 	"github.com/weftstudio/weft/agui"
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/longterm"
 	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/engine"
 )
@@ -14,13 +15,13 @@ import (
 // weft serve's address, beside AG-UI's /agents/<graph>: one assistant per
 // graph, its id the graph's AG-UI slug (two graphs with one slug are
 // refused by agui.Serve).
-func agentServerOption(s checkpoint.Saver, graphs []*engine.Graph, ttl time.Duration) (agui.Option, error) {
+func agentServerOption(s checkpoint.Saver, graphs []*engine.Graph, ttl time.Duration, ltc longterm.Config) (agui.Option, error) {
 	byID := map[string]*engine.Graph{}
 	for _, g := range graphs {
 		byID[agui.Slug(g.Name())] = g
 	}
 	opts := []agentserver.Option{agentserver.WithLeaseTTL(ttl)}
-	if lt, err := store.LongTerm(s); err == nil { // LangGraph's clients get the memories the graphs keep
+	if lt, err := store.LongTerm(s, ltc); err == nil { // LangGraph's clients get the memories the graphs keep
 		opts = append(opts, agentserver.WithLongTerm(lt))
 	}
 	h, err := agentserver.New(byID, s, opts...)

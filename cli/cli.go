@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/longterm"
 	"github.com/weftstudio/weft/checkpoint/sqlite"
 	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/engine"
@@ -36,6 +37,22 @@ type Env struct {
 	// then offers no window. The zero value is the full weft, where no
 	// command opens the studio. Main sets it when it has no window.
 	NoWindow bool
+	// Embedder gives the store's long-term items semantic search (the
+	// graphs' stores, weft store search -query, weft serve's store
+	// endpoints); nil searches by filter alone. A binary that links a
+	// provider SDK sets it (examples/live, from $WEFT_EMBEDDINGS).
+	Embedder longterm.Embedder
+}
+
+// longTermKey is the context key of the long-term store's configuration
+// the commands open it with (Env.Embedder).
+type longTermKey struct{}
+
+// longTermConfig is the configuration the command's long-term store is
+// opened with.
+func longTermConfig(ctx context.Context) longterm.Config {
+	cfg, _ := ctx.Value(longTermKey{}).(longterm.Config)
+	return cfg
 }
 
 // Command is a subcommand: it gets the open store, the graphs bound to it
@@ -183,9 +200,11 @@ func Run(ctx context.Context, args []string, env Env) int {
 	}
 	defer s.Close()
 	noteStoreKind(env.Stderr, s)
+	ltc := longterm.Config{Embedder: env.Embedder}
+	ctx = context.WithValue(ctx, longTermKey{}, ltc)
 	graphs := make([]*engine.Graph, len(env.Graphs))
 	for i, g := range env.Graphs {
-		graphs[i] = withKept(g.WithSaver(s), s)
+		graphs[i] = withKept(g.WithSaver(s), s, ltc)
 	}
 	if cmd.Traces {
 		tr, err := telemetry.FromEnv(ctx)

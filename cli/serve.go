@@ -52,7 +52,7 @@ func cmdServe(ctx context.Context, s checkpoint.Saver, graphs []*engine.Graph, a
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ctx, lost := watchStore(ctx, s, storeCheckInterval)
-	root, err := agentServerOption(s, graphs, *ttl)
+	root, err := agentServerOption(s, graphs, *ttl, longTermConfig(ctx))
 	if err != nil {
 		return err
 	}

@@ -34,9 +34,9 @@ func init() {
 // those g was compiled without: graphs the commands run (run, resume,
 // worker, serve) find their memories and cached writes in the same file or
 // database as their checkpoints.
-func withKept(g *engine.Graph, s checkpoint.Saver) *engine.Graph {
+func withKept(g *engine.Graph, s checkpoint.Saver, cfg longterm.Config) *engine.Graph {
 	if g.Store() == nil {
-		if lt, err := store.LongTerm(s); err == nil { // an encrypted store, or one that keeps none: nodes see no store, as compiled
+		if lt, err := store.LongTerm(s, cfg); err == nil { // an encrypted store, or one that keeps none: nodes see no store, as compiled
 			g = g.WithStore(lt)
 		}
 	}
@@ -158,6 +158,7 @@ func cmdStore(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args [
 	fs := flag.NewFlagSet("store "+sub, flag.ContinueOnError)
 	var (
 		suffix, filter   *string
+		query            *string
 		at, thread, cpID *string
 		depth, limit     *int
 		offset           *int
@@ -171,6 +172,7 @@ func cmdStore(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args [
 		offset = fs.Int("offset", 0, "namespaces skipped first")
 	case "search":
 		filter = fs.String("filter", "", `keep items whose values match this JSON filter, as {"kind": "note", "n": {"$gt": 2}}`)
+		query = fs.String("query", "", "rank the items by similarity to this text (needs an embedder: examples/live with $WEFT_EMBEDDINGS)")
 		limit = fs.Int("limit", longterm.DefaultSearchLimit, "most items listed")
 		offset = fs.Int("offset", 0, "items skipped first")
 		at = fs.String("at", "", "search the items as they were at this time (RFC 3339), from the store's history")
@@ -191,7 +193,7 @@ func cmdStore(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args [
 	if err != nil {
 		return err
 	}
-	lt, err := store.LongTerm(s)
+	lt, err := store.LongTerm(s, longTermConfig(ctx))
 	if err != nil {
 		return err
 	}
@@ -236,7 +238,7 @@ func cmdStore(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args [
 		if len(pos) > 1 {
 			return usagef("usage: store search [PREFIX] [-filter JSON] [-limit N] [-offset N]")
 		}
-		q := longterm.SearchQuery{Limit: *limit, Offset: *offset, NoRefresh: true}
+		q := longterm.SearchQuery{Limit: *limit, Offset: *offset, NoRefresh: true, Query: *query}
 		if len(pos) == 1 {
 			q.Prefix = longterm.ParseNamespace(pos[0])
 		}

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint/longterm"
+	"github.com/weftstudio/weft/cli"
 	"github.com/weftstudio/weft/checkpoint/sqlite"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/internal/testenv"
@@ -223,5 +225,38 @@ func TestCommandsGiveGraphsTheFilesStore(t *testing.T) {
 	}
 	if _, errs, code := runCLI(t, graphs, "store", "search", "notes", "-thread", first.ThreadID, "-checkpoint", "nope", "-db", db); code != 1 || !strings.Contains(errs, `"nope"`) || !strings.Contains(errs, "not found") {
 		t.Errorf("search as at a missing checkpoint: exit %d: %s", code, errs)
+	}
+}
+
+// weft store search -query ranks by similarity when the binary gives the
+// commands an embedder (cli.Env.Embedder: examples/live from
+// $WEFT_EMBEDDINGS), and names what is missing when it does not.
+func TestStoreSearchByQuery(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "weft.db")
+	emb := cli.Env{Embedder: longterm.HashEmbedder{Dims: 64}}
+	run := func(env cli.Env, want int, args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		env.Stdout, env.Stderr = &out, &errb
+		if code := cli.Run(ctx, append([]string{"store"}, append(args, "-db", db)...), env); code != want {
+			t.Fatalf("store %v: exit %d, want %d: %s", args, code, want, errb.String())
+		}
+		return out.String() + errb.String()
+	}
+	run(emb, 0, "put", "users.ada", "drink", `{"text": "likes green tea"}`, "-create")
+	run(emb, 0, "put", "users.ada", "pet", `{"text": "has a cat named Kelp"}`)
+	var found struct {
+		Items []struct {
+			Key string `json:"key"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(run(emb, 0, "search", "users", "-query", "green tea please", "-limit", "1")), &found); err != nil {
+		t.Fatal(err)
+	}
+	if len(found.Items) != 1 || found.Items[0].Key != "drink" {
+		t.Errorf("search -query = %+v, want drink first", found)
+	}
+	if out := run(cli.Env{}, 1, "search", "users", "-query", "tea"); !strings.Contains(out, "embedder") {
+		t.Errorf("a query without an embedder: %s", out)
 	}
 }

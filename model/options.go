@@ -99,6 +99,30 @@ var DefaultRetry = Retry{MaxAttempts: 3, Backoff: 500 * time.Millisecond, MaxWai
 
 func (r Retry) attempts() int { return max(r.MaxAttempts, 1) }
 
+// Do runs call until it succeeds, fails in a way r does not retry, or r's
+// attempts are spent, waiting between attempts as r says (and no longer
+// than ctx lasts); it returns the last error. For requests that are not a
+// Model's streamed replies, such as an embeddings call.
+func (r Retry) Do(ctx context.Context, call func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := call()
+		if err == nil || attempt >= r.attempts() {
+			return err
+		}
+		d, retry := r.wait(err, attempt)
+		if !retry {
+			return err
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		}
+	}
+}
+
 // wait says how long to wait before retrying after err (attempt requests
 // made so far), and whether to retry at all.
 func (r Retry) wait(err error, attempt int) (time.Duration, bool) {

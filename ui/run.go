@@ -32,6 +32,7 @@ import (
 	"github.com/weftstudio/weft/agentclient"
 	"github.com/weftstudio/weft/agentview"
 	"github.com/weftstudio/weft/checkpoint"
+	"github.com/weftstudio/weft/checkpoint/longterm"
 	"github.com/weftstudio/weft/checkpoint/store"
 	"github.com/weftstudio/weft/devloop"
 	"github.com/weftstudio/weft/ui/studio"
@@ -47,7 +48,11 @@ const AppID = "studio.weft.app"
 // its own should call RunWith instead. A store that cannot be opened is
 // returned as an explained error before any window appears.
 // Run must be called from the main goroutine.
-func Run(graphs ...studio.Graph) error {
+func Run(graphs ...studio.Graph) error { return RunFrom(Options{}, graphs...) }
+
+// RunFrom is Run with o's settings that no flag gives (Title, Embedder):
+// the flags set the store, as for Run.
+func RunFrom(o Options, graphs ...studio.Graph) error {
 	fs := flag.NewFlagSet("weft studio", flag.ContinueOnError)
 	db := fs.String("db", "weft.db", "SQLite checkpoint store `file` (weft.db is created when missing)")
 	dsn := fs.String("store", "", "checkpoint store `DSN` (a postgres:// URL or a file path); overrides -db")
@@ -67,7 +72,8 @@ func Run(graphs ...studio.Graph) error {
 	}
 	named := false
 	fs.Visit(func(f *flag.Flag) { named = named || f.Name == "db" || f.Name == "store" })
-	return RunWith(Options{Store: spec, MustExist: named && !*create}, graphs...)
+	o.Store, o.MustExist = spec, named && !*create
+	return RunWith(o, graphs...)
 }
 
 // ErrNoDisplay is returned by Run and RunWith when there is no display to
@@ -108,6 +114,9 @@ type Options struct {
 	// or another program's empty database is an error (store.MustExist).
 	// The zero value creates a missing store.
 	MustExist bool
+	// Embedder gives the store's long-term items semantic search
+	// (studio.Config.Embedder); nil searches by filter alone.
+	Embedder longterm.Embedder
 }
 
 // RunWith is Run without reading the command line.
@@ -164,6 +173,7 @@ func RunWith(o Options, graphs ...studio.Graph) error {
 		Store:     st,
 		StoreName: store.Redact(o.Store),
 		Graphs:    graphs,
+		Embedder:  o.Embedder,
 		OpenStore: func(spec string) (checkpoint.Saver, string, error) {
 			s, err := store.Open(context.Background(), spec)
 			if err != nil {

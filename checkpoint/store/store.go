@@ -149,20 +149,21 @@ func Redact(spec string) string {
 	return spec
 }
 
-// LongTerm returns the long-term store kept beside the checkpoints of s:
-// the SQLite and PostgreSQL stores keep one in the same file or database
-// (longterm's items). Open wraps the savers, so their method is asked
-// for, not their type. Other stores keep none, which the error says.
-func LongTerm(s checkpoint.Saver) (longterm.Store, error) {
+// LongTerm returns the long-term store kept beside the checkpoints of s,
+// configured by cfg (its embedder for semantic search; the zero Config
+// has none): the SQLite and PostgreSQL stores keep one in the same file or
+// database (longterm's items). Open wraps the savers, so their method is
+// asked for, not their type. Other stores keep none, which the error says.
+func LongTerm(s checkpoint.Saver, cfg longterm.Config) (longterm.Store, error) {
 	switch sv := s.(type) {
 	case interface {
 		LongTerm(longterm.Config) (*sqlite.LongTerm, error)
 	}:
-		return sv.LongTerm(longterm.Config{})
+		return sv.LongTerm(cfg)
 	case interface {
 		LongTerm(longterm.Config) (*postgres.LongTerm, error)
 	}:
-		return sv.LongTerm(longterm.Config{})
+		return sv.LongTerm(cfg)
 	}
 	return nil, errors.New("this store keeps no long-term items (the SQLite and PostgreSQL stores do)")
 }

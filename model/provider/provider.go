@@ -16,6 +16,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/weftstudio/weft/checkpoint/longterm"
 	"github.com/weftstudio/weft/model"
 	"github.com/weftstudio/weft/model/anthropic"
 	"github.com/weftstudio/weft/model/openai"
@@ -43,14 +44,7 @@ func Open(spec string, defaults ...model.Option) (*model.Model, error) {
 		if name == "" {
 			return nil, fmt.Errorf("model %q: name the model, as in ollama:llama3.2", spec)
 		}
-		host := os.Getenv("OLLAMA_HOST")
-		if host == "" {
-			host = "localhost:11434"
-		}
-		if !strings.Contains(host, "://") {
-			host = "http://" + host
-		}
-		return openai.New(openai.WithBaseURL(strings.TrimSuffix(host, "/")+"/v1"), openai.WithModel(name), openai.WithCallOptions(defaults...)), nil
+		return openai.New(openai.WithBaseURL(ollamaURL()), openai.WithModel(name), openai.WithCallOptions(defaults...)), nil
 	case "http", "https":
 		u, err := url.Parse(spec)
 		if err != nil || u.Host == "" {
@@ -66,6 +60,19 @@ func Open(spec string, defaults ...model.Option) (*model.Model, error) {
 	return nil, fmt.Errorf("model %q: want openai:NAME, anthropic:NAME, ollama:NAME or an OpenAI-compatible URL with #NAME", spec)
 }
 
+// ollamaURL is the OpenAI-compatible API of the Ollama $OLLAMA_HOST names
+// (localhost:11434 by default).
+func ollamaURL() string {
+	host := os.Getenv("OLLAMA_HOST")
+	if host == "" {
+		host = "localhost:11434"
+	}
+	if !strings.Contains(host, "://") {
+		host = "http://" + host
+	}
+	return strings.TrimSuffix(host, "/") + "/v1"
+}
+
 // FromEnv opens the model $WEFT_MODEL names; nil (and no error) when it is
 // unset or empty.
 func FromEnv(defaults ...model.Option) (*model.Model, error) {
@@ -78,4 +85,56 @@ func FromEnv(defaults ...model.Option) (*model.Model, error) {
 		return nil, fmt.Errorf("%s: %w", EnvVar, err)
 	}
 	return m, nil
+}
+
+// EmbeddingsVar is the environment variable EmbedderFromEnv reads.
+const EmbeddingsVar = "WEFT_EMBEDDINGS"
+
+// OpenEmbedder returns the embeddings model spec names, for the long-term
+// store's semantic search, in WEFT_MODEL's forms: openai:NAME (OpenAI,
+// $OPENAI_API_KEY), ollama:NAME (a local Ollama, $OLLAMA_HOST) or an
+// OpenAI-compatible URL with #NAME. Anthropic has no embeddings API.
+func OpenEmbedder(spec string) (longterm.Embedder, error) {
+	spec = strings.TrimSpace(spec)
+	kind, name, _ := strings.Cut(spec, ":")
+	switch kind {
+	case "openai":
+		if name == "" {
+			return nil, fmt.Errorf("embeddings %q: name the model, as in openai:%s", spec, openai.DefaultEmbeddingModel)
+		}
+		return openai.NewEmbedder(name, nil), nil
+	case "ollama":
+		if name == "" {
+			return nil, fmt.Errorf("embeddings %q: name the model, as in ollama:nomic-embed-text", spec)
+		}
+		return openai.NewEmbedder(name, []openai.Option{openai.WithBaseURL(ollamaURL())}), nil
+	case "anthropic":
+		return nil, fmt.Errorf("embeddings %q: Anthropic has no embeddings API; name an OpenAI, Ollama or OpenAI-compatible model", spec)
+	case "http", "https":
+		u, err := url.Parse(spec)
+		if err != nil || u.Host == "" {
+			return nil, fmt.Errorf("embeddings %q: not a URL", spec)
+		}
+		name := u.Fragment
+		u.Fragment = ""
+		if name == "" {
+			return nil, fmt.Errorf("embeddings %q: name the model after '#', as in http://localhost:8000/v1#bge-m3", spec)
+		}
+		return openai.NewEmbedder(name, []openai.Option{openai.WithBaseURL(u.String())}), nil
+	}
+	return nil, fmt.Errorf("embeddings %q: want openai:NAME, ollama:NAME or an OpenAI-compatible URL with #NAME", spec)
+}
+
+// EmbedderFromEnv opens the embeddings model $WEFT_EMBEDDINGS names; nil
+// (and no error) when it is unset or empty.
+func EmbedderFromEnv() (longterm.Embedder, error) {
+	spec := os.Getenv(EmbeddingsVar)
+	if strings.TrimSpace(spec) == "" {
+		return nil, nil
+	}
+	e, err := OpenEmbedder(spec)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", EmbeddingsVar, err)
+	}
+	return e, nil
 }

@@ -2,6 +2,10 @@ package provider_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -53,5 +57,50 @@ func TestCompatibleURL(t *testing.T) {
 	seen, _ := modeltest.OpenAI{}.Decode(r.Body)
 	if r.Path != "/v1/chat/completions" || seen.Model != "llama3.2" || r.Header.Get("Authorization") != "" {
 		t.Errorf("path %s, model %s, auth %q", r.Path, seen.Model, r.Header.Get("Authorization"))
+	}
+}
+
+// An embeddings spec opens OpenAI's, Ollama's or a compatible server's
+// embeddings: an Ollama one reaches $OLLAMA_HOST's /v1/embeddings with the
+// model named; bad specs (Anthropic has no embeddings API) are refused,
+// and $WEFT_EMBEDDINGS unset opens none.
+func TestOpenEmbedder(t *testing.T) {
+	var got map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/embeddings" || json.NewDecoder(r.Body).Decode(&got) != nil {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"data": [{"index": 0, "embedding": [0.6, 0.8]}]}`)
+	}))
+	defer srv.Close()
+	t.Setenv("OLLAMA_HOST", srv.URL)
+	t.Setenv("OPENAI_API_KEY", "")
+	e, err := provider.OpenEmbedder("ollama:nomic-embed-text")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vecs, err := e.Embed(context.Background(), []string{"kelp"})
+	if err != nil || len(vecs) != 1 || vecs[0][1] != 0.8 || got["model"] != "nomic-embed-text" {
+		t.Errorf("ollama embeddings: %v, %v (request %v)", vecs, err, got)
+	}
+	for _, ok := range []string{"openai:text-embedding-3-small", "http://localhost:8000/v1#bge-m3"} {
+		if _, err := provider.OpenEmbedder(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "openai:", "anthropic:claude-sonnet-4-6", "http://localhost:8000/v1", "gemini:x"} {
+		if _, err := provider.OpenEmbedder(bad); err == nil {
+			t.Errorf("%q opened", bad)
+		}
+	}
+	t.Setenv(provider.EmbeddingsVar, "")
+	if e, err := provider.EmbedderFromEnv(); e != nil || err != nil {
+		t.Errorf("unset: %v, %v", e, err)
+	}
+	t.Setenv(provider.EmbeddingsVar, "anthropic:x")
+	if _, err := provider.EmbedderFromEnv(); err == nil || !strings.Contains(err.Error(), "WEFT_EMBEDDINGS") || !strings.Contains(err.Error(), "no embeddings API") {
+		t.Errorf("bad spec: %v", err)
 	}
 }

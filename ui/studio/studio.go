@@ -73,6 +73,9 @@ type Config struct {
 	// tab shows, for graphs compiled without one; nil uses the one the
 	// checkpoint store keeps (SQLite and PostgreSQL do), if any.
 	LongTerm longterm.Store
+	// Embedder gives the long-term store the checkpoint store keeps
+	// semantic search (when LongTerm is nil); nil searches by filter alone.
+	Embedder longterm.Embedder
 }
 
 // Studio is the studio window. Create it with New; all methods must be
@@ -275,7 +278,7 @@ func (s *Studio) longTerm(g Graph, saver checkpoint.Saver) (longterm.Store, stri
 	if isView(saver) {
 		return nil, "A LangGraph store or server: Weft does not read its long-term store."
 	}
-	lt, err := store.LongTerm(saver)
+	lt, err := store.LongTerm(saver, longterm.Config{Embedder: s.cfg.Embedder})
 	if err != nil {
 		return nil, "This store keeps no long-term items: " + err.Error() + "."
 	}
