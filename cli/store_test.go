@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/weftstudio/weft/checkpoint/longterm"
-	"github.com/weftstudio/weft/cli"
 	"github.com/weftstudio/weft/checkpoint/sqlite"
+	"github.com/weftstudio/weft/cli"
 	"github.com/weftstudio/weft/engine"
 	"github.com/weftstudio/weft/internal/testenv"
 )
