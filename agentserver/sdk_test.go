@@ -181,7 +181,7 @@ func sdkServer(t *testing.T, token string, extra map[string]*engine.Graph, opts 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	lt, err := store.LongTerm(st)
+	lt, err := store.LongTerm(st, longterm.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
