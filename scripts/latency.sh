@@ -13,6 +13,7 @@
 #   bash scripts/latency.sh            # needs Xvfb, xdotool, cc, libx11-dev, libXtst
 #   LATENCY_RUNS=40 bash scripts/latency.sh
 #   LATENCY_SHOTS=DIR bash scripts/latency.sh   # also keep screenshots in DIR
+#   LATENCY_LOAD=1 bash scripts/latency.sh      # with N busy loops beside the window (a machine at load N)
 #
 # The screen regions are those of the default layout of the 1280×720 window
 # at the top-left of a 1400×900 screen; a fresh HOME gives the default
@@ -26,7 +27,9 @@ runs=${LATENCY_RUNS:-20}
 work=$(mktemp -d)
 xvfb=""
 app=""
+busy=()
 cleanup() {
+  for b in "${busy[@]}"; do kill "$b" 2>/dev/null || true; done
   [ -n "$app" ] && kill "$app" 2>/dev/null || true
   [ -n "$xvfb" ] && kill "$xvfb" 2>/dev/null || true
   rm -rf "$work"
@@ -42,6 +45,12 @@ cc -O2 -o "$work/probe" scripts/latency/probe/probe.c -lX11 -l:libXtst.so.6
 go run ./scripts/latency/mkstore -db "$work/big.db" -n 10000
 
 start_xvfb latency 1400x900 "${LATENCY_DISPLAY:-}"
+# A loaded machine: LATENCY_LOAD busy loops of their own, at normal
+# priority, for the whole measurement.
+for _ in $(seq 1 "${LATENCY_LOAD:-0}"); do
+  sh -c 'while :; do :; done' &
+  busy+=($!)
+done
 export HOME="$work/home"
 mkdir -p "$HOME"
 
@@ -138,7 +147,7 @@ stop_app
 
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 cores=$(nproc)
-echo "Weft studio latency, real window under Xvfb (Mesa software rendering), $(date -u +%Y-%m-%d), $cores cores, load average $load"
+echo "Weft studio latency, real window under Xvfb (Mesa software rendering), $(date -u +%Y-%m-%d), $cores cores, load average $load, ${LATENCY_LOAD:-0} busy loops beside it"
 echo "start → first frame:         $(stats "$work/first"); first start with an empty cache: $cold ms"
 echo "F10 → new checkpoint shown:  $(stats "$work/f10")"
 echo "timeline click → inspector:  $(stats "$work/click")"
