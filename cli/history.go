@@ -38,6 +38,10 @@ type SnapshotJSON struct {
 	Values       engine.Values             `json:"values"`
 	Interrupts   []engine.PendingInterrupt `json:"interrupts,omitempty"`
 	Errors       map[string]string         `json:"errors,omitempty"`
+	// GuessedReducers names the channels of a LangGraph thread's head
+	// whose value applied a pending write by a guessed reducer (the store
+	// keeps none): LangGraph, knowing the graph, may show them otherwise.
+	GuessedReducers []string `json:"guessed_reducers,omitempty"`
 }
 
 // valuesMark stands for a snapshot's values in writeSnapshot's first pass.

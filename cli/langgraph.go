@@ -149,7 +149,7 @@ func lgState(ctx context.Context, r *langgraph.Reader, thread, id string, w io.W
 }
 
 func lgSnapshotJSON(sn *langgraph.Snapshot) SnapshotJSON {
-	out := SnapshotJSON{CheckpointID: sn.CheckpointID, ParentID: sn.ParentID, Ran: sn.Ran, Next: sn.Next, Values: engine.Values(sn.Values)}
+	out := SnapshotJSON{CheckpointID: sn.CheckpointID, ParentID: sn.ParentID, Ran: sn.Ran, Next: sn.Next, Values: engine.Values(sn.Values), GuessedReducers: sn.Guessed}
 	if f, ok := sn.Metadata["step"].(float64); ok {
 		out.Step = int(f)
 	}

@@ -152,6 +152,18 @@ func TestLangGraphStoreCommands(t *testing.T) {
 				t.Errorf("history parallel-reducer ran %v, want %v", gotRan, wantRan)
 			}
 
+			// state: a value applied by a reducer the store does not
+			// keep says so; one that the thread shows does not.
+			for thread, want := range map[string][]string{"node-error": {"results"}, "chain": nil} {
+				out, errOut, code := runCLI(t, nil, "state", thread, "-db", db)
+				var g struct {
+					Guessed []string `json:"guessed_reducers"`
+				}
+				if code != 0 || json.Unmarshal([]byte(out), &g) != nil || !reflect.DeepEqual(g.Guessed, want) {
+					t.Errorf("state %s: guessed reducers %v, want %v (exit %d: %s)", thread, g.Guessed, want, code, errOut)
+				}
+			}
+
 			// state: the head, with its pending interrupts.
 			out, errOut, code = runCLI(t, nil, "state", "subgraph-interrupt-pending", "-db", db)
 			if code != 0 {

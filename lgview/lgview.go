@@ -376,6 +376,20 @@ func convert(t *langgraph.Thread, sn *langgraph.Snapshot, subgraphs bool) *engin
 		out.Versions = c.Versions
 		out.Updated = append([]string(nil), c.Updated...)
 	}
+	if sn.Guessed != nil {
+		// Said with the checkpoint's metadata, as shared blobs are: the
+		// studio's inspector and the commands show it.
+		extra := make(map[string]any, len(out.Metadata.Extra)+1)
+		for k, v := range out.Metadata.Extra {
+			extra[k] = v
+		}
+		guessed := make([]any, len(sn.Guessed))
+		for i, ch := range sn.Guessed {
+			guessed[i] = ch
+		}
+		extra[langgraph.GuessedReducersKey] = guessed
+		out.Metadata.Extra = extra
+	}
 	if out.CreatedAt.IsZero() {
 		out.CreatedAt, _ = time.Parse(time.RFC3339Nano, sn.CreatedAt)
 	}

@@ -58,6 +58,11 @@ var ErrReadOnly = fmt.Errorf("a LangGraph checkpoint store is read-only in Weft:
 // (see Checkpoint.Shared).
 const SharedBlobsKey = "weft:shared_blobs"
 
+// GuessedReducersKey is the metadata key (Metadata.Extra of a view's
+// snapshot) that lists the channels whose value applied a pending write
+// by a guessed reducer (see Snapshot.Guessed).
+const GuessedReducersKey = "weft:guessed_reducers"
+
 // Kind names the layout of a store, as the commands print it.
 type Kind string
 

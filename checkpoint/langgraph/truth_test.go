@@ -225,6 +225,11 @@ func checkTruth(t *testing.T, c storeCase) {
 			continue
 		}
 		diffs := compareThread(t, th, truth, js)
+		// A value applied by a guessed reducer is flagged, and only the
+		// threads that differ for want of the graph's reducers have one.
+		if st, err := th.State(js); err == nil && (st.Guessed != nil) != (c.known[id] != "") {
+			t.Errorf("thread %q: guessed reducers %v, known to differ: %q", id, st.Guessed, c.known[id])
+		}
 		shared := 0
 		for _, cp := range th.Checkpoints {
 			if cp.Shared != nil {

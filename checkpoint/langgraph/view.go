@@ -27,6 +27,13 @@ type Snapshot struct {
 	Tasks        []Task         `json:"tasks"`
 	// Ran names the tasks whose writes made this checkpoint (Checkpoint.Ran).
 	Ran []string `json:"ran,omitempty"`
+	// Guessed names, sorted, the channels whose value applied a pending
+	// write by a guessed reducer: the store keeps no channel types, and
+	// nothing in the thread showed whether the channel appends or keeps
+	// the last write (a list written once), so the write's list replaced
+	// the value where LangGraph, knowing the graph, may have appended it.
+	// Nil when no value was guessed.
+	Guessed []string `json:"weft_guessed_reducers,omitempty"`
 }
 
 // Task is one task of a Snapshot.
@@ -171,10 +178,15 @@ func (t *Thread) snapshot(c *Checkpoint, js, apply, recurse bool) *Snapshot {
 				null = append(null, w)
 			}
 		}
-		t.applyWrites(c, values, null)
+		guessed := map[string]bool{}
+		t.applyWrites(c, values, null, guessed)
 		for _, task := range tasks {
-			t.applyWrites(c, values, task.writes)
+			t.applyWrites(c, values, task.writes, guessed)
 		}
+		for ch := range guessed {
+			s.Guessed = append(s.Guessed, ch)
+		}
+		sort.Strings(s.Guessed)
 	}
 	for k, v := range values {
 		if !special(k) {
@@ -184,7 +196,7 @@ func (t *Thread) snapshot(c *Checkpoint, js, apply, recurse bool) *Snapshot {
 	// A channel with a list reducer always has a value: its empty list
 	// (LangGraph's BinaryOperatorAggregate starts from the type's zero).
 	for key, r := range t.reducers() {
-		if _, ok := s.Values[key.ch]; !ok && key.ns == c.NS && r != "" {
+		if _, ok := s.Values[key.ch]; !ok && key.ns == c.NS && (r == "append" || r == "messages") {
 			s.Values[key.ch] = []any{}
 		}
 	}
@@ -228,8 +240,9 @@ func (t *Thread) snapshot(c *Checkpoint, js, apply, recurse bool) *Snapshot {
 // store keeps no channel types, so each channel's reducer is inferred from
 // the thread: a list of messages merges by id (add_messages), a list that
 // grew by a write's items elsewhere in the thread appends, anything else
-// keeps the last write.
-func (t *Thread) applyWrites(c *Checkpoint, values map[string]any, writes []Write) {
+// keeps the last write. A list written over a list whose channel showed
+// neither is a guess, named in guessed.
+func (t *Thread) applyWrites(c *Checkpoint, values map[string]any, writes []Write, guessed map[string]bool) {
 	for _, w := range writes {
 		if special(w.Channel) {
 			continue
@@ -244,6 +257,13 @@ func (t *Thread) applyWrites(c *Checkpoint, values map[string]any, writes []Writ
 				add = []any{w.Value}
 			}
 			values[w.Channel] = append(append([]any{}, old...), add...)
+		case "":
+			_, oldList := values[w.Channel].([]any)
+			_, newList := w.Value.([]any)
+			if oldList && newList {
+				guessed[w.Channel] = true
+			}
+			values[w.Channel] = w.Value
 		default:
 			values[w.Channel] = w.Value
 		}
@@ -253,7 +273,8 @@ func (t *Thread) applyWrites(c *Checkpoint, values map[string]any, writes []Writ
 type nsChannel struct{ ns, ch string }
 
 // reducers infers, once per thread, the reducer of every state channel of
-// every namespace ("messages", "append" or "" for last value).
+// every namespace ("messages", "append", "last" for the last write, or ""
+// when the thread does not show, which is taken for the last write).
 func (t *Thread) reducers() map[nsChannel]string {
 	if t.reducerOf == nil {
 		t.reducerOf = map[nsChannel]string{}
@@ -303,9 +324,13 @@ func (t *Thread) nodeOrder() map[string]int {
 // inferReducer infers a channel's reducer from what the thread shows: a
 // list of messages merges by id; a list that grew by a step's writes, or
 // that several tasks of one step wrote (a plain channel refuses that),
-// appends; anything else keeps the last write. A list written once by one
-// task cannot be told from a plain list, and is taken for one.
+// appends; a value a step replaced with something that is not its
+// extension, or a value that is not a list, keeps the last write ("last").
+// A list only ever written once by one task cannot be told from a plain
+// list: "" (unknown), taken for the last write, and flagged where applied
+// (Snapshot.Guessed).
 func (t *Thread) inferReducer(ns, ch string) string {
+	last := false
 	for _, c := range t.Checkpoints {
 		if c.NS != ns {
 			continue
@@ -324,7 +349,11 @@ func (t *Thread) inferReducer(ns, ch string) string {
 		if len(writers) > 1 {
 			return "append"
 		}
-		now, ok := c.Values[ch].([]any)
+		v, has := c.Values[ch]
+		now, ok := v.([]any)
+		if has && v != nil && !ok {
+			last = true // not a list: no list reducer
+		}
 		parent := t.byID(ns, c.Parent)
 		if !ok || parent == nil {
 			continue
@@ -333,6 +362,12 @@ func (t *Thread) inferReducer(ns, ch string) string {
 		if len(old) > 0 && len(now) > len(old) && reflect.DeepEqual(now[:len(old)], old) {
 			return "append"
 		}
+		if len(old) > 0 && !reflect.DeepEqual(now, old) && (len(now) <= len(old) || !reflect.DeepEqual(now[:len(old)], old)) {
+			last = true // replaced, not extended
+		}
+	}
+	if last {
+		return "last"
 	}
 	return ""
 }

@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/weftstudio/weft/checkpoint/langgraph"
 	"github.com/weftstudio/weft/engine"
 )
 
@@ -352,6 +353,16 @@ func (in *inspector) show(v *view) {
 		title += " · next " + joinNames(taskNames(snap))
 	} else {
 		title += " · end"
+	}
+	if g, ok := md.Extra[langgraph.GuessedReducersKey].([]any); ok && len(g) > 0 {
+		// The store keeps no reducers: say where the value is a guess.
+		var names []string
+		for _, x := range g {
+			if n, ok := x.(string); ok {
+				names = append(names, n)
+			}
+		}
+		title += " · reducer guessed for " + joinNames(names)
 	}
 	if e := editsText(md); e != "" {
 		title += " · " + e

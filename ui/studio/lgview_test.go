@@ -138,3 +138,28 @@ func TestLangGraphStoreInTheStudio(t *testing.T) {
 		})
 	}
 }
+
+// A LangGraph thread whose head applies a pending write by a reducer the
+// store does not keep says so in the inspector's title (node-error: its
+// finished branch's list written over a list written once).
+func TestLangGraphGuessedReducerShown(t *testing.T) {
+	s := newStudio(t, openLangGraph(t, "js-sqlite"))
+	idle(t, s)
+	for i := range s.m.graphs {
+		act(func() { s.m.setGraph(i) })
+		idle(t, s)
+		if s.m.hasThread("node-error") {
+			break
+		}
+	}
+	act(func() { s.m.setThread("node-error") })
+	idle(t, s)
+	if got := s.insp.title.Text; !strings.Contains(got, "reducer guessed for results") {
+		t.Errorf("inspector title %q does not say the reducer of results is guessed", got)
+	}
+	act(func() { s.m.setThread("chain") })
+	idle(t, s)
+	if got := s.insp.title.Text; strings.Contains(got, "guessed") {
+		t.Errorf("chain's title %q says a reducer is guessed", got)
+	}
+}
