@@ -684,8 +684,25 @@ func (l *LongTerm) ListNamespaces(ctx context.Context, q longterm.NamespaceQuery
 		return nil, err
 	}
 	var all []longterm.Namespace
-	err = l.s.read(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		st, err := l.prep(ctx, tx, "SELECT DISTINCT prefix FROM store_items i WHERE "+w)
+	err = l.each(ctx, "SELECT DISTINCT prefix FROM store_items i WHERE "+w, args, func(rows *sql.Rows) error {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return err
+		}
+		all = append(all, longterm.ParseNamespace(p))
+		return nil
+	})
+	if err != nil {
+		return nil, l.wrap("list namespaces", err)
+	}
+	return longterm.ListNamespaces(all, q)
+}
+
+// each runs query with args in a read of its own, on its transaction's
+// connection, and calls scan at each row.
+func (l *LongTerm) each(ctx context.Context, query string, args []any, scan func(*sql.Rows) error) error {
+	return l.s.read(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		st, err := l.prep(ctx, tx, query)
 		if err != nil {
 			return err
 		}
@@ -695,18 +712,12 @@ func (l *LongTerm) ListNamespaces(ctx context.Context, q longterm.NamespaceQuery
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var p string
-			if err := rows.Scan(&p); err != nil {
+			if err := scan(rows); err != nil {
 				return err
 			}
-			all = append(all, longterm.ParseNamespace(p))
 		}
 		return rows.Err()
 	})
-	if err != nil {
-		return nil, l.wrap("list namespaces", err)
-	}
-	return longterm.ListNamespaces(all, q)
 }
 
 // Sweep deletes the expired items and their vectors; see longterm.Sweeper.
@@ -762,35 +773,25 @@ func (l *LongTerm) Changes(ctx context.Context, q longterm.ChangeQuery) ([]longt
 	b.WriteString(" ORDER BY h.seq DESC LIMIT ?")
 	args = append(args, limit)
 	out := []longterm.Change{}
-	err = l.s.read(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		st, err := l.prep(ctx, tx, b.String())
-		if err != nil {
+	err = l.each(ctx, b.String(), args, func(rows *sql.Rows) error {
+		var c longterm.Change
+		var prefix string
+		var value sql.NullString
+		var at int64
+		var ttl sql.NullInt64
+		w := &c.Writer
+		if err := rows.Scan(&c.Seq, &prefix, &c.Key, &value, &at, &ttl, &w.ThreadID, &w.NS, &w.CheckpointID, &w.Step, &w.TaskID, &w.Node); err != nil {
 			return err
 		}
-		rows, err := st.QueryContext(ctx, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var c longterm.Change
-			var prefix string
-			var value sql.NullString
-			var at int64
-			var ttl sql.NullInt64
-			w := &c.Writer
-			if err := rows.Scan(&c.Seq, &prefix, &c.Key, &value, &at, &ttl, &w.ThreadID, &w.NS, &w.CheckpointID, &w.Step, &w.TaskID, &w.Node); err != nil {
-				return err
+		c.Namespace, c.At, c.TTL = longterm.ParseNamespace(prefix), time.Unix(0, at).UTC(), time.Duration(ttl.Int64)
+		if value.Valid {
+			var err error
+			if c.Value, err = longterm.DecodeValue([]byte(value.String)); err != nil {
+				return fmt.Errorf("change %d of %s/%s: %w", c.Seq, prefix, c.Key, err)
 			}
-			c.Namespace, c.At, c.TTL = longterm.ParseNamespace(prefix), time.Unix(0, at).UTC(), time.Duration(ttl.Int64)
-			if value.Valid {
-				if c.Value, err = longterm.DecodeValue([]byte(value.String)); err != nil {
-					return fmt.Errorf("change %d of %s/%s: %w", c.Seq, prefix, c.Key, err)
-				}
-			}
-			out = append(out, c)
 		}
-		return rows.Err()
+		out = append(out, c)
+		return nil
 	})
 	if err != nil {
 		return nil, l.wrap("changes", l.s.mapErr(err))
