@@ -86,11 +86,11 @@ func callEvents(t *testing.T, g *engine.Graph, input engine.Input, thread string
 func TestCallCacheHit(t *testing.T) {
 	var runs atomic.Int32
 	g := cachedCallGraph(t, engine.CallOptions{Cache: &engine.CachePolicy{}}, &runs, false, engine.WithCache(nodecache.NewMemory()))
-	out, ups, starts, results, ends := callEvents(t, g, engine.Values{"topic": "kelp"}, "1")
+	out, ups, starts, results, _ := callEvents(t, g, engine.Values{"topic": "kelp"}, "1")
 	if out != "notes on kelp #1" || len(ups) != 1 || ups[0].Cached || starts != 1 || results != 1 {
 		t.Fatalf("first run: out %v, updates %+v, %d starts, %d results; want a run, not cached", out, ups, starts, results)
 	}
-	out, ups, starts, results, ends = callEvents(t, g, engine.Values{"topic": "kelp"}, "2")
+	out, ups, starts, results, ends := callEvents(t, g, engine.Values{"topic": "kelp"}, "2")
 	if runs.Load() != 1 {
 		t.Fatalf("the task ran %d times, want once: the second call is a hit", runs.Load())
 	}
