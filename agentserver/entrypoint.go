@@ -6,7 +6,7 @@ package agentserver
 // values, the values chunks and the run's outcome, and a task's update as
 // {name: result}. Recorded from LangGraph.js's dev server (1.5.1, LangGraph.js
 // 1.7.3) into testdata/entrypoint-exchange.json by
-// testdata/record-entrypoint-exchange.sh; entrypoint_test.go replays it.
+// testdata/record-entrypoint-exchange.py; entrypoint_test.go replays it.
 
 import (
 	"encoding/json"
