@@ -660,3 +660,50 @@ func versionRanges(versions []int64) [][2]int64 {
 	}
 	return out
 }
+
+// WriteKinds returns the pending writes of checkpoint ref.CheckpointID as
+// Get returns them, in order, without their values: the writes table is
+// read for task ids, indexes, channels and paths alone, so a step whose
+// writes hold megabytes costs a few rows (checkpoint.WriteKindsReader,
+// what the studio's timeline marks read). A missing checkpoint is an error
+// wrapping checkpoint.ErrNotFound.
+func (s *Saver) WriteKinds(ctx context.Context, ref checkpoint.Ref) ([]checkpoint.PendingWrite, error) {
+	if ref.ThreadID == "" {
+		return nil, fmt.Errorf("write kinds of checkpoint %q: %w", ref.CheckpointID, checkpoint.ErrNoThread)
+	}
+	var out []checkpoint.PendingWrite
+	var idxs []int
+	found := false
+	err := s.read(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?)",
+			ref.ThreadID, ref.NS, ref.CheckpointID).Scan(&found); err != nil || !found {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, "SELECT task_id, idx, channel, task_path FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+			ref.ThreadID, ref.NS, ref.CheckpointID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var w checkpoint.PendingWrite
+			var idx int
+			if err := rows.Scan(&w.TaskID, &idx, &w.Channel, &w.TaskPath); err != nil {
+				return err
+			}
+			out, idxs = append(out, w), append(idxs, idx)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("write kinds of checkpoint %q in thread %q ns %q from %s: %w", ref.CheckpointID, ref.ThreadID, ref.NS, s.path, s.mapErr(err))
+	}
+	if !found {
+		return nil, fmt.Errorf("checkpoint %q in thread %q ns %q: %w", ref.CheckpointID, ref.ThreadID, ref.NS, checkpoint.ErrNotFound)
+	}
+	sortWrites(out, idxs)
+	if out == nil {
+		out = []checkpoint.PendingWrite{}
+	}
+	return out, nil
+}
