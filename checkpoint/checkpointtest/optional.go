@@ -483,6 +483,30 @@ func headersLikeList(t *testing.T, s checkpoint.Saver) {
 	}
 }
 
+// ---- write_kinds ----
+
+func writeKindsReader(s checkpoint.Saver) bool { _, ok := s.(checkpoint.WriteKindsReader); return ok }
+
+func writeKindsCases() []testCase {
+	return []testCase{{name: "missing_checkpoint", run: writeKindsMissing, needs: writeKindsReader, capability: "checkpoint.WriteKindsReader"}}
+}
+
+// WriteKinds of a checkpoint that is not stored, or of no thread, is an
+// error (the writes cases check what it lists: see expectWrites).
+func writeKindsMissing(t *testing.T, s checkpoint.Saver) {
+	wk := s.(checkpoint.WriteKindsReader)
+	ref := mustPut(t, s, checkpoint.Ref{ThreadID: newThread("kinds")}, newCP(nil, nil), inputMD(), nil)
+	if _, err := wk.WriteKinds(t.Context(), checkpoint.Ref{ThreadID: ref.ThreadID, CheckpointID: "no-such-checkpoint"}); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Errorf("WriteKinds of a missing checkpoint: %v, want ErrNotFound", err)
+	}
+	if _, err := wk.WriteKinds(t.Context(), checkpoint.Ref{CheckpointID: ref.CheckpointID}); !errors.Is(err, checkpoint.ErrNoThread) {
+		t.Errorf("WriteKinds without a thread: %v, want ErrNoThread", err)
+	}
+	if got, err := wk.WriteKinds(t.Context(), ref); err != nil || got == nil || len(got) != 0 {
+		t.Errorf("WriteKinds of a checkpoint without writes: %v, %v; want an empty list", got, err)
+	}
+}
+
 // ---- stats ----
 
 func statsReporter(s checkpoint.Saver) bool { _, ok := s.(checkpoint.StatsReporter); return ok }

@@ -96,6 +96,7 @@ func Run(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver) {
 		{"delete_run", runDeleteCases()},
 		{"list_threads", threadCases()},
 		{"list_headers", headerCases()},
+		{"write_kinds", writeKindsCases()},
 		{"stats", statsCases()},
 		{"storage", storageCases()},
 		{"prune_by", policyCases()},

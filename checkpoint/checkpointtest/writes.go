@@ -2,6 +2,7 @@ package checkpointtest
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/weftstudio/weft/checkpoint"
@@ -38,10 +39,26 @@ func putOne(t *testing.T, s checkpoint.Saver, ns string) checkpoint.Ref {
 
 func expectWrites(t *testing.T, s checkpoint.Saver, ref checkpoint.Ref, want ...checkpoint.PendingWrite) {
 	t.Helper()
-	got := mustGet(t, s, ref).PendingWrites
+	tp := mustGet(t, s, ref)
+	got := tp.PendingWrites
 	w := &checkpoint.Tuple{PendingWrites: append([]checkpoint.PendingWrite{}, want...)}
 	g := &checkpoint.Tuple{PendingWrites: got}
 	expectTuple(t, "pending writes", g, w)
+	// A saver that lists write kinds lists these, without their values.
+	if wk, ok := s.(checkpoint.WriteKindsReader); ok {
+		kinds, err := wk.WriteKinds(t.Context(), tp.Ref)
+		if err != nil {
+			t.Fatalf("WriteKinds(%v): %v", tp.Ref, err)
+		}
+		bare := []checkpoint.PendingWrite{}
+		for _, pw := range got {
+			pw.Value = nil
+			bare = append(bare, pw)
+		}
+		if !reflect.DeepEqual(kinds, bare) {
+			t.Errorf("WriteKinds(%v) = %+v, want Get's writes without values %+v", tp.Ref, kinds, bare)
+		}
+	}
 }
 
 // JS putWrites: a write [["animals","dog"]] by "pet_task" reads back as

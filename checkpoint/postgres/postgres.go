@@ -197,13 +197,14 @@ type Saver struct {
 }
 
 var (
-	_ checkpoint.Saver         = (*Saver)(nil)
-	_ checkpoint.ThreadLister  = (*Saver)(nil)
-	_ checkpoint.Pruner        = (*Saver)(nil)
-	_ checkpoint.Copier        = (*Saver)(nil)
-	_ checkpoint.StatsReporter = (*Saver)(nil)
-	_ checkpoint.HeaderLister  = (*Saver)(nil)
-	_ checkpoint.Leaser        = (*Saver)(nil)
+	_ checkpoint.Saver            = (*Saver)(nil)
+	_ checkpoint.ThreadLister     = (*Saver)(nil)
+	_ checkpoint.Pruner           = (*Saver)(nil)
+	_ checkpoint.Copier           = (*Saver)(nil)
+	_ checkpoint.StatsReporter    = (*Saver)(nil)
+	_ checkpoint.HeaderLister     = (*Saver)(nil)
+	_ checkpoint.WriteKindsReader = (*Saver)(nil)
+	_ checkpoint.Leaser           = (*Saver)(nil)
 )
 
 // Option configures Open.

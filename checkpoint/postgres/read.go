@@ -352,3 +352,42 @@ func describeOpts(o checkpoint.ListOptions) string {
 	}
 	return fmt.Sprintf("%s, %s, filter %v, before %q, limit %d", th, ns, o.Filter, o.Before, o.Limit)
 }
+
+// WriteKinds returns the pending writes of checkpoint ref.CheckpointID as
+// Get returns them (by task id, then index), without their values: what
+// the studio's timeline marks read (checkpoint.WriteKindsReader). A
+// missing checkpoint is an error wrapping checkpoint.ErrNotFound.
+func (s *Saver) WriteKinds(ctx context.Context, ref checkpoint.Ref) ([]checkpoint.PendingWrite, error) {
+	if ref.ThreadID == "" {
+		return nil, fmt.Errorf("write kinds of checkpoint %q: %w", ref.CheckpointID, checkpoint.ErrNoThread)
+	}
+	// One statement: the checkpoint's existence and its writes in one
+	// snapshot. A missing checkpoint gives no row.
+	rows, err := s.pool.Query(ctx, `SELECT x.task_id, x.channel, x.task_path FROM weft_checkpoints c
+	LEFT JOIN weft_writes x ON x.thread_id = c.thread_id AND x.checkpoint_ns = c.checkpoint_ns AND x.checkpoint_id = c.checkpoint_id
+	WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = $3
+	ORDER BY x.task_id, x.idx`, ref.ThreadID, ref.NS, ref.CheckpointID)
+	if err != nil {
+		return nil, fmt.Errorf("write kinds of checkpoint %q in thread %q ns %q: %w", ref.CheckpointID, ref.ThreadID, ref.NS, connErr(err))
+	}
+	defer rows.Close()
+	found := false
+	out := []checkpoint.PendingWrite{}
+	for rows.Next() {
+		found = true
+		var task, channel, path *string
+		if err := rows.Scan(&task, &channel, &path); err != nil {
+			return nil, fmt.Errorf("write kinds of checkpoint %q in thread %q ns %q: %w", ref.CheckpointID, ref.ThreadID, ref.NS, connErr(err))
+		}
+		if task != nil { // nil: the checkpoint has no writes
+			out = append(out, checkpoint.PendingWrite{TaskID: *task, Channel: *channel, TaskPath: *path})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("write kinds of checkpoint %q in thread %q ns %q: %w", ref.CheckpointID, ref.ThreadID, ref.NS, connErr(err))
+	}
+	if !found {
+		return nil, fmt.Errorf("checkpoint %q in thread %q ns %q: %w", ref.CheckpointID, ref.ThreadID, ref.NS, checkpoint.ErrNotFound)
+	}
+	return out, nil
+}
