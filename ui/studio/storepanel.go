@@ -11,6 +11,7 @@ package studio
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -74,6 +75,7 @@ type storePanel struct {
 	why     string // shown when lt is nil
 	read    storeRead
 	filter  longterm.Filter
+	query   string            // text the items are ranked by, "" for none
 	sel     int               // the selected item, -1 for none
 	changes []longterm.Change // the selected item's, newest first
 	chFor   [2]string         // the namespace and key changes are of
@@ -81,6 +83,7 @@ type storePanel struct {
 
 	status  *widget.Label
 	filterE *widget.Entry
+	queryE  *widget.Entry // search by meaning
 	refresh *widget.Button
 	asAt    *widget.Check  // the items as at the selected checkpoint
 	nsPick  *widget.Select // the namespaces
@@ -100,6 +103,12 @@ func newStorePanel(hooks storeHooks) *storePanel {
 	p.filterE = widget.NewEntry()
 	p.filterE.SetPlaceHolder(`filter on values, as JSON (Enter): {"preference": "I prefer euros"}`)
 	p.filterE.OnSubmitted = func(string) { p.applyFilter() }
+	p.queryE = widget.NewEntry()
+	p.queryE.SetPlaceHolder("search by meaning (Enter), ranked by the store's embedder: what drink does the user like")
+	p.queryE.OnSubmitted = func(text string) {
+		p.query = strings.TrimSpace(text)
+		p.reload(p.read.ns)
+	}
 	p.refresh = widget.NewButtonWithIcon("Refresh", theme.ViewRefreshIcon(), func() { p.reload(p.read.ns) })
 	p.nsPick = widget.NewSelect(nil, func(name string) {
 		if name != p.read.ns.String() {
@@ -130,7 +139,7 @@ func newStorePanel(hooks storeHooks) *storePanel {
 	detail := container.NewVScroll(container.NewVBox(p.facts, container.NewBorder(nil, nil, nil, p.goStep, p.writer), p.value, p.history))
 	split := container.NewHSplit(p.itList, detail)
 	split.Offset = 0.45
-	p.body = container.NewBorder(container.NewVBox(top, container.NewBorder(nil, nil, nil, p.asAt, p.status)), nil, nil, nil, split)
+	p.body = container.NewBorder(container.NewVBox(top, p.queryE, container.NewBorder(nil, nil, nil, p.asAt, p.status)), nil, nil, nil, split)
 	p.ExtendBaseWidget(p)
 	p.setStore(nil, "No graph is open.")
 	return p
@@ -186,7 +195,7 @@ func (p *storePanel) applyFilter() {
 // when ns is nil) off the UI goroutine: as they are now, or as they were
 // at the selected checkpoint when As at is checked.
 func (p *storePanel) reload(ns longterm.Namespace) {
-	lt, filter := p.lt, p.filter
+	lt, filter, query := p.lt, p.filter, p.query
 	if lt == nil {
 		return
 	}
@@ -204,6 +213,9 @@ func (p *storePanel) reload(ns longterm.Namespace) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if at != nil {
+			if query != "" {
+				return storeRead{}, errors.New("a search by meaning reads the store as it is now: the embeddings of past values are not kept (clear the search or As at)")
+			}
 			return readStoreAt(ctx, lt.(longterm.History), ns, filter, *at)
 		}
 		spaces, err := lt.ListNamespaces(ctx, longterm.NamespaceQuery{Limit: storeListLimit})
@@ -216,7 +228,10 @@ func (p *storePanel) reload(ns longterm.Namespace) {
 		}
 		if r.ns != nil {
 			// NoRefresh: looking at an item must not keep it alive.
-			r.items, err = lt.Search(ctx, longterm.SearchQuery{Prefix: r.ns, Filter: filter, Limit: storeListLimit, NoRefresh: true})
+			r.items, err = lt.Search(ctx, longterm.SearchQuery{Prefix: r.ns, Filter: filter, Query: query, Limit: storeListLimit, NoRefresh: true})
+			if errors.Is(err, longterm.ErrNoEmbedder) {
+				err = errors.New("this store has no embedder to search by meaning: open it with examples/live and WEFT_EMBEDDINGS set (plain weft links no model SDK); the filter above searches by value")
+			}
 		}
 		return r, err
 	}, func(r storeRead, err error) {
@@ -319,6 +334,9 @@ func (p *storePanel) summary() string {
 	}
 	if p.filter != nil {
 		s += " matching the filter"
+	}
+	if p.query != "" && r.at == nil {
+		s += ", most alike first"
 	}
 	return s
 }
@@ -459,7 +477,11 @@ func oneLineCap(s string) string {
 // itemRow is an item's line in the list: key, when it was updated, and
 // its expiry.
 func itemRow(it longterm.Item) string {
-	row := it.Key + " · updated " + it.UpdatedAt.Local().Format("Jan 2 15:04:05")
+	row := it.Key
+	if it.Score != nil {
+		row += fmt.Sprintf(" · %.2f alike", *it.Score)
+	}
+	row += " · updated " + it.UpdatedAt.Local().Format("Jan 2 15:04:05")
 	if it.TTL > 0 {
 		row += " · expires " + it.ExpiresAt.Local().Format("Jan 2 15:04")
 	}

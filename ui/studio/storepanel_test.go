@@ -212,3 +212,61 @@ func TestLongTermWindowProvenanceAndPast(t *testing.T) {
 		t.Errorf("a put outside a run: %q (Show that step visible %v)", p.writer.Text, p.goStep.Visible())
 	}
 }
+
+// The window searches by meaning when the store has an embedder: the
+// namespace's items ranked most alike first, each row with its score; a
+// store without one says what would give it one, and so does a search by
+// meaning as at a past checkpoint.
+func TestLongTermWindowSearchesByMeaning(t *testing.T) {
+	ctx := context.Background()
+	lt := longterm.NewMemory(longterm.Config{Embedder: longterm.HashEmbedder{Dims: 64}, Fields: []string{"text"}})
+	ns := longterm.Namespace{"users", "ada"}
+	for k, text := range map[string]string{"drink": "likes green tea", "pet": "has a cat named Kelp", "sport": "swims in the sea"} {
+		if err := lt.Put(ctx, ns, k, map[string]any{"text": text}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := openStudio(t, test.NewTempApp(t), Config{Store: memory.New(), StoreName: "test.db", Graphs: demoGraphs(t), LongTerm: lt})
+	idle(t, s)
+	act(s.openLongTerm)
+	idle(t, s)
+	p := s.lts
+	act(func() {
+		p.queryE.SetText("which tea")
+		p.queryE.OnSubmitted(p.queryE.Text)
+	})
+	idle(t, s)
+	if len(p.read.items) != 3 || p.read.items[0].Key != "drink" || !strings.Contains(itemRow(p.read.items[0]), "alike") ||
+		!strings.HasSuffix(p.status.Text, "most alike first") {
+		t.Fatalf("search by meaning: %+v, status %q", p.read.items, p.status.Text)
+	}
+	// As at a checkpoint, a search by meaning is refused, saying why.
+	act(func() { s.m.setGraph(1) })
+	idle(t, s)
+	act(func() {
+		s.startThread("q-1", engine.Values{"messages": []engine.Message{{ID: "u", Role: engine.RoleUser, Content: "hello"}}})
+	})
+	idle(t, s)
+	act(func() { p.asAt.SetChecked(true) })
+	idle(t, s)
+	if !strings.Contains(p.status.Text, "embeddings of past values are not kept") {
+		t.Errorf("a search by meaning as at a checkpoint: status %q", p.status.Text)
+	}
+
+	bare := longterm.NewMemory(longterm.Config{})
+	if err := bare.Put(ctx, ns, "drink", map[string]any{"text": "likes green tea"}); err != nil {
+		t.Fatal(err)
+	}
+	plain := openStudio(t, test.NewTempApp(t), Config{Store: memory.New(), StoreName: "test.db", Graphs: demoGraphs(t), LongTerm: bare})
+	idle(t, plain)
+	act(plain.openLongTerm)
+	idle(t, plain)
+	act(func() {
+		plain.lts.queryE.SetText("which tea")
+		plain.lts.queryE.OnSubmitted(plain.lts.queryE.Text)
+	})
+	idle(t, plain)
+	if got := plain.lts.status.Text; !strings.Contains(got, "no embedder") || !strings.Contains(got, "WEFT_EMBEDDINGS") {
+		t.Errorf("a search by meaning without an embedder: status %q", got)
+	}
+}
