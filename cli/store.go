@@ -121,6 +121,15 @@ func historyOf(lt longterm.Store) (longterm.History, error) {
 	return h, nil
 }
 
+// flagTime reads the RFC 3339 time given to flag -name.
+func flagTime(name, s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, usagef("-%s wants a time as 2026-12-07T15:04:05Z, not %q", name, s)
+	}
+	return t, nil
+}
+
 // pastTime reads -at (RFC 3339), or -thread and -checkpoint (that
 // checkpoint's time), for a search as at a past time; zero when none was
 // given.
@@ -129,11 +138,7 @@ func pastTime(ctx context.Context, s checkpoint.Saver, at, thread, cpID string) 
 	case at != "" && (thread != "" || cpID != ""):
 		return time.Time{}, usagef("give -at or -thread and -checkpoint, not both")
 	case at != "":
-		t, err := time.Parse(time.RFC3339Nano, at)
-		if err != nil {
-			return time.Time{}, usagef("-at wants a time as 2026-12-07T15:04:05Z, not %q", at)
-		}
-		return t, nil
+		return flagTime("at", at)
 	case thread == "" && cpID == "":
 		return time.Time{}, nil
 	case thread == "" || cpID == "":
@@ -321,8 +326,8 @@ func cmdStore(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args [
 			q.Key = pos[1]
 		}
 		if *at != "" {
-			if q.Until, err = time.Parse(time.RFC3339Nano, *at); err != nil {
-				return usagef("-until wants a time as 2026-12-07T15:04:05Z, not %q", *at)
+			if q.Until, err = flagTime("until", *at); err != nil {
+				return err
 			}
 		}
 		cs, err := h.Changes(ctx, q)
@@ -357,20 +362,12 @@ func cmdStore(ctx context.Context, s checkpoint.Saver, _ []*engine.Graph, args [
 	return nil
 }
 
-// searchAt searches lt's items as they were at t, refusing a time its
-// history does not reach.
+// searchAt searches lt's items as they were at t (longterm.SearchAt
+// refuses a time its history does not reach).
 func searchAt(ctx context.Context, lt longterm.Store, q longterm.SearchQuery, t time.Time) ([]longterm.Item, error) {
 	h, err := historyOf(lt)
 	if err != nil {
 		return nil, err
-	}
-	began, err := h.HistoryBegan(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if !began.IsZero() && t.Before(began) {
-		return nil, fmt.Errorf("the items at %s cannot be known: the store was made by an older Weft and keeps their history since %s",
-			t.Format(time.RFC3339), began.Format(time.RFC3339))
 	}
 	return longterm.SearchAt(ctx, h, q, t)
 }

@@ -2,6 +2,7 @@ package longterm
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -135,6 +136,19 @@ func (q ChangeQuery) Match(c Change) bool {
 	return q.Until.IsZero() || !c.At.After(q.Until)
 }
 
+// BeforeHistoryError is SearchAt's answer for a time before the store's
+// history began (a store made by an older Weft keeps it from its upgrade
+// on): the items then cannot be known.
+type BeforeHistoryError struct {
+	At, Began time.Time
+}
+
+// Error says which time cannot be known, and from when it could be.
+func (e *BeforeHistoryError) Error() string {
+	return fmt.Sprintf("the items at %s cannot be known: the store was made by an older Weft and keeps their history since %s",
+		e.At.Format(time.RFC3339), e.Began.Format(time.RFC3339))
+}
+
 // SearchAt returns the items q matches as they were at t, from h: each
 // item's newest change at or before t that is not a delete, newest first,
 // filtered by q.Filter, paged by q.Limit (0: 10) and q.Offset. q.Query is
@@ -143,7 +157,8 @@ func (q ChangeQuery) Match(c Change) bool {
 // a change does not say it. What it cannot know it does not guess: a read
 // that refreshed a TTL is not a change, so an item is shown as live at t
 // unless its last put's TTL had run out by then counting from that put.
-// Before h's HistoryBegan the answer is not known: the caller checks.
+// Before h's HistoryBegan the answer is not known: SearchAt then returns
+// a *BeforeHistoryError.
 func SearchAt(ctx context.Context, h History, q SearchQuery, t time.Time) ([]Item, error) {
 	limit, err := CheckSearch(q)
 	if err != nil {
@@ -151,6 +166,13 @@ func SearchAt(ctx context.Context, h History, q SearchQuery, t time.Time) ([]Ite
 	}
 	if q.Query != "" {
 		return nil, invalid("a search as at a past time takes no query: the embeddings of past values are not kept")
+	}
+	began, err := h.HistoryBegan(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !began.IsZero() && t.Before(began) {
+		return nil, &BeforeHistoryError{At: t, Began: began}
 	}
 	conds, _ := q.Filter.Conditions() // checked above
 	want := q.Offset + limit

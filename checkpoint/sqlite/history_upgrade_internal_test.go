@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"database/sql"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -71,6 +72,14 @@ func TestHistoryOfAnUpgradedStore(t *testing.T) {
 	}
 	if len(cs) != 2 || cs[0].Key != "b" || cs[1].Key != "a" || !cs[1].At.Equal(t1) || !cs[0].Writer.IsZero() || cs[0].Value["v"] != 1.0 {
 		t.Fatalf("changes after the upgrade = %+v; want b's and a's last puts, by nobody", cs)
+	}
+	// Before the history began the items cannot be known; after, they can.
+	var bh *longterm.BeforeHistoryError
+	if _, err := longterm.SearchAt(ctx, lt, longterm.SearchQuery{}, t1.Add(2*time.Minute)); !errors.As(err, &bh) || !bh.Began.Equal(began) {
+		t.Errorf("a search as at a time before the upgrade: %v, want a BeforeHistoryError", err)
+	}
+	if items, err := longterm.SearchAt(ctx, lt, longterm.SearchQuery{}, time.Now()); err != nil || len(items) != 2 {
+		t.Errorf("a search as at now: %d items, %v", len(items), err)
 	}
 	it, err := lt.Get(ctx, longterm.Namespace{"users", "u1"}, "a")
 	if err != nil || it == nil || !it.Writer.IsZero() {

@@ -22,8 +22,8 @@ var handingBack atomic.Bool
 
 // handBackEvery is how often an open window checks for memory to hand
 // back: the reads that leave garbage behind (a thread's rows, a value's
-// encodings for a dialog, a compare) are many, and checking after each
-// misses the garbage made after the check.
+// encodings for a dialog, a compare) are many, so one periodic check
+// serves them all rather than a check after each.
 const handBackEvery = 2 * time.Second
 
 // watchMemory checks for memory to hand back every handBackEvery until
@@ -42,16 +42,19 @@ func watchMemory(stop <-chan struct{}) {
 }
 
 // handBackMemory schedules debug.FreeOSMemory handBack from now when the
-// heap holds at least handBackMin more than was live at the last
-// collection (reading the runtime's counters costs a microsecond or so).
+// heap holds at least handBackMin that is not live: garbage beyond what was
+// live at the last collection, and free pages the runtime has not yet
+// returned to the system (reading its counters costs a microsecond or so).
 func handBackMemory() {
-	samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/live:bytes"}}
+	samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/heap/free:bytes"}}
 	metrics.Read(samples)
-	if samples[0].Value.Kind() != metrics.KindUint64 || samples[1].Value.Kind() != metrics.KindUint64 {
-		return
+	for _, s := range samples {
+		if s.Value.Kind() != metrics.KindUint64 {
+			return
+		}
 	}
-	heap, live := samples[0].Value.Uint64(), samples[1].Value.Uint64()
-	if heap < live+handBackMin || !handingBack.CompareAndSwap(false, true) {
+	heap, live, free := samples[0].Value.Uint64(), samples[1].Value.Uint64(), samples[2].Value.Uint64()
+	if heap+free < live+handBackMin || !handingBack.CompareAndSwap(false, true) {
 		return
 	}
 	time.AfterFunc(handBack, func() {

@@ -285,16 +285,13 @@ func (p *storePanel) reload(ns longterm.Namespace) {
 // those of the newest storeListLimit items then.
 func readStoreAt(ctx context.Context, h longterm.History, ns longterm.Namespace, filter longterm.Filter, m moment) (storeRead, error) {
 	r := storeRead{at: &m, ns: ns}
-	began, err := h.HistoryBegan(ctx)
-	if err != nil {
-		return r, err
-	}
-	if !began.IsZero() && m.t.Before(began) {
+	all, err := longterm.SearchAt(ctx, h, longterm.SearchQuery{Limit: storeListLimit}, m.t)
+	var before *longterm.BeforeHistoryError
+	if errors.As(err, &before) {
 		r.unknown = fmt.Sprintf("The store's items at %s (%s) cannot be known: it was made by an older Weft and keeps their history since %s.",
-			m.label, m.t.Local().Format(time.DateTime), began.Local().Format(time.DateTime))
+			m.label, m.t.Local().Format(time.DateTime), before.Began.Local().Format(time.DateTime))
 		return r, nil
 	}
-	all, err := longterm.SearchAt(ctx, h, longterm.SearchQuery{Limit: storeListLimit}, m.t)
 	if err != nil {
 		return r, err
 	}

@@ -307,7 +307,6 @@ func (s *Studio) refreshThreads(pickNewest bool) {
 	}
 	goBG(s.sess, func() (listing, error) {
 		rows, more, err := s.sess.listThreads(context.Background(), q, known)
-		handBackMemory()
 		return listing{rows, more}, err
 	}, func(l listing, err error) {
 		if graphIdx != s.m.graphIdx || store != s.m.store || q != s.m.threadQ {
@@ -515,9 +514,7 @@ func (s *Studio) loadView(sc *scope, id string) {
 	latest := id == sc.head
 	thread := sc.thread
 	goBG(s.sess, func() (*view, error) {
-		v, err := s.sess.load(context.Background(), thread, id, latest)
-		handBackMemory()
-		return v, err
+		return s.sess.load(context.Background(), thread, id, latest)
 	}, func(v *view, err error) {
 		if sc != s.m.sc || sc.sel != id {
 			return
