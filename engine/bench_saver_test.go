@@ -15,6 +15,17 @@ import (
 	"github.com/weftstudio/weft/engine"
 )
 
+var threadSeq int
+
+// peerThread names a thread as the peer harnesses do (`t-<pid>-<n>`), so
+// both sides' b-trees get keys in about the same order. Random thread ids
+// land all over the SQLite saver's b-trees and split pages:
+// BenchmarkB3Chain10SQLiteRandomThreads measures that case.
+func peerThread() string {
+	threadSeq++
+	return fmt.Sprintf("t-%d-%d", os.Getpid(), threadSeq)
+}
+
 func openSQLite(b *testing.B) (*sqlite.Saver, string) {
 	path := filepath.Join(b.TempDir(), "bench.db")
 	s, err := sqlite.Open(path)
@@ -26,11 +37,15 @@ func openSQLite(b *testing.B) (*sqlite.Saver, string) {
 }
 
 func benchChain(b *testing.B, s checkpoint.Saver, opts ...engine.RunOption) {
+	benchChainThreads(b, s, peerThread, opts...)
+}
+
+func benchChainThreads(b *testing.B, s checkpoint.Saver, thread func() string, opts ...engine.RunOption) {
 	g := chain10(b, engine.WithSaver(s))
 	in := engine.Values{"count": 0}
 	b.ReportAllocs()
 	for b.Loop() {
-		res, err := g.Invoke(ctx, in, append(opts, engine.WithThread(uuid.NewString()))...)
+		res, err := g.Invoke(ctx, in, append(opts, engine.WithThread(thread()))...)
 		if err != nil || res.Values["count"] != 10 {
 			b.Fatal(err, res)
 		}
@@ -46,6 +61,13 @@ func BenchmarkB3Chain10SQLite(b *testing.B) {
 	benchChain(b, s)
 }
 
+// B3 with a random UUID per thread, as LangGraph's server names threads:
+// each run's rows land at a random place in the b-trees.
+func BenchmarkB3Chain10SQLiteRandomThreads(b *testing.B) {
+	s, _ := openSQLite(b)
+	benchChainThreads(b, s, uuid.NewString)
+}
+
 // B3 with durability sync: every checkpoint committed before the next step
 // runs (the mode the kill -9 tests prove; WAL, synchronous NORMAL).
 func BenchmarkB3Chain10SQLiteSync(b *testing.B) {
@@ -59,7 +81,7 @@ func BenchmarkB5Loop1000SQLite(b *testing.B) {
 	g := loop1000(b, engine.WithSaver(s))
 	b.ReportAllocs()
 	for b.Loop() {
-		res, err := g.Invoke(ctx, engine.Values{"count": 0}, engine.WithThread(uuid.NewString()), engine.WithRecursionLimit(2000))
+		res, err := g.Invoke(ctx, engine.Values{"count": 0}, engine.WithThread(peerThread()), engine.WithRecursionLimit(2000))
 		if err != nil || res.Values["count"] != 1000 {
 			b.Fatal(err, res)
 		}
@@ -132,7 +154,7 @@ func BenchmarkB6InterruptResume(b *testing.B) {
 		}).AddEdge(engine.START, "ask"), engine.WithSaver(memory.New()))
 	b.ReportAllocs()
 	for b.Loop() {
-		th := engine.WithThread(uuid.NewString())
+		th := engine.WithThread(peerThread())
 		res, err := g.Invoke(ctx, engine.Values{"answer": ""}, th)
 		if err != nil || len(res.Interrupts) != 1 {
 			b.Fatal(err, res)
@@ -194,7 +216,7 @@ func BenchmarkB7WideStateSQLite(b *testing.B) {
 	g := compile(b, bld, engine.WithSaver(s))
 	// Grow the file first so the figure is per invoke, not start-up.
 	for range 3 {
-		if _, err := g.Invoke(ctx, in, engine.WithThread(uuid.NewString())); err != nil {
+		if _, err := g.Invoke(ctx, in, engine.WithThread(peerThread())); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -207,7 +229,7 @@ func BenchmarkB7WideStateSQLite(b *testing.B) {
 	b.ResetTimer()
 	n := 0
 	for b.Loop() {
-		if _, err := g.Invoke(ctx, in, engine.WithThread(uuid.NewString())); err != nil {
+		if _, err := g.Invoke(ctx, in, engine.WithThread(peerThread())); err != nil {
 			b.Fatal(err)
 		}
 		n++
