@@ -103,7 +103,9 @@ func (rt *runtime) first(input Input) error {
 		for _, t := range tasks {
 			t.writes = nil
 		}
-		tasks = append(tasks, &task{name: "__input__", writes: []cwrite{{g.startCh, vals}}})
+		in := rt.pool.get() // recycled with the step's tasks
+		in.name, in.writes = "__input__", append(in.writes, cwrite{g.startCh, vals})
+		tasks = append(tasks, in)
 		rt.seen["__input__"] = rt.seenFor("__input__")
 		if _, err := rt.apply(tasks); err != nil {
 			return err

@@ -174,20 +174,22 @@ type ReducerKey[T any] struct{ s *chanSpec }
 // still be referenced by streams and snapshots.
 func Reducer[T any](name, opName string, op func(acc, v T) T) ReducerKey[T] {
 	s := &chanSpec{name: name, kind: "reducer", codec: typedCodec[T]{}, reducer: opName}
-	s.mk = func(s *chanSpec) channel {
-		zero := zeroFor[T]()
-		if d := s.dflt; d != nil {
-			zero = func() (any, bool) { return d(), true }
+	// Built once, not per channel: every run and snapshot builds one.
+	zero := zeroFor[T]()
+	fold := func(acc, v any) (any, error) {
+		a, ok1 := acc.(T)
+		b, ok2 := v.(T)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("reducer %s got %T and %T, want %v", opName, acc, v, reflect.TypeFor[T]())
 		}
-		return newReducer(name, s.codec, zero,
-			func(acc, v any) (any, error) {
-				a, ok1 := acc.(T)
-				b, ok2 := v.(T)
-				if !ok1 || !ok2 {
-					return nil, fmt.Errorf("reducer %s got %T and %T, want %v", opName, acc, v, reflect.TypeFor[T]())
-				}
-				return op(a, b), nil
-			})
+		return op(a, b), nil
+	}
+	s.mk = func(s *chanSpec) channel {
+		z := zero
+		if d := s.dflt; d != nil {
+			z = func() (any, bool) { return d(), true }
+		}
+		return newReducer(name, s.codec, z, fold)
 	}
 	return ReducerKey[T]{s.bind()}
 }
@@ -196,8 +198,10 @@ func zeroFor[T any]() func() (any, bool) {
 	t := reflect.TypeFor[T]()
 	switch t.Kind() {
 	case reflect.Slice:
-		// An empty list, not a nil one: it reads (and saves) as [].
-		return func() (any, bool) { return reflect.MakeSlice(t, 0, 0).Interface(), true }
+		// An empty list, not a nil one: it reads (and saves) as []. One
+		// serves every channel: with no room, it cannot be written through.
+		empty := reflect.MakeSlice(t, 0, 0).Interface()
+		return func() (any, bool) { return empty, true }
 	case reflect.Map:
 		return func() (any, bool) { return reflect.MakeMap(t).Interface(), true }
 	case reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
@@ -280,28 +284,28 @@ func Topic[E any](name string, accumulate bool) TopicKey[E] {
 // packets are a topic too (tasksSpec), with the graph's Send codec for both.
 func topicSpec[E any](name string, accumulate bool, writes, list codec) *chanSpec {
 	s := &chanSpec{name: name, kind: "topic", codec: writes}
+	spread := func(v any) ([]any, bool) {
+		l, ok := v.([]E)
+		if !ok {
+			return nil, false
+		}
+		out := make([]any, len(l))
+		for i, e := range l {
+			out[i] = e
+		}
+		return out, true
+	}
+	build := func(vals []any) any {
+		out := make([]E, 0, len(vals))
+		for _, v := range vals {
+			if e, ok := v.(E); ok {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
 	s.newCh = func() channel {
-		return &topic{name: name, codec: list, accumulate: accumulate,
-			spread: func(v any) ([]any, bool) {
-				l, ok := v.([]E)
-				if !ok {
-					return nil, false
-				}
-				out := make([]any, len(l))
-				for i, e := range l {
-					out[i] = e
-				}
-				return out, true
-			},
-			build: func(vals []any) any {
-				out := make([]E, 0, len(vals))
-				for _, v := range vals {
-					if e, ok := v.(E); ok {
-						out = append(out, e)
-					}
-				}
-				return out
-			}}
+		return &topic{name: name, codec: list, accumulate: accumulate, spread: spread, build: build}
 	}
 	return s
 }

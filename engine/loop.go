@@ -636,9 +636,11 @@ func stateValues(g *Graph, ch []channel) Values {
 }
 
 func (rt *runtime) result(next []*task, ints []PendingInterrupt, bp Stop, ran int, done bool) *Result {
-	r := &Result{Values: Values{}, Interrupts: ints, Breakpoint: bp, Steps: ran, Done: done}
+	r := &Result{Interrupts: ints, Breakpoint: bp, Steps: ran, Done: done}
 	if rt.valuesShown {
 		r.Values = rt.values()
+	} else {
+		r.Values = Values{}
 	}
 	if rt.cfg.parentRT != nil {
 		r.changed = rt.changedByNodes()

@@ -156,17 +156,16 @@ type MessagesKey struct{ s *chanSpec }
 // Messages declares a []Message channel merged with AddMessages.
 func Messages(name string) MessagesKey {
 	s := &chanSpec{name: name, kind: "reducer", codec: typedCodec[[]Message]{}, reducer: "add_messages"}
-	s.newCh = func() channel {
-		return newReducer(name, s.codec, zeroFor[[]Message](),
-			func(acc, v any) (any, error) {
-				a, ok1 := acc.([]Message)
-				b, ok2 := v.([]Message)
-				if !ok1 || !ok2 {
-					return nil, fmt.Errorf("add_messages got %T and %T, want []engine.Message", acc, v)
-				}
-				return AddMessages(a, b)
-			})
+	zero := zeroFor[[]Message]()
+	merge := func(acc, v any) (any, error) {
+		a, ok1 := acc.([]Message)
+		b, ok2 := v.([]Message)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("add_messages got %T and %T, want []engine.Message", acc, v)
+		}
+		return AddMessages(a, b)
 	}
+	s.newCh = func() channel { return newReducer(name, s.codec, zero, merge) }
 	return MessagesKey{s}
 }
 
