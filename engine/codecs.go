@@ -38,8 +38,10 @@ func (c valuesCodec) encode(v any) ([]byte, error) {
 	// Written out directly rather than with json.Marshal of a map of
 	// json.RawMessage, which re-scans every value to compact it (a wide
 	// input is tens of kilobytes): codecs already produce compact JSON.
-	// The bytes are the same.
-	out := []byte{'{'}
+	// The bytes are the same. Values are encoded first so the output is
+	// allocated once at its size, not grown through copies.
+	enc := make([][]byte, len(keys))
+	size := 2
 	for n, k := range keys {
 		i, ok := c.g.chanIdx[k]
 		if !ok || i >= c.g.nState {
@@ -49,6 +51,12 @@ func (c valuesCodec) encode(v any) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("key %q: %w", k, err)
 		}
+		enc[n] = b
+		size += len(k) + len(b) + 4
+	}
+	out := make([]byte, 1, size)
+	out[0] = '{'
+	for n, k := range keys {
 		if n > 0 {
 			out = append(out, ',')
 		}
@@ -62,7 +70,7 @@ func (c valuesCodec) encode(v any) ([]byte, error) {
 			out = append(out, q...)
 		}
 		out = append(out, ':')
-		out = append(out, b...)
+		out = append(out, enc[n]...)
 	}
 	return append(out, '}'), nil
 }
