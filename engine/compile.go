@@ -21,7 +21,7 @@ func (g *StateGraph) Compile(opts ...CompileOption) (*Graph, error) {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
-	out := &Graph{name: g.name, chanIdx: map[string]int{}, nodeIdx: map[string]int{}, saver: cc.saver, store: cc.store, scratch: &sync.Pool{},
+	out := &Graph{name: g.name, chanIdx: map[string]int{}, nodeIdx: map[string]int{}, saver: cc.saver, store: cc.store, scratch: &sync.Pool{}, bufs: &sync.Pool{},
 		before: cc.interruptBefore, after: cc.interruptAfter, reference: cc.reference, cache: cc.cache, memo: &hitMemo{}}
 	addSpec := func(s *chanSpec) int {
 		out.chanIdx[s.name] = len(out.specs)

@@ -44,6 +44,9 @@ type Graph struct {
 	// scratch pools putScratch between runs; shared by WithSaver copies,
 	// which have the same channels and nodes.
 	scratch *sync.Pool
+	// bufs pools the step buffers of finished runs (*stepBufs): growing
+	// them was a fifth of a short run's allocations.
+	bufs *sync.Pool
 }
 
 type node struct {

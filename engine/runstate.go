@@ -40,6 +40,7 @@ type runtime struct {
 	extra   map[string]any    // metadata Extra of every checkpoint of the run
 	parents map[string]string // metadata Parents of every checkpoint of the run
 	stepBufs
+	bufsBox *stepBufs // where stepBufs came from (takeBufs); nil if new
 	callState
 }
 
@@ -146,6 +147,34 @@ func (b *stepBufs) reset() {
 	b.pool.recycle()
 	b.pool.buf, b.todo = b.pool.buf[:0], b.todo[:0]
 	b.algo.reset()
+}
+
+// takeBufs gives the run the step buffers a finished run of the graph
+// left in its pool, if any; box is what releaseBufs puts them back in.
+func (rt *runtime) takeBufs() {
+	if b, ok := rt.g.bufs.Get().(*stepBufs); ok {
+		rt.stepBufs, rt.bufsBox = *b, b
+		*b = stepBufs{}
+	}
+}
+
+// releaseBufs hands the step buffers to the graph's pool once the run is
+// over: nothing reads its tasks any more. The tasks drop what they held,
+// so a pooled buffer keeps no value of the run alive.
+func (rt *runtime) releaseBufs() {
+	rt.stepBufs.reset()
+	for _, t := range rt.pool.free {
+		clear(t.writes)
+		*t = task{writes: t.writes[:0]}
+	}
+	clear(rt.todo[:cap(rt.todo)])
+	clear(rt.pool.buf[:cap(rt.pool.buf)])
+	b := rt.bufsBox
+	if b == nil {
+		b = new(stepBufs)
+	}
+	*b, rt.stepBufs, rt.bufsBox = rt.stepBufs, stepBufs{}, nil
+	rt.g.bufs.Put(b)
 }
 
 type cwrite struct {
