@@ -8,6 +8,7 @@ package engine
 
 import (
 	"fmt"
+	"iter"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -18,29 +19,143 @@ import (
 
 // chanState is what the algorithm reads and changes: a graph's channels,
 // their versions, and per node the versions of its triggers it has seen.
-// Index i of ch and ver is the graph's channel i. A nil seen entry means the
-// node never ran.
+// Index i of ch and ver is the graph's channel i.
 type chanState struct {
 	ch   []channel
 	ver  []int64
-	seen map[string][]int64
-	// seenBlock is spare memory for new seen entries: one allocation serves
-	// every node of a run.
-	seenBlock []int64
+	seen seenVersions
 }
 
-// seenFor returns node name's seen versions, creating them empty.
-func (st *chanState) seenFor(name string, nodes int) []int64 {
-	s, ok := st.seen[name]
-	if !ok {
-		n := len(st.ch)
-		if len(st.seenBlock) < n {
-			st.seenBlock = make([]int64, n*(nodes+2))
+// seenVersions holds per node the versions of its triggers it last ran on
+// (LangGraph's versions_seen), each by channel index; a nil entry means
+// the node never ran. The graph's nodes are found by index, as planning
+// and applying look them up every step; the other names a checkpoint
+// holds (__input__, __interrupt__, a node the graph no longer has) are
+// kept in a short list.
+type seenVersions struct {
+	g     *Graph
+	nodes [][]int64 // by node index
+	other []namedSeen
+	// block is memory for new entries, used up to used: one allocation
+	// serves every node of a run, and reset hands it out again.
+	block []int64
+	used  int
+}
+
+type namedSeen struct {
+	name string
+	s    []int64
+}
+
+// newSeen returns an empty seenVersions for g's nodes; it allocates when
+// the first entry is made.
+func newSeen(g *Graph) seenVersions { return seenVersions{g: g} }
+
+// peek returns the entry of the graph's node i; nil when it has none.
+func (sv *seenVersions) peek(i int) []int64 {
+	if sv.nodes == nil {
+		return nil
+	}
+	return sv.nodes[i]
+}
+
+// reset forgets every entry, keeping the memory.
+func (sv *seenVersions) reset() {
+	clear(sv.nodes)
+	clear(sv.other)
+	sv.other = sv.other[:0]
+	clear(sv.block[:sv.used])
+	sv.used = 0
+}
+
+// alloc returns a new zeroed entry.
+func (sv *seenVersions) alloc() []int64 {
+	n := len(sv.g.specs)
+	if len(sv.block)-sv.used < n {
+		sv.block, sv.used = make([]int64, n*(len(sv.g.nodes)+2)), 0
+	}
+	s := sv.block[sv.used : sv.used+n : sv.used+n]
+	sv.used += n
+	return s
+}
+
+// node returns the entry of the graph's node i, creating it empty.
+func (sv *seenVersions) node(i int) []int64 {
+	if sv.nodes == nil {
+		sv.nodes = make([][]int64, len(sv.g.nodes))
+	}
+	if sv.nodes[i] == nil {
+		sv.nodes[i] = sv.alloc()
+	}
+	return sv.nodes[i]
+}
+
+// get returns name's entry; nil when it has none.
+func (sv *seenVersions) get(name string) []int64 {
+	if i, ok := sv.g.nodeIdx[name]; ok {
+		return sv.peek(i)
+	}
+	for _, o := range sv.other {
+		if o.name == name {
+			return o.s
 		}
-		s, st.seenBlock = st.seenBlock[:n:n], st.seenBlock[n:]
-		st.seen[name] = s
+	}
+	return nil
+}
+
+// set makes s name's entry.
+func (sv *seenVersions) set(name string, s []int64) {
+	if i, ok := sv.g.nodeIdx[name]; ok {
+		if sv.nodes == nil {
+			sv.nodes = make([][]int64, len(sv.g.nodes))
+		}
+		sv.nodes[i] = s
+		return
+	}
+	for k := range sv.other {
+		if sv.other[k].name == name {
+			sv.other[k].s = s
+			return
+		}
+	}
+	sv.other = append(sv.other, namedSeen{name, s})
+}
+
+// ensure returns name's entry, creating it empty.
+func (sv *seenVersions) ensure(name string) []int64 {
+	s := sv.get(name)
+	if s == nil {
+		s = sv.alloc()
+		sv.set(name, s)
 	}
 	return s
+}
+
+// count returns how many names have an entry.
+func (sv *seenVersions) count() int {
+	n := len(sv.other)
+	for _, s := range sv.nodes {
+		if s != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// all yields each name with an entry and its entry.
+func (sv *seenVersions) all() iter.Seq2[string, []int64] {
+	return func(yield func(string, []int64) bool) {
+		for i, s := range sv.nodes {
+			if s != nil && !yield(sv.g.nodes[i].name, s) {
+				return
+			}
+		}
+		for _, o := range sv.other {
+			if !yield(o.name, o.s) {
+				return
+			}
+		}
+	}
 }
 
 // hasVersions reports whether any channel has ever been written: a thread
@@ -158,7 +273,7 @@ func planTasks(g *Graph, st *chanState, updated []int, ids stepIDs, pool *taskPo
 // triggered reports whether node n has a trigger that is available with a
 // version newer than the one n last saw.
 func triggered(st *chanState, n *node) bool {
-	seen := st.seen[n.name]
+	seen := st.seen.peek(n.idx)
 	for _, t := range n.triggers {
 		var sv int64
 		if seen != nil {
@@ -248,7 +363,7 @@ func applyWrites(g *Graph, st *chanState, tasks []*task, b *algoBufs) ([]int, er
 		if len(t.triggers) == 0 {
 			continue
 		}
-		seen := st.seenFor(t.name, len(g.nodes))
+		seen := st.seen.node(t.node.idx) // a task with triggers is a node's pull task
 		for _, c := range t.triggers {
 			seen[c] = st.ver[c]
 		}

@@ -32,7 +32,7 @@ func algoGraph(t *testing.T) *Graph {
 
 // freshState is g's channels as a run starts them.
 func freshState(g *Graph) *chanState {
-	st := &chanState{ch: make([]channel, len(g.specs)), ver: make([]int64, len(g.specs)), seen: map[string][]int64{}}
+	st := &chanState{ch: make([]channel, len(g.specs)), ver: make([]int64, len(g.specs)), seen: newSeen(g)}
 	for i, s := range g.specs {
 		st.ch[i] = s.newCh()
 	}
@@ -88,7 +88,7 @@ func TestPlanTasks(t *testing.T) {
 		{"a version the node has seen does not trigger it", func(t *testing.T, st *chanState) {
 			st.set(t, g, "branch:to:alpha", nil, v1)
 			st.set(t, g, "branch:to:mid", nil, v1)
-			st.seenFor("alpha", len(g.nodes))[g.chanIdx["branch:to:alpha"]] = v1
+			st.seen.ensure("alpha")[g.chanIdx["branch:to:alpha"]] = v1
 		}, nil, []string{"mid"}, ""},
 		{"Sends come first, in Send order", func(t *testing.T, st *chanState) {
 			st.set(t, g, "branch:to:zeta", nil, v1)
@@ -207,8 +207,8 @@ func TestApplyWritesTable(t *testing.T) {
 		}, func() []*task { return []*task{pull("zeta")} },
 			func(t *testing.T, st *chanState, _ []string) {
 				i := g.chanIdx["branch:to:zeta"]
-				if st.seen["zeta"][i] != v1 {
-					t.Errorf("zeta saw %x, want %x", st.seen["zeta"][i], v1)
+				if st.seen.get("zeta")[i] != v1 {
+					t.Errorf("zeta saw %x, want %x", st.seen.get("zeta")[i], v1)
 				}
 				if st.ch[i].available() {
 					t.Error("the step cleared zeta's ephemeral trigger")

@@ -83,7 +83,7 @@ func (rt *runtime) first(input Input) error {
 	resuming := hasState && (input == nil || isCmd)
 	switch {
 	case resuming:
-		rt.seen["__interrupt__"] = slices.Clone(rt.ver)
+		rt.seen.set("__interrupt__", slices.Clone(rt.ver))
 		rt.emitValues()
 		if rt.replay {
 			return rt.startReplay()
@@ -106,7 +106,7 @@ func (rt *runtime) first(input Input) error {
 		in := rt.pool.get() // recycled with the step's tasks
 		in.name, in.writes = "__input__", append(in.writes, cwrite{g.startCh, vals})
 		tasks = append(tasks, in)
-		rt.seen["__input__"] = rt.seenFor("__input__")
+		rt.seen.ensure("__input__")
 		if _, err := rt.apply(tasks); err != nil {
 			return err
 		}
@@ -248,12 +248,12 @@ func (s *chanSpec) checkWrite(v any) error {
 // event, as for any input), and the run goes on from there past the
 // breakpoint it stopped at.
 func (rt *runtime) commandInput(ws []cwrite) error {
-	rt.seen["__input__"] = rt.seenFor("__input__")
+	rt.seen.ensure("__input__")
 	if _, err := rt.apply([]*task{{name: "__input__", writes: ws}}); err != nil {
 		return err
 	}
 	rt.updated = nil // the tasks that were due before stay candidates
-	rt.seen["__interrupt__"] = slices.Clone(rt.ver)
+	rt.seen.set("__interrupt__", slices.Clone(rt.ver))
 	return rt.put(checkpoint.SourceInput, nil)
 }
 

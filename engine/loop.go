@@ -277,7 +277,7 @@ func (rt *runtime) shouldInterrupt(names []string, tasks []*task) bool {
 	if len(names) == 0 {
 		return false
 	}
-	seen := rt.seen["__interrupt__"]
+	seen := rt.seen.get("__interrupt__")
 	changed := false
 	for c, v := range rt.ver {
 		var s int64
@@ -298,7 +298,7 @@ func (rt *runtime) shouldInterrupt(names []string, tasks []*task) bool {
 			continue
 		}
 		if all || slices.Contains(names, t.name) {
-			rt.seen["__interrupt__"] = slices.Clone(rt.ver)
+			rt.seen.set("__interrupt__", slices.Clone(rt.ver))
 			return true
 		}
 	}
@@ -609,7 +609,7 @@ func (rt *runtime) valuesWith(tasks []*task) (vals Values, changed bool, err err
 	if !slices.ContainsFunc(tasks, func(t *task) bool { return len(t.writes) > 0 }) {
 		return rt.values(), false, nil
 	}
-	st := chanState{ch: make([]channel, len(rt.ch)), ver: slices.Clone(rt.ver), seen: map[string][]int64{}}
+	st := chanState{ch: make([]channel, len(rt.ch)), ver: slices.Clone(rt.ver), seen: newSeen(rt.g)}
 	for i, c := range rt.ch {
 		st.ch[i] = c.copy()
 	}

@@ -181,9 +181,9 @@ func (rt *runtime) put(source checkpoint.Source, tasks []string) error {
 	fromNothing := !reuse || sc.fresh || sc.versions == nil
 	switch {
 	case !reuse:
-		cp.ChannelVersions, cp.VersionsSeen = make(map[string]int64, len(rt.ver)), make(map[string]map[string]int64, len(rt.seen))
+		cp.ChannelVersions, cp.VersionsSeen = make(map[string]int64, len(rt.ver)), make(map[string]map[string]int64, rt.seen.count())
 	case sc.versions == nil:
-		sc.versions, sc.seen = make(map[string]int64, len(rt.ver)), make(map[string]map[string]int64, len(rt.seen))
+		sc.versions, sc.seen = make(map[string]int64, len(rt.ver)), make(map[string]map[string]int64, rt.seen.count())
 		fallthrough
 	default:
 		cp.ChannelVersions, cp.VersionsSeen = sc.versions, sc.seen
@@ -204,7 +204,7 @@ func (rt *runtime) put(source checkpoint.Source, tasks []string) error {
 		}
 	}
 	copy(sc.verSnap, rt.ver)
-	for node, s := range rt.seen {
+	for node, s := range rt.seen.all() {
 		m := rt.seenMap(sc, node, s, reuse)
 		if _, ok := cp.VersionsSeen[node]; !ok { // new maps start empty
 			cp.VersionsSeen[node] = m // with reuse, maps of known nodes are rebuilt in place

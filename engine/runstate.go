@@ -139,6 +139,9 @@ type stepBufs struct {
 	pool taskPool
 	algo algoBufs
 	todo []*task
+	// spareSeen is a finished run's seenVersions, emptied, kept for the
+	// next run's (see takeBufs).
+	spareSeen seenVersions
 }
 
 // reset empties the buffers for a new run, keeping their memory; tasks
@@ -155,6 +158,10 @@ func (rt *runtime) takeBufs() {
 	if b, ok := rt.g.bufs.Get().(*stepBufs); ok {
 		rt.stepBufs, rt.bufsBox = *b, b
 		*b = stepBufs{}
+		if rt.spareSeen.g != nil { // another copy of the graph (WithSaver) may have left it
+			rt.seen, rt.spareSeen = rt.spareSeen, seenVersions{}
+			rt.seen.g = rt.g
+		}
 	}
 }
 
@@ -168,6 +175,8 @@ func (rt *runtime) releaseBufs() {
 		*t = task{writes: t.writes[:0]}
 	}
 	clear(rt.todo[:cap(rt.todo)])
+	rt.seen.reset()
+	rt.spareSeen, rt.seen = rt.seen, seenVersions{}
 	clear(rt.pool.buf[:cap(rt.pool.buf)])
 	b := rt.bufsBox
 	if b == nil {
@@ -241,7 +250,7 @@ func (gr *Graph) newRuntime(ctx context.Context, cfg *runConfig, em *emitter) (*
 	newChannels(rt.ch, gr.specs, gr.triggers)
 	vers := make([]int64, 2*n) // one allocation: snapshots build many runtimes
 	rt.ver, rt.savedVer = vers[:n:n], vers[n:]
-	rt.seen = make(map[string][]int64, len(gr.nodes)+2)
+	rt.seen = newSeen(gr)
 	rt.cpRef = checkpoint.Ref{ThreadID: cfg.thread, NS: cfg.ns}
 	return rt, nil
 }
@@ -254,12 +263,12 @@ func (gr *Graph) renewRuntime(ctx context.Context, cfg *runConfig, rt *runtime) 
 	bufs := rt.stepBufs
 	bufs.reset()
 	*rt = runtime{g: gr, ctx: ctx, cfg: cfg, saver: rt.saver, em: rt.em, ns: cfg.ns,
-		chanState:   chanState{ch: rt.ch, ver: rt.ver, seen: rt.seen, seenBlock: rt.seenBlock},
+		chanState:   chanState{ch: rt.ch, ver: rt.ver, seen: rt.seen},
 		persistence: persistence{savedVer: rt.savedVer}, stepBufs: bufs}
 	newChannels(rt.ch, gr.specs, gr.triggers)
 	clear(rt.ver)
 	clear(rt.savedVer)
-	clear(rt.seen)
+	rt.seen.reset()
 	rt.cpRef = checkpoint.Ref{ThreadID: cfg.thread, NS: cfg.ns}
 	return rt
 }
@@ -321,13 +330,12 @@ func (rt *runtime) load(t *checkpoint.Tuple) error {
 		}
 	}
 	for node, m := range cp.VersionsSeen {
-		s := make([]int64, len(g.specs))
+		s := rt.seen.ensure(node)
 		for name, v := range m {
 			if i, ok := g.chanIdx[name]; ok {
 				s[i] = v
 			}
 		}
-		rt.seen[node] = s
 	}
 	copy(rt.savedVer, rt.ver)
 	rt.cpID = cp.ID
@@ -346,8 +354,6 @@ func (rt *runtime) load(t *checkpoint.Tuple) error {
 	rt.updated = nil
 	return nil
 }
-
-func (rt *runtime) seenFor(name string) []int64 { return rt.chanState.seenFor(name, len(rt.g.nodes)) }
 
 // continuesAddressedHead reports whether a run addressed to an explicit
 // checkpoint continues it as a run without one would, pending writes and

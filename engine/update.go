@@ -132,7 +132,7 @@ func (rt *runtime) updateStep(ctx context.Context, tp *checkpoint.Tuple, ups []S
 			return err
 		}
 		tasks = append(tasks, &task{name: "__input__", writes: []cwrite{{g.startCh, vals}}})
-		rt.seen["__input__"] = rt.seenFor("__input__")
+		rt.seen.ensure("__input__")
 		if _, err := rt.apply(tasks); err != nil {
 			return err
 		}
@@ -271,8 +271,8 @@ func (rt *runtime) inferAsNode() (string, error) {
 	}
 	best, bestV, tie := "", int64(0), false
 	for _, n := range g.nodes {
-		s, ok := rt.seen[n.name]
-		if !ok {
+		s := rt.seen.peek(n.idx)
+		if s == nil {
 			continue
 		}
 		var m int64
