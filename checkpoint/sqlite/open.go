@@ -39,6 +39,10 @@ type migration struct {
 // NNNN_name.sql brings the schema to version NNNN.
 var migrations = loadMigrations()
 
+// zstdSchema is the first schema whose values may be packed with zstd
+// (record.Pack); older ones hold DEFLATE only, which every build reads.
+const zstdSchema = 8
+
 // SchemaVersion is the schema version this build writes (PRAGMA user_version
 // of its files): the number of the last embedded migration.
 var SchemaVersion = migrations[len(migrations)-1].version
