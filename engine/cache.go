@@ -154,8 +154,12 @@ func (rt *runtime) serveCached(todo []*task) ([]*task, error) {
 // as values read from State are: read-only.
 type hitMemo struct {
 	mu sync.Mutex
-	m  map[string]memoEntry
+	m  map[memoKey]memoEntry
 }
+
+// memoKey is a cache entry's node and key: a pair, not one string, so a
+// hit does not build a key to look its entry up.
+type memoKey struct{ node, key string }
 
 type memoEntry struct {
 	raw []checkpoint.Write
@@ -165,7 +169,7 @@ type memoEntry struct {
 // hitMemoMax bounds a graph's memo; past it the memo starts again.
 const hitMemoMax = 4096
 
-func (m *hitMemo) get(id string, ws []checkpoint.Write) ([]cwrite, bool) {
+func (m *hitMemo) get(id memoKey, ws []checkpoint.Write) ([]cwrite, bool) {
 	if len(ws) == 0 {
 		return nil, false
 	}
@@ -178,13 +182,13 @@ func (m *hitMemo) get(id string, ws []checkpoint.Write) ([]cwrite, bool) {
 	return e.dec, true
 }
 
-func (m *hitMemo) put(id string, ws []checkpoint.Write, dec []cwrite) {
+func (m *hitMemo) put(id memoKey, ws []checkpoint.Write, dec []cwrite) {
 	if len(ws) == 0 {
 		return
 	}
 	m.mu.Lock()
 	if m.m == nil || len(m.m) >= hitMemoMax {
-		m.m = map[string]memoEntry{}
+		m.m = map[memoKey]memoEntry{}
 	}
 	m.m[id] = memoEntry{ws, dec}
 	m.mu.Unlock()
@@ -192,7 +196,7 @@ func (m *hitMemo) put(id string, ws []checkpoint.Write, dec []cwrite) {
 
 // serveHit gives t the cached writes ws and reports it.
 func (rt *runtime) serveHit(t *task, ws []checkpoint.Write) error {
-	id := t.name + "|" + t.cacheKey
+	id := memoKey{t.name, t.cacheKey}
 	if dec, ok := rt.g.memo.get(id, ws); ok {
 		t.writes = append(t.writes, dec...)
 	} else if err := rt.decodeHit(t, ws); err != nil {

@@ -54,7 +54,9 @@ func (rt *runtime) runStep(tasks []*task) (out stepOutcome, err error) {
 		}
 	case len(todo) == 0:
 	case len(todo) == 1: // on this goroutine: most steps run one task
+		rt.solo = true
 		rt.exec(rt.ctx, todo[0])
+		rt.solo = false
 		if e := todo[0].err; e != nil && !isInterrupt(e) {
 			failed = todo[0]
 		}
@@ -183,9 +185,7 @@ func (rt *runtime) execTimed(ctx context.Context, t *task) (err error) {
 // execBody runs the node body once, recovering a panic into a NodeError.
 func (rt *runtime) execBody(ctx context.Context, t *task) (err error) {
 	n := t.node
-	// A fresh context per attempt: saver drivers may still watch a previous
-	// one's Done channel after the call that used it returned.
-	tc := &taskCtx{Context: ctx, rt: rt, t: t, step: rt.step}
+	tc := rt.attemptCtx(ctx, t)
 	ctx = tc
 	defer func() {
 		if p := recover(); p != nil {
@@ -232,6 +232,27 @@ func (rt *runtime) execBody(ctx context.Context, t *task) (err error) {
 		return err
 	}
 	return rt.output(ctx, t, out)
+}
+
+// attemptCtx returns the context of one attempt of t's node. Saver
+// drivers may still watch an earlier attempt's Done channel after the call
+// that used it returned, so a context's parent is never rewritten: an
+// attempt gets a new context, except one run on the run's own context
+// (rt.solo, no time limit), which reuses the run's spare, whose parent is
+// that same context (one per attempt was a tenth of a short run's
+// allocations).
+func (rt *runtime) attemptCtx(ctx context.Context, t *task) *taskCtx {
+	if !rt.solo || t.node.timeout > 0 {
+		return &taskCtx{Context: ctx, rt: rt, t: t, step: rt.step}
+	}
+	tc := rt.soloCtx
+	if tc == nil {
+		tc = &taskCtx{Context: ctx, rt: rt}
+		rt.soloCtx = tc
+	}
+	// The rest as a new one's: the last attempt's calls have ended.
+	tc.t, tc.step, tc.counter, tc.calls, tc.callCtx, tc.callCancel = t, rt.step, 0, 0, nil, nil
+	return tc
 }
 
 // committedReader reads the state channels as of the start of the step.

@@ -41,6 +41,10 @@ type runtime struct {
 	parents map[string]string // metadata Parents of every checkpoint of the run
 	stepBufs
 	bufsBox *stepBufs // where stepBufs came from (takeBufs); nil if new
+	// solo is set while a step's only task runs, on this goroutine and the
+	// run's context; soloCtx is the context its attempts share (attemptCtx).
+	solo    bool
+	soloCtx *taskCtx
 	callState
 }
 
