@@ -26,6 +26,9 @@ type channel interface {
 	load(data []byte) error
 	// copy returns an independent channel with the same contents.
 	copy() channel
+	// reset empties the channel as its spec's newCh builds it when the
+	// spec has no default, so History can reuse it for the next snapshot.
+	reset()
 }
 
 // invalidUpdate builds the error LangGraph raises as InvalidUpdateError.
@@ -70,6 +73,7 @@ func (c *lastValue) load(data []byte) error {
 	return err
 }
 func (c *lastValue) copy() channel { d := *c; return &d }
+func (c *lastValue) reset()        { c.v, c.set = nil, false }
 
 // anyValue keeps the last value written in a step and clears when a step
 // passes without a write (LangGraph's AnyValue).
@@ -199,6 +203,7 @@ func (c *topic) load(data []byte) error {
 	return nil
 }
 func (c *topic) copy() channel { d := *c; d.vals = slices.Clone(c.vals); return &d }
+func (c *topic) reset()        { c.vals = nil }
 
 // Overwrite, written to a reducer channel, replaces the accumulated value
 // instead of being folded into it (LangGraph's Overwrite, since 1.0.2).
@@ -212,12 +217,13 @@ type reducer struct {
 	name  string
 	codec codec
 	op    func(acc, v any) (any, error)
+	zero  func() (any, bool)
 	v     any
 	set   bool
 }
 
 func newReducer(name string, c codec, zero func() (any, bool), op func(acc, v any) (any, error)) *reducer {
-	r := &reducer{name: name, codec: c, op: op}
+	r := &reducer{name: name, codec: c, op: op, zero: zero}
 	r.v, r.set = zero()
 	return r
 }
@@ -269,6 +275,7 @@ func (c *reducer) load(data []byte) error {
 	return err
 }
 func (c *reducer) copy() channel { d := *c; return &d }
+func (c *reducer) reset()        { c.v, c.set = c.zero() }
 
 // lastValueAfterFinish is the trigger of a deferred node: the value becomes
 // available only once the graph would otherwise stop (finish).
@@ -324,6 +331,7 @@ func (c *lastValueAfterFinish) load(data []byte) error {
 	return nil
 }
 func (c *lastValueAfterFinish) copy() channel { d := *c; return &d }
+func (c *lastValueAfterFinish) reset()        { c.v, c.set, c.finished = nil, false, false }
 
 // namedBarrier becomes available once every name in names has written to it
 // (the channel behind a join edge [a, b] → c).
@@ -415,6 +423,7 @@ func (c *namedBarrier) load(data []byte) error {
 	c.finished = f.Finished
 	return nil
 }
+func (c *namedBarrier) reset() { c.seen, c.finished = nil, false }
 func (c *namedBarrier) copy() channel {
 	d := *c
 	if c.seen != nil {

@@ -143,6 +143,7 @@ type stepBufs struct {
 	pool taskPool
 	algo algoBufs
 	todo []*task
+	doneBuf []bool // describeTasks' result, reused
 	// spareSeen is a finished run's seenVersions, emptied, kept for the
 	// next run's (see takeBufs).
 	spareSeen seenVersions
@@ -269,7 +270,13 @@ func (gr *Graph) renewRuntime(ctx context.Context, cfg *runConfig, rt *runtime) 
 	*rt = runtime{g: gr, ctx: ctx, cfg: cfg, saver: rt.saver, em: rt.em, ns: cfg.ns,
 		chanState:   chanState{ch: rt.ch, ver: rt.ver, seen: rt.seen},
 		persistence: persistence{savedVer: rt.savedVer}, stepBufs: bufs}
-	newChannels(rt.ch, gr.specs, gr.triggers)
+	for i, s := range gr.specs {
+		if s.dflt != nil { // its channel starts holding a new default
+			rt.ch[i] = s.newCh()
+		} else {
+			rt.ch[i].reset()
+		}
+	}
 	clear(rt.ver)
 	clear(rt.savedVer)
 	rt.seen.reset()

@@ -148,14 +148,24 @@ func (c typedCodec[T]) decode(b []byte) (any, error) {
 		}
 		return v, nil
 	}
-	var t T
-	if decodeSimpleJSON(b, &t) {
-		return t, nil
+	if v, ok := decodeSimple[T](b); ok {
+		return v, nil
 	}
+	var t T
 	if err := json.Unmarshal(b, &t); err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// decodeSimple is decodeSimpleJSON into a new T. Its T stays on the stack,
+// where the one decode gives encoding/json would have to be on the heap.
+func decodeSimple[T any](b []byte) (any, bool) {
+	var t T
+	if decodeSimpleJSON(b, &t) {
+		return t, true
+	}
+	return nil, false
 }
 
 // decodeSimpleJSON decodes b into *p for the types appendSimpleJSON writes,

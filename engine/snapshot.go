@@ -317,8 +317,8 @@ func (gr *Graph) snapshotOf(ctx context.Context, saver checkpoint.Saver, cfg *ru
 		return nil, err
 	}
 	var done []*task
-	for _, t := range tasks {
-		if doneSet[t.id] && applyPending {
+	for i, t := range tasks {
+		if doneSet[i] && applyPending {
 			done = append(done, t)
 		} else {
 			snap.Next = append(snap.Next, t.name)
@@ -367,35 +367,56 @@ func (gr *Graph) subgraphState(ctx context.Context, saver checkpoint.Saver, pare
 
 // describeTasks fills snap.Tasks with the planned tasks and what the
 // checkpoint's pending writes say of them: results, errors, interrupts
-// (also gathered in snap.Interrupts). It returns the ids of tasks that
-// have finished writes (a stored answer counts, as in LangGraph: a task
-// that got one and asked again is waiting, not next); with collect their
-// decoded writes are added to the tasks, for applying.
-func (rt *runtime) describeTasks(snap *Snapshot, tasks []*task, pending []checkpoint.PendingWrite, collect bool) (map[string]bool, error) {
+// (also gathered in snap.Interrupts). It reports, by index in tasks, those
+// that have finished writes (a stored answer counts, as in LangGraph: a
+// task that got one and asked again is waiting, not next), valid until the
+// runtime describes tasks again; with collect their decoded writes are
+// added to the tasks, for applying.
+func (rt *runtime) describeTasks(snap *Snapshot, tasks []*task, pending []checkpoint.PendingWrite, collect bool) ([]bool, error) {
 	return rt.describeTasksUpTo(snap, tasks, pending, collect, 0)
 }
 
 // describeTasksUpTo is describeTasks leaving out (see WithValueLimit) the
 // results and interrupt payloads stored larger than limit, unless they are
 // collected; a limit of 0 leaves nothing out.
-func (rt *runtime) describeTasksUpTo(snap *Snapshot, tasks []*task, pending []checkpoint.PendingWrite, collect bool, limit int) (map[string]bool, error) {
-	byID := make(map[string]int, len(tasks))
+func (rt *runtime) describeTasksUpTo(snap *Snapshot, tasks []*task, pending []checkpoint.PendingWrite, collect bool, limit int) ([]bool, error) {
+	base := len(snap.Tasks)
 	for _, t := range tasks {
 		ts := TaskState{ID: t.id, Name: t.name, Path: t.path, Input: t.arg}
 		if t.node.sub != nil {
 			ts.NS = t.ns(rt)
 		}
-		byID[t.id] = len(snap.Tasks)
 		snap.Tasks = append(snap.Tasks, ts)
 	}
-	doneSet := map[string]bool{}
-	wrote := map[string]bool{} // tasks that finished: state writes or none to make
+	// Tasks are found by id with a map only when there are many: History
+	// describes a thousand checkpoints of a task or two each.
+	var byID map[string]int
+	if len(tasks) > 8 {
+		byID = make(map[string]int, len(tasks))
+		for i, t := range tasks {
+			byID[t.id] = i
+		}
+	}
+	find := func(id string) (int, bool) {
+		if byID != nil {
+			i, ok := byID[id]
+			return i, ok
+		}
+		for i, t := range tasks {
+			if t.id == id {
+				return i, true
+			}
+		}
+		return 0, false
+	}
+	doneSet := append(rt.doneBuf[:0], make([]bool, len(tasks))...)
+	rt.doneBuf = doneSet
 	for _, pw := range pending {
-		i, ok := byID[pw.TaskID]
+		i, ok := find(pw.TaskID)
 		if !ok {
 			continue
 		}
-		ts := &snap.Tasks[i]
+		ts := &snap.Tasks[base+i]
 		switch pw.Channel {
 		case checkpoint.Error:
 			e, err := decodeTaskError(pw.Value)
@@ -423,9 +444,10 @@ func (rt *runtime) describeTasksUpTo(snap *Snapshot, tasks []*task, pending []ch
 			}
 		case checkpoint.Scheduled:
 		case checkpoint.Resume:
-			doneSet[pw.TaskID] = true
+			doneSet[i] = true
 		case checkpoint.NoWrites:
-			doneSet[pw.TaskID], wrote[pw.TaskID] = true, true
+			// Finished: it wrote, or had nothing to write.
+			doneSet[i], ts.Finished = true, true
 		default:
 			if limit > 0 && !collect && len(pw.Value) > limit {
 				// Finished all the same; what it wrote is left out.
@@ -433,7 +455,7 @@ func (rt *runtime) describeTasksUpTo(snap *Snapshot, tasks []*task, pending []ch
 				if !ok {
 					return nil, fmt.Errorf("checkpoint %s: pending write of task %s to channel %q, which graph %q does not declare", rt.cpID, pw.TaskID, pw.Channel, rt.g.name)
 				}
-				doneSet[pw.TaskID], wrote[pw.TaskID] = true, true
+				doneSet[i], ts.Finished = true, true
 				if ch < rt.g.nState {
 					ts.Result = append(ts.Result, Write{pw.Channel, Omitted{len(pw.Value)}})
 				}
@@ -443,7 +465,7 @@ func (rt *runtime) describeTasksUpTo(snap *Snapshot, tasks []*task, pending []ch
 			if err != nil {
 				return nil, err
 			}
-			doneSet[pw.TaskID], wrote[pw.TaskID] = true, true
+			doneSet[i], ts.Finished = true, true
 			if w.ch < rt.g.nState {
 				ts.Result = append(ts.Result, Write{pw.Channel, w.v})
 			}
@@ -451,9 +473,6 @@ func (rt *runtime) describeTasksUpTo(snap *Snapshot, tasks []*task, pending []ch
 				tasks[i].writes = append(tasks[i].writes, w)
 			}
 		}
-	}
-	for i := range snap.Tasks {
-		snap.Tasks[i].Finished = wrote[snap.Tasks[i].ID]
 	}
 	return doneSet, nil
 }
