@@ -140,9 +140,9 @@ func (p *persistence) deferWrite(put func() error) {
 // stepBufs are buffers a runtime reuses from step to step (and History from
 // snapshot to snapshot, see renewRuntime).
 type stepBufs struct {
-	pool taskPool
-	algo algoBufs
-	todo []*task
+	pool    taskPool
+	algo    algoBufs
+	todo    []*task
 	doneBuf []bool // describeTasks' result, reused
 	// spareSeen is a finished run's seenVersions, emptied, kept for the
 	// next run's (see takeBufs).
