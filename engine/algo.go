@@ -7,12 +7,13 @@ package engine
 // tested alone; the loop around them (loop.go) only sequences them.
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"iter"
 	"math/rand/v2"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/weftstudio/weft/checkpoint"
 )
@@ -264,7 +265,7 @@ func planTasks(g *Graph, st *chanState, updated []int, ids stepIDs, pool *taskPo
 	}
 	if ids.needed {
 		for _, t := range tasks {
-			t.id = taskID(g, ids, t)
+			t.id = taskID(ids, t)
 		}
 	}
 	return tasks, nil
@@ -288,18 +289,32 @@ func triggered(st *chanState, n *node) bool {
 
 // taskID derives a task's id from the step it belongs to and its path (and
 // a pull task's triggers), as LangGraph does with xxh3; see the package
-// documentation.
-func taskID(g *Graph, ids stepIDs, t *task) string {
-	trig := ""
+// documentation. It is hashID's digest of the same parts, formatted as a
+// UUID, built in one buffer: History derives an id for every task of every
+// checkpoint.
+func taskID(ids stepIDs, t *task) string {
+	var buf [256]byte // most ids hash less; longer input just allocates
+	b := append(buf[:0], ids.cpID...)
+	b = append(b, 0)
+	b = append(b, ids.ns...)
+	b = append(b, 0)
+	b = strconv.AppendInt(b, int64(ids.step), 10)
+	b = append(b, 0)
+	b = append(b, t.path...)
+	b = append(b, 0)
 	if !t.push {
-		names := make([]string, len(t.triggers))
-		for i, c := range t.triggers {
-			names[i] = g.specs[c].name
-		}
-		trig = strings.Join(names, ",")
+		b = append(b, t.node.trigNames...) // t.triggers are its node's
 	}
-	id := hashID(ids.cpID, ids.ns, strconv.Itoa(ids.step), t.path, trig)
-	return id[0:8] + "-" + id[8:12] + "-" + id[12:16] + "-" + id[16:20] + "-" + id[20:32]
+	b = append(b, 0)
+	sum := sha256.Sum256(b)
+	var out [36]byte
+	hex.Encode(out[0:8], sum[0:4])
+	hex.Encode(out[9:13], sum[4:6])
+	hex.Encode(out[14:18], sum[6:8])
+	hex.Encode(out[19:23], sum[8:10])
+	hex.Encode(out[24:36], sum[10:16])
+	out[8], out[13], out[18], out[23] = '-', '-', '-', '-'
+	return string(out[:])
 }
 
 // applyOrder returns tasks in the order their writes apply (LangGraph sorts

@@ -207,9 +207,12 @@ func (g *StateGraph) Compile(opts ...CompileOption) (*Graph, error) {
 	out.trigToNodes = make([][]int, len(out.specs))
 	for _, n := range out.nodes {
 		slices.Sort(n.triggers)
-		for _, t := range n.triggers {
+		names := make([]string, len(n.triggers))
+		for i, t := range n.triggers {
 			out.trigToNodes[t] = append(out.trigToNodes[t], n.idx)
+			names[i] = out.specs[t].name
 		}
+		n.trigNames = strings.Join(names, ",")
 	}
 	if i, ok := out.nodeIdx[START]; ok {
 		out.declared = append(out.declared, i)

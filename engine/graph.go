@@ -62,6 +62,9 @@ type node struct {
 	timeout  time.Duration
 	onInput  bool  // triggered by the input itself (OnInput)
 	triggers []int // channel indexes, sorted
+	// trigNames joins the triggers' names with commas, as its pull
+	// tasks' ids hash them.
+	trigNames string
 	edges    []int // branch:to:Y channels written after the node
 	joins    []int // join channels the node arrives at
 	branches []*branchDef
