@@ -65,9 +65,9 @@ type node struct {
 	// trigNames joins the triggers' names with commas, as its pull
 	// tasks' ids hash them.
 	trigNames string
-	edges    []int // branch:to:Y channels written after the node
-	joins    []int // join channels the node arrives at
-	branches []*branchDef
+	edges     []int // branch:to:Y channels written after the node
+	joins     []int // join channels the node arrives at
+	branches  []*branchDef
 }
 
 // Name returns the graph's name.
