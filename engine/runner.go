@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -196,18 +197,24 @@ func (rt *runtime) execBody(ctx context.Context, t *task) (err error) {
 	var out Output
 	switch {
 	case n.start:
+		// The input's values in key order are the START node's update,
+		// built in a reused buffer and written to the task directly (the
+		// edges follow, out staying nil): an Update returned as an Output
+		// cost two allocations per run.
 		v, _ := rt.ch[rt.g.startCh].get()
 		vals, _ := v.(Values)
-		keys := make([]string, 0, len(vals))
-		for k := range vals {
-			keys = append(keys, k)
+		up := rt.startUp[:0]
+		for k, x := range vals {
+			up = append(up, Write{k, x})
 		}
-		slices.Sort(keys)
-		up := make(Update, 0, len(keys))
-		for _, k := range keys {
-			up = append(up, Write{k, vals[k]})
+		slices.SortFunc(up, func(a, b Write) int { return strings.Compare(a.Channel, b.Channel) })
+		ws, werr := rt.appendStateWrites(t.writes, t.name, up)
+		clear(up) // holds no value past this run
+		rt.startUp = up[:0]
+		if werr != nil {
+			return werr
 		}
-		out = up
+		t.writes = ws
 	case n.sub != nil:
 		out, err = rt.execSubgraph(ctx, t)
 	default:

@@ -144,6 +144,7 @@ type stepBufs struct {
 	algo    algoBufs
 	todo    []*task
 	doneBuf []bool // describeTasks' result, reused
+	startUp Update // the START node's update, built here (execBody)
 	// spareSeen is a finished run's seenVersions, emptied, kept for the
 	// next run's (see takeBufs).
 	spareSeen seenVersions
