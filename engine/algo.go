@@ -217,6 +217,8 @@ type algoBufs struct {
 }
 
 func (b *algoBufs) reset() {
+	clear(b.writes[:cap(b.writes)])
+	clear(b.vals[:cap(b.vals)])
 	b.cands, b.writes, b.vals, b.order = b.cands[:0], b.writes[:0], b.vals[:0], b.order[:0]
 	b.upd, b.flip = [2][]int{b.upd[0][:0], b.upd[1][:0]}, 0
 	clear(b.mask)
@@ -361,8 +363,10 @@ func byPath(a, b *task) int {
 // channels bumped by one call get one new version. The returned slice is
 // valid until the call after next.
 func applyWrites(g *Graph, st *chanState, tasks []*task, b *algoBufs) ([]int, error) {
-	b.order = applyOrder(tasks, b.order)
-	tasks = b.order
+	if len(tasks) > 1 { // one task is in order as it is
+		b.order = applyOrder(tasks, b.order)
+		tasks = b.order
+	}
 	bump := false
 	for _, t := range tasks {
 		if len(t.triggers) > 0 || t.bump || t.push {
@@ -439,9 +443,9 @@ func applyWrites(g *Graph, st *chanState, tasks []*task, b *algoBufs) ([]int, er
 			}
 		}
 	}
-	// Kept for the next step, emptied so they hold no value of this one.
-	clear(ws)
-	clear(vals)
+	// Kept for the next step. The values they still hold go when the
+	// buffers are reset at the run's end: clearing them every step cost a
+	// write barrier per slot whenever the GC was marking.
 	b.writes, b.vals = ws[:0], vals[:0]
 	if err != nil {
 		return nil, err
