@@ -120,7 +120,6 @@ func (gr *Graph) execute(ctx context.Context, input Input, cfg *runConfig, em *e
 	if err != nil {
 		return nil, err
 	}
-	rt.takeBufs()
 	defer rt.releaseBufs()
 	rt.step = -1
 	if rt.saver != nil {

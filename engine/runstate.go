@@ -39,8 +39,9 @@ type runtime struct {
 
 	extra   map[string]any    // metadata Extra of every checkpoint of the run
 	parents map[string]string // metadata Parents of every checkpoint of the run
-	stepBufs
-	bufsBox *stepBufs // where stepBufs came from (takeBufs); nil if new
+	// *stepBufs, not the buffers themselves: a pointer passes to and from
+	// the graph's pool without copying them.
+	*stepBufs
 	// solo is set while a step's only task runs, on this goroutine and the
 	// run's context; soloCtx is the context its attempts share (attemptCtx).
 	solo    bool
@@ -158,16 +159,17 @@ func (b *stepBufs) reset() {
 	b.algo.reset()
 }
 
-// takeBufs gives the run the step buffers a finished run of the graph
-// left in its pool, if any; box is what releaseBufs puts them back in.
+// takeBufs gives the run step buffers: those a finished run of the graph
+// left in its pool (releaseBufs), or new ones.
 func (rt *runtime) takeBufs() {
-	if b, ok := rt.g.bufs.Get().(*stepBufs); ok {
-		rt.stepBufs, rt.bufsBox = *b, b
-		*b = stepBufs{}
-		if rt.spareSeen.g != nil { // another copy of the graph (WithSaver) may have left it
-			rt.seen, rt.spareSeen = rt.spareSeen, seenVersions{}
-			rt.seen.g = rt.g
-		}
+	b, _ := rt.g.bufs.Get().(*stepBufs)
+	if b == nil {
+		b = new(stepBufs)
+	}
+	rt.stepBufs = b
+	if b.spareSeen.g != nil { // another copy of the graph (WithSaver) may have left it
+		rt.seen, b.spareSeen = b.spareSeen, seenVersions{}
+		rt.seen.g = rt.g
 	}
 }
 
@@ -175,20 +177,17 @@ func (rt *runtime) takeBufs() {
 // over: nothing reads its tasks any more. The tasks drop what they held,
 // so a pooled buffer keeps no value of the run alive.
 func (rt *runtime) releaseBufs() {
-	rt.stepBufs.reset()
-	for _, t := range rt.pool.free {
+	b := rt.stepBufs
+	b.reset()
+	for _, t := range b.pool.free {
 		clear(t.writes)
 		*t = task{writes: t.writes[:0]}
 	}
-	clear(rt.todo[:cap(rt.todo)])
+	clear(b.todo[:cap(b.todo)])
+	clear(b.pool.buf[:cap(b.pool.buf)])
 	rt.seen.reset()
-	rt.spareSeen, rt.seen = rt.seen, seenVersions{}
-	clear(rt.pool.buf[:cap(rt.pool.buf)])
-	b := rt.bufsBox
-	if b == nil {
-		b = new(stepBufs)
-	}
-	*b, rt.stepBufs, rt.bufsBox = rt.stepBufs, stepBufs{}, nil
+	b.spareSeen, rt.seen = rt.seen, seenVersions{}
+	rt.stepBufs = nil
 	rt.g.bufs.Put(b)
 }
 
@@ -257,6 +256,7 @@ func (gr *Graph) newRuntime(ctx context.Context, cfg *runConfig, em *emitter) (*
 	vers := make([]int64, 2*n) // one allocation: snapshots build many runtimes
 	rt.ver, rt.savedVer = vers[:n:n], vers[n:]
 	rt.seen = newSeen(gr)
+	rt.takeBufs()
 	rt.cpRef = checkpoint.Ref{ThreadID: cfg.thread, NS: cfg.ns}
 	return rt, nil
 }

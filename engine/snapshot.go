@@ -240,6 +240,11 @@ func (gr *Graph) HistorySeq(ctx context.Context, sel checkpoint.ListOptions, opt
 			}
 		}()
 		var rt *runtime // one runtime serves every snapshot in turn
+		defer func() {
+			if rt != nil {
+				rt.releaseBufs()
+			}
+		}()
 		for b := range items {
 			for _, it := range b {
 				if it.err != nil {
@@ -276,6 +281,8 @@ func (gr *Graph) snapshotOf(ctx context.Context, saver checkpoint.Saver, cfg *ru
 	}
 	if reuse != nil {
 		*reuse = rt
+	} else {
+		defer rt.releaseBufs()
 	}
 	loaded, left := gr.leaveOut(tp, cfg.valueLimit)
 	if err := rt.load(loaded); err != nil {
