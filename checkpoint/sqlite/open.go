@@ -167,6 +167,12 @@ func Open(path string, opts ...Option) (*Saver, error) {
 		}
 		return nil, err
 	}
+	if s.w != nil && s.readOnly == nil {
+		if s.wal, err = startWAL(path); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("open checkpoint store %s: %w", path, err)
+		}
+	}
 	// The file exists now (the schema is written); remember which it is.
 	if s.ident, err = os.Stat(path); err != nil {
 		s.Close()
@@ -246,7 +252,8 @@ const (
 	// writerParams are the brief's pragmas: every pooled connection gets them.
 	// trusted_schema(0): functions with side effects cannot be called from
 	// the schema (Open also refuses triggers and views outright).
-	writerParams   = "_pragma=busy_timeout(10000)&_pragma=trusted_schema(0)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+	// wal_autocheckpoint: see walCheckpointer.
+	writerParams   = "_pragma=busy_timeout(10000)&_pragma=trusted_schema(0)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=wal_autocheckpoint(4000)&_pragma=foreign_keys(1)&_txlock=immediate"
 	readerParams   = "_pragma=busy_timeout(10000)&_pragma=trusted_schema(0)&_pragma=foreign_keys(1)&_pragma=query_only(1)&_txlock=deferred"
 	readOnlyParams = "mode=ro&" + readerParams
 	// immutableParams read a file nothing can change (a read-only file system).

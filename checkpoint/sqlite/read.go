@@ -323,7 +323,13 @@ func (s *Saver) inTx(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn fu
 	if err := fn(context.WithoutCancel(ctx), tx); err != nil {
 		return s.mapErr(err)
 	}
-	return s.mapErr(tx.Commit())
+	if err := tx.Commit(); err != nil {
+		return s.mapErr(err)
+	}
+	if db == s.w {
+		s.wal.committed()
+	}
+	return nil
 }
 
 // narrowNS returns opts with NS set when opts names a thread but no namespace

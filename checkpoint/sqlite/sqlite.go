@@ -123,6 +123,9 @@ type Saver struct {
 	stmtOnce sync.Once
 	stmtErr  error
 	stmts    writeStmts
+	// wal checkpoints the write-ahead log off the writer; nil when the
+	// store is read-only.
+	wal *walCheckpointer
 
 	readStmts struct {
 		sync.Mutex
@@ -207,7 +210,7 @@ func (s *Saver) ReadOnlyReason() error { return s.readOnly }
 
 // Close closes the store's connections. Calls after Close fail.
 func (s *Saver) Close() error {
-	errs := []error{s.closeSnap()}
+	errs := []error{s.closeSnap(), s.wal.close()}
 	s.readStmts.Lock()
 	s.readStmts.closed = true
 	s.readStmts.Unlock()
