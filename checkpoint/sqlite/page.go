@@ -285,10 +285,10 @@ func (s *Saver) assemble(p *page, in interner) error {
 // unpack decompresses a stored value. It accepts every value up to
 // checkpoint.MaxValueSize, the limit writers keep, however well it
 // compressed: a ratio of inflated to stored size would refuse honest
-// repetitive text (DEFLATE packs a run of one byte about 1000×). A value
-// inflating past the limit is refused after decompressing at most
-// MaxValueSize+1 bytes, so a crafted one takes no more memory than an
-// honest one may.
+// repetitive text (a run of one byte packs about 1000×). A value over the
+// limit is refused before decoding (zstd: the size its frame states) or
+// after decompressing at most MaxValueSize+1 bytes (DEFLATE, schema 7 and
+// older), so a crafted one takes no more memory than an honest one may.
 func unpack(b []byte) ([]byte, error) {
 	out, err := record.Unpack(b, checkpoint.MaxValueSize)
 	if errors.Is(err, record.ErrTooLarge) {

@@ -360,9 +360,9 @@ func (s *Saver) prepareWrites(ref checkpoint.Ref, writes []checkpoint.Write, tas
 }
 
 // parallelPackMin is how many bytes of values a Put or a batch must hold
-// before they are compressed on two goroutines instead of one: DEFLATE is
-// most of the cost of writing wide values, and a background writer's caller
-// is usually waiting for it.
+// before they are compressed on two goroutines instead of one: compression
+// is much of the cost of writing wide values, and a background writer's
+// caller is usually waiting for it.
 const parallelPackMin = 16 << 10
 
 // inHalves calls do(i) for every i < n, splitting the work between this
