@@ -14,10 +14,31 @@ import (
 	"github.com/weftstudio/weft/checkpoint/sqlite"
 )
 
+// putNotes puts n checkpoints on thread, each with a new value of channel
+// notes holding size random bytes in base64 (which does not compress),
+// after the ones a previous call put (from, the first version), and returns
+// the last checkpoint's ref.
+func putNotes(t *testing.T, s *sqlite.Saver, parent checkpoint.Ref, from, n, size int) checkpoint.Ref {
+	t.Helper()
+	raw := make([]byte, size)
+	for i := from; i < from+n; i++ {
+		rand.Read(raw)
+		v, _ := json.Marshal(base64.StdEncoding.EncodeToString(raw))
+		cp := checkpoint.Checkpoint{V: 4, ID: fmt.Sprintf("1ef00000-0000-6000-8000-%012d", i), TS: time.Now(),
+			ChannelValues: map[string][]byte{"notes": v}, ChannelVersions: map[string]int64{"notes": int64(i)}}
+		ref, err := s.Put(t.Context(), parent, cp, checkpoint.Metadata{Source: checkpoint.SourceUpdate, Step: i}, map[string]int64{"notes": int64(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		parent = ref
+	}
+	return parent
+}
+
 // The write-ahead log is folded into the database file in the background
 // soon after writes, long before the writer's own checkpoint at 4,000
-// pages would run: 60 puts of 16 KB (fewer pages than SQLite's default 1,000) reach the file
-// while the store is open.
+// pages would run: 60 puts of 16 KB (fewer pages than SQLite's default
+// 1,000) reach the file while the store is open.
 func TestWALFoldedInTheBackground(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wal.db")
 	s, err := sqlite.Open(path)
@@ -33,19 +54,7 @@ func TestWALFoldedInTheBackground(t *testing.T) {
 		return fi.Size()
 	}
 	before := size()
-	parent := checkpoint.Ref{ThreadID: "wal"}
-	raw := make([]byte, 12<<10)
-	for i := range 60 {
-		rand.Read(raw)
-		v, _ := json.Marshal(base64.StdEncoding.EncodeToString(raw)) // 16 KB that does not compress
-		cp := checkpoint.Checkpoint{V: 4, ID: fmt.Sprintf("1ef00000-0000-6000-8000-%012d", i+1), TS: time.Now(),
-			ChannelValues: map[string][]byte{"notes": v}, ChannelVersions: map[string]int64{"notes": int64(i + 1)}}
-		ref, err := s.Put(t.Context(), parent, cp, checkpoint.Metadata{Source: checkpoint.SourceUpdate, Step: i}, map[string]int64{"notes": int64(i + 1)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		parent = ref
-	}
+	putNotes(t, s, checkpoint.Ref{ThreadID: "wal"}, 1, 60, 12<<10) // 16 KB each
 	deadline := time.Now().Add(10 * time.Second)
 	for size() < before+512<<10 {
 		if time.Now().After(deadline) {
@@ -67,18 +76,9 @@ func TestWALBoundedUnderSteadyWrites(t *testing.T) {
 	}
 	defer s.Close()
 	parent := checkpoint.Ref{ThreadID: "wal"}
-	raw := make([]byte, 12<<10)
 	var most int64
 	for i := range 5000 {
-		rand.Read(raw)
-		v, _ := json.Marshal(base64.StdEncoding.EncodeToString(raw))
-		cp := checkpoint.Checkpoint{V: 4, ID: fmt.Sprintf("1ef00000-0000-6000-8000-%012d", i+1), TS: time.Now(),
-			ChannelValues: map[string][]byte{"notes": v}, ChannelVersions: map[string]int64{"notes": int64(i + 1)}}
-		ref, err := s.Put(t.Context(), parent, cp, checkpoint.Metadata{Source: checkpoint.SourceUpdate, Step: i}, map[string]int64{"notes": int64(i + 1)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		parent = ref
+		parent = putNotes(t, s, parent, i+1, 1, 12<<10)
 		if fi, err := os.Stat(path + "-wal"); err == nil {
 			most = max(most, fi.Size())
 		}
@@ -99,20 +99,8 @@ func TestVacuumBesideBackgroundCheckpoints(t *testing.T) {
 	}
 	defer s.Close()
 	parent := checkpoint.Ref{ThreadID: "vac"}
-	raw := make([]byte, 3<<10)
 	for i := range 40 {
-		for j := range 10 {
-			rand.Read(raw)
-			v, _ := json.Marshal(base64.StdEncoding.EncodeToString(raw))
-			n := i*10 + j + 1
-			cp := checkpoint.Checkpoint{V: 4, ID: fmt.Sprintf("1ef00000-0000-6000-8000-%012d", n), TS: time.Now(),
-				ChannelValues: map[string][]byte{"notes": v}, ChannelVersions: map[string]int64{"notes": int64(n)}}
-			ref, err := s.Put(t.Context(), parent, cp, checkpoint.Metadata{Source: checkpoint.SourceUpdate, Step: n}, map[string]int64{"notes": int64(n)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			parent = ref
-		}
+		parent = putNotes(t, s, parent, i*10+1, 10, 3<<10)
 		// Due 20 ms after the last commit: vacuum at about that moment.
 		time.Sleep(time.Duration(i%8) * 3 * time.Millisecond)
 		if _, err := s.Vacuum(t.Context(), checkpoint.VacuumOptions{}); err != nil {
