@@ -18,18 +18,7 @@ import (
 func TestHistoryOfAnUpgradedStore(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "old.sqlite")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range migrations[:historySchema-1] {
-		if _, err := db.Exec(m.sql); err != nil {
-			t.Fatalf("%s: %v", m.name, err)
-		}
-		if _, err := db.Exec(fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	db := storeAtSchema(t, path, historySchema-1)
 	t1 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	emb := longterm.HashEmbedder{Dims: 64}
 	for i, k := range []string{"a", "b"} {
@@ -95,4 +84,23 @@ func TestHistoryOfAnUpgradedStore(t *testing.T) {
 	if began, err := flt.HistoryBegan(ctx); err != nil || !began.IsZero() {
 		t.Fatalf("a new store's HistoryBegan = %v, %v; want zero", began, err)
 	}
+}
+
+// storeAtSchema creates a store at path as a build knowing schema version
+// made it, and returns a plain connection to it.
+func storeAtSchema(t *testing.T, path string, version int) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range migrations[:version] {
+		if _, err := db.Exec(m.sql); err != nil {
+			t.Fatalf("%s: %v", m.name, err)
+		}
+		if _, err := db.Exec(fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
 }

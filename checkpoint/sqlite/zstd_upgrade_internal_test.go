@@ -3,8 +3,6 @@ package sqlite
 import (
 	"bytes"
 	"compress/flate"
-	"database/sql"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,18 +17,7 @@ import (
 func TestDeflateValuesReadAfterTheZstdUpgrade(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "old.sqlite")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range migrations[:zstdSchema-1] {
-		if _, err := db.Exec(m.sql); err != nil {
-			t.Fatalf("%s: %v", m.name, err)
-		}
-		if _, err := db.Exec(fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	db := storeAtSchema(t, path, zstdSchema-1)
 	old := `"` + strings.Repeat("written by schema 7 ", 100) + `"`
 	var packed bytes.Buffer
 	packed.WriteByte(0x01)
