@@ -108,8 +108,14 @@ func TestCacheHitAllocations(t *testing.T) {
 	}
 	plain := allocs(cachedChain10(t, nil, false))
 	hit := allocs(cachedChain10(t, nodecache.NewMemory(), false))
-	if hit > plain+20 {
-		t.Errorf("ten cache hits allocate %.0f objects per run against %.0f running the nodes: more than two per hit", hit, plain)
+	// Two per hit; under the race detector, which drops pooled buffers at
+	// random and allocates for itself, the difference measured 9-17: three.
+	limit := 20.0
+	if raceOn {
+		limit = 30
+	}
+	if hit > plain+limit {
+		t.Errorf("ten cache hits allocate %.0f objects per run against %.0f running the nodes: more than %.0f per hit", hit, plain, limit/10)
 	}
 }
 
