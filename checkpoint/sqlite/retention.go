@@ -297,9 +297,17 @@ func (s *Saver) Vacuum(ctx context.Context, opts checkpoint.VacuumOptions) (chec
 			// it waits for readers of older pages (busy timeout).
 			tell("checkpointing the log", total)
 			var busy, logged, moved int
-			err = s.wal.exclusive(func() error {
-				return conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logged, &moved)
-			})
+			// Another process's background checkpoint refuses this one
+			// (busy) while it runs; it is short, so try again for a while.
+			for deadline := time.Now().Add(2 * time.Second); ; {
+				err = s.wal.exclusive(func() error {
+					return conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logged, &moved)
+				})
+				if err != nil || busy == 0 || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
 			if err == nil && busy != 0 {
 				err = fmt.Errorf("the log could not be emptied: another connection is reading (%d of %d pages moved); the space is given back once it is", moved, logged)
 			}

@@ -108,3 +108,27 @@ func TestVacuumBesideBackgroundCheckpoints(t *testing.T) {
 		}
 	}
 }
+
+// A vacuum beside another store's background checkpoints (here a second
+// Saver on the file, as another process would be) waits its turn too.
+func TestVacuumBesideAnotherProcessCheckpoints(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "vac2.db")
+	a, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	parent := checkpoint.Ref{ThreadID: "vac2"}
+	for i := range 30 {
+		parent = putNotes(t, a, parent, i*10+1, 10, 3<<10)
+		time.Sleep(time.Duration(i%8) * 3 * time.Millisecond)
+		if _, err := b.Vacuum(t.Context(), checkpoint.VacuumOptions{}); err != nil {
+			t.Fatalf("vacuum %d: %v", i, err)
+		}
+	}
+}
