@@ -46,16 +46,11 @@ func Open(spec string, defaults ...model.Option) (*model.Model, error) {
 		}
 		return openai.New(openai.WithBaseURL(ollamaURL()), openai.WithModel(name), openai.WithCallOptions(defaults...)), nil
 	case "http", "https":
-		u, err := url.Parse(spec)
-		if err != nil || u.Host == "" {
-			return nil, fmt.Errorf("model %q: not a URL", spec)
+		base, name, err := urlSpec("model", spec, "qwen2.5")
+		if err != nil {
+			return nil, err
 		}
-		name := u.Fragment
-		u.Fragment = ""
-		if name == "" {
-			return nil, fmt.Errorf("model %q: name the model after '#', as in http://localhost:8000/v1#qwen2.5", spec)
-		}
-		return openai.New(openai.WithBaseURL(u.String()), openai.WithModel(name), openai.WithCallOptions(defaults...)), nil
+		return openai.New(openai.WithBaseURL(base), openai.WithModel(name), openai.WithCallOptions(defaults...)), nil
 	}
 	return nil, fmt.Errorf("model %q: want openai:NAME, anthropic:NAME, ollama:NAME or an OpenAI-compatible URL with #NAME", spec)
 }
@@ -111,16 +106,11 @@ func OpenEmbedder(spec string) (longterm.Embedder, error) {
 	case "anthropic":
 		return nil, fmt.Errorf("embeddings %q: Anthropic has no embeddings API; name an OpenAI, Ollama or OpenAI-compatible model", spec)
 	case "http", "https":
-		u, err := url.Parse(spec)
-		if err != nil || u.Host == "" {
-			return nil, fmt.Errorf("embeddings %q: not a URL", spec)
+		base, name, err := urlSpec("embeddings", spec, "bge-m3")
+		if err != nil {
+			return nil, err
 		}
-		name := u.Fragment
-		u.Fragment = ""
-		if name == "" {
-			return nil, fmt.Errorf("embeddings %q: name the model after '#', as in http://localhost:8000/v1#bge-m3", spec)
-		}
-		return openai.NewEmbedder(name, []openai.Option{openai.WithBaseURL(u.String())}), nil
+		return openai.NewEmbedder(name, []openai.Option{openai.WithBaseURL(base)}), nil
 	}
 	return nil, fmt.Errorf("embeddings %q: want openai:NAME, ollama:NAME or an OpenAI-compatible URL with #NAME", spec)
 }
@@ -137,4 +127,19 @@ func EmbedderFromEnv() (longterm.Embedder, error) {
 		return nil, fmt.Errorf("%s: %w", EmbeddingsVar, err)
 	}
 	return e, nil
+}
+
+// urlSpec splits an OpenAI-compatible server's spec, a URL with the model
+// after '#', into the base URL and the model's name; what ("model",
+// "embeddings") and example (a model name) word its errors.
+func urlSpec(what, spec, example string) (base, name string, err error) {
+	u, err := url.Parse(spec)
+	if err != nil || u.Host == "" {
+		return "", "", fmt.Errorf("%s %q: not a URL", what, spec)
+	}
+	name, u.Fragment = u.Fragment, ""
+	if name == "" {
+		return "", "", fmt.Errorf("%s %q: name the model after '#', as in http://localhost:8000/v1#%s", what, spec, example)
+	}
+	return u.String(), name, nil
 }
