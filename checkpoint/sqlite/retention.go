@@ -297,12 +297,11 @@ func (s *Saver) Vacuum(ctx context.Context, opts checkpoint.VacuumOptions) (chec
 			// it waits for readers of older pages (busy timeout).
 			tell("checkpointing the log", total)
 			var busy, logged, moved int
-			// Another process's background checkpoint refuses this one
-			// (busy) while it runs; it is short, so try again for a while.
+			// A background checkpoint, this process's or another's
+			// (walCheckpointer), refuses this one (busy) while it runs; it
+			// is short, so try again for a while.
 			for deadline := time.Now().Add(2 * time.Second); ; {
-				err = s.wal.exclusive(func() error {
-					return conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logged, &moved)
-				})
+				err = conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logged, &moved)
 				if err != nil || busy == 0 || time.Now().After(deadline) {
 					break
 				}

@@ -17,7 +17,9 @@ import (
 // checkpoint cannot fold in pages appended while it runs, and the log
 // starts over only once everything in it was folded in; under writes that
 // never pause, the writer's own checkpoint at 4,000 pages (writerParams'
-// wal_autocheckpoint, four times SQLite's default) bounds the log.
+// wal_autocheckpoint, four times SQLite's default) bounds the log. SQLite
+// refuses a checkpoint while another runs (busy), so Vacuum, whose
+// checkpoint must empty the log, tries again while one of these runs.
 const (
 	// walDelay gathers the commits of a burst into one checkpoint.
 	walDelay = 20 * time.Millisecond
@@ -35,22 +37,8 @@ type walCheckpointer struct {
 	stop chan struct{}
 	done chan struct{}
 	once sync.Once
-	// running is held while a checkpoint runs here or in exclusive: SQLite
-	// refuses a second checkpointer, and Vacuum's must not be refused.
-	running sync.Mutex
-	mu      sync.Mutex
-	err     error // the first failure; Close reports it
-}
-
-// exclusive runs fn (an explicit checkpoint of the store) while no
-// background checkpoint runs. A nil checkpointer just runs fn.
-func (c *walCheckpointer) exclusive(fn func() error) error {
-	if c == nil {
-		return fn()
-	}
-	c.running.Lock()
-	defer c.running.Unlock()
-	return fn()
+	mu   sync.Mutex
+	err  error // the first failure; Close reports it
 }
 
 // startWAL starts the checkpointer of the store at path.
@@ -95,10 +83,7 @@ func (c *walCheckpointer) run() {
 		case <-t.C:
 		}
 		var busy, logged, moved int
-		c.running.Lock()
-		err := c.db.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logged, &moved)
-		c.running.Unlock()
-		if err != nil {
+		if err := c.db.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logged, &moved); err != nil {
 			// The writer's own checkpoints still bound the log.
 			c.mu.Lock()
 			c.err = fmt.Errorf("background WAL checkpoint: %w", err)

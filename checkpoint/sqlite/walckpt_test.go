@@ -90,45 +90,38 @@ func TestWALBoundedUnderSteadyWrites(t *testing.T) {
 }
 
 // A vacuum empties the log even when a background checkpoint is due at the
-// same moment: SQLite refuses a second checkpointer, so the two take turns.
+// same moment, this Saver's own or another's on the file (as another
+// process's would be): SQLite refuses a second checkpointer, so this
+// process's take turns and another's is waited for.
 func TestVacuumBesideBackgroundCheckpoints(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "vac.db")
-	s, err := sqlite.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	parent := checkpoint.Ref{ThreadID: "vac"}
-	for i := range 40 {
-		parent = putNotes(t, s, parent, i*10+1, 10, 3<<10)
-		// Due 20 ms after the last commit: vacuum at about that moment.
-		time.Sleep(time.Duration(i%8) * 3 * time.Millisecond)
-		if _, err := s.Vacuum(t.Context(), checkpoint.VacuumOptions{}); err != nil {
-			t.Fatalf("vacuum %d: %v", i, err)
+	for _, another := range []bool{false, true} {
+		name := "own"
+		if another {
+			name = "another process's"
 		}
-	}
-}
-
-// A vacuum beside another store's background checkpoints (here a second
-// Saver on the file, as another process would be) waits its turn too.
-func TestVacuumBesideAnotherProcessCheckpoints(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "vac2.db")
-	a, err := sqlite.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := sqlite.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	parent := checkpoint.Ref{ThreadID: "vac2"}
-	for i := range 30 {
-		parent = putNotes(t, a, parent, i*10+1, 10, 3<<10)
-		time.Sleep(time.Duration(i%8) * 3 * time.Millisecond)
-		if _, err := b.Vacuum(t.Context(), checkpoint.VacuumOptions{}); err != nil {
-			t.Fatalf("vacuum %d: %v", i, err)
-		}
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "vac.db")
+			writer, err := sqlite.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer writer.Close()
+			vacuumer := writer
+			if another {
+				if vacuumer, err = sqlite.Open(path); err != nil {
+					t.Fatal(err)
+				}
+				defer vacuumer.Close()
+			}
+			parent := checkpoint.Ref{ThreadID: "vac"}
+			for i := range 30 {
+				parent = putNotes(t, writer, parent, i*10+1, 10, 3<<10)
+				// Due 20 ms after the last commit: vacuum at about that moment.
+				time.Sleep(time.Duration(i%8) * 3 * time.Millisecond)
+				if _, err := vacuumer.Vacuum(t.Context(), checkpoint.VacuumOptions{}); err != nil {
+					t.Fatalf("vacuum %d: %v", i, err)
+				}
+			}
+		})
 	}
 }
