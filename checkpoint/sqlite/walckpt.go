@@ -37,8 +37,7 @@ type walCheckpointer struct {
 	stop chan struct{}
 	done chan struct{}
 	once sync.Once
-	mu   sync.Mutex
-	err  error // the first failure; Close reports it
+	err  error // run's failure, read once done is closed; close reports it
 }
 
 // startWAL starts the checkpointer of the store at path.
@@ -85,9 +84,7 @@ func (c *walCheckpointer) run() {
 		var busy, logged, moved int
 		if err := c.db.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logged, &moved); err != nil {
 			// The writer's own checkpoints still bound the log.
-			c.mu.Lock()
 			c.err = fmt.Errorf("background WAL checkpoint: %w", err)
-			c.mu.Unlock()
 			return
 		}
 	}
@@ -103,8 +100,6 @@ func (c *walCheckpointer) close() error {
 	c.once.Do(func() {
 		close(c.stop)
 		<-c.done
-		c.mu.Lock()
-		defer c.mu.Unlock()
 		err = errors.Join(c.err, c.db.Close())
 	})
 	return err
