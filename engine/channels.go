@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 )
 
@@ -276,6 +277,95 @@ func (c *reducer) load(data []byte) error {
 }
 func (c *reducer) copy() channel { d := *c; return &d }
 func (c *reducer) reset()        { c.v, c.set = c.zero() }
+
+// listChannel is a ListKey's channel: a reducer channel whose op is
+// Append, keeping the list in a buffer it owns with room to grow, so that a
+// write copies what it adds, not the whole list (a list that grows a little
+// every step cost a copy of itself every step). The value it hands out (v)
+// is buf capped at its length: an append writes only past the end of every
+// value handed out before, which therefore never changes, and a reader's
+// own append to a value copies it. A copy of the channel shares the buffer
+// but does not own it: its first append copies.
+type listChannel[E any] struct {
+	name  string
+	codec codec
+	zero  func() (any, bool)
+	v     any
+	set   bool
+	buf   []E  // v's elements, with room after them; nil when v is not buf's
+	owned bool // buf is this channel's to append to
+}
+
+func (c *listChannel[E]) update(vals []any) (bool, error) {
+	if len(vals) == 0 {
+		return false, nil
+	}
+	seenOverwrite, grown := false, false
+	for _, v := range vals {
+		if ow, ok := v.(Overwrite); ok {
+			if seenOverwrite {
+				return false, invalidUpdate(c.name, "At key '%s': Can receive only one Overwrite value per super-step", c.name)
+			}
+			seenOverwrite, grown = true, false
+			c.v, c.set, c.owned = ow.Value, true, false
+			continue
+		}
+		if seenOverwrite {
+			continue
+		}
+		if !c.set {
+			c.v, c.set, c.owned = v, true, false
+			continue
+		}
+		add, ok := v.([]E)
+		if !c.owned {
+			acc, ok1 := c.v.([]E)
+			if !ok || !ok1 {
+				return false, c.badWrite(v)
+			}
+			c.buf = append(make([]E, 0, max(2*(len(acc)+len(add)), 4)), acc...)
+			c.owned = true
+		} else if !ok {
+			return false, c.badWrite(v)
+		}
+		c.buf, grown = append(c.buf, add...), true
+	}
+	if grown { // boxed once per step, not once per write
+		c.v = c.buf[:len(c.buf):len(c.buf)]
+	}
+	return true, nil
+}
+
+// badWrite is the error for a write of v that is not a []E. The buffer may
+// hold this step's earlier writes past v's end by then: it is given up, so
+// the next append starts again from the value.
+func (c *listChannel[E]) badWrite(v any) error {
+	c.buf, c.owned = nil, false
+	//lint:ignore ST1005 LangGraph's own wording, as in the other channels' errors
+	return fmt.Errorf("At key '%s': reducer: reducer append got %T and %T, want %v", c.name, c.v, v, reflect.TypeFor[[]E]())
+}
+
+func (c *listChannel[E]) get() (any, bool) { return c.v, c.set }
+func (c *listChannel[E]) available() bool  { return c.set }
+func (c *listChannel[E]) consume() bool    { return false }
+func (c *listChannel[E]) finish() bool     { return false }
+func (c *listChannel[E]) save() ([]byte, bool, error) {
+	if !c.set {
+		return nil, false, nil
+	}
+	b, err := c.codec.encode(c.v)
+	return b, err == nil, err
+}
+func (c *listChannel[E]) load(data []byte) error {
+	v, err := c.codec.decode(data)
+	c.v, c.set, c.buf, c.owned = v, err == nil, nil, false
+	return err
+}
+func (c *listChannel[E]) copy() channel { d := *c; d.owned = false; return &d }
+func (c *listChannel[E]) reset() {
+	c.v, c.set = c.zero()
+	c.buf, c.owned = nil, false
+}
 
 // lastValueAfterFinish is the trigger of a deferred node: the value becomes
 // available only once the graph would otherwise stop (finish).

@@ -185,13 +185,18 @@ func Reducer[T any](name, opName string, op func(acc, v T) T) ReducerKey[T] {
 		return op(a, b), nil
 	}
 	s.mk = func(s *chanSpec) channel {
-		z := zero
-		if d := s.dflt; d != nil {
-			z = func() (any, bool) { return d(), true }
-		}
-		return newReducer(name, s.codec, z, fold)
+		return newReducer(name, s.codec, s.start(zero), fold)
 	}
 	return ReducerKey[T]{s.bind()}
+}
+
+// start returns what a channel of s starts out holding: d() when s has a
+// default d, else what zero returns.
+func (s *chanSpec) start(zero func() (any, bool)) func() (any, bool) {
+	if d := s.dflt; d != nil {
+		return func() (any, bool) { return d(), true }
+	}
+	return zero
 }
 
 func zeroFor[T any]() func() (any, bool) {
@@ -256,8 +261,17 @@ func Sum[T ~int | ~int64 | ~float64 | ~string](acc, v T) T { return acc + v }
 type ListKey[E any] struct{ ReducerKey[[]E] }
 
 // List declares a []E channel whose writes are appended in task order.
+// It is Reducer(name, "append", Append[E]), with the list kept so that a
+// write copies only what it adds (see listChannel).
 func List[E any](name string) ListKey[E] {
-	return ListKey[E]{Reducer(name, "append", Append[E])}
+	k := Reducer(name, "append", Append[E])
+	zero := zeroFor[[]E]()
+	k.s.mk = func(s *chanSpec) channel {
+		c := &listChannel[E]{name: name, codec: s.codec, zero: s.start(zero)}
+		c.reset()
+		return c
+	}
+	return ListKey[E]{k}
 }
 
 // Add appends items to the list.
