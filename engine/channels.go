@@ -285,13 +285,10 @@ func (c *reducer) reset()        { c.v, c.set = c.zero() }
 // is buf capped at its length: an append writes only past the end of every
 // value handed out before, which therefore never changes, and a reader's
 // own append to a value copies it. A copy of the channel shares the buffer
-// but does not own it: its first append copies.
+// but does not own it: its first append copies. It is the plain reducer
+// (get, save and the rest) but for update; its reducer's op is unused.
 type listChannel[E any] struct {
-	name  string
-	codec codec
-	zero  func() (any, bool)
-	v     any
-	set   bool
+	reducer
 	buf   []E  // v's elements, with room after them; nil when v is not buf's
 	owned bool // buf is this channel's to append to
 }
@@ -345,26 +342,14 @@ func (c *listChannel[E]) badWrite(v any) error {
 	return fmt.Errorf("At key '%s': reducer: reducer append got %T and %T, want %v", c.name, c.v, v, reflect.TypeFor[[]E]())
 }
 
-func (c *listChannel[E]) get() (any, bool) { return c.v, c.set }
-func (c *listChannel[E]) available() bool  { return c.set }
-func (c *listChannel[E]) consume() bool    { return false }
-func (c *listChannel[E]) finish() bool     { return false }
-func (c *listChannel[E]) save() ([]byte, bool, error) {
-	if !c.set {
-		return nil, false, nil
-	}
-	b, err := c.codec.encode(c.v)
-	return b, err == nil, err
-}
 func (c *listChannel[E]) load(data []byte) error {
-	v, err := c.codec.decode(data)
-	c.v, c.set, c.buf, c.owned = v, err == nil, nil, false
-	return err
+	c.buf, c.owned = nil, false
+	return c.reducer.load(data)
 }
 func (c *listChannel[E]) copy() channel { d := *c; d.owned = false; return &d }
 func (c *listChannel[E]) reset() {
-	c.v, c.set = c.zero()
 	c.buf, c.owned = nil, false
+	c.reducer.reset()
 }
 
 // lastValueAfterFinish is the trigger of a deferred node: the value becomes

@@ -267,9 +267,7 @@ func List[E any](name string) ListKey[E] {
 	k := Reducer(name, "append", Append[E])
 	zero := zeroFor[[]E]()
 	k.s.mk = func(s *chanSpec) channel {
-		c := &listChannel[E]{name: name, codec: s.codec, zero: s.start(zero)}
-		c.reset()
-		return c
+		return &listChannel[E]{reducer: *newReducer(name, s.codec, s.start(zero), nil)}
 	}
 	return ListKey[E]{k}
 }
