@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/weftstudio/weft/checkpoint"
 )
@@ -193,8 +194,12 @@ func EncodeMetadata(md *checkpoint.Metadata) ([]byte, error) {
 // numbers kept as encoding/json first wrote them.
 func canonical(v any) ([]byte, error) {
 	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
+	if err != nil || generic(v, 0) {
+		// encoding/json sorts the keys of every map it writes, so a value
+		// of maps, slices and scalars is canonical as written. Decoding
+		// and encoding again, for structs' field order, was most of what
+		// storing a checkpoint's metadata cost.
+		return b, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
@@ -203,6 +208,47 @@ func canonical(v any) ([]byte, error) {
 		return nil, err
 	}
 	return json.Marshal(generic)
+}
+
+// generic reports whether json.Marshal writes v in canonical form already:
+// v is nil, a bool, a number, valid UTF-8 text, or a map[string]any, []any
+// or []string of such values, at most 32 levels deep (deeper values take
+// the slow path rather than a deep recursion). Invalid UTF-8 is not: it is
+// written as \ufffd escapes, which decode to a character that is written
+// back as itself, and it can reorder keys.
+func generic(v any, depth int) bool {
+	if depth > 32 {
+		return false
+	}
+	switch x := v.(type) {
+	case nil, bool, json.Number,
+		int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64:
+		return true
+	case string:
+		return utf8.ValidString(x)
+	case []string:
+		for _, e := range x {
+			if !utf8.ValidString(e) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		for k, e := range x {
+			if !utf8.ValidString(k) || !generic(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, e := range x {
+			if !generic(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // DecodeMetadata decodes metadata stored by EncodeMetadata. Extra values come

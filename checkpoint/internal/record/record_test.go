@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"testing"
@@ -355,5 +356,84 @@ func TestFastDecodersRefuseRepeatedKeys(t *testing.T) {
 	}
 	if err := fastHeader([]byte(`{"v":1,"V":2}`), &h, nil); err != errSlow {
 		t.Errorf("header with a key in other case: %v, want errSlow", err)
+	}
+}
+
+// TestCanonicalFastPath checks that Extra values json.Marshal writes as they
+// are (maps, slices, scalars) come out exactly as the decode-and-encode
+// path writes them, including text that is not valid UTF-8 and numbers of
+// every kind.
+func TestCanonicalFastPath(t *testing.T) {
+	slow := func(v any) []byte {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.UseNumber()
+		var g any
+		if err := dec.Decode(&g); err != nil {
+			t.Fatal(err)
+		}
+		out, err := json.Marshal(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	texts := []string{"", "a", "b", "<&>", "é", "\u2028", "\xff", "a\xffb", "\x00", `"q"`, "zz", "日本"}
+	var gen func(depth int) any
+	gen = func(depth int) any {
+		switch k := rng.IntN(12); {
+		case k == 0:
+			return nil
+		case k == 1:
+			return rng.IntN(2) == 0
+		case k == 2:
+			return rng.Int64() - rng.Int64()
+		case k == 3:
+			return rng.NormFloat64() * 1e22
+		case k == 4:
+			return float32(rng.Float64())
+		case k == 5:
+			return json.Number("1e3")
+		case k == 6:
+			return []string{texts[rng.IntN(len(texts))], texts[rng.IntN(len(texts))]}
+		case k < 9 || depth > 3:
+			return texts[rng.IntN(len(texts))]
+		case k == 9:
+			l := make([]any, rng.IntN(4))
+			for i := range l {
+				l[i] = gen(depth + 1)
+			}
+			return l
+		default:
+			m := map[string]any{}
+			for range rng.IntN(5) {
+				m[texts[rng.IntN(len(texts))]+texts[rng.IntN(len(texts))]] = gen(depth + 1)
+			}
+			return m
+		}
+	}
+	fast := 0
+	for range 3000 {
+		v := map[string]any{}
+		for range 1 + rng.IntN(4) {
+			v[texts[rng.IntN(len(texts))]] = gen(0)
+		}
+		got, err := canonical(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := slow(v); !bytes.Equal(got, want) {
+			t.Fatalf("canonical(%#v)\n got %s\nwant %s", v, got, want)
+		}
+		if generic(v, 0) {
+			fast++
+		}
+	}
+	if fast < 1000 {
+		t.Fatalf("only %d of 3000 values took the fast path", fast)
 	}
 }
