@@ -20,7 +20,7 @@ import (
 // check what the panel shows, and use the panel and check what it asks.
 
 // aloneModel is a model on the demo graphs, the first selected.
-func aloneModel(t *testing.T) *model {
+func aloneModel(t testing.TB) *model {
 	t.Helper()
 	test.NewTempApp(t)
 	m := newModel(demoGraphs(t), memory.New(), "alone.db")
@@ -29,7 +29,7 @@ func aloneModel(t *testing.T) *model {
 }
 
 // showAlone puts panel alone in a window of the given size.
-func showAlone(t *testing.T, panel fyne.CanvasObject, w, h float32) {
+func showAlone(t testing.TB, panel fyne.CanvasObject, w, h float32) {
 	t.Helper()
 	win := test.NewTempWindow(t, panel)
 	win.Resize(fyne.NewSize(w, h))

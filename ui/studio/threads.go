@@ -76,17 +76,18 @@ func newThreadsPanel(m *model, a *actions) *threadsPanel {
 		func(i widget.ListItemID, o fyne.CanvasObject) {
 			row := o.(*fyne.Container)
 			box := row.Objects[0].(*fyne.Container)
+			title, sub, icon := box.Objects[0].(*widget.Label), box.Objects[1].(*widget.Label), row.Objects[1].(*widget.Icon)
 			if i >= len(p.shown) {
-				box.Objects[0].(*widget.Label).SetText("More threads…")
-				box.Objects[1].(*widget.Label).SetText(fmt.Sprintf("the newest %d are listed", len(p.m.threads)))
-				row.Objects[1].(*widget.Icon).SetResource(theme.MoreHorizontalIcon())
+				setText(title, "More threads…")
+				setText(sub, fmt.Sprintf("the newest %d are listed", len(p.m.threads)))
+				setIcon(icon, theme.MoreHorizontalIcon())
 				return
 			}
 			r := p.shown[i]
-			box.Objects[0].(*widget.Label).SetText(r.ID)
+			setText(title, r.ID)
 			state, where := threadSubtitle(r)
-			box.Objects[1].(*widget.Label).SetText(state + "\n" + where)
-			row.Objects[1].(*widget.Icon).SetResource(statusIcon(r.Status))
+			setText(sub, state+"\n"+where)
+			setIcon(icon, statusIcon(r.Status))
 		})
 	p.list.OnSelected = func(i widget.ListItemID) {
 		switch {
@@ -144,19 +145,40 @@ func (p *threadsPanel) filter() {
 			p.shown = append(p.shown, r)
 		}
 	}
-	p.list.Hide()
-	p.empty.Hide()
-	p.reading.Hide()
+	// Only what changes is hidden or shown: showing the list again
+	// refreshed every row, on top of the Refresh below.
+	show := p.reading
 	switch {
 	case len(p.m.threads) > 0 || p.m.threadQ.Search != "":
-		p.list.Show()
+		show = p.list
 	case p.m.threadsRead:
-		p.empty.Show()
-	default:
-		p.reading.Show()
+		show = p.empty
 	}
+	for _, o := range []fyne.CanvasObject{p.list, p.empty, p.reading} {
+		if o != show {
+			o.Hide()
+		}
+	}
+	show.Show()
 	p.list.Refresh()
 	p.selectThread(p.m.thread())
+}
+
+// setText sets l's text when it differs. The thread list updates every
+// row when any thread moves, and a label given its text again still
+// measures and cuts it again: most of what a step cost the window.
+func setText(l *widget.Label, s string) {
+	if l.Text != s {
+		l.SetText(s)
+	}
+}
+
+// setIcon is setText for an icon: themed resources are made afresh on
+// every call, so they are compared by name.
+func setIcon(i *widget.Icon, r fyne.Resource) {
+	if i.Resource == nil || r == nil || i.Resource.Name() != r.Name() {
+		i.SetResource(r)
+	}
 }
 
 // selectThread marks thread id in the list without reacting to it.
