@@ -166,7 +166,8 @@ func (p *threadsPanel) filter() {
 
 // setText sets l's text when it differs. The thread list updates every
 // row when any thread moves, and a label given its text again still
-// measures and cuts it again: most of what a step cost the window.
+// measures and cuts it again: half of what the model's updates cost the
+// window while it stepped.
 func setText(l *widget.Label, s string) {
 	if l.Text != s {
 		l.SetText(s)

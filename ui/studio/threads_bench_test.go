@@ -34,8 +34,8 @@ func stepThreads(t testing.TB) func() {
 // TestThreadsPanelStepRedrawsOneRow: a step of one thread does not lay out
 // the text of every row again. Each row's labels measured and cut their
 // text anew on every step (62,000 allocations and 23 ms on a 2-core
-// machine for 40 threads, most of what F10 cost the window), and the list
-// was hidden and shown, which refreshed it twice.
+// machine for 40 threads), and the list was hidden and shown, which
+// refreshed it twice.
 func TestThreadsPanelStepRedrawsOneRow(t *testing.T) {
 	step := stepThreads(t)
 	step()

@@ -194,7 +194,7 @@ func EncodeMetadata(md *checkpoint.Metadata) ([]byte, error) {
 // numbers kept as encoding/json first wrote them.
 func canonical(v any) ([]byte, error) {
 	b, err := json.Marshal(v)
-	if err != nil || generic(v, 0) {
+	if err != nil || marshalsCanonical(v, 0) {
 		// encoding/json sorts the keys of every map it writes, so a value
 		// of maps, slices and scalars is canonical as written. Decoding
 		// and encoding again, for structs' field order, was most of what
@@ -210,13 +210,13 @@ func canonical(v any) ([]byte, error) {
 	return json.Marshal(generic)
 }
 
-// generic reports whether json.Marshal writes v in canonical form already:
-// v is nil, a bool, a number, valid UTF-8 text, or a map[string]any, []any
-// or []string of such values, at most 32 levels deep (deeper values take
-// the slow path rather than a deep recursion). Invalid UTF-8 is not: it is
-// written as \ufffd escapes, which decode to a character that is written
-// back as itself, and it can reorder keys.
-func generic(v any, depth int) bool {
+// marshalsCanonical reports whether json.Marshal writes v in canonical
+// form already: v is nil, a bool, a number, valid UTF-8 text, or a
+// map[string]any, []any or []string of such values, at most 32 levels deep
+// (deeper values take the slow path rather than a deep recursion). Invalid
+// UTF-8 is not: it is written as \ufffd escapes, which decode to a
+// character that is written back as itself, and it can reorder keys.
+func marshalsCanonical(v any, depth int) bool {
 	if depth > 32 {
 		return false
 	}
@@ -235,14 +235,14 @@ func generic(v any, depth int) bool {
 		return true
 	case map[string]any:
 		for k, e := range x {
-			if !utf8.ValidString(k) || !generic(e, depth+1) {
+			if !utf8.ValidString(k) || !marshalsCanonical(e, depth+1) {
 				return false
 			}
 		}
 		return true
 	case []any:
 		for _, e := range x {
-			if !generic(e, depth+1) {
+			if !marshalsCanonical(e, depth+1) {
 				return false
 			}
 		}
